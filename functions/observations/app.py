@@ -1,0 +1,66 @@
+"""POST /v1/observations, GET and DELETE /v1/observations/{id} — parse, call the service, reply."""
+
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path
+from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from neural_memory.http import ERROR_RESPONSES, build_resolver, current_request_id, current_workspace_id
+from neural_memory.models import (
+    DeleteResponse,
+    ObservationId,
+    ObservationOut,
+    ObservationsRequest,
+    ObservationsResponse,
+)
+from neural_memory.observability import logger, metrics, tracer
+from neural_memory.service import get_service
+
+app = build_resolver()
+_NOT_FOUND: dict[int, OpenAPIResponse] = {404: {"description": "No such observation in the caller's workspace"}}
+
+
+@app.post(
+    "/v1/observations",
+    summary="Ingest observations",
+    description="Upsert 1..100 observations; the same id (or source event) updates in place.",
+    responses={200: {"description": "Ids, and how many were created or updated"}, **ERROR_RESPONSES},
+    tags=["observations"],
+)
+@tracer.capture_method
+def ingest(request: Annotated[ObservationsRequest, Body()]) -> ObservationsResponse:
+    """Ingest observations into the caller's workspace."""
+    return get_service().ingest(current_workspace_id(app), request.observations, current_request_id(app))
+
+
+@app.get(
+    "/v1/observations/<id>",
+    summary="Read an observation",
+    responses={200: {"description": "The observation"}, **_NOT_FOUND, **ERROR_RESPONSES},
+    tags=["observations"],
+)
+@tracer.capture_method
+def read(id: Annotated[ObservationId, Path()]) -> ObservationOut:  # noqa: A002 - the path parameter's name
+    """One observation of the caller's workspace."""
+    return get_service().get(current_workspace_id(app), id, current_request_id(app))
+
+
+@app.delete(
+    "/v1/observations/<id>",
+    summary="Delete an observation",
+    responses={200: {"description": "Deleted, with all its chunks"}, **_NOT_FOUND, **ERROR_RESPONSES},
+    tags=["observations"],
+)
+@tracer.capture_method
+def delete(id: Annotated[ObservationId, Path()]) -> DeleteResponse:  # noqa: A002
+    """Delete one observation (and its chunks) of the caller's workspace."""
+    return get_service().delete(current_workspace_id(app), id, current_request_id(app))
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
+@metrics.log_metrics(capture_cold_start_metric=True)
+@tracer.capture_lambda_handler(capture_response=False)
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """API Gateway REST proxy entry point."""
+    return app.resolve(event, context)

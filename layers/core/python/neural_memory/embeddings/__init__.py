@@ -1,0 +1,27 @@
+"""Embedders, chosen by settings in one factory and imported only when chosen."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from neural_memory.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from neural_memory.embeddings.base import Embedder
+    from neural_memory.settings import Settings
+
+
+def build_embedder(settings: Settings) -> Embedder | None:
+    """The embedder named by ``settings.embedder`` (None for ``none``: keyword search only)."""
+    if settings.embedder == "none":
+        return None
+    if settings.embedder == "onnx":
+        from neural_memory.embeddings.onnx_local import OnnxLocalEmbedder  # noqa: PLC0415
+
+        return OnnxLocalEmbedder()
+    if settings.embedder == "cohere":
+        from neural_memory.embeddings.cohere import CohereEmbedder  # noqa: PLC0415
+
+        key = settings.cohere_api_key.get_secret_value() if settings.cohere_api_key else None
+        return CohereEmbedder(api_key=key, model=settings.cohere_embed_model, timeout_s=settings.cohere_timeout_s)
+    raise ConfigurationError(f"unknown embedder {settings.embedder!r}")

@@ -1,0 +1,84 @@
+"""Cohere embeddings through the official SDK (v2 client), imported on first use."""
+
+from __future__ import annotations
+
+import math
+import threading
+from typing import TYPE_CHECKING, Any
+
+from neural_memory.errors import BackendUnavailable, ConfigurationError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import httpx
+
+    from neural_memory.embeddings.base import InputType
+    from neural_memory.models import Vector
+
+BATCH_SIZE = 96  # the API's maximum texts per call
+DIMENSIONS = {"embed-english-v3.0": 1024, "embed-multilingual-v3.0": 1024, "embed-v4.0": 1536}
+
+
+class CohereEmbedder:
+    """``search_document`` for what we index, ``search_query`` for what we look up."""
+
+    def __init__(
+        self,
+        api_key: str | None,
+        model: str = "embed-english-v3.0",
+        timeout_s: float = 10.0,
+        http_client: httpx.Client | None = None,
+    ) -> None:
+        if model not in DIMENSIONS:
+            raise ConfigurationError(f"unknown Cohere embedding model {model!r}; one of {sorted(DIMENSIONS)}")
+        self._api_key = api_key
+        self._model = model
+        self._timeout_s = timeout_s
+        self._http_client = http_client
+        self._client: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def model_id(self) -> str:
+        return f"cohere/{self._model}"
+
+    @property
+    def dimension(self) -> int:
+        return DIMENSIONS[self._model]
+
+    def _get_client(self) -> Any:
+        if self._client is None:
+            with self._lock:
+                if self._client is None:
+                    if not self._api_key:
+                        raise ConfigurationError("NM_COHERE_API_KEY is not set but NM_EMBEDDER=cohere")
+                    import cohere  # noqa: PLC0415 - the SDK is slow to import; load on first use
+
+                    self._client = cohere.ClientV2(
+                        api_key=self._api_key, timeout=self._timeout_s, httpx_client=self._http_client
+                    )
+        return self._client
+
+    def embed(self, texts: Sequence[str], input_type: InputType) -> list[Vector]:
+        """Embed in batches of 96; any API or transport failure becomes ``BackendUnavailable``."""
+        client = self._get_client()
+        out: list[Vector] = []
+        for start in range(0, len(texts), BATCH_SIZE):
+            batch = list(texts[start : start + BATCH_SIZE])
+            try:
+                response = client.embed(
+                    texts=batch, model=self._model, input_type=input_type, embedding_types=["float"]
+                )
+                vectors = response.embeddings.float_
+            except Exception as exc:  # the SDK raises many types (ApiError, httpx errors, pydantic)
+                raise BackendUnavailable(f"Cohere embed failed: {type(exc).__name__}") from exc
+            if vectors is None or len(vectors) != len(batch):
+                raise BackendUnavailable("Cohere embed returned a malformed reply")
+            out.extend(_unit(vector) for vector in vectors)
+        return out
+
+
+def _unit(vector: Sequence[float]) -> Vector:
+    norm = math.sqrt(sum(x * x for x in vector)) or 1.0
+    return [x / norm for x in vector]

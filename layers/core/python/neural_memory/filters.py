@@ -1,0 +1,78 @@
+"""Filters are pure data: ``SearchFilters`` (validated at the edge) compiles into one neutral
+``Filter``, which pure functions render for each store. The workspace is never part of a
+``Filter``: stores take it as a required argument and add it themselves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from neural_memory.clock import to_ms
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from neural_memory.models import SearchFilters
+
+
+@dataclass(frozen=True, slots=True)
+class Filter:
+    """Conditions a record must meet to be retrieved; empty tuples mean "any".
+
+    ``live_at`` excludes records that expired at or before that moment (TTL is enforced at
+    query time, whatever the purge has or has not deleted yet).
+    """
+
+    live_at: datetime
+    sources: tuple[str, ...] = ()
+    observation_types: tuple[str, ...] = ()
+    actor_names: tuple[str, ...] = ()
+    tiers: tuple[str, ...] = ()
+    occurred_from: datetime | None = None
+    occurred_to: datetime | None = None
+    exclude_session_id: str | None = None
+
+
+def compile_filter(filters: SearchFilters | None, *, live_at: datetime, exclude_session_id: str | None) -> Filter:
+    """Turn the validated API filters into the neutral ``Filter`` (duplicates removed, order kept)."""
+    if filters is None:
+        return Filter(live_at=live_at, exclude_session_id=exclude_session_id)
+    date_range = filters.date_range
+    return Filter(
+        live_at=live_at,
+        sources=tuple(dict.fromkeys(filters.source_types or ())),
+        observation_types=tuple(dict.fromkeys(filters.observation_types or ())),
+        actor_names=tuple(dict.fromkeys(filters.actor_names or ())),
+        tiers=tuple(dict.fromkeys(filters.tiers or ())),
+        occurred_from=date_range.start if date_range else None,
+        occurred_to=date_range.end if date_range else None,
+        exclude_session_id=exclude_session_id,
+    )
+
+
+def render_sqlite(flt: Filter, table: str = "o") -> tuple[str, list[object]]:
+    """SQL ``WHERE`` conditions (joined by AND) and their bound parameters, for the observations
+    table aliased ``table``. Values are only ever bound parameters, never spliced into SQL.
+    """
+    clauses: list[str] = [f"({table}.expires_at IS NULL OR {table}.expires_at > ?)"]
+    params: list[object] = [to_ms(flt.live_at)]
+    for column, values in (
+        ("source", flt.sources),
+        ("observation_type", flt.observation_types),
+        ("actor_name", flt.actor_names),
+        ("tier", flt.tiers),
+    ):
+        if values:
+            clauses.append(f"{table}.{column} IN ({', '.join('?' * len(values))})")
+            params.extend(values)
+    if flt.occurred_from is not None:
+        clauses.append(f"{table}.occurred_at >= ?")
+        params.append(to_ms(flt.occurred_from))
+    if flt.occurred_to is not None:
+        clauses.append(f"{table}.occurred_at <= ?")
+        params.append(to_ms(flt.occurred_to))
+    if flt.exclude_session_id is not None:
+        clauses.append(f"({table}.session_id IS NULL OR {table}.session_id != ?)")
+        params.append(flt.exclude_session_id)
+    return " AND ".join(clauses), params

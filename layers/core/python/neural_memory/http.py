@@ -1,0 +1,166 @@
+"""The HTTP edge shared by every API function: one resolver factory that validates requests
+against the pydantic models, maps every error to API.md's envelope once, and reads the
+workspace that the authorizer put in the request context."""
+
+from __future__ import annotations
+
+from http import HTTPStatus
+from typing import TYPE_CHECKING, Any
+
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
+from aws_lambda_powertools.event_handler.openapi.exceptions import (
+    RequestUnsupportedContentType,
+    RequestValidationError,
+)
+
+from neural_memory.errors import (
+    BackendUnavailable,
+    ConfigurationError,
+    InvalidInput,
+    NeuralMemoryError,
+    NotFound,
+    PayloadTooLarge,
+    Unauthorized,
+)
+from neural_memory.models import ErrorBody, ErrorDetail, ErrorResponse
+from neural_memory.observability import logger
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
+    from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
+
+_STATUS: dict[type[NeuralMemoryError], HTTPStatus] = {
+    Unauthorized: HTTPStatus.UNAUTHORIZED,
+    NotFound: HTTPStatus.NOT_FOUND,
+    PayloadTooLarge: HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+    InvalidInput: HTTPStatus.BAD_REQUEST,
+    BackendUnavailable: HTTPStatus.SERVICE_UNAVAILABLE,
+    ConfigurationError: HTTPStatus.SERVICE_UNAVAILABLE,
+}
+
+# Documented on every route, so the OpenAPI document matches what the handlers really return.
+ERROR_RESPONSES: dict[int, OpenAPIResponse] = {
+    status: {
+        "description": description,
+        "content": {"application/json": {"model": ErrorResponse}},
+    }
+    for status, description in (
+        (400, "Invalid input; the message and details name the field"),
+        (401, "Missing, unknown or revoked API key"),
+        (413, "Body over the size limit"),
+        (415, "Body is not JSON"),
+        (503, "A required backend is unavailable; retry after Retry-After seconds"),
+    )
+}
+
+
+def current_request_id(app: APIGatewayRestResolver) -> str:
+    """API Gateway's request id (the local server sets one too)."""
+    context = app.current_event.raw_event.get("requestContext") or {}
+    return str(context.get("requestId") or "unknown")
+
+
+def current_workspace_id(app: APIGatewayRestResolver) -> str:
+    """The workspace the authorizer resolved from the API key; never taken from the request body."""
+    context = app.current_event.raw_event.get("requestContext") or {}
+    authorizer = context.get("authorizer") or {}
+    workspace = authorizer.get("workspaceId") if isinstance(authorizer, dict) else None
+    if not isinstance(workspace, str) or not workspace:
+        raise Unauthorized("missing or invalid API key")
+    return workspace
+
+
+def _field(loc: Sequence[Any]) -> str:
+    parts = [str(p) for p in loc]
+    if parts and parts[0] in {"body", "path", "query", "header"}:
+        parts = parts[1:]
+    if parts and parts[0].isdigit():  # position of a JSON syntax error, not a field
+        parts = []
+    return ".".join(parts) or "body"
+
+
+def error_body(code: str, message: str, request_id: str, details: list[ErrorDetail] | None = None) -> str:
+    """API.md's error envelope as JSON."""
+    body = ErrorResponse(error=ErrorBody(code=code, message=message, details=details or []), request_id=request_id)
+    return body.model_dump_json(by_alias=True)
+
+
+def _error_response(
+    app: APIGatewayRestResolver,
+    status: HTTPStatus,
+    code: str,
+    message: str,
+    details: list[ErrorDetail] | None = None,
+    headers: dict[str, str] | None = None,
+) -> Response[str]:
+    return Response(
+        status_code=status,
+        content_type=content_types.APPLICATION_JSON,
+        body=error_body(code, message, current_request_id(app), details),
+        headers=headers,
+    )
+
+
+def build_resolver() -> APIGatewayRestResolver:
+    """A REST resolver with request validation, the body size limit and the error envelope."""
+    app = APIGatewayRestResolver(enable_validation=True)
+
+    def body_limit(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response[Any]:
+        from neural_memory.service import get_service  # noqa: PLC0415 - the service is built on first request
+
+        body = app.current_event.body or ""
+        if len(body.encode()) > get_service().settings.max_body_bytes:
+            raise PayloadTooLarge(f"body is over {get_service().settings.max_body_bytes} bytes")
+        return next_middleware(app)
+
+    app.use(middlewares=[body_limit])
+
+    def _invalid(exc: RequestValidationError) -> Response[str]:
+        details = [
+            ErrorDetail(
+                field=_field(error.get("loc", ())),
+                message=("malformed JSON: " + str(error.get("ctx", {}).get("error", "")))
+                if error.get("type") == "json_invalid"
+                else str(error.get("msg", "invalid value")),
+                type=str(error.get("type", "value_error")),
+            )
+            for error in exc.errors()
+        ]
+        first = details[0] if details else ErrorDetail(field="body", message="invalid request", type="value_error")
+        message = f"{first.field}: {first.message}" + (f" (and {len(details) - 1} more)" if len(details) > 1 else "")
+        return _error_response(app, HTTPStatus.BAD_REQUEST, "validation_error", message, details)
+
+    def _unsupported(exc: RequestUnsupportedContentType) -> Response[str]:
+        return _error_response(
+            app, HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type", "body must be application/json"
+        )
+
+    def _domain(exc: NeuralMemoryError) -> Response[str]:
+        status = next((s for kind, s in _STATUS.items() if isinstance(exc, kind)), HTTPStatus.INTERNAL_SERVER_ERROR)
+        headers = {"Retry-After": str(exc.retry_after_s)} if isinstance(exc, BackendUnavailable) else None
+        if isinstance(exc, ConfigurationError):
+            logger.error("service misconfigured", extra={"reason": str(exc)})
+            headers = {"Retry-After": "60"}
+        details = (
+            [ErrorDetail(field=exc.field, message=exc.message, type="value_error")]
+            if isinstance(exc, InvalidInput)
+            else []
+        )
+        return _error_response(app, status, exc.code, str(exc), details, headers)
+
+    def _unexpected(exc: Exception) -> Response[str]:
+        logger.exception("unhandled error")
+        return _error_response(app, HTTPStatus.INTERNAL_SERVER_ERROR, "internal_error", "internal error")
+
+    def _not_found(exc: Exception) -> Response[str]:
+        return _error_response(app, HTTPStatus.NOT_FOUND, "not_found", "no such route")
+
+    # Registered by call, not decorator: the decorators are untyped.
+    app.exception_handler(RequestValidationError)(_invalid)
+    app.exception_handler(RequestUnsupportedContentType)(_unsupported)
+    app.exception_handler(NeuralMemoryError)(_domain)
+    app.exception_handler(Exception)(_unexpected)
+    app.not_found(_not_found)
+    return app

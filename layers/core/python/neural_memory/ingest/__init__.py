@@ -1,0 +1,1 @@
+"""Turning what arrives (API bodies, EventBridge events, files) into stored observations."""

@@ -1,0 +1,92 @@
+"""GitHub webhooks delivered as EventBridge events: ``detail-type`` is the ``X-GitHub-Event``
+name and ``detail`` the webhook payload."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from neural_memory.ingest.normalizers.base import Normalized, Skipped, UnsupportedEvent, dig, first_line
+from neural_memory.models import ObservationIn
+
+_ZERO_SHA = "0" * 40
+
+
+def normalize(detail_type: str, payload: dict[str, Any], event_time: str | None) -> Normalized:
+    """Observations from one GitHub webhook payload."""
+    handlers = {"push": _push, "pull_request": _pull_request}
+    handler = handlers.get(detail_type)
+    if handler is None:
+        raise UnsupportedEvent(f"GitHub event {detail_type!r} is not supported")
+    try:
+        return handler(payload, event_time)
+    except ValidationError as exc:
+        raise UnsupportedEvent(f"GitHub {detail_type} payload is malformed: {exc.errors()[0]['msg']}") from exc
+
+
+def _repo(payload: dict[str, Any]) -> str:
+    repo = dig(payload, "repository", "full_name")
+    if not isinstance(repo, str):
+        raise UnsupportedEvent("GitHub payload has no repository.full_name")
+    return repo
+
+
+def _push(payload: dict[str, Any], event_time: str | None) -> Normalized:
+    repo = _repo(payload)
+    ref = str(payload.get("ref", ""))
+    branch = ref.removeprefix("refs/heads/")
+    after = str(payload.get("after", ""))
+    if payload.get("deleted") or after == _ZERO_SHA:
+        return Normalized(skipped=Skipped(f"branch deletion of {ref} in {repo}"))
+    commits = [c for c in payload.get("commits") or [] if isinstance(c, dict)]
+    head = payload.get("head_commit") if isinstance(payload.get("head_commit"), dict) else None
+    message = (head or {}).get("message") or (commits[-1].get("message") if commits else "")
+    lines = [f"- {first_line(c.get('message'))} ({str(c.get('id', ''))[:7]})" for c in commits]
+    forced = bool(payload.get("forced"))
+    content = f"{len(commits)} commit(s) pushed to {branch} in {repo}" + (" (force push)" if forced else "")
+    if lines:
+        content += ":\n" + "\n".join(lines)
+    observation = ObservationIn(
+        id=f"github-push-{repo.replace('/', '.')}-{after[:12]}",
+        source="github",
+        source_type="push",
+        observation_type="push",
+        actor_name=dig(payload, "sender", "login") or dig(payload, "pusher", "name"),
+        occurred_at=(head or {}).get("timestamp") or event_time,
+        title=f"Push to {branch}: {first_line(message) or after[:7]}",
+        content=content,
+        url=payload.get("compare") or (head or {}).get("url"),
+        metadata={"repo": repo, "branch": branch, "after": after, "commits": len(commits), "forced": forced},
+    )
+    return Normalized(observations=[observation])
+
+
+def _pull_request(payload: dict[str, Any], event_time: str | None) -> Normalized:
+    repo = _repo(payload)
+    action = payload.get("action")
+    pr = payload.get("pull_request")
+    if not isinstance(pr, dict):
+        raise UnsupportedEvent("GitHub pull_request payload has no pull_request object")
+    if action == "opened":
+        observation_type, occurred = "pull_request_opened", pr.get("created_at")
+    elif action == "closed" and pr.get("merged"):
+        observation_type, occurred = "pull_request_merged", pr.get("merged_at")
+    elif action == "closed":
+        observation_type, occurred = "pull_request_closed", pr.get("closed_at")
+    else:
+        return Normalized(skipped=Skipped(f"pull_request action {action!r} is not observed"))
+    number = pr.get("number")
+    observation = ObservationIn(
+        id=f"github-pr-{repo.replace('/', '.')}-{number}-{observation_type}",
+        source="github",
+        source_type="pull_request",
+        observation_type=observation_type,
+        actor_name=dig(pr, "user", "login") or dig(payload, "sender", "login"),
+        occurred_at=occurred or pr.get("updated_at") or event_time,
+        title=f"PR #{number} {observation_type.removeprefix('pull_request_')}: {first_line(pr.get('title'))}",
+        content=str(pr.get("body") or ""),
+        url=pr.get("html_url"),
+        metadata={"repo": repo, "number": number, "base": dig(pr, "base", "ref"), "head": dig(pr, "head", "ref")},
+    )
+    return Normalized(observations=[observation])

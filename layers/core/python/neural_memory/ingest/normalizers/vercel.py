@@ -1,0 +1,59 @@
+"""Vercel deployment webhooks (``deployment.created``, ``.succeeded``, ``.error``, ``.canceled``)
+delivered as EventBridge events: ``detail`` is the webhook body (``id``, ``type``, ``createdAt``,
+``payload``)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import ValidationError
+
+from neural_memory.ingest.normalizers.base import Normalized, UnsupportedEvent, dig, first_line
+from neural_memory.models import ObservationIn
+
+_TYPES = {
+    "deployment.created": ("deployment_created", "Deployment started"),
+    "deployment.succeeded": ("deployment_succeeded", "Deployment succeeded"),
+    "deployment.error": ("deployment_error", "Deployment failed"),
+    "deployment.canceled": ("deployment_canceled", "Deployment canceled"),
+}
+
+
+def normalize(detail_type: str, body: dict[str, Any], event_time: str | None) -> Normalized:
+    """Observations from one Vercel webhook body."""
+    kind = body.get("type") or detail_type
+    if kind not in _TYPES:
+        raise UnsupportedEvent(f"Vercel event {kind!r} is not supported")
+    observation_type, verb = _TYPES[kind]
+    payload = body.get("payload")
+    if not isinstance(payload, dict) or not isinstance(payload.get("deployment"), dict):
+        raise UnsupportedEvent("Vercel payload has no deployment object")
+    deployment = payload["deployment"]
+    meta = deployment.get("meta") if isinstance(deployment.get("meta"), dict) else {}
+    name = deployment.get("name") or payload.get("name") or "deployment"
+    target = payload.get("target") or "preview"
+    created = body.get("createdAt")
+    occurred = datetime.fromtimestamp(created / 1000, tz=UTC) if isinstance(created, int | float) else event_time
+    commit = first_line(meta.get("githubCommitMessage"))
+    sha = str(meta.get("githubCommitSha") or "")[:7]
+    ref = meta.get("githubCommitRef")
+    lines = [f"{verb}: {name} to {target} ({deployment.get('url')})."]
+    if commit:
+        lines.append(f"Commit {sha} on {ref}: {commit}")
+    try:
+        observation = ObservationIn(
+            id=f"vercel-{body.get('id') or deployment.get('id')}",
+            source="vercel",
+            source_type="deployment",
+            observation_type=observation_type,
+            actor_name=meta.get("githubCommitAuthorLogin") or meta.get("githubCommitAuthorName"),
+            occurred_at=occurred,
+            title=f"{verb}: {name} ({target})",
+            content="\n".join(lines),
+            url=dig(payload, "links", "deployment"),
+            metadata={"project": name, "target": target, "deploymentId": deployment.get("id"), "ref": ref},
+        )
+    except ValidationError as exc:
+        raise UnsupportedEvent(f"Vercel {kind} payload is malformed: {exc.errors()[0]['msg']}") from exc
+    return Normalized(observations=[observation])

@@ -1,0 +1,68 @@
+"""From a validated ``ObservationIn`` to the record and chunks a store writes."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from neural_memory.ingest.ids import content_hash, derived_id
+from neural_memory.ingest.tiers import expiry_for, tier_for
+from neural_memory.models import Chunk, ObservationRecord
+from neural_memory.stores.base import IndexedObservation
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from datetime import datetime
+
+    from neural_memory.models import ObservationIn, Tier
+
+
+def observation_id(observation: ObservationIn) -> str:
+    """The client's id, or one derived from the source event's identity."""
+    if observation.id:
+        return observation.id
+    return derived_id(
+        observation.source,
+        observation.source_type,
+        observation.observation_type,
+        observation.url,
+        observation.occurred_at.isoformat(),
+        observation.title,
+    )
+
+
+def embedding_text(title: str, chunk_text: str) -> str:
+    """What the embedder sees for a chunk: the observation's title, then the chunk."""
+    return f"{title}\n{chunk_text}".strip()
+
+
+def prepare(
+    observation: ObservationIn, *, now: datetime, policy: Mapping[str, Tier], ttl_days: float
+) -> IndexedObservation:
+    """Resolve id, tier and expiry, stamp ``ingested_at`` and hash the indexed content."""
+    tier = tier_for(observation.observation_type, observation.tier, policy)
+    record = ObservationRecord(
+        id=observation_id(observation),
+        source=observation.source,
+        source_type=observation.source_type or observation.observation_type,
+        observation_type=observation.observation_type,
+        actor_name=observation.actor_name,
+        occurred_at=observation.occurred_at,
+        ingested_at=now,
+        expires_at=expiry_for(tier, observation.occurred_at, ttl_days),
+        tier=tier,
+        title=observation.title,
+        content=observation.content,
+        url=observation.url,
+        session_id=observation.session_id,
+        parent_id=observation.parent_id,
+        metadata=observation.metadata,
+        content_hash=content_hash(
+            observation.title,
+            observation.content,
+            observation.url,
+            tier,
+            json.dumps(observation.metadata, sort_keys=True, default=str),
+        ),
+    )
+    return IndexedObservation(record=record, chunks=[Chunk(chunk_no=0, text=record.content)])

@@ -1,0 +1,50 @@
+"""Tier policy (seed: selective RAG): which observation types are architectural (A, kept forever),
+collaborative (C, expire 7 days after they occurred) or execution (E, never embedded)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from datetime import datetime
+
+    from neural_memory.models import Tier
+
+DEFAULT_TIER: Tier = "C"
+DEFAULT_POLICY: dict[str, Tier] = {
+    "decision": "A",
+    "design_note": "A",
+    "adr": "A",
+    "note": "A",
+    "pull_request_opened": "C",
+    "pull_request_merged": "C",
+    "pull_request_closed": "C",
+    "issue_opened": "C",
+    "issue_closed": "C",
+    "issue_comment": "C",
+    "conversation_turn": "C",
+    "push": "E",
+    "deployment_created": "E",
+    "deployment_succeeded": "E",
+    "deployment_error": "E",
+    "deployment_canceled": "E",
+    "ci_run": "E",
+    "release": "A",
+}
+
+
+def tier_for(observation_type: str, explicit: Tier | None, policy: Mapping[str, Tier]) -> Tier:
+    """The explicit tier if given, else the policy's, else C."""
+    return explicit or policy.get(observation_type, DEFAULT_TIER)
+
+
+def expiry_for(tier: Tier, occurred_at: datetime, ttl_days: float) -> datetime | None:
+    """C expires ``ttl_days`` after it occurred; A and E never expire."""
+    return occurred_at + timedelta(days=ttl_days) if tier == "C" else None
+
+
+def is_embedded(tier: Tier) -> bool:
+    """E-tier observations are kept for metadata and lexical search only."""
+    return tier != "E"

@@ -1,0 +1,257 @@
+"""``neural-memory``: run the local API, manage keys, ingest files and search from the terminal."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from neural_memory.settings import Settings
+
+INGEST_BATCH = 64
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    """Settings from the environment, with command-line flags taking precedence."""
+    from neural_memory.settings import Settings  # noqa: PLC0415
+
+    overrides: dict[str, Any] = {}
+    if getattr(args, "data_dir", None):
+        overrides["data_dir"] = Path(args.data_dir)
+    if getattr(args, "embedder", None):
+        overrides["embedder"] = args.embedder
+    return Settings(**overrides)
+
+
+def _progress(total: int, unit: str, desc: str) -> Any:
+    from tqdm import tqdm  # noqa: PLC0415
+
+    return tqdm(total=total, unit=unit, desc=desc, file=sys.stderr, disable=None)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Start the local API with the demo workspace and samples."""
+    from neural_memory.clock import utcnow  # noqa: PLC0415
+    from neural_memory.local.demo import DEMO_WORKSPACE, ensure_demo  # noqa: PLC0415
+    from neural_memory.local.gateway import LocalGateway  # noqa: PLC0415
+    from neural_memory.local.server import LocalApiServer  # noqa: PLC0415
+    from neural_memory.service import build_service, set_service  # noqa: PLC0415
+    from neural_memory.stores.sqlite_keys import SqliteKeyStore  # noqa: PLC0415
+
+    settings = _settings(args)
+    service = build_service(settings)
+    set_service(service)
+    keys = SqliteKeyStore(settings.sqlite_path)
+    if service.embedder is not None:
+        service.embedder.embed(["warm up"], "search_query")  # load the model before the first request
+    samples = None if args.no_samples else Path(args.samples)
+    demo = ensure_demo(service, keys, settings.data_dir, samples, utcnow())
+    server = LocalApiServer(
+        (args.host, args.port), LocalGateway(keys, settings.max_body_bytes), settings.max_body_bytes, args.quiet
+    )
+    print(f"Neural Memory local API on {server.url}  (data: {settings.sqlite_path})", flush=True)
+    print(f"  workspace {DEMO_WORKSPACE!r}: {demo.loaded} sample observations loaded", flush=True)
+    if demo.key:
+        note = "new key" if demo.created_key else "key"
+        print(f"  demo {note} (also in {demo.key_file}):", flush=True)
+        print(f"  {demo.key}", flush=True)
+    print(f"  OpenAPI: {server.url}/openapi.json   Ctrl-C to stop", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
+def cmd_keys_create(args: argparse.Namespace) -> int:
+    """Create an API key for a workspace; the key is the last line printed."""
+    from neural_memory.clock import utcnow  # noqa: PLC0415
+    from neural_memory.keys import issue_key  # noqa: PLC0415
+    from neural_memory.stores.sqlite_keys import SqliteKeyStore  # noqa: PLC0415
+
+    settings = _settings(args)
+    try:
+        key = issue_key(SqliteKeyStore(settings.sqlite_path), args.workspace, utcnow())
+    except ValueError as exc:
+        print(f"error: --workspace: {exc}", file=sys.stderr)
+        return 2
+    print(f"API key for workspace {args.workspace!r} (shown once; only its hash is stored):")
+    print(key)
+    return 0
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    """Load observations from event or request files into a workspace."""
+    from neural_memory.errors import NeuralMemoryError  # noqa: PLC0415
+    from neural_memory.ingest.files import expand, load_file  # noqa: PLC0415
+    from neural_memory.service import build_service  # noqa: PLC0415
+
+    service = build_service(_settings(args))
+    files = expand(Path(p) for p in args.paths)
+    observations, skipped, failures = [], [], []
+    with _progress(len(files), "file", "reading") as bar:
+        for path in files:
+            for loaded in load_file(path):
+                observations.extend(loaded.observations)
+                if loaded.skipped:
+                    skipped.append((loaded.origin, loaded.skipped))
+                if loaded.error:
+                    failures.append((loaded.origin, loaded.error))
+            bar.update(1)
+    created = updated = 0
+    with _progress(len(observations), "obs", "indexing") as bar:
+        for start in range(0, len(observations), INGEST_BATCH):
+            batch = observations[start : start + INGEST_BATCH]
+            try:
+                outcome = service.index(args.workspace, batch)
+                created, updated = created + len(outcome.created), updated + len(outcome.updated)
+            except NeuralMemoryError as exc:
+                failures.extend((f"observation {o.id or o.title!r}", str(exc)) for o in batch)
+            bar.update(len(batch))
+    for origin, reason in skipped:
+        print(f"skipped {origin}: {reason}", file=sys.stderr)
+    for origin, reason in failures:
+        print(f"FAILED  {origin}: {reason}", file=sys.stderr)
+    total = service.store.count(args.workspace)
+    print(
+        f"{created} created, {updated} updated, {len(skipped)} skipped, {len(failures)} failed; "
+        f"workspace {args.workspace!r} holds {total} observations"
+    )
+    return 1 if failures else 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    """Search a workspace from the terminal."""
+    from neural_memory.errors import NeuralMemoryError  # noqa: PLC0415
+    from neural_memory.models import SearchRequest  # noqa: PLC0415
+    from neural_memory.service import build_service  # noqa: PLC0415
+
+    filters: dict[str, Any] = {}
+    for flag, name in (
+        ("source", "sourceTypes"),
+        ("type", "observationTypes"),
+        ("actor", "actorNames"),
+        ("tier", "tiers"),
+    ):
+        if getattr(args, flag):
+            filters[name] = getattr(args, flag)
+    if args.since:
+        filters["dateRange"] = {"start": args.since}
+    try:
+        request = SearchRequest.model_validate(
+            {"query": args.query, "topK": args.top_k, "mode": args.mode, "filters": filters or None}
+        )
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        print(f"error: {'.'.join(str(p) for p in first['loc'])}: {first['msg']}", file=sys.stderr)
+        return 2
+    try:
+        reply = build_service(_settings(args)).search(args.workspace, request, "cli")
+    except NeuralMemoryError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(reply.model_dump_json(by_alias=True, indent=2))
+        return 0
+    for n, result in enumerate(reply.results, 1):
+        when = result.occurred_at.strftime("%Y-%m-%d %H:%M")
+        print(f"{n:>2}. {result.score:.3f}  {when}  {result.source}/{result.observation_type}  {result.title}")
+        print(f"    {result.snippet}")
+    latency = reply.latency
+    print(
+        f"{len(reply.results)} results in {latency.total} ms "
+        f"(embed {latency.embed}, retrieval {latency.retrieval})"
+        + (f"; degraded: {reply.degraded}" if reply.degraded else "")
+    )
+    return 0
+
+
+def cmd_openapi(args: argparse.Namespace) -> int:
+    """Print the merged OpenAPI document."""
+    from neural_memory.local.gateway import openapi_document  # noqa: PLC0415
+
+    print(json.dumps(openapi_document(), indent=2, sort_keys=True))
+    return 0
+
+
+def _since(value: str) -> str:
+    """Validate ``--since`` early: an ISO-8601 date or datetime (UTC if no zone)."""
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not an ISO-8601 date: {value!r}") from exc
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).isoformat()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line interface."""
+    parser = argparse.ArgumentParser(prog="neural-memory", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    def data_dir(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--data-dir", help="embedded store folder (env NM_DATA_DIR, default .neural-memory)")
+        p.add_argument("--embedder", choices=["onnx", "cohere", "none"], help="embedding provider (env NM_EMBEDDER)")
+
+    serve = commands.add_parser("serve", help="run the local API")
+    serve.add_argument("--host", default="127.0.0.1", help="bind address (default loopback only)")
+    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument("--samples", default="events", help="folder of sample events to load into 'demo'")
+    serve.add_argument("--no-samples", action="store_true", help="do not load sample events")
+    serve.add_argument("--quiet", action="store_true", help="no access log")
+    data_dir(serve)
+    serve.set_defaults(func=cmd_serve)
+
+    keys = commands.add_parser("keys", help="manage API keys").add_subparsers(dest="keys_command", required=True)
+    create = keys.add_parser("create", help="create a key for a workspace")
+    create.add_argument("--workspace", required=True)
+    data_dir(create)
+    create.set_defaults(func=cmd_keys_create)
+
+    ingest = commands.add_parser("ingest", help="load event or request JSON files (or folders, .jsonl)")
+    ingest.add_argument("paths", nargs="+")
+    ingest.add_argument("--workspace", default="demo")
+    data_dir(ingest)
+    ingest.set_defaults(func=cmd_ingest)
+
+    search = commands.add_parser("search", help="search a workspace")
+    search.add_argument("query")
+    search.add_argument("--workspace", default="demo")
+    search.add_argument("--source", action="append", help="source (repeatable): github, vercel, ...")
+    search.add_argument("--type", action="append", help="observation type (repeatable)")
+    search.add_argument("--actor", action="append", help="actor name (repeatable)")
+    search.add_argument("--tier", action="append", choices=["A", "C", "E"])
+    search.add_argument("--since", type=_since, help="only observations on or after this ISO-8601 date")
+    search.add_argument("--mode", default="hybrid", choices=["hybrid", "semantic", "keyword"])
+    search.add_argument("--top-k", type=int, default=10)
+    search.add_argument("--json", action="store_true", help="print the API's JSON reply")
+    data_dir(search)
+    search.set_defaults(func=cmd_search)
+
+    openapi = commands.add_parser("openapi", help="print the OpenAPI document")
+    openapi.set_defaults(func=cmd_openapi)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``neural-memory`` console script."""
+    args = build_parser().parse_args(argv)
+    if args.command != "serve":
+        # EMF lines belong to the API's logs, not to a terminal command's output.
+        os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    result: int = args.func(args)
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main())

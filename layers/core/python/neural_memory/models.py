@@ -1,0 +1,350 @@
+"""Pydantic models: the HTTP contract of API.md (camelCase on the wire) and the domain records.
+
+Wire models forbid unknown fields, bound every string and list, and require timezone-aware
+dates, so bad input is a 400 naming the field, never a 500.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    StrictBool,
+    StrictInt,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+
+Tier = Literal["A", "C", "E"]
+SearchMode = Literal["hybrid", "semantic", "keyword"]
+RerankMode = Literal["fast", "balanced", "thorough"]
+BypassReason = Literal["small_result_set", "disabled", "not_configured", "error", "timeout"]
+
+MAX_FILTER_VALUES = 50
+MAX_QUERY_CHARS = 2000
+MAX_CONTENT_CHARS = 200_000
+MAX_METADATA_BYTES = 16_384
+
+Slug = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")]
+ActorName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+ObservationId = Annotated[
+    str, StringConstraints(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
+]
+SessionId = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+Url = Annotated[str, StringConstraints(max_length=2048, pattern=r"^https?://\S+$")]
+Vector = list[float]
+
+
+class WireModel(BaseModel):
+    """Base of every request and response model: camelCase aliases, unknown fields rejected."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+
+# --------------------------------------------------------------------------- search
+
+
+class DateRange(WireModel):
+    """Bounds on ``occurredAt``; both ends inclusive, either optional."""
+
+    start: AwareDatetime | None = None
+    end: AwareDatetime | None = None
+
+    @model_validator(mode="after")
+    def _start_not_after_end(self) -> DateRange:
+        if self.start is not None and self.end is not None and self.start > self.end:
+            raise ValueError("dateRange.start must not be after dateRange.end")
+        return self
+
+
+SlugList = Annotated[list[Slug], Field(min_length=1, max_length=MAX_FILTER_VALUES)]
+ActorList = Annotated[list[ActorName], Field(min_length=1, max_length=MAX_FILTER_VALUES)]
+TierList = Annotated[list[Tier], Field(min_length=1, max_length=MAX_FILTER_VALUES)]
+
+
+class SearchFilters(WireModel):
+    """Filters combined with AND; the values inside one list are combined with OR."""
+
+    source_types: SlugList | None = None
+    observation_types: SlugList | None = None
+    actor_names: ActorList | None = None
+    tiers: TierList | None = None
+    date_range: DateRange | None = None
+
+
+class SearchRequest(WireModel):
+    """Body of ``POST /v1/search``."""
+
+    query: str = Field(description="1..2000 characters after trimming")
+    top_k: StrictInt = Field(default=10, ge=1, le=100)
+    filters: SearchFilters | None = None
+    mode: SearchMode = "hybrid"
+    rerank: RerankMode = "fast"
+    llm_filter: StrictBool = True
+    exclude_session_id: SessionId | None = None
+    explain: StrictBool = False
+
+    @field_validator("query")
+    @classmethod
+    def _query_bounds(cls, value: str) -> str:
+        value = value.strip()
+        if not value:
+            raise ValueError("query must not be empty")
+        if len(value) > MAX_QUERY_CHARS:
+            raise ValueError(f"query must be at most {MAX_QUERY_CHARS} characters")
+        return value
+
+
+class Scores(WireModel):
+    """Score of a result after each stage; every value is in [0, 1] or null if the stage did not run."""
+
+    vector: float | None = None
+    lexical: float | None = None
+    fused: float | None = None
+    recency: float | None = None
+    llm: float | None = None
+    rerank: float | None = None
+    final: float
+
+
+class ResultMetadata(WireModel):
+    """Seed-compatible scores: ``relevanceScore`` is the LLM score when gating ran, else the vector score."""
+
+    relevance_score: float | None = None
+    vector_score: float | None = None
+
+
+class StageExplanation(WireModel):
+    """What one stage did to one result (``explain: true``)."""
+
+    stage: str
+    score: float | None
+    kept: bool
+    note: str | None = None
+
+
+class SearchResult(WireModel):
+    """One observation in a search reply."""
+
+    id: str
+    title: str
+    url: str | None
+    snippet: str
+    score: float
+    source: str
+    observation_type: str
+    actor_name: str | None
+    occurred_at: datetime
+    tier: Tier
+    metadata: ResultMetadata
+    scores: Scores
+    explain: list[StageExplanation] | None = Field(default=None, exclude_if=lambda value: value is None)
+
+
+class Latency(WireModel):
+    """Integer milliseconds per stage; ``total`` is at least the sum of the others."""
+
+    total: int
+    embed: int
+    retrieval: int
+    llm_filter: int
+    rerank: int
+
+
+class LlmStatus(WireModel):
+    """Whether the LLM gate ran, how many results it dropped, and why it was bypassed."""
+
+    bypassed: bool
+    filtered: int
+    reason: BypassReason | None
+
+
+class SearchResponse(WireModel):
+    """Reply of ``POST /v1/search``."""
+
+    request_id: str
+    results: list[SearchResult]
+    latency: Latency
+    llm: LlmStatus
+    degraded: list[str]
+
+
+# --------------------------------------------------------------------------- observations
+
+
+class ObservationIn(WireModel):
+    """One observation as a client sends it."""
+
+    id: ObservationId | None = None
+    source: Slug
+    source_type: Slug | None = None
+    observation_type: Slug
+    actor_name: ActorName | None = None
+    occurred_at: AwareDatetime
+    title: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)]
+    content: Annotated[str, StringConstraints(max_length=MAX_CONTENT_CHARS)] = ""
+    url: Url | None = None
+    session_id: SessionId | None = None
+    parent_id: ObservationId | None = None
+    tier: Tier | None = None
+    metadata: dict[Annotated[str, StringConstraints(min_length=1, max_length=100)], JsonValue] = Field(
+        default_factory=dict
+    )
+
+    @field_validator("metadata")
+    @classmethod
+    def _metadata_size(cls, value: dict[str, JsonValue]) -> dict[str, JsonValue]:
+        if len(json.dumps(value, default=str)) > MAX_METADATA_BYTES:
+            raise ValueError(f"metadata must serialise to at most {MAX_METADATA_BYTES} bytes")
+        return value
+
+
+class ObservationsRequest(WireModel):
+    """Body of ``POST /v1/observations``: 1..100 observations."""
+
+    observations: list[ObservationIn] = Field(min_length=1, max_length=100)
+
+
+class ObservationsResponse(WireModel):
+    """Reply of ``POST /v1/observations``."""
+
+    ids: list[str]
+    created: int
+    updated: int
+    request_id: str
+
+
+class ObservationOut(WireModel):
+    """One stored observation, as ``GET /v1/observations/{id}`` returns it."""
+
+    id: str
+    source: str
+    source_type: str | None
+    observation_type: str
+    actor_name: str | None
+    occurred_at: datetime
+    ingested_at: datetime
+    expires_at: datetime | None
+    title: str
+    content: str
+    url: str | None
+    session_id: str | None
+    parent_id: str | None
+    tier: Tier
+    metadata: dict[str, JsonValue]
+    request_id: str
+
+
+class DeleteResponse(WireModel):
+    """Reply of ``DELETE /v1/observations/{id}``."""
+
+    id: str
+    deleted: bool
+    request_id: str
+
+
+# --------------------------------------------------------------------------- errors
+
+
+class ErrorDetail(WireModel):
+    """One problem with the request; ``field`` is the dotted path of the offending field."""
+
+    field: str
+    message: str
+    type: str
+
+
+class ErrorBody(WireModel):
+    """The error itself."""
+
+    code: str
+    message: str
+    details: list[ErrorDetail] = Field(default_factory=list)
+
+
+class ErrorResponse(WireModel):
+    """Every non-2xx reply has this shape."""
+
+    error: ErrorBody
+    request_id: str
+
+
+# --------------------------------------------------------------------------- domain
+
+
+class DomainModel(BaseModel):
+    """Base of internal records (snake_case, never on the wire as such)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Chunk(DomainModel):
+    """A searchable piece of an observation; ``vector`` is None when the tier is never embedded."""
+
+    chunk_no: int
+    text: str
+    vector: Vector | None = None
+
+
+class ObservationRecord(DomainModel):
+    """An observation as the store keeps it (the workspace is passed alongside, never inside)."""
+
+    id: str
+    source: str
+    source_type: str | None
+    observation_type: str
+    actor_name: str | None
+    occurred_at: datetime
+    ingested_at: datetime
+    expires_at: datetime | None
+    tier: Tier
+    title: str
+    content: str
+    url: str | None
+    session_id: str | None
+    parent_id: str | None
+    metadata: dict[str, JsonValue]
+    content_hash: str
+
+
+class Hit(DomainModel):
+    """A chunk returned by one retriever; ``score`` is in [0, 1], higher is better."""
+
+    observation: ObservationRecord
+    chunk_no: int
+    score: float
+
+
+class Retrieved(DomainModel):
+    """What the store returns for one search: a ranked list per retriever (empty if not asked)."""
+
+    lexical: list[Hit] = Field(default_factory=list)
+    vector: list[Hit] = Field(default_factory=list)
+
+
+class UpsertOutcome(DomainModel):
+    """Result of an upsert: which ids were new and which replaced an existing record."""
+
+    created: list[str] = Field(default_factory=list)
+    updated: list[str] = Field(default_factory=list)
+
+
+class Candidate(DomainModel):
+    """One observation after fusion: its best chunk, each retriever's score and rank, the fused score."""
+
+    observation: ObservationRecord
+    chunk_no: int
+    vector: float | None = None
+    lexical: float | None = None
+    vector_rank: int | None = None
+    lexical_rank: int | None = None
+    fused: float = 0.0

@@ -1,0 +1,73 @@
+"""The one home of Powertools logger, tracer and metrics, metric names, and the stage timer."""
+
+from __future__ import annotations
+
+import os
+import time
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+SERVICE_NAME = "neural-memory"
+METRICS_NAMESPACE = "NeuralMemory"
+
+# Metric names (the CDK dashboard uses the same constants).
+METRIC_SEARCH_LATENCY = "SearchLatency"  # + stage suffix, e.g. SearchLatencyEmbed
+METRIC_RESULTS_RETURNED = "ResultsReturned"
+METRIC_GATE_BYPASSED = "GateBypassed"
+METRIC_OBSERVATIONS_CREATED = "ObservationsCreated"
+METRIC_OBSERVATIONS_UPDATED = "ObservationsUpdated"
+METRIC_DEGRADED = "SearchDegraded"
+
+logger = Logger(service=os.getenv("POWERTOOLS_SERVICE_NAME", SERVICE_NAME))
+tracer = Tracer(service=os.getenv("POWERTOOLS_SERVICE_NAME", SERVICE_NAME))
+metrics = Metrics(
+    namespace=os.getenv("POWERTOOLS_METRICS_NAMESPACE", METRICS_NAMESPACE),
+    service=os.getenv("POWERTOOLS_SERVICE_NAME", SERVICE_NAME),
+)
+
+
+class StageTimer:
+    """Times named pipeline stages in integer milliseconds; a stage may be entered more than once."""
+
+    def __init__(self) -> None:
+        self._start = time.perf_counter()
+        self._elapsed: dict[str, float] = {}
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        """Add the time spent inside the block to ``name``."""
+        began = time.perf_counter()
+        try:
+            yield
+        finally:
+            self._elapsed[name] = self._elapsed.get(name, 0.0) + (time.perf_counter() - began)
+
+    def ms(self, name: str) -> int:
+        """Milliseconds spent in ``name`` (0 if it never ran), rounded to the nearest integer."""
+        return round(self._elapsed.get(name, 0.0) * 1000)
+
+    def total_ms(self) -> int:
+        """Milliseconds since the timer was created; never less than the sum of the rounded stages."""
+        total = round((time.perf_counter() - self._start) * 1000)
+        return max(total, sum(self.ms(name) for name in self._elapsed))
+
+
+def record_latency(stages: dict[str, int]) -> None:
+    """Emit one latency metric per stage (``SearchLatencyTotal``, ``SearchLatencyEmbed``, ...)."""
+    for stage, value in stages.items():
+        metrics.add_metric(
+            name=f"{METRIC_SEARCH_LATENCY}{stage[:1].upper()}{stage[1:]}",
+            unit=MetricUnit.Milliseconds,
+            value=value,
+        )
+
+
+def record_count(name: str, value: float) -> None:
+    """Emit a count metric."""
+    metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)

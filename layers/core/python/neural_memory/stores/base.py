@@ -1,0 +1,65 @@
+"""The store protocol both backends implement.
+
+Contract for every implementation:
+- ``workspace_id`` is a required argument of every method and is part of every query; no
+  method can read, search or delete across workspaces.
+- Scores in ``Retrieved`` are in [0, 1], higher is better: ``vector`` hits carry cosine
+  similarity clipped to [0, 1] (vectors are unit length), ``lexical`` hits carry BM25 divided by
+  the best BM25 of the same query (so the best lexical hit scores 1.0).
+- Expired records (``expires_at`` at or before ``Filter.live_at``) are never returned.
+- Upsert is idempotent: the same (workspace, id) replaces the record and all its chunks.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+from neural_memory.models import Chunk, DomainModel, ObservationRecord
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from neural_memory.filters import Filter
+    from neural_memory.models import Retrieved, UpsertOutcome, Vector
+
+
+class IndexedObservation(DomainModel):
+    """A record with its chunks, ready to write; ``model_id`` names the space of the chunk vectors."""
+
+    record: ObservationRecord
+    chunks: list[Chunk]
+    model_id: str | None = None
+
+
+class Store(Protocol):
+    """Observations of many workspaces, searchable lexically and by vector."""
+
+    def upsert(self, workspace_id: str, items: Sequence[IndexedObservation]) -> UpsertOutcome:
+        """Insert or replace each observation (and its chunks) in one batch."""
+        ...
+
+    def get(self, workspace_id: str, observation_id: str) -> ObservationRecord | None:
+        """The observation, or None if it is not in this workspace."""
+        ...
+
+    def delete(self, workspace_id: str, observation_id: str) -> bool:
+        """Delete the observation and its chunks; False if it was not in this workspace."""
+        ...
+
+    def retrieve(
+        self,
+        workspace_id: str,
+        *,
+        text: str | None,
+        vector: Vector | None,
+        model_id: str | None,
+        flt: Filter,
+        limit: int,
+    ) -> Retrieved:
+        """Up to ``limit`` chunk hits per retriever: lexical if ``text``, vector if ``vector``
+        (compared only with chunks embedded by ``model_id``), both under the same filter."""
+        ...
+
+    def count(self, workspace_id: str) -> int:
+        """How many observations the workspace holds (expired ones included until purged)."""
+        ...
