@@ -26,10 +26,10 @@ from neural_memory.models import ErrorBody, ErrorDetail, ErrorResponse
 from neural_memory.observability import logger
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
-    from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
     from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
+    from aws_lambda_powertools.utilities.typing import LambdaContext
 
 _STATUS: dict[type[NeuralMemoryError], HTTPStatus] = {
     Unauthorized: HTTPStatus.UNAUTHORIZED,
@@ -103,19 +103,52 @@ def _error_response(
     )
 
 
-def build_resolver() -> APIGatewayRestResolver:
-    """A REST resolver with request validation, the body size limit and the error envelope."""
-    app = APIGatewayRestResolver(enable_validation=True)
+_FORM = "application/x-www-form-urlencoded"
 
-    def body_limit(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response[Any]:
+
+def _json_by_default(event: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Every body of this API is JSON. ``curl -d`` without ``-H`` labels it form-encoded, so that
+    label is read as JSON (any other non-JSON type still gets 415)."""
+    headers = event.get("headers") or {}
+    names = [name for name, value in headers.items() if name.lower() == "content-type" and str(value).startswith(_FORM)]
+    if not names:
+        return event
+    fixed = {name: value for name, value in headers.items() if name.lower() != "content-type"}
+    multi = {
+        name: value for name, value in (event.get("multiValueHeaders") or {}).items() if name.lower() != "content-type"
+    }
+    return {
+        **event,
+        "headers": {**fixed, "Content-Type": "application/json"},
+        "multiValueHeaders": {**multi, "Content-Type": ["application/json"]},
+    }
+
+
+class NeuralMemoryResolver(APIGatewayRestResolver):
+    """The REST resolver with the body size limit enforced before anything parses the body
+    (Powertools validates requests before user middlewares run)."""
+
+    def resolve(self, event: Mapping[str, Any], context: LambdaContext) -> dict[str, Any]:
         from neural_memory.service import get_service  # noqa: PLC0415 - the service is built on first request
 
-        body = app.current_event.body or ""
-        if len(body.encode()) > get_service().settings.max_body_bytes:
-            raise PayloadTooLarge(f"body is over {get_service().settings.max_body_bytes} bytes")
-        return next_middleware(app)
+        limit = get_service().settings.max_body_bytes
+        body = event.get("body") or ""
+        if isinstance(body, str) and len(body.encode()) > limit:
+            context_ = event.get("requestContext") or {}
+            return {
+                "statusCode": int(HTTPStatus.REQUEST_ENTITY_TOO_LARGE),
+                "headers": {"Content-Type": content_types.APPLICATION_JSON},
+                "body": error_body(
+                    PayloadTooLarge.code, f"body is over {limit} bytes", str(context_.get("requestId") or "unknown")
+                ),
+                "isBase64Encoded": False,
+            }
+        return super().resolve(_json_by_default(event), context)
 
-    app.use(middlewares=[body_limit])
+
+def build_resolver() -> APIGatewayRestResolver:
+    """A REST resolver with request validation, the body size limit and the error envelope."""
+    app = NeuralMemoryResolver(enable_validation=True)
 
     def _invalid(exc: RequestValidationError) -> Response[str]:
         details = [

@@ -58,7 +58,7 @@ class Service:
     def search(self, workspace_id: str, request: SearchRequest, request_id: str) -> SearchResponse:
         """Run the pipeline and emit its latency and result metrics."""
         outcome = self._pipeline.run(workspace_id, request, self._clock())
-        record_latency(outcome.latency.model_dump())
+        record_latency(outcome.latency.model_dump(by_alias=True))
         record_count(METRIC_RESULTS_RETURNED, len(outcome.results))
         if outcome.degraded:
             record_count(METRIC_DEGRADED, len(outcome.degraded))

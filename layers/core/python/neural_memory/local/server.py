@@ -36,8 +36,13 @@ class _RequestHandler(BaseHTTPRequestHandler):
     def _serve(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         if length > self.server.max_body_bytes:
-            # Do not read an oversize body: answer and close the connection.
-            self._reply(413, error_body("payload_too_large", "body is over the size limit", "local"), {}, close=True)
+            # Drain a moderately oversize body so the client reads the 413 instead of a broken pipe;
+            # beyond 16x the limit, stop reading and close.
+            remaining = length if length <= 16 * self.server.max_body_bytes else 0
+            while remaining > 0:
+                remaining -= len(self.rfile.read(min(remaining, 1 << 16)) or b"\0" * remaining)
+            message = f"body is over {self.server.max_body_bytes} bytes"
+            self._reply(413, error_body("payload_too_large", message, "local"), {}, close=True)
             return
         body = self.rfile.read(length) if length else b""
         headers = dict(self.headers.items())

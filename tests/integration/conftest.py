@@ -1,0 +1,31 @@
+"""Helpers for in-process handler tests."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from functions.observations import app as observations_app
+from functions.search import app as search_app
+from tests.conftest import api_event
+
+if TYPE_CHECKING:
+    from neural_memory.local.gateway import LocalLambdaContext
+
+pytestmark = pytest.mark.integration
+
+
+def call(handler_module: Any, event: dict[str, Any], context: LocalLambdaContext) -> tuple[int, dict[str, Any]]:
+    """Invoke a function's handler; returns status and decoded body."""
+    reply = handler_module.lambda_handler(event, context)
+    return reply["statusCode"], json.loads(reply["body"])
+
+
+def search(body: Any, context: LocalLambdaContext, workspace: str | None = "acme") -> tuple[int, dict[str, Any]]:
+    return call(search_app, api_event("api/search_post", body, workspace), context)
+
+
+def ingest(body: Any, context: LocalLambdaContext, workspace: str | None = "acme") -> tuple[int, dict[str, Any]]:
+    return call(observations_app, api_event("api/observations_post", body, workspace), context)

@@ -1,0 +1,59 @@
+"""The ``neural-memory`` command: keys, ingest (idempotent, with failures reported) and search."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING
+
+import pytest
+from neural_memory.local.cli import main
+
+from tests.conftest import EVENTS
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+pytestmark = pytest.mark.integration
+
+
+def test_keys_create_prints_the_key_last(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["keys", "create", "--workspace", "acme", "--data-dir", str(tmp_path)]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert re.fullmatch(r"nm_[0-9a-f]{12}_[A-Za-z0-9_-]{43}", last)
+
+
+def test_ingest_twice_keeps_the_same_count_and_search_finds_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given the sample events folder
+    args = ["ingest", str(EVENTS), "--workspace", "acme", "--data-dir", str(tmp_path)]
+    # When ingested twice
+    assert main(args) == 0
+    first = capsys.readouterr().out
+    assert main(args) == 0
+    second = capsys.readouterr().out
+    # Then the second run only updates, and the count is unchanged
+    assert "8 created, 0 updated" in first and "holds 8 observations" in first
+    assert "0 created, 8 updated" in second and "holds 8 observations" in second
+    # When searching from the terminal with filters, Then the JSON reply honours them
+    assert main(["search", "deploy failed", "--workspace", "acme", "--data-dir", str(tmp_path), "--source", "vercel",
+                 "--json"]) == 0  # fmt: skip
+    reply = json.loads(capsys.readouterr().out)
+    assert [r["source"] for r in reply["results"]] == ["vercel"]
+
+
+def test_ingest_reports_failures_and_exits_non_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Given one good file and two bad ones
+    good = tmp_path / "good.json"
+    good.write_text((EVENTS / "eventbridge" / "github_push.json").read_text())
+    (tmp_path / "broken.json").write_text("{not json")
+    (tmp_path / "bad.jsonl").write_text(json.dumps({"observations": [{"title": "no source"}]}) + "\n")
+    # When ingested
+    code = main(["ingest", str(tmp_path), "--workspace", "acme", "--data-dir", str(tmp_path / "db")])
+    # Then the good one is indexed, each failure is reported with its reason, and the exit code says so
+    captured = capsys.readouterr()
+    assert code == 1
+    assert "1 created" in captured.out and "2 failed" in captured.out
+    assert "broken.json: invalid JSON" in captured.err
+    assert "bad.jsonl:1: observations.0.source: Field required" in captured.err

@@ -1,0 +1,60 @@
+"""The real local model: verified, loaded from package files, and semantically sensible."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import pytest
+from neural_memory.embeddings.onnx_local import (
+    DIMENSION,
+    MODEL_SHA256,
+    OnnxLocalEmbedder,
+    default_model_path,
+    default_tokenizer_path,
+    sha256_of,
+)
+from neural_memory.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+pytestmark = pytest.mark.integration
+
+
+def _cos(a: list[float], b: list[float]) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=True))
+
+
+def test_model_files_ship_in_packages_and_match_the_pinned_hash() -> None:
+    assert default_tokenizer_path().is_file()
+    assert sha256_of(default_model_path()) == MODEL_SHA256
+
+
+def test_vectors_are_unit_length_and_meaningful(embedder: OnnxLocalEmbedder) -> None:
+    # Given two paraphrases and an unrelated sentence
+    cat, feline, stocks = embedder.embed(
+        ["the cat sits on the mat", "a feline rests on a rug", "stock markets fell sharply"], "search_document"
+    )
+    # Then vectors are unit length, and paraphrases are far closer than unrelated text
+    assert len(cat) == DIMENSION
+    assert math.isclose(_cos(cat, cat), 1.0, abs_tol=1e-4)
+    assert _cos(cat, feline) > 0.4
+    assert _cos(cat, stocks) < 0.15
+
+
+def test_order_is_kept_across_length_sorted_batches(embedder: OnnxLocalEmbedder) -> None:
+    texts = [("word " * (i % 7 + 1)) + str(i) for i in range(70)]
+    batched = embedder.embed(texts, "search_document")
+    single = [embedder.embed([t], "search_document")[0] for t in texts[:5]]
+    for a, b in zip(batched[:5], single, strict=True):
+        assert _cos(a, b) > 0.999
+
+
+def test_a_tampered_model_file_is_refused(tmp_path: Path) -> None:
+    # Given a model file whose hash is not the pinned one
+    fake = tmp_path / "model.onnx"
+    fake.write_bytes(b"not a model")
+    # When loaded, Then it is refused with the fix in the message
+    with pytest.raises(ConfigurationError, match="sha256"):
+        OnnxLocalEmbedder(model_path=fake).load()

@@ -1,0 +1,173 @@
+"""Every filter of API.md, alone and combined, returns exactly the matching observations from the
+SQLite store, in every mode; hostile input never errors."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from neural_memory.ingest.tiers import DEFAULT_POLICY
+
+from tests.conftest import NOW
+from tests.integration.conftest import ingest, search
+
+if TYPE_CHECKING:
+    from neural_memory.local.gateway import LocalLambdaContext
+    from neural_memory.service import Service
+
+pytestmark = pytest.mark.integration
+
+# Every title holds "acme", so a lexical search for it reaches every live observation.
+DATA: list[dict[str, Any]] = [
+    {"id": "push-1", "source": "github", "observationType": "push", "actorName": "octocat",
+     "occurredAt": "2025-12-01T10:00:00Z", "title": "acme push: fix login redirect"},
+    {"id": "pr-1", "source": "github", "observationType": "pull_request_merged", "actorName": "hubot",
+     "occurredAt": "2025-12-10T09:00:00Z", "title": "acme PR merged: session refresh in middleware"},
+    {"id": "pr-old", "source": "github", "observationType": "pull_request_opened", "actorName": "octocat",
+     "occurredAt": "2025-12-02T09:00:00Z", "title": "acme PR opened long ago: expired by now"},
+    {"id": "deploy-1", "source": "vercel", "observationType": "deployment_error", "actorName": "octocat",
+     "occurredAt": "2025-12-12T10:01:02Z", "title": "acme deployment failed: console production"},
+    {"id": "deploy-2", "source": "vercel", "observationType": "deployment_succeeded", "actorName": "hubot",
+     "occurredAt": "2025-12-13T08:00:00Z", "title": "acme deployment succeeded: console preview"},
+    {"id": "note-1", "source": "manual", "observationType": "note", "actorName": "octocat",
+     "occurredAt": "2025-11-20T12:00:00Z", "title": "acme note: why the deploy failed", "tier": "A"},
+    {"id": "decision-1", "source": "manual", "observationType": "decision", "actorName": "mona lisa",
+     "occurredAt": "2025-12-12T00:00:00Z", "title": "acme decision: advisory locks for billing"},
+    {"id": "turn-1", "source": "agent", "observationType": "conversation_turn", "actorName": "support-bot",
+     "occurredAt": "2025-12-13T13:45:00Z", "title": "acme chat: customer asks about 429", "sessionId": "sess-42"},
+    {"id": "turn-2", "source": "agent", "observationType": "conversation_turn", "actorName": "support-bot",
+     "occurredAt": "2025-12-13T14:00:00Z", "title": "acme chat: follow-up on webhooks", "sessionId": "sess-43"},
+    {"id": "pinned-push", "source": "github", "observationType": "push", "actorName": "hubot",
+     "occurredAt": "2025-12-12T00:00:00Z", "title": "acme push pinned as collaborative", "tier": "C"},
+]  # fmt: skip
+
+
+def _tier(obs: dict[str, Any]) -> str:
+    return str(obs.get("tier") or DEFAULT_POLICY.get(obs["observationType"], "C"))
+
+
+def _at(value: str) -> datetime:
+    return datetime.fromisoformat(value)
+
+
+def _live(obs: dict[str, Any]) -> bool:
+    return _tier(obs) != "C" or _at(obs["occurredAt"]) + timedelta(days=7) > NOW
+
+
+def _matches(obs: dict[str, Any], filters: dict[str, Any], exclude_session: str | None) -> bool:
+    checks = [
+        _live(obs),
+        obs["source"] in filters.get("sourceTypes", [obs["source"]]),
+        obs["observationType"] in filters.get("observationTypes", [obs["observationType"]]),
+        obs["actorName"] in filters.get("actorNames", [obs["actorName"]]),
+        _tier(obs) in filters.get("tiers", [_tier(obs)]),
+        exclude_session is None or obs.get("sessionId") != exclude_session,
+    ]
+    date_range = filters.get("dateRange", {})
+    if "start" in date_range:
+        checks.append(_at(obs["occurredAt"]) >= _at(date_range["start"]))
+    if "end" in date_range:
+        checks.append(_at(obs["occurredAt"]) <= _at(date_range["end"]))
+    return all(checks)
+
+
+CASES: list[tuple[str, dict[str, Any], str | None]] = [
+    ("none", {}, None),
+    ("one source", {"sourceTypes": ["vercel"]}, None),
+    ("two sources", {"sourceTypes": ["github", "manual"]}, None),
+    ("type", {"observationTypes": ["push"]}, None),
+    ("two types", {"observationTypes": ["deployment_error", "decision"]}, None),
+    ("actor", {"actorNames": ["octocat"]}, None),
+    ("actor with a space", {"actorNames": ["mona lisa"]}, None),
+    ("tier A", {"tiers": ["A"]}, None),
+    ("tier E", {"tiers": ["E"]}, None),
+    ("tiers C and E", {"tiers": ["C", "E"]}, None),
+    ("date start", {"dateRange": {"start": "2025-12-12T00:00:00Z"}}, None),
+    ("date end", {"dateRange": {"end": "2025-12-10T09:00:00Z"}}, None),
+    ("date both, inclusive", {"dateRange": {"start": "2025-12-10T09:00:00Z", "end": "2025-12-12T10:01:02Z"}}, None),
+    ("date in another zone", {"dateRange": {"start": "2025-12-12T12:01:02+02:00"}}, None),
+    ("unknown value", {"actorNames": ["nobody"]}, None),
+    ("exclude session", {}, "sess-42"),
+    (
+        "combined",
+        {
+            "sourceTypes": ["github", "vercel"],
+            "actorNames": ["octocat", "hubot"],
+            "tiers": ["C", "E"],
+            "dateRange": {"start": "2025-12-10T00:00:00Z", "end": "2025-12-13T23:59:59Z"},
+        },
+        None,
+    ),
+    ("combined with session", {"sourceTypes": ["agent"], "observationTypes": ["conversation_turn"]}, "sess-43"),
+]
+
+
+@pytest.fixture
+def loaded(service: Service, lambda_context: LocalLambdaContext) -> Service:
+    status, body = ingest({"observations": DATA}, lambda_context)
+    assert status == 200, body
+    assert body["created"] == len(DATA)
+    return service
+
+
+@pytest.mark.parametrize(("name", "filters", "exclude_session"), CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("mode", ["hybrid", "keyword", "semantic"])
+def test_filters_return_exactly_the_matching_observations(
+    loaded: Service,
+    lambda_context: LocalLambdaContext,
+    name: str,
+    filters: dict[str, Any],
+    exclude_session: str | None,
+    mode: str,
+) -> None:
+    # Given ten observations across sources, types, actors, tiers, dates and sessions (one expired)
+    body: dict[str, Any] = {"query": "acme", "topK": 100, "mode": mode, "llmFilter": False}
+    if filters:
+        body["filters"] = filters
+    if exclude_session:
+        body["excludeSessionId"] = exclude_session
+    # When searching with the filter
+    status, reply = search(body, lambda_context)
+    # Then exactly the matching observations come back (semantic mode cannot see never-embedded E tier)
+    assert status == 200, reply
+    expected = {o["id"] for o in DATA if _matches(o, filters, exclude_session)}
+    if mode == "semantic":
+        expected = {i for i in expected if _tier(next(o for o in DATA if o["id"] == i)) != "E"}
+    assert {r["id"] for r in reply["results"]} == expected
+    assert all(0.0 <= r["score"] <= 1.0 for r in reply["results"])
+    assert [r["score"] for r in reply["results"]] == sorted((r["score"] for r in reply["results"]), reverse=True)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        '"foo" OR NEAR(',
+        "NEAR(acme push, 2)",
+        "*",
+        "acme*",
+        "title:acme",
+        "'; DROP TABLE observations; --",
+        '"unterminated',
+        "^acme AND NOT",
+        "()",
+        "💥 ünïcödé ACME",
+        "\x00acme",
+    ],
+)
+def test_hostile_queries_never_error(loaded: Service, lambda_context: LocalLambdaContext, query: str) -> None:
+    # Given FTS5 syntax, SQL and odd characters in the query
+    # When searching in every mode
+    for mode in ("hybrid", "keyword"):
+        status, reply = search({"query": query, "mode": mode}, lambda_context)
+        # Then the search answers and the store is intact
+        assert status == 200, reply
+    assert loaded.store.count("acme") == len(DATA)
+
+
+def test_hostile_filter_values_match_nothing(loaded: Service, lambda_context: LocalLambdaContext) -> None:
+    # Given filter values shaped like SQL
+    body = {"query": "acme", "filters": {"actorNames": ["x' OR '1'='1", 'x") OR 1=1 --']}}
+    # When searching, Then nothing matches and nothing breaks
+    status, reply = search(body, lambda_context)
+    assert status == 200 and reply["results"] == []

@@ -1,0 +1,57 @@
+"""A key of one workspace can never search, read or delete another workspace's observations."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+from neural_memory.clock import utcnow
+from neural_memory.keys import issue_key
+from neural_memory.local.gateway import LocalGateway
+from neural_memory.stores.sqlite_keys import SqliteKeyStore
+
+from functions.observations import app as observations_app
+from tests.conftest import load_event
+from tests.integration.conftest import call
+
+if TYPE_CHECKING:
+    from neural_memory.local.gateway import LocalLambdaContext
+    from neural_memory.service import Service
+
+pytestmark = pytest.mark.integration
+
+
+def test_workspace_isolation_for_search_get_and_delete(service: Service, lambda_context: LocalLambdaContext) -> None:
+    # Given observations in workspace "acme" and a key for workspace "rival"
+    status, _ = call(observations_app, load_event("api/observations_post"), lambda_context)
+    assert status == 200
+    keys = SqliteKeyStore(service.settings.sqlite_path)
+    acme_key = issue_key(keys, "acme", utcnow())
+    rival_key = issue_key(keys, "rival", utcnow())
+    gateway = LocalGateway(keys, service.settings.max_body_bytes)
+
+    def send(method: str, path: str, key: str, body: bytes = b"") -> tuple[int, str]:
+        reply = gateway.dispatch(method, path, {"Authorization": f"Bearer {key}"}, body)
+        return reply.status, reply.body
+
+    search_body = b'{"query": "deploy failed", "topK": 100, "filters": {"sourceTypes": ["manual", "agent", "github"]}}'
+    # When rival searches, reads and deletes acme's ids
+    status, found = send("POST", "/v1/search", rival_key, search_body)
+    assert status == 200 and '"results":[]' in found
+    assert send("GET", "/v1/observations/note-deploy-env-vars", rival_key)[0] == 404
+    assert send("DELETE", "/v1/observations/note-deploy-env-vars", rival_key)[0] == 404
+    # Then acme still has everything, and rival's own writes stay in rival
+    status, found = send("POST", "/v1/search", acme_key, search_body)
+    assert status == 200 and "note-deploy-env-vars" in found
+    assert send("GET", "/v1/observations/note-deploy-env-vars", acme_key)[0] == 200
+    assert service.store.count("acme") == 5 and service.store.count("rival") == 0
+
+
+def test_the_store_itself_scopes_every_read_by_workspace(service: Service, lambda_context: LocalLambdaContext) -> None:
+    # Given acme's observations
+    call(observations_app, load_event("api/observations_post"), lambda_context)
+    # When the store is asked for them under another workspace
+    # Then it finds nothing and deletes nothing
+    assert service.store.get("rival", "note-deploy-env-vars") is None
+    assert service.store.delete("rival", "note-deploy-env-vars") is False
+    assert service.store.get("acme", "note-deploy-env-vars") is not None

@@ -1,0 +1,54 @@
+"""The neutral filter and its SQLite rendering: values only ever travel as bound parameters."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from neural_memory.filters import Filter, compile_filter, render_sqlite
+from neural_memory.models import SearchFilters
+
+NOW = datetime(2025, 12, 14, tzinfo=UTC)
+
+
+def test_no_filters_still_excludes_expired() -> None:
+    # Given no API filters
+    # When compiled and rendered
+    where, params = render_sqlite(compile_filter(None, live_at=NOW, exclude_session_id=None))
+    # Then only the TTL condition remains
+    assert where == "(o.expires_at IS NULL OR o.expires_at > ?)"
+    assert params == [int(NOW.timestamp() * 1000)]
+
+
+def test_every_clause_renders_with_placeholders() -> None:
+    # Given every filter at once, with hostile values
+    filters = SearchFilters.model_validate(
+        {
+            "sourceTypes": ["github", "github", "vercel"],
+            "observationTypes": ["push"],
+            "actorNames": ["o'brien\"); DROP TABLE observations; --"],
+            "tiers": ["A", "C"],
+            "dateRange": {"start": "2025-12-01T00:00:00Z", "end": "2025-12-02T00:00:00Z"},
+        }
+    )
+    flt = compile_filter(filters, live_at=NOW, exclude_session_id="sess-42")
+    # When rendered
+    where, params = render_sqlite(flt, "o")
+    # Then duplicates are gone, each clause is present, and no value appears in the SQL text
+    assert flt.sources == ("github", "vercel")
+    assert "o.source IN (?, ?)" in where
+    assert "o.observation_type IN (?)" in where
+    assert "o.actor_name IN (?)" in where
+    assert "o.tier IN (?, ?)" in where
+    assert "o.occurred_at >= ?" in where and "o.occurred_at <= ?" in where
+    assert "(o.session_id IS NULL OR o.session_id != ?)" in where
+    assert "DROP" not in where
+    assert "o'brien\"); DROP TABLE observations; --" in params
+    assert where.count("?") == len(params)
+
+
+def test_filter_is_immutable_data() -> None:
+    # Given a filter
+    flt = Filter(live_at=NOW, tiers=("A",))
+    # Then it is hashable, comparable plain data
+    assert flt == Filter(live_at=NOW, tiers=("A",))
+    assert hash(flt) == hash(Filter(live_at=NOW, tiers=("A",)))

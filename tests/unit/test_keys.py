@@ -1,0 +1,81 @@
+"""API keys: hashed at rest, one workspace per key, constant-time check, revocation."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+import pytest
+from neural_memory.errors import Unauthorized
+from neural_memory.keys import authenticate, extract_api_key, issue_key, revoke
+from neural_memory.stores.sqlite_keys import SqliteKeyStore
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+NOW = datetime(2025, 12, 14, tzinfo=UTC)
+
+
+@pytest.fixture
+def keys(tmp_path: Path) -> SqliteKeyStore:
+    return SqliteKeyStore(tmp_path / "db.sqlite3")
+
+
+def test_key_resolves_to_its_workspace_and_is_stored_hashed(keys: SqliteKeyStore, tmp_path: Path) -> None:
+    # Given a key issued for a workspace
+    key = issue_key(keys, "acme", NOW)
+    # When it is presented
+    workspace = authenticate(keys, key)
+    # Then it resolves, and the database holds no trace of the secret
+    assert workspace == "acme"
+    dump = "\n".join(sqlite3.connect(tmp_path / "db.sqlite3").iterdump())
+    assert key.rsplit("_", 1)[1] not in dump and key not in dump
+
+
+@pytest.mark.parametrize("presented", [None, "", "nm_000000000000_" + "a" * 43, "Bearer x", "nm_short_key"])
+def test_missing_malformed_or_unknown_keys_are_unauthorized(keys: SqliteKeyStore, presented: str | None) -> None:
+    # Given a key that was never issued
+    issue_key(keys, "acme", NOW)
+    # When presented, Then it is refused
+    with pytest.raises(Unauthorized):
+        authenticate(keys, presented)
+
+
+def test_right_id_wrong_secret_is_unauthorized(keys: SqliteKeyStore) -> None:
+    # Given a real key with its secret altered
+    key = issue_key(keys, "acme", NOW)
+    forged = key[:-1] + ("A" if key[-1] != "A" else "B")
+    # When presented, Then it is refused
+    with pytest.raises(Unauthorized):
+        authenticate(keys, forged)
+
+
+def test_revoked_key_is_unauthorized(keys: SqliteKeyStore) -> None:
+    # Given a revoked key
+    key = issue_key(keys, "acme", NOW)
+    assert revoke(keys, key, NOW)
+    # When presented, Then it is refused
+    with pytest.raises(Unauthorized):
+        authenticate(keys, key)
+
+
+def test_workspace_name_is_validated(keys: SqliteKeyStore) -> None:
+    with pytest.raises(ValueError, match="workspace"):
+        issue_key(keys, "../etc", NOW)
+
+
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        ({"Authorization": "Bearer abc"}, "abc"),
+        ({"authorization": "bearer  abc "}, "abc"),
+        ({"x-api-key": "abc"}, "abc"),
+        ({"X-Api-Key": "abc"}, "abc"),
+        ({"Authorization": "Basic abc"}, None),
+        ({}, None),
+        (None, None),
+    ],
+)
+def test_key_comes_from_bearer_or_x_api_key(headers: dict[str, str] | None, expected: str | None) -> None:
+    assert extract_api_key(headers) == expected

@@ -1,0 +1,114 @@
+"""Validation of the API contract's models: every bad input names its field."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from neural_memory.models import ObservationsRequest, SearchRequest
+from pydantic import ValidationError
+
+VALID_OBSERVATION = {
+    "source": "github",
+    "observationType": "push",
+    "occurredAt": "2025-12-12T10:00:00Z",
+    "title": "Push to main",
+}
+
+
+def _loc(exc: ValidationError) -> str:
+    return ".".join(str(p) for p in exc.errors()[0]["loc"])
+
+
+def test_search_defaults_match_api_md() -> None:
+    # Given a minimal body
+    # When it is validated
+    request = SearchRequest.model_validate({"query": "  why did the deploy fail  "})
+    # Then the defaults are those of API.md and the query is trimmed
+    assert request.query == "why did the deploy fail"
+    assert (request.top_k, request.mode, request.rerank, request.llm_filter, request.explain) == (
+        10,
+        "hybrid",
+        "fast",
+        True,
+        False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"query": ""}, "query"),
+        ({"query": "   "}, "query"),
+        ({"query": "x" * 2001}, "query"),
+        ({"query": "q", "topK": 0}, "topK"),
+        ({"query": "q", "topK": 101}, "topK"),
+        ({"query": "q", "topK": "10"}, "topK"),
+        ({"query": "q", "topK": 2.5}, "topK"),
+        ({"query": "q", "mode": "fuzzy"}, "mode"),
+        ({"query": "q", "rerank": "best"}, "rerank"),
+        ({"query": "q", "llmFilter": "yes"}, "llmFilter"),
+        ({"query": "q", "color": "red"}, "color"),
+        ({"query": "q", "filters": {"repo": ["a"]}}, "filters.repo"),
+        ({"query": "q", "filters": {"tiers": ["B"]}}, "filters.tiers.0"),
+        ({"query": "q", "filters": {"sourceTypes": []}}, "filters.sourceTypes"),
+        ({"query": "q", "filters": {"actorNames": [f"a{i}" for i in range(51)]}}, "filters.actorNames"),
+        ({"query": "q", "filters": {"actorNames": ["x" * 201]}}, "filters.actorNames.0"),
+        ({"query": "q", "filters": {"sourceTypes": ["has space"]}}, "filters.sourceTypes.0"),
+        ({"query": "q", "filters": {"dateRange": {"start": "2025-12-01T00:00:00"}}}, "filters.dateRange.start"),
+        ({"query": "q", "filters": {"dateRange": {"start": "yesterday"}}}, "filters.dateRange.start"),
+        (
+            {"query": "q", "filters": {"dateRange": {"start": "2025-12-14T00:00:00Z", "end": "2025-12-01T00:00:00Z"}}},
+            "filters.dateRange",
+        ),
+        ({"query": "q", "excludeSessionId": ""}, "excludeSessionId"),
+    ],
+)
+def test_bad_search_input_names_the_field(body: dict[str, Any], field: str) -> None:
+    # Given a body with one bad value
+    # When it is validated
+    with pytest.raises(ValidationError) as caught:
+        SearchRequest.model_validate(body)
+    # Then the error's location is that field (camelCase, as on the wire)
+    assert _loc(caught.value) == field
+
+
+def test_date_range_accepts_either_end_and_equal_ends() -> None:
+    # Given ranges open on one side, or a single instant
+    for date_range in ({"start": "2025-12-01T00:00:00Z"}, {"end": "2025-12-01T00:00:00+02:00"}):
+        # When validated, Then they are accepted
+        SearchRequest.model_validate({"query": "q", "filters": {"dateRange": date_range}})
+    instant = "2025-12-01T00:00:00Z"
+    SearchRequest.model_validate({"query": "q", "filters": {"dateRange": {"start": instant, "end": instant}}})
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"title": ""}, "observations.0.title"),
+        ({"occurredAt": "2025-12-12T10:00:00"}, "observations.0.occurredAt"),
+        ({"url": "javascript:alert(1)"}, "observations.0.url"),
+        ({"tier": "Z"}, "observations.0.tier"),
+        ({"id": "has/slash"}, "observations.0.id"),
+        ({"content": "x" * 200_001}, "observations.0.content"),
+        ({"metadata": {"blob": "x" * 20_000}}, "observations.0.metadata"),
+        ({"unknown": 1}, "observations.0.unknown"),
+    ],
+)
+def test_bad_observation_names_the_field(change: dict[str, Any], field: str) -> None:
+    # Given an observation with one bad value
+    body = {"observations": [{**VALID_OBSERVATION, **change}]}
+    # When validated
+    with pytest.raises(ValidationError) as caught:
+        ObservationsRequest.model_validate(body)
+    # Then the location names it
+    assert _loc(caught.value) == field
+
+
+@pytest.mark.parametrize("count", [0, 101])
+def test_observation_batch_is_1_to_100(count: int) -> None:
+    # Given too few or too many observations
+    # When validated, Then the list itself is named
+    with pytest.raises(ValidationError) as caught:
+        ObservationsRequest.model_validate({"observations": [VALID_OBSERVATION] * count})
+    assert _loc(caught.value) == "observations"
