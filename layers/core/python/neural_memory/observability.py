@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -60,6 +61,8 @@ class StageTimer:
 
 def record_latency(stages: dict[str, int]) -> None:
     """Emit one latency metric per stage (``SearchLatencyTotal``, ``SearchLatencyEmbed``, ...)."""
+    if is_metrics_disabled():  # Powertools would still buffer and auto-flush every 100 values
+        return
     for stage, value in stages.items():
         metrics.add_metric(
             name=f"{METRIC_SEARCH_LATENCY}{stage[:1].upper()}{stage[1:]}",
@@ -70,4 +73,6 @@ def record_latency(stages: dict[str, int]) -> None:
 
 def record_count(name: str, value: float) -> None:
     """Emit a count metric."""
+    if is_metrics_disabled():
+        return
     metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)

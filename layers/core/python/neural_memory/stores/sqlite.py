@@ -40,14 +40,24 @@ _RECORD_COLUMNS = (
 )
 
 
+# Words that carry no topic: as OR terms they match nearly every document and cost the most.
+STOPWORDS = frozenset(
+    "a an and are as at be been but by can could did do does for from had has have how i if in into is it "
+    "its me my not of on or our so than that the their them then there these they this to was we were "
+    "what when where which who why will with would you your".split()
+)
+
+
 def fts_query(text: str) -> str | None:
-    """An FTS5 query matching any word of ``text``: each word quoted, joined by OR.
+    """An FTS5 query matching any word of ``text``: each word quoted, joined by OR; stopwords are
+    dropped unless the query has nothing else.
 
     Words are runs of letters and digits, so a quoted word can hold no quote or operator;
-    ``"foo" OR NEAR(`` becomes ``"foo" OR "or" OR "near"``. None if there is no word at all.
+    ``"foo" OR NEAR(`` becomes ``"foo" OR "near"``. None if there is no word at all.
     """
-    terms = list(dict.fromkeys(word.lower() for word in _WORD.findall(text)))[:MAX_QUERY_TERMS]
-    return " OR ".join(f'"{term}"' for term in terms) or None
+    words = list(dict.fromkeys(word.lower() for word in _WORD.findall(text)))
+    terms = [w for w in words if w not in STOPWORDS] or words
+    return " OR ".join(f'"{term}"' for term in terms[:MAX_QUERY_TERMS]) or None
 
 
 def _record(row: Sequence[Any]) -> ObservationRecord:
