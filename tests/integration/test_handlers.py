@@ -112,6 +112,17 @@ def test_ingest_is_idempotent_by_id_and_by_source_event(service: Service, lambda
     assert service.store.count("acme") == 6
 
 
+def test_ingest_reply_lists_ids_in_request_order(service: Service, lambda_context: LocalLambdaContext) -> None:
+    # Given one observation already stored
+    sample = json.loads(load_event("api/observations_post")["body"])["observations"]
+    ingest({"observations": [sample[1]]}, lambda_context)
+    # When a batch mixes a new one before the existing one
+    _, reply = ingest({"observations": [sample[0], sample[1]]}, lambda_context)
+    # Then ids follow the request, not created-then-updated
+    assert reply["ids"] == [sample[0]["id"], sample[1]["id"]]
+    assert (reply["created"], reply["updated"]) == (1, 1)
+
+
 BAD_SEARCHES: list[tuple[Any, str]] = [
     ("{not json", "body"),
     ({"query": ""}, "query"),

@@ -332,8 +332,9 @@ class Retrieved(DomainModel):
 
 
 class UpsertOutcome(DomainModel):
-    """Result of an upsert: which ids were new and which replaced an existing record."""
+    """Result of an upsert: every id in input order, which were new and which replaced a record."""
 
+    ids: list[str] = Field(default_factory=list)
     created: list[str] = Field(default_factory=list)
     updated: list[str] = Field(default_factory=list)
 

@@ -95,10 +95,8 @@ class Service:
     def ingest(self, workspace_id: str, observations: Sequence[ObservationIn], request_id: str) -> ObservationsResponse:
         """``POST /v1/observations``: ids in request order, and how many were created or updated."""
         outcome = self.index(workspace_id, observations)
-        ids = list(dict.fromkeys([*outcome.created, *outcome.updated]))
-        order = {o: i for i, o in enumerate(ids)}
         return ObservationsResponse(
-            ids=sorted(ids, key=order.__getitem__),
+            ids=list(dict.fromkeys(outcome.ids)),
             created=len(outcome.created),
             updated=len(outcome.updated),
             request_id=request_id,

@@ -117,6 +117,7 @@ class SqliteStore:
             try:
                 for item in items:
                     pk, old_chunks = self._write_record(conn, workspace_id, item)
+                    outcome.ids.append(item.record.id)
                     (outcome.updated if old_chunks is not None else outcome.created).append(item.record.id)
                     removed.extend(old_chunks or ())
                     added.extend(self._write_chunks(conn, workspace_id, pk, item))
