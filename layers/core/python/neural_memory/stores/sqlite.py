@@ -1,25 +1,24 @@
-"""The embedded store: one SQLite file (WAL) with FTS5 for lexical search and float32 vectors
-beside each chunk, mirrored in memory by ``VectorIndex`` for exact filtered k-NN.
+"""The embedded store: one SQLite file (WAL) holding observations, chunks, float32 vectors and an
+FTS5 index, mirrored in memory by ``ChunkMirror`` for exact, filtered lexical and vector retrieval.
 
-Tenancy: every statement carries ``workspace_id``; the vector mirror masks by workspace too.
+Tenancy: every statement carries ``workspace_id``, and the mirror masks by workspace.
 Hostile input: filter values and text are bound parameters; query text reaches FTS5 only as
-quoted word tokens (see ``fts_query``), so no FTS5 syntax from a caller is ever interpreted.
+plain text to tokenize (never as MATCH syntax), so no FTS5 syntax from a caller is interpreted.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import threading
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from neural_memory.clock import from_ms, to_ms
-from neural_memory.filters import render_sqlite
 from neural_memory.models import Hit, ObservationRecord, Retrieved, UpsertOutcome
 from neural_memory.stores.sqlite_db import bump_generation, connect, read_generation
-from neural_memory.stores.sqlite_vectors import VectorIndex, VectorRow
+from neural_memory.stores.sqlite_fts import COLUMN_WEIGHTS, Tokenizer
+from neural_memory.stores.sqlite_mirror import ChunkMirror, ChunkRow
 
 if TYPE_CHECKING:
     import sqlite3
@@ -30,34 +29,10 @@ if TYPE_CHECKING:
     from neural_memory.models import Vector
     from neural_memory.stores.base import IndexedObservation
 
-_WORD = re.compile(r"\w+", re.UNICODE)
-MAX_QUERY_TERMS = 64
-# Title matches weigh twice body matches in BM25.
-_BM25 = "bm25(chunks_fts, 2.0, 1.0)"
 _RECORD_COLUMNS = (
     "o.id, o.source, o.source_type, o.observation_type, o.actor_name, o.occurred_at, o.ingested_at, "
     "o.expires_at, o.tier, o.title, o.content, o.url, o.session_id, o.parent_id, o.metadata, o.content_hash"
 )
-
-
-# Words that carry no topic: as OR terms they match nearly every document and cost the most.
-STOPWORDS = frozenset(
-    "a an and are as at be been but by can could did do does for from had has have how i if in into is it "
-    "its me my not of on or our so than that the their them then there these they this to was we were "
-    "what when where which who why will with would you your".split()
-)
-
-
-def fts_query(text: str) -> str | None:
-    """An FTS5 query matching any word of ``text``: each word quoted, joined by OR; stopwords are
-    dropped unless the query has nothing else.
-
-    Words are runs of letters and digits, so a quoted word can hold no quote or operator;
-    ``"foo" OR NEAR(`` becomes ``"foo" OR "near"``. None if there is no word at all.
-    """
-    words = list(dict.fromkeys(word.lower() for word in _WORD.findall(text)))
-    terms = [w for w in words if w not in STOPWORDS] or words
-    return " OR ".join(f'"{term}"' for term in terms[:MAX_QUERY_TERMS]) or None
 
 
 def _record(row: Sequence[Any]) -> ObservationRecord:
@@ -88,7 +63,8 @@ class SqliteStore:
         self._path = path
         self._lock = threading.RLock()
         self._conn_: sqlite3.Connection | None = None
-        self._indexes: dict[str, VectorIndex] = {}
+        self._tokenizer_: Tokenizer | None = None
+        self._mirror: ChunkMirror | None = None
 
     @property
     def _conn(self) -> sqlite3.Connection:
@@ -96,13 +72,20 @@ class SqliteStore:
             self._conn_ = connect(self._path)
         return self._conn_
 
+    @property
+    def _tokenizer(self) -> Tokenizer:
+        if self._tokenizer_ is None:
+            self._tokenizer_ = Tokenizer(self._conn)
+        return self._tokenizer_
+
     def close(self) -> None:
         """Close the database connection (reopened on next use)."""
         with self._lock:
             if self._conn_ is not None:
                 self._conn_.close()
                 self._conn_ = None
-            self._indexes.clear()
+            self._tokenizer_ = None
+            self._mirror = None
 
     # ------------------------------------------------------------------ writes
 
@@ -110,7 +93,7 @@ class SqliteStore:
         """Insert or replace each observation and its chunks in one transaction."""
         outcome = UpsertOutcome()
         removed: list[int] = []
-        added: list[tuple[str, VectorRow]] = []
+        written: list[tuple[int, IndexedObservation, int]] = []
         with self._lock:
             conn = self._conn
             conn.execute("BEGIN IMMEDIATE")
@@ -120,13 +103,13 @@ class SqliteStore:
                     outcome.ids.append(item.record.id)
                     (outcome.updated if old_chunks is not None else outcome.created).append(item.record.id)
                     removed.extend(old_chunks or ())
-                    added.extend(self._write_chunks(conn, workspace_id, pk, item))
+                    written.extend((rowid, item, n) for n, rowid in enumerate(self._write_chunks(conn, pk, item)))
                 generation = bump_generation(conn)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
-            self._sync_indexes(generation, removed, added)
+            self._sync_mirror(generation, workspace_id, removed, written)
         return outcome
 
     def _write_record(
@@ -175,11 +158,9 @@ class SqliteStore:
         return pk, old
 
     @staticmethod
-    def _write_chunks(
-        conn: sqlite3.Connection, workspace_id: str, pk: int, item: IndexedObservation
-    ) -> list[tuple[str, VectorRow]]:
-        rec = item.record
-        rows: list[tuple[str, VectorRow]] = []
+    def _write_chunks(conn: sqlite3.Connection, pk: int, item: IndexedObservation) -> list[int]:
+        """Insert the chunks and their FTS5 rows; returns the new chunk rowids in chunk order."""
+        rowids = []
         for chunk in item.chunks:
             blob = None if chunk.vector is None else np.asarray(chunk.vector, dtype=np.float32).tobytes()
             model_id = item.model_id if blob is not None else None
@@ -188,38 +169,51 @@ class SqliteStore:
                 "RETURNING rowid",
                 (pk, chunk.chunk_no, chunk.text, model_id, blob),
             ).fetchone()[0]
-            conn.execute("INSERT INTO chunks_fts (rowid, title, text) VALUES (?, ?, ?)", (rowid, rec.title, chunk.text))
-            if model_id is not None and chunk.vector is not None:
-                rows.append(
-                    (
-                        model_id,
-                        VectorRow(
-                            chunk_rowid=int(rowid),
-                            vector=np.asarray(chunk.vector, dtype=np.float32),
-                            workspace_id=workspace_id,
-                            source=rec.source,
-                            observation_type=rec.observation_type,
-                            actor_name=rec.actor_name,
-                            tier=rec.tier,
-                            session_id=rec.session_id,
-                            occurred_ms=to_ms(rec.occurred_at),
-                            expires_ms=None if rec.expires_at is None else to_ms(rec.expires_at),
-                        ),
-                    )
-                )
-        return rows
+            conn.execute(
+                "INSERT INTO chunks_fts (rowid, title, text) VALUES (?, ?, ?)", (rowid, item.record.title, chunk.text)
+            )
+            rowids.append(int(rowid))
+        return rowids
 
-    def _sync_indexes(self, generation: int, removed: Iterable[int], added: Sequence[tuple[str, VectorRow]]) -> None:
-        """Apply our own committed write to the loaded mirrors, or drop a mirror that missed another
+    def _sync_mirror(
+        self,
+        generation: int,
+        workspace_id: str,
+        removed: Iterable[int],
+        written: Sequence[tuple[int, IndexedObservation, int]],
+    ) -> None:
+        """Apply our own committed write to the mirror, or drop a mirror that missed another
         process's write (it reloads on next use)."""
-        removed = list(removed)
-        for model_id, index in list(self._indexes.items()):
-            if index.generation != generation - 1:
-                del self._indexes[model_id]
-                continue
-            index.remove(removed)
-            index.add([row for model, row in added if model == model_id])
-            index.generation = generation
+        mirror = self._mirror
+        if mirror is None:
+            return
+        if mirror.generation != generation - 1:
+            self._mirror = None
+            return
+        mirror.remove(removed)
+        tokens = self._tokenizer.rows([(item.record.title, item.chunks[n].text) for _, item, n in written])
+        rows = []
+        for (rowid, item, n), (terms, length) in zip(written, tokens, strict=True):
+            rec, chunk = item.record, item.chunks[n]
+            same_model = chunk.vector is not None and item.model_id == mirror.model_id
+            rows.append(
+                ChunkRow(
+                    chunk_rowid=rowid,
+                    workspace_id=workspace_id,
+                    source=rec.source,
+                    observation_type=rec.observation_type,
+                    actor_name=rec.actor_name,
+                    tier=rec.tier,
+                    session_id=rec.session_id,
+                    occurred_ms=to_ms(rec.occurred_at),
+                    expires_ms=None if rec.expires_at is None else to_ms(rec.expires_at),
+                    vector=np.asarray(chunk.vector, dtype=np.float32) if same_model else None,
+                    terms=terms,
+                    length=length,
+                )
+            )
+        mirror.add(rows)
+        mirror.generation = generation
 
     def delete(self, workspace_id: str, observation_id: str) -> bool:
         """Delete the observation and its chunks; False if it is not in this workspace."""
@@ -241,7 +235,7 @@ class SqliteStore:
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
-            self._sync_indexes(generation, chunks, [])
+            self._sync_mirror(generation, workspace_id, chunks, [])
         return True
 
     # ------------------------------------------------------------------ reads
@@ -273,76 +267,86 @@ class SqliteStore:
     ) -> Retrieved:
         """Lexical and vector hits under the same filter (see the ``Store`` contract)."""
         with self._lock:
-            lexical = self._lexical(workspace_id, text, flt, limit) if text else []
-            semantic = self._vector(workspace_id, vector, model_id, flt, limit) if vector and model_id else []
-        return Retrieved(lexical=lexical, vector=semantic)
+            use_vector = vector is not None and model_id is not None
+            mirror = self._mirror_for(model_id if use_vector else None, len(vector) if vector else None)
+            keep = mirror.mask(workspace_id, flt)
+            lexical = mirror.lexical_search(keep, self._tokenizer.query_terms(text), limit) if text else []
+            semantic = mirror.vector_search(keep, np.asarray(vector, dtype=np.float32), limit) if use_vector else []
+            records = self._records(workspace_id, {rowid for rowid, _ in (*lexical, *semantic)})
+        return Retrieved(
+            lexical=[
+                Hit(observation=records[r][1], chunk_no=records[r][0], score=s) for r, s in lexical if r in records
+            ],
+            vector=[
+                Hit(observation=records[r][1], chunk_no=records[r][0], score=s) for r, s in semantic if r in records
+            ],
+        )
 
-    def _lexical(self, workspace_id: str, text: str, flt: Filter, limit: int) -> list[Hit]:
-        match = fts_query(text)
-        if match is None:
-            return []
-        where, params = render_sqlite(flt, "o")
+    def _records(self, workspace_id: str, rowids: set[int]) -> dict[int, tuple[int, ObservationRecord]]:
+        """(chunk number, observation) per chunk rowid, in one read, scoped to the workspace."""
+        if not rowids:
+            return {}
+        placeholders = ", ".join("?" * len(rowids))
+        # CROSS JOIN keeps chunks as the outer loop: look up the few rowids, rather than let the
+        # planner walk the workspace index over every observation (70 ms at 100k).
         rows = self._conn.execute(
-            f"SELECT c.chunk_no, {_BM25} AS rank, {_RECORD_COLUMNS} "
-            "FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid JOIN observations o ON o.pk = c.obs_pk "
-            f"WHERE chunks_fts MATCH ? AND o.workspace_id = ? AND {where} ORDER BY rank LIMIT ?",
-            (match, workspace_id, *params, limit),
+            f"SELECT c.rowid, c.chunk_no, {_RECORD_COLUMNS} FROM chunks c CROSS JOIN observations o "
+            f"ON o.pk = c.obs_pk WHERE c.rowid IN ({placeholders}) AND o.workspace_id = ?",
+            (*rowids, workspace_id),
         ).fetchall()
-        if not rows:
-            return []
-        best = min(float(r[1]) for r in rows)  # bm25() is negative: lower is better
-        return [
-            Hit(observation=_record(r[2:]), chunk_no=int(r[0]), score=float(r[1]) / best if best < 0 else 1.0)
-            for r in rows
-        ]
+        return {int(r[0]): (int(r[1]), _record(r[2:])) for r in rows}
 
-    def _vector(self, workspace_id: str, vector: Vector, model_id: str, flt: Filter, limit: int) -> list[Hit]:
-        index = self._index_for(model_id, len(vector))
-        best = index.search(workspace_id, flt, np.asarray(vector, dtype=np.float32), limit)
-        if not best:
-            return []
-        scores = dict(best)
-        placeholders = ", ".join("?" * len(best))
-        rows = self._conn.execute(
-            f"SELECT c.rowid, c.chunk_no, {_RECORD_COLUMNS} FROM chunks c JOIN observations o ON o.pk = c.obs_pk "
-            f"WHERE o.workspace_id = ? AND c.rowid IN ({placeholders})",
-            (workspace_id, *scores),
-        ).fetchall()
-        hits = [Hit(observation=_record(r[2:]), chunk_no=int(r[1]), score=scores[int(r[0])]) for r in rows]
-        hits.sort(key=lambda hit: hit.score, reverse=True)
-        return hits
-
-    def _index_for(self, model_id: str, dimension: int) -> VectorIndex:
-        """The mirror of ``model_id``'s vectors, (re)loaded when another process has written."""
+    def _mirror_for(self, model_id: str | None, dimension: int | None) -> ChunkMirror:
+        """The in-memory mirror, (re)loaded when another process wrote or a vector search needs
+        another model's vectors."""
         generation = read_generation(self._conn)
-        index = self._indexes.get(model_id)
-        if index is not None and index.generation == generation and index.dimension == dimension:
-            return index
-        index = VectorIndex(dimension, generation)
+        mirror = self._mirror
+        fresh = mirror is not None and mirror.generation == generation
+        if (
+            fresh
+            and mirror is not None
+            and (model_id is None or (mirror.model_id, mirror.dimension) == (model_id, dimension))
+        ):
+            return mirror
+        self._mirror = self._load_mirror(model_id, dimension or 1, generation)
+        return self._mirror
+
+    def _load_mirror(self, model_id: str | None, dimension: int, generation: int) -> ChunkMirror:
+        mirror = ChunkMirror(model_id, dimension, generation)
         cursor = self._conn.execute(
-            "SELECT c.rowid, c.embedding, o.workspace_id, o.source, o.observation_type, o.actor_name, o.tier, "
-            "o.session_id, o.occurred_at, o.expires_at FROM chunks c JOIN observations o ON o.pk = c.obs_pk "
-            "WHERE c.model_id = ? AND c.embedding IS NOT NULL",
+            "SELECT c.rowid, o.workspace_id, o.source, o.observation_type, o.actor_name, o.tier, o.session_id, "
+            "o.occurred_at, o.expires_at, CASE WHEN c.model_id = ? THEN c.embedding END "
+            "FROM chunks c JOIN observations o ON o.pk = c.obs_pk",
             (model_id,),
         )
         while batch := cursor.fetchmany(4096):
-            index.add(
+            mirror.add(
                 [
-                    VectorRow(
+                    ChunkRow(
                         chunk_rowid=r[0],
-                        vector=np.frombuffer(r[1], dtype=np.float32),
-                        workspace_id=r[2],
-                        source=r[3],
-                        observation_type=r[4],
-                        actor_name=r[5],
-                        tier=r[6],
-                        session_id=r[7],
-                        occurred_ms=r[8],
-                        expires_ms=r[9],
+                        workspace_id=r[1],
+                        source=r[2],
+                        observation_type=r[3],
+                        actor_name=r[4],
+                        tier=r[5],
+                        session_id=r[6],
+                        occurred_ms=r[7],
+                        expires_ms=r[8],
+                        vector=None if r[9] is None else np.frombuffer(r[9], dtype=np.float32),
                     )
                     for r in batch
-                    if len(r[1]) == dimension * 4
                 ]
             )
-        self._indexes[model_id] = index
-        return index
+        # Postings and lengths straight from FTS5's index, so terms are exactly FTS5's.
+        weight = " ".join(f"WHEN '{col}' THEN {w}" for col, w in COLUMN_WEIGHTS.items())
+        lengths: dict[int, int] = {}
+        for term, doc, frequency, count in self._conn.execute(
+            f"SELECT term, doc, sum(CASE col {weight} ELSE 1.0 END), count(*) FROM chunks_vocab GROUP BY term, doc"
+        ):
+            at = mirror.position_of(doc)
+            if at is not None:
+                mirror.add_posting(term, at, frequency)
+                lengths[at] = lengths.get(at, 0) + count
+        for at, length in lengths.items():
+            mirror.set_length(at, length)
+        return mirror

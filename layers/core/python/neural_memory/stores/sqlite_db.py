@@ -48,6 +48,7 @@ CREATE INDEX IF NOT EXISTS chunks_model ON chunks (model_id) WHERE embedding IS 
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5 (
     title, text, tokenize = 'porter unicode61 remove_diacritics 2'
 );
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab (chunks_fts, instance);
 CREATE TRIGGER IF NOT EXISTS chunks_fts_delete AFTER DELETE ON chunks BEGIN
     DELETE FROM chunks_fts WHERE rowid = old.rowid;
 END;

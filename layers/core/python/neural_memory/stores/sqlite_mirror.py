@@ -1,0 +1,270 @@
+"""An in-memory mirror of the embedded store's chunks: the columns filters need, the vectors of
+one embedding model, and BM25 postings taken from FTS5's own index.
+
+SQLite (with FTS5) is the source of truth; this mirror makes retrieval a few vectorised numpy
+passes. Both retrievers apply the same filter as a boolean mask *before* their top-k cut, so a
+filtered search still returns ``limit`` hits, and both are exact: the vector side is a full dot
+product, the lexical side is FTS5's own bm25() formula over FTS5's own terms.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from neural_memory.clock import to_ms
+from neural_memory.stores.sqlite_fts import BM25_B, BM25_K1
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+
+    from numpy.typing import NDArray
+
+    from neural_memory.filters import Filter
+
+NO_EXPIRY = np.iinfo(np.int64).max
+NULL_CODE = -1
+_INITIAL_CAPACITY = 1024
+# Below this share of matching rows it is cheaper to gather the rows than to score them all.
+_GATHER_BELOW = 0.25
+_MIN_IDF = 1e-6  # as FTS5: a term in more than half the rows still counts a little
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRow:
+    """One chunk: the attributes of its observation that filters look at, its vector (if embedded
+    by the mirror's model) and its terms (weighted frequency per FTS5 term) and token count."""
+
+    chunk_rowid: int
+    workspace_id: str
+    source: str
+    observation_type: str
+    actor_name: str | None
+    tier: str
+    session_id: str | None
+    occurred_ms: int
+    expires_ms: int | None
+    vector: NDArray[np.float32] | None = None
+    terms: Mapping[str, float] = field(default_factory=dict)
+    length: int = 0
+
+
+class _Dictionary:
+    """Maps the distinct strings of one column to small integer codes (None → ``NULL_CODE``)."""
+
+    def __init__(self) -> None:
+        self._codes: dict[str, int] = {}
+
+    def encode(self, value: str | None) -> int:
+        if value is None:
+            return NULL_CODE
+        code = self._codes.get(value)
+        if code is None:
+            code = self._codes[value] = len(self._codes)
+        return code
+
+    def lookup(self, values: Iterable[str]) -> NDArray[np.bool_]:
+        """A table indexed by ``code + 1`` that is True for the codes of ``values`` (values never
+        seen match nothing; index 0 is ``NULL_CODE``, which never matches)."""
+        table = np.zeros(len(self._codes) + 1, dtype=bool)
+        table[[self._codes[v] + 1 for v in values if v in self._codes]] = True
+        return table
+
+    def get(self, value: str) -> int | None:
+        return self._codes.get(value)
+
+
+class _Postings:
+    """Positions and weighted frequencies of one term; appends are merged on the next read."""
+
+    __slots__ = ("_frequencies", "_pending_f", "_pending_p", "_positions")
+
+    def __init__(self) -> None:
+        self._positions: NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self._frequencies: NDArray[np.float32] = np.zeros(0, dtype=np.float32)
+        self._pending_p: list[int] = []
+        self._pending_f: list[float] = []
+
+    def append(self, position: int, frequency: float) -> None:
+        self._pending_p.append(position)
+        self._pending_f.append(frequency)
+
+    def arrays(self) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+        if self._pending_p:
+            self._positions = np.concatenate([self._positions, np.array(self._pending_p, dtype=np.int64)])
+            self._frequencies = np.concatenate([self._frequencies, np.array(self._pending_f, dtype=np.float32)])
+            self._pending_p, self._pending_f = [], []
+        return self._positions, self._frequencies
+
+
+_COLUMNS = ("workspace", "source", "observation_type", "actor_name", "tier", "session_id")
+
+
+class ChunkMirror:
+    """Every chunk of the store; vectors of ``model_id`` only. Positions are never reused: a
+    replaced or deleted chunk is marked dead, and the mirror is rebuilt on the next load."""
+
+    def __init__(self, model_id: str | None, dimension: int, generation: int = 0) -> None:
+        self.model_id = model_id
+        self.dimension = dimension
+        self.generation = generation
+        self._size = 0
+        self._live = 0
+        self._live_tokens = 0
+        self._vectors: NDArray[np.float32] = np.zeros((_INITIAL_CAPACITY, dimension), dtype=np.float32)
+        self._has_vector: NDArray[np.bool_] = np.zeros(_INITIAL_CAPACITY, dtype=bool)
+        self._rowids: NDArray[np.int64] = np.zeros(_INITIAL_CAPACITY, dtype=np.int64)
+        self._alive: NDArray[np.bool_] = np.zeros(_INITIAL_CAPACITY, dtype=bool)
+        self._length: NDArray[np.float32] = np.zeros(_INITIAL_CAPACITY, dtype=np.float32)
+        self._occurred: NDArray[np.int64] = np.zeros(_INITIAL_CAPACITY, dtype=np.int64)
+        self._expires: NDArray[np.int64] = np.zeros(_INITIAL_CAPACITY, dtype=np.int64)
+        self._codes: dict[str, NDArray[np.int32]] = {c: np.zeros(_INITIAL_CAPACITY, dtype=np.int32) for c in _COLUMNS}
+        self._dicts: dict[str, _Dictionary] = {c: _Dictionary() for c in _COLUMNS}
+        self._postings: dict[str, _Postings] = {}
+        self._position: dict[int, int] = {}
+
+    def __len__(self) -> int:
+        return self._live
+
+    def _grow(self, needed: int) -> None:
+        capacity = self._rowids.shape[0]
+        if needed <= capacity:
+            return
+        new = max(needed, capacity * 2)
+        self._vectors = np.resize(self._vectors, (new, self.dimension))
+        for name in ("_has_vector", "_rowids", "_alive", "_length", "_occurred", "_expires"):
+            grown = np.resize(getattr(self, name), new)
+            grown[capacity:] = 0
+            setattr(self, name, grown)
+        for column in _COLUMNS:
+            self._codes[column] = np.resize(self._codes[column], new)
+
+    def add(self, rows: Sequence[ChunkRow]) -> None:
+        """Append rows; a chunk already present is replaced."""
+        self.remove(row.chunk_rowid for row in rows)
+        self._grow(self._size + len(rows))
+        for row in rows:
+            at = self._size
+            if row.vector is not None and row.vector.shape == (self.dimension,):
+                self._vectors[at] = row.vector
+                self._has_vector[at] = True
+            self._rowids[at] = row.chunk_rowid
+            self._alive[at] = True
+            self._length[at] = row.length
+            self._occurred[at] = row.occurred_ms
+            self._expires[at] = NO_EXPIRY if row.expires_ms is None else row.expires_ms
+            values = (row.workspace_id, row.source, row.observation_type, row.actor_name, row.tier, row.session_id)
+            for column, value in zip(_COLUMNS, values, strict=True):
+                self._codes[column][at] = self._dicts[column].encode(value)
+            for term, frequency in row.terms.items():
+                self.add_posting(term, at, frequency)
+            self._position[row.chunk_rowid] = at
+            self._size += 1
+            self._live += 1
+            self._live_tokens += row.length
+
+    def position_of(self, chunk_rowid: int) -> int | None:
+        """Where a chunk sits (for bulk loading of postings)."""
+        return self._position.get(chunk_rowid)
+
+    def add_posting(self, term: str, position: int, frequency: float) -> None:
+        """Record that the chunk at ``position`` holds ``term`` (weighted frequency)."""
+        postings = self._postings.get(term)
+        if postings is None:
+            postings = self._postings[term] = _Postings()
+        postings.append(position, frequency)
+
+    def set_length(self, position: int, length: int) -> None:
+        """Set a chunk's token count (bulk loading)."""
+        self._live_tokens += length - int(self._length[position])
+        self._length[position] = length
+
+    def remove(self, chunk_rowids: Iterable[int]) -> None:
+        """Forget these chunks (unknown ids are ignored)."""
+        for rowid in chunk_rowids:
+            at = self._position.pop(rowid, None)
+            if at is not None:
+                self._alive[at] = False
+                self._live -= 1
+                self._live_tokens -= int(self._length[at])
+
+    def mask(self, workspace_id: str, flt: Filter) -> NDArray[np.bool_]:
+        """Rows of ``workspace_id`` that pass ``flt`` (the numpy rendering of the neutral filter)."""
+        n = self._size
+        workspace = self._dicts["workspace"].get(workspace_id)
+        if workspace is None:
+            return np.zeros(n, dtype=bool)
+        keep = self._alive[:n] & (self._codes["workspace"][:n] == workspace)
+        keep &= self._expires[:n] > to_ms(flt.live_at)
+        for column, values in (
+            ("source", flt.sources),
+            ("observation_type", flt.observation_types),
+            ("actor_name", flt.actor_names),
+            ("tier", flt.tiers),
+        ):
+            if values:
+                keep &= self._dicts[column].lookup(values)[self._codes[column][:n] + 1]
+        if flt.occurred_from is not None:
+            keep &= self._occurred[:n] >= to_ms(flt.occurred_from)
+        if flt.occurred_to is not None:
+            keep &= self._occurred[:n] <= to_ms(flt.occurred_to)
+        if flt.exclude_session_id is not None:
+            session = self._dicts["session_id"].get(flt.exclude_session_id)
+            if session is not None:
+                keep &= self._codes["session_id"][:n] != session
+        result: NDArray[np.bool_] = keep
+        return result
+
+    def vector_search(self, keep: NDArray[np.bool_], query: NDArray[np.float32], limit: int) -> list[tuple[int, float]]:
+        """The ``limit`` best (chunk rowid, cosine clipped to [0, 1]) among embedded rows in ``keep``
+        (a ``mask()``)."""
+        n = self._size
+        if n == 0 or limit <= 0:
+            return []
+        rows = np.flatnonzero(keep & self._has_vector[:n])
+        if rows.size == 0:
+            return []
+        gather = rows.size < n * _GATHER_BELOW
+        scores = self._vectors[rows] @ query if gather else (self._vectors[:n] @ query)[rows]
+        return [(rowid, min(1.0, max(0.0, score))) for rowid, score in self._top(rows, scores, limit)]
+
+    def lexical_search(self, keep: NDArray[np.bool_], terms: Sequence[str], limit: int) -> list[tuple[int, float]]:
+        """The ``limit`` best (chunk rowid, BM25 / best BM25) among rows in ``keep`` (a ``mask()``)
+        holding any term. BM25 is FTS5's: idf over every row of the store, k1 = 1.2, b = 0.75."""
+        n = self._size
+        if n == 0 or limit <= 0 or not terms:
+            return []
+        scores = np.zeros(n, dtype=np.float32)
+        matched = np.zeros(n, dtype=bool)
+        rows_total = max(self._live, 1)
+        average = self._live_tokens / rows_total or 1.0
+        for term in terms:
+            postings = self._postings.get(term)
+            if postings is None:
+                continue
+            positions, frequencies = postings.arrays()
+            live = self._alive[positions]
+            positions, frequencies = positions[live], frequencies[live]
+            hits = positions.size
+            if hits == 0:
+                continue
+            idf = max(math.log((rows_total - hits + 0.5) / (hits + 0.5)), _MIN_IDF)
+            norm = BM25_K1 * (1.0 - BM25_B + BM25_B * self._length[positions] / average)
+            scores[positions] += idf * frequencies * (BM25_K1 + 1.0) / (frequencies + norm)
+            matched[positions] = True
+        rows = np.flatnonzero(keep & matched)
+        if rows.size == 0:
+            return []
+        top = self._top(rows, scores[rows], limit)
+        best = top[0][1] or 1.0
+        return [(rowid, score / best) for rowid, score in top]
+
+    def _top(self, rows: NDArray[np.int64], scores: NDArray[np.float32], limit: int) -> list[tuple[int, float]]:
+        """(chunk rowid, score) of the ``limit`` highest ``scores`` (aligned with ``rows``), best first."""
+        k = min(limit, rows.size)
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [(int(self._rowids[rows[i]]), float(scores[i])) for i in top]

@@ -1,0 +1,96 @@
+"""The in-memory mirror answers exactly as SQLite FTS5 would, and stays fresh across writers."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+import pytest
+from neural_memory.filters import Filter
+from neural_memory.models import ObservationIn
+from neural_memory.service import Service
+from neural_memory.stores.sqlite import SqliteStore
+from neural_memory.stores.sqlite_fts import fts_query
+
+from tests.fakes import HashEmbedder
+
+if TYPE_CHECKING:
+    from neural_memory.settings import Settings
+
+pytestmark = pytest.mark.integration
+
+NOW = datetime(2025, 12, 14, tzinfo=UTC)
+TEXTS = [
+    ("Deploy failed on production", "The build failed because NEXT_PUBLIC_API_URL was missing in production."),
+    ("Fix auth redirect loop", "Session refresh raced with the redirect; deploys of the console looped."),
+    ("Deployment succeeded", "Preview deployment of the console succeeded after the retry."),
+    ("Billing job advisory locks", "Two workers take a Postgres advisory lock before charging."),
+    ("Flaky login test", "The login test fails when session refresh is slow; the deploy was not affected."),
+    ("Rate limits", "The public API allows 100 requests per minute per key; failing clients should back off."),
+    ("Résumé of the incident", "Café outage: the cache failed, failing over took 4 minutes. Deployed a fix."),
+]
+
+
+def _observations(prefix: str) -> list[ObservationIn]:
+    return [
+        ObservationIn(
+            id=f"{prefix}{i}", source="manual", observation_type="note", occurred_at=NOW, title=title, content=text
+        )
+        for i, (title, text) in enumerate(TEXTS)
+    ]
+
+
+def _service(settings: Settings) -> Service:
+    return Service(SqliteStore(settings.sqlite_path), HashEmbedder(), settings, clock=lambda: NOW)
+
+
+@pytest.mark.parametrize(
+    "query", ["deploy failed", "why did the deploy fail", "session refresh redirect", "cafe resume", "console", "zzz"]
+)
+def test_lexical_ranking_and_scores_equal_fts5_bm25(settings: Settings, query: str) -> None:
+    # Given the same texts in two workspaces (FTS5's idf counts every row of the table)
+    service = _service(settings)
+    service.index("acme", _observations("a"))
+    service.index("rival", _observations("r")[:4])
+    store = service.store
+    assert isinstance(store, SqliteStore)
+    # When the mirror retrieves lexically for acme
+    hits = store.retrieve("acme", text=query, vector=None, model_id=None, flt=Filter(live_at=NOW), limit=50).lexical
+    # Then it returns FTS5's own bm25() ranking and relative scores for that workspace
+    match = fts_query(query)
+    reference = store._conn.execute(  # noqa: SLF001 - FTS5 itself is the reference
+        "SELECT o.id, bm25(chunks_fts, 2.0, 1.0) AS rank FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
+        "JOIN observations o ON o.pk = c.obs_pk WHERE chunks_fts MATCH ? AND o.workspace_id = 'acme' ORDER BY rank",
+        (match,),
+    ).fetchall()
+    assert [h.observation.id for h in hits] == [row[0] for row in reference]
+    if reference:
+        best = reference[0][1]
+        assert [round(h.score, 4) for h in hits] == [round(row[1] / best, 4) for row in reference]
+
+
+def test_another_writer_is_seen_and_replacements_replace(settings: Settings) -> None:
+    # Given a store whose mirror is loaded
+    service = _service(settings)
+    service.index("acme", _observations("a"))
+    flt = Filter(live_at=NOW)
+    first = service.store.retrieve("acme", text="advisory", vector=None, model_id=None, flt=flt, limit=10)
+    assert [h.observation.id for h in first.lexical] == ["a3"]
+    # When another process (another store on the same file) writes
+    other = _service(settings)
+    other.index("acme", [_observations("b")[3]])
+    # Then the first store's next search sees it
+    seen = service.store.retrieve("acme", text="advisory", vector=None, model_id=None, flt=flt, limit=10)
+    assert sorted(h.observation.id for h in seen.lexical) == ["a3", "b3"]
+    # When an observation is replaced with other text through the first store
+    replaced = _observations("a")[3].model_copy(update={"title": "Queue workers", "content": "Now uses SQS."})
+    service.index("acme", [replaced])
+    # Then the old words no longer find it and the new ones do, lexically and by vector
+    after = service.store.retrieve("acme", text="advisory", vector=None, model_id=None, flt=flt, limit=10)
+    assert [h.observation.id for h in after.lexical] == ["b3"]
+    vector = HashEmbedder().embed(["Queue workers Now uses SQS"], "search_query")[0]
+    now_found = service.store.retrieve(
+        "acme", text="sqs", vector=vector, model_id=HashEmbedder().model_id, flt=flt, limit=1
+    )
+    assert [h.observation.id for h in now_found.lexical] == ["a3"]
+    assert [h.observation.id for h in now_found.vector] == ["a3"]
