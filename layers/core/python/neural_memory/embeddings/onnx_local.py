@@ -109,6 +109,9 @@ class OnnxLocalEmbedder:
             options = ort.SessionOptions()
             options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
             options.log_severity_level = 3
+            # Idle worker threads would busy-wait after each call and starve the numpy scan that
+            # follows a query embedding (measured: embed + 100k scan 24.5 ms -> 12.0 ms p50).
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             session = ort.InferenceSession(str(model_path), sess_options=options, providers=["CPUExecutionProvider"])
             self._np, self._tokenizer, self._session = np, tokenizer, session
 
