@@ -58,13 +58,15 @@ def test_explain_adds_stage_scores(loaded: Service, lambda_context: LocalLambdaC
     status, body = search({"query": "deploy failed", "explain": True}, lambda_context)
     assert status == 200
     stages = [step["stage"] for step in body["results"][0]["explain"]]
-    assert stages == ["retrieval.lexical", "retrieval.vector", "fusion", "topK"]
+    assert stages == [
+        "retrieval.lexical", "retrieval.vector", "fusion", "recencyAndTier", "llmFilter", "rerank", "topK",
+    ]  # fmt: skip
 
 
 def test_unconfigured_rerank_degrades_to_fast_and_says_so(loaded: Service, lambda_context: LocalLambdaContext) -> None:
     status, body = search({"query": "deploy failed", "rerank": "balanced"}, lambda_context)
     assert status == 200
-    assert body["degraded"] == ["rerank:balanced->fast (reranker not configured)"]
+    assert body["degraded"] == ["rerank:balanced->fast (Cohere not configured)"]
 
 
 def test_gate_bypass_reasons(loaded: Service, lambda_context: LocalLambdaContext) -> None:

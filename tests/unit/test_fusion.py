@@ -1,10 +1,12 @@
-"""Rank fusion: bounded, one candidate per observation, fair to never-embedded tiers."""
+"""Fusion: bounded, one candidate per observation, fair to never-embedded tiers, both methods."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from neural_memory.fusion import fuse
+import pytest
+
+from neural_memory.fusion import FusionMethod, fuse
 from neural_memory.models import Hit, ObservationRecord, Tier
 
 T = datetime(2025, 12, 1, tzinfo=UTC)
@@ -19,30 +21,42 @@ def _hit(obs_id: str, score: float, tier: Tier = "A", chunk: int = 0) -> Hit:
     return Hit(observation=record, chunk_no=chunk, score=score)
 
 
-def test_first_in_both_lists_scores_one() -> None:
-    # Given a document ranked first by both retrievers
-    # When fused
-    fused = fuse([_hit("a", 1.0), _hit("b", 0.5)], [_hit("a", 0.9), _hit("c", 0.4)])
-    # Then it scores 1.0 and leads, and every score is in [0, 1]
+@pytest.mark.parametrize("method", ["convex", "rrf"])
+def test_first_in_both_lists_leads_and_scores_are_bounded(method: FusionMethod) -> None:
+    # Given a document ranked first by both retrievers with top scores
+    fused = fuse([_hit("a", 1.0), _hit("b", 0.5)], [_hit("a", 1.0), _hit("c", 0.4)], method=method)
+    # Then it leads with 1.0, and every score is in [0, 1]
     assert fused[0].observation.id == "a" and fused[0].fused == 1.0
     assert all(0.0 <= c.fused <= 1.0 for c in fused)
     assert {c.observation.id for c in fused} == {"a", "b", "c"}
 
 
-def test_found_by_one_of_two_retrievers_is_at_most_half() -> None:
-    # Given documents each found by a single retriever
-    fused = {c.observation.id: c for c in fuse([_hit("lex", 1.0)], [_hit("vec", 0.8)])}
-    # Then each scores at most 0.5 and keeps its own retriever's score
-    assert fused["lex"].fused == 0.5 and fused["lex"].lexical == 1.0 and fused["lex"].vector is None
-    assert fused["vec"].fused == 0.5 and fused["vec"].vector == 0.8
+def test_convex_is_alpha_weighted_and_rescales_cosine_from_the_floor() -> None:
+    # Given a lexical-only and a vector-only document, with a 0.2 similarity floor
+    fused = {c.observation.id: c for c in fuse([_hit("lex", 1.0)], [_hit("vec", 0.6)], alpha=0.7, min_similarity=0.2)}
+    # Then lexical counts 0.3 and the vector side 0.7 * (0.6 - 0.2) / 0.8
+    assert fused["lex"].fused == pytest.approx(0.3)
+    assert fused["vec"].fused == pytest.approx(0.7 * 0.5)
+    # And each keeps its own retriever's raw score
+    assert fused["lex"].lexical == 1.0 and fused["vec"].vector == 0.6
 
 
-def test_never_embedded_tier_is_normalised_by_lexical_alone() -> None:
+def test_rrf_found_by_one_of_two_retrievers_is_at_most_half() -> None:
+    fused = {c.observation.id: c for c in fuse([_hit("lex", 1.0)], [_hit("vec", 0.8)], method="rrf")}
+    assert fused["lex"].fused == 0.5 and fused["vec"].fused == 0.5
+
+
+@pytest.mark.parametrize("method", ["convex", "rrf"])
+def test_never_embedded_tier_rests_on_lexical_alone(method: FusionMethod) -> None:
     # Given an E-tier observation, which the vector retriever cannot find by design
-    fused = {c.observation.id: c for c in fuse([_hit("deploy", 1.0, tier="E")], [_hit("note", 0.8)])}
+    fused = {c.observation.id: c for c in fuse([_hit("deploy", 1.0, tier="E")], [_hit("note", 0.9)], method=method)}
     # Then ranking first lexically is the best it can do, and it scores 1.0
     assert fused["deploy"].fused == 1.0
-    assert fused["note"].fused == 0.5
+
+
+def test_single_retriever_modes_use_that_retriever_alone() -> None:
+    assert fuse([_hit("a", 0.8)], None)[0].fused == pytest.approx(0.8)
+    assert fuse(None, [_hit("a", 0.6)], min_similarity=0.2)[0].fused == pytest.approx(0.5)
 
 
 def test_best_chunk_per_observation_and_ranks_count_observations() -> None:

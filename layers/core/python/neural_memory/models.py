@@ -168,6 +168,13 @@ class LlmStatus(WireModel):
     reason: BypassReason | None
 
 
+class ThresholdStatus(WireModel):
+    """The minimum cosine similarity applied to vector hits, and how many hits it dropped."""
+
+    min_similarity: float
+    dropped: int
+
+
 class SearchResponse(WireModel):
     """Reply of ``POST /v1/search``."""
 
@@ -175,6 +182,7 @@ class SearchResponse(WireModel):
     results: list[SearchResult]
     latency: Latency
     llm: LlmStatus
+    threshold: ThresholdStatus
     degraded: list[str]
 
 
@@ -349,3 +357,7 @@ class Candidate(DomainModel):
     vector_rank: int | None = None
     lexical_rank: int | None = None
     fused: float = 0.0
+    recency: float | None = None
+    llm: float | None = None
+    rerank: float | None = None
+    final: float = 0.0

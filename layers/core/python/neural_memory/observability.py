@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
-from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
 if TYPE_CHECKING:
@@ -21,9 +21,12 @@ METRICS_NAMESPACE = "NeuralMemory"
 METRIC_SEARCH_LATENCY = "SearchLatency"  # + stage suffix, e.g. SearchLatencyEmbed
 METRIC_RESULTS_RETURNED = "ResultsReturned"
 METRIC_GATE_BYPASSED = "GateBypassed"
+METRIC_GATE_FILTERED = "GateFiltered"
+METRIC_RERANK_DEGRADED = "RerankDegraded"
 METRIC_OBSERVATIONS_CREATED = "ObservationsCreated"
 METRIC_OBSERVATIONS_UPDATED = "ObservationsUpdated"
 METRIC_DEGRADED = "SearchDegraded"
+METRIC_EMBEDDING_CACHE_HITS = "EmbeddingCacheHits"
 
 logger = Logger(service=os.getenv("POWERTOOLS_SERVICE_NAME", SERVICE_NAME))
 tracer = Tracer(service=os.getenv("POWERTOOLS_SERVICE_NAME", SERVICE_NAME))
@@ -76,3 +79,17 @@ def record_count(name: str, value: float) -> None:
     if is_metrics_disabled():
         return
     metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
+
+
+def record_reason(name: str, reason: str) -> None:
+    """Count one event with a low-cardinality ``reason`` dimension (e.g. why the gate was bypassed)."""
+    if is_metrics_disabled():
+        return
+    with single_metric(
+        name=name,
+        unit=MetricUnit.Count,
+        value=1,
+        namespace=metrics.namespace,
+        default_dimensions=metrics.default_dimensions,
+    ) as metric:
+        metric.add_dimension(name="reason", value=reason)

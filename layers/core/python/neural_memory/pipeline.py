@@ -1,8 +1,15 @@
-"""The search pipeline: embed → retrieve (lexical + vector, one filter) → fuse → gate → rerank →
-cut to topK, timing every stage. The same code runs over every store.
+"""The search pipeline, the same for every store, timing every stage:
 
-Stages not built yet report themselves honestly: the LLM gate is bypassed with its reason and
-``rerank`` modes other than ``fast`` degrade to ``fast`` with an entry in ``degraded``.
+embed → retrieve (lexical + vector, one filter, over-fetch ``topK × factor``) → drop vector hits
+below the model's minimum similarity → fuse (``fusion.py``) → recency and tier → LLM gate →
+rerank by mode → cut to ``topK``.
+
+Scores: ``vector`` is cosine clipped to [0, 1]; ``lexical`` is BM25 / best BM25; ``fused`` is in
+[0, 1] (see ``fusion.py``); for C-tier results ``(1 - w) fused + w recency`` with recency halving
+every ``recency_half_life_days``; then the tier boost, divided by the largest boost so ``final``
+stays in [0, 1]. When the gate runs, ``final = 0.6 llm + 0.4 vector`` (the fused score stands in
+for a result that has no vector score, e.g. E tier); when a reranker runs, ``final`` is its score.
+Every fallback is recorded in ``degraded`` or ``llm.reason``, logged and counted.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ from typing import TYPE_CHECKING, overload
 from neural_memory.errors import BackendUnavailable, InvalidInput
 from neural_memory.filters import compile_filter
 from neural_memory.fusion import fuse
+from neural_memory.gating import ScoringFailed
 from neural_memory.models import (
     Latency,
     LlmStatus,
@@ -20,19 +28,34 @@ from neural_memory.models import (
     Scores,
     SearchResult,
     StageExplanation,
+    ThresholdStatus,
 )
-from neural_memory.observability import StageTimer, logger
+from neural_memory.observability import (
+    METRIC_GATE_BYPASSED,
+    METRIC_GATE_FILTERED,
+    METRIC_RERANK_DEGRADED,
+    StageTimer,
+    logger,
+    record_count,
+    record_reason,
+)
+from neural_memory.rerank.base import RerankFailed
+from neural_memory.rerank.chained import ChainedReranker
+from neural_memory.rerank.llm import LlmReranker
 from neural_memory.snippets import snippet
 
 if TYPE_CHECKING:
     from datetime import datetime
 
     from neural_memory.embeddings.base import Embedder
-    from neural_memory.models import BypassReason, Candidate, SearchRequest, Vector
+    from neural_memory.gating import RelevanceScorer
+    from neural_memory.models import BypassReason, Candidate, RerankMode, SearchRequest, Vector
+    from neural_memory.rerank.base import Reranker
     from neural_memory.settings import Settings
     from neural_memory.stores.base import Store
 
-GATE_MIN_CANDIDATES = 5
+_CHEAPER: dict[RerankMode, RerankMode] = {"thorough": "balanced", "balanced": "fast"}
+_GATE_WEIGHT = 0.6
 
 
 @dataclass
@@ -42,58 +65,73 @@ class SearchOutcome:
     results: list[SearchResult]
     latency: Latency
     llm: LlmStatus
+    threshold: ThresholdStatus
     degraded: list[str] = field(default_factory=list)
 
 
 class SearchPipeline:
     """Runs one search for one workspace with the providers it was built with."""
 
-    def __init__(self, store: Store, embedder: Embedder | None, settings: Settings) -> None:
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder | None,
+        settings: Settings,
+        scorer: RelevanceScorer | None = None,
+        cohere: Reranker | None = None,
+    ) -> None:
         self._store = store
         self._embedder = embedder
         self._settings = settings
+        self._scorer = scorer
+        self._cohere = cohere
 
     def run(self, workspace_id: str, request: SearchRequest, now: datetime) -> SearchOutcome:
         """Search ``workspace_id``; raises ``InvalidInput`` or ``BackendUnavailable`` only when no
         answer is possible (e.g. semantic mode with no embedder)."""
+        config = self._settings
         timer = StageTimer()
         degraded: list[str] = []
         flt = compile_filter(request.filters, live_at=now, exclude_session_id=request.exclude_session_id)
-        limit = request.top_k * self._settings.overfetch_factor
-
         vector = None
         if request.mode != "keyword":
             with timer.stage("embed"):
                 vector = self._embed_query(request, degraded)
         use_lexical = request.mode in ("keyword", "hybrid")
+        model_id = self._embedder.model_id if self._embedder and vector else None
         with timer.stage("retrieval"):
             retrieved = self._store.retrieve(
                 workspace_id,
                 text=request.query if use_lexical else None,
                 vector=vector,
-                model_id=self._embedder.model_id if self._embedder and vector else None,
+                model_id=model_id,
                 flt=flt,
-                limit=limit,
+                limit=request.top_k * config.overfetch_factor,
             )
+        floor = config.min_similarity_for(model_id)
+        vector_hits = [hit for hit in retrieved.vector if hit.score >= floor]
+        threshold = ThresholdStatus(min_similarity=floor, dropped=len(retrieved.vector) - len(vector_hits))
         with timer.stage("fusion"):
             candidates = fuse(
                 retrieved.lexical if use_lexical else None,
-                retrieved.vector if vector is not None else None,
-                k=self._settings.rrf_k,
+                vector_hits if vector is not None else None,
+                method=config.fusion,
+                alpha=config.fusion_alpha,
+                min_similarity=floor,
+                k=config.rrf_k,
             )
-        llm = self._gate_status(request, len(candidates))
-        if request.rerank != "fast":
-            degraded.append(f"rerank:{request.rerank}->fast (reranker not configured)")
-        kept = candidates[: request.top_k]
-        results = [self._result(c, request) for c in kept]
+            candidates = sorted((self._time_and_tier(c, now) for c in candidates), key=_by_final)
+        llm, candidates = self._gate(request, candidates, timer)
+        candidates = self._rerank(request, candidates, degraded, timer)
+        results = [self._result(c, request, llm) for c in candidates[: request.top_k]]
         latency = Latency(
             total=timer.total_ms(),
             embed=timer.ms("embed"),
             retrieval=timer.ms("retrieval"),
-            llm_filter=0,
-            rerank=0,
+            llm_filter=timer.ms("llmFilter"),
+            rerank=timer.ms("rerank"),
         )
-        return SearchOutcome(results=results, latency=latency, llm=llm, degraded=degraded)
+        return SearchOutcome(results=results, latency=latency, llm=llm, threshold=threshold, degraded=degraded)
 
     def _embed_query(self, request: SearchRequest, degraded: list[str]) -> Vector | None:
         if self._embedder is None:
@@ -110,39 +148,87 @@ class SearchPipeline:
             degraded.append("vector:skipped (embedding failed)")
             return None
 
-    @staticmethod
-    def _gate_status(request: SearchRequest, candidates: int) -> LlmStatus:
-        reason: BypassReason
+    def _time_and_tier(self, candidate: Candidate, now: datetime) -> Candidate:
+        """Recency for C tier (soft decay, never a cut-off), then the tier boost, kept in [0, 1]."""
+        config = self._settings
+        score = candidate.fused
+        recency = None
+        if candidate.observation.tier == "C":
+            age_days = max(0.0, (now - candidate.observation.occurred_at).total_seconds() / 86400)
+            recency = 0.5 ** (age_days / config.recency_half_life_days)
+            score = (1 - config.recency_weight) * score + config.recency_weight * recency
+        boosts = config.tier_boosts
+        final = score * boosts.get(candidate.observation.tier, 1.0) / max(boosts.values(), default=1.0)
+        return candidate.model_copy(update={"recency": recency, "final": min(1.0, final)})
+
+    def _gate(
+        self, request: SearchRequest, candidates: list[Candidate], timer: StageTimer
+    ) -> tuple[LlmStatus, list[Candidate]]:
+        """Score the head of the list with the LLM; drop what it finds irrelevant."""
+        config = self._settings
+        reason: BypassReason | None = None
         if not request.llm_filter:
             reason = "disabled"
-        elif candidates <= GATE_MIN_CANDIDATES:
+        elif len(candidates) <= config.gate_min_candidates:
             reason = "small_result_set"
-        else:
+        elif self._scorer is None:
             reason = "not_configured"
-        return LlmStatus(bypassed=True, filtered=0, reason=reason)
+        if reason is not None or self._scorer is None:
+            return _bypassed(reason or "not_configured"), candidates
+        head = candidates[: max(request.top_k, config.gate_max_candidates)]
+        with timer.stage("llmFilter"):
+            try:
+                scores = self._scorer.score(request.query, head)
+            except ScoringFailed as exc:
+                logger.warning("LLM gate failed; falling back to vector scores", extra={"reason": exc.detail})
+                return _bypassed(exc.reason), candidates
+        kept = []
+        for candidate in head:
+            llm = scores[candidate.observation.id]
+            if llm < config.gate_keep_threshold:
+                continue
+            base = candidate.vector if candidate.vector is not None else candidate.fused
+            kept.append(
+                candidate.model_copy(update={"llm": llm, "final": _GATE_WEIGHT * llm + (1 - _GATE_WEIGHT) * base})
+            )
+        filtered = len(head) - len(kept)
+        record_count(METRIC_GATE_FILTERED, filtered)
+        return LlmStatus(bypassed=False, filtered=filtered, reason=None), sorted(kept, key=_by_final)
 
-    def _result(self, candidate: Candidate, request: SearchRequest) -> SearchResult:
+    def _reranker(self, mode: RerankMode) -> tuple[Reranker | None, str]:
+        if mode == "balanced":
+            return self._cohere, "Cohere not configured"
+        if mode == "thorough":
+            if self._cohere is None or self._scorer is None:
+                return None, "Cohere and an LLM are both needed"
+            return ChainedReranker(self._cohere, LlmReranker(self._scorer)), ""
+        return None, ""
+
+    def _rerank(
+        self, request: SearchRequest, candidates: list[Candidate], degraded: list[str], timer: StageTimer
+    ) -> list[Candidate]:
+        """Rerank by mode; a mode that is unavailable or fails degrades to the next cheaper one."""
+        mode: RerankMode = request.rerank
+        while mode != "fast" and candidates:
+            reranker, why_not = self._reranker(mode)
+            if reranker is not None:
+                try:
+                    with timer.stage("rerank"):
+                        reranked = reranker.rerank(request.query, candidates, request.top_k)
+                    return [c.model_copy(update={"final": c.rerank or 0.0}) for c in reranked]
+                except RerankFailed as exc:
+                    why_not = str(exc)
+            logger.warning("rerank degraded", extra={"mode": mode, "reason": why_not})
+            record_reason(METRIC_RERANK_DEGRADED, mode)
+            degraded.append(f"rerank:{mode}->{_CHEAPER[mode]} ({why_not})")
+            mode = _CHEAPER[mode]
+        return candidates
+
+    def _result(self, candidate: Candidate, request: SearchRequest, llm: LlmStatus) -> SearchResult:
         record = candidate.observation
-        final = _round(candidate.fused)
+        final = _round(candidate.final)
         vector, lexical = _round(candidate.vector), _round(candidate.lexical)
-        explain = None
-        if request.explain:
-            explain = [
-                StageExplanation(
-                    stage="retrieval.lexical",
-                    score=lexical,
-                    kept=candidate.lexical is not None,
-                    note=None if candidate.lexical_rank is None else f"rank {candidate.lexical_rank}",
-                ),
-                StageExplanation(
-                    stage="retrieval.vector",
-                    score=vector,
-                    kept=candidate.vector is not None,
-                    note=None if candidate.vector_rank is None else f"rank {candidate.vector_rank}",
-                ),
-                StageExplanation(stage="fusion", score=final, kept=True, note="normalised reciprocal-rank fusion"),
-                StageExplanation(stage="topK", score=final, kept=True, note=f"within topK={request.top_k}"),
-            ]
+        explain = _explain(candidate, request, llm) if request.explain else None
         text = record.content or record.title
         return SearchResult(
             id=record.id,
@@ -155,10 +241,53 @@ class SearchPipeline:
             actor_name=record.actor_name,
             occurred_at=record.occurred_at,
             tier=record.tier,
-            metadata=ResultMetadata(relevance_score=vector, vector_score=vector),
-            scores=Scores(vector=vector, lexical=lexical, fused=final, final=final),
+            metadata=ResultMetadata(
+                relevance_score=_round(candidate.llm) if not llm.bypassed else vector, vector_score=vector
+            ),
+            scores=Scores(
+                vector=vector,
+                lexical=lexical,
+                fused=_round(candidate.fused),
+                recency=_round(candidate.recency),
+                llm=_round(candidate.llm),
+                rerank=_round(candidate.rerank),
+                final=final,
+            ),
             explain=explain,
         )
+
+
+def _bypassed(reason: BypassReason) -> LlmStatus:
+    if reason not in ("disabled", "small_result_set"):
+        record_reason(METRIC_GATE_BYPASSED, reason)
+    return LlmStatus(bypassed=True, filtered=0, reason=reason)
+
+
+def _by_final(candidate: Candidate) -> tuple[float, float, str]:
+    return (-candidate.final, -(candidate.vector or 0.0), candidate.observation.id)
+
+
+def _explain(candidate: Candidate, request: SearchRequest, llm: LlmStatus) -> list[StageExplanation]:
+    def rank(value: int | None) -> str | None:
+        return None if value is None else f"rank {value}"
+
+    steps = [
+        StageExplanation(stage="retrieval.lexical", score=_round(candidate.lexical), kept=candidate.lexical is not None,
+                         note=rank(candidate.lexical_rank)),
+        StageExplanation(stage="retrieval.vector", score=_round(candidate.vector), kept=candidate.vector is not None,
+                         note=rank(candidate.vector_rank)),
+        StageExplanation(stage="fusion", score=_round(candidate.fused), kept=True),
+        StageExplanation(stage="recencyAndTier", score=_round(candidate.final if candidate.llm is None and
+                         candidate.rerank is None else None), kept=True,
+                         note=f"tier {candidate.observation.tier}" + (f", recency {candidate.recency:.3f}"
+                                                                      if candidate.recency is not None else "")),
+        StageExplanation(stage="llmFilter", score=_round(candidate.llm), kept=True,
+                         note=f"bypassed: {llm.reason}" if llm.bypassed else "kept (score >= threshold)"),
+        StageExplanation(stage="rerank", score=_round(candidate.rerank), kept=True,
+                         note=None if candidate.rerank is not None else "not run"),
+        StageExplanation(stage="topK", score=_round(candidate.final), kept=True, note=f"within topK={request.top_k}"),
+    ]  # fmt: skip
+    return steps
 
 
 @overload

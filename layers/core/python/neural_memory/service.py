@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from neural_memory.clock import utcnow
+from neural_memory.embeddings.cache import text_key
 from neural_memory.errors import NotFound
 from neural_memory.ingest.prepare import embedding_text, prepare
 from neural_memory.ingest.tiers import is_embedded
@@ -21,6 +22,7 @@ from neural_memory.models import (
 )
 from neural_memory.observability import (
     METRIC_DEGRADED,
+    METRIC_EMBEDDING_CACHE_HITS,
     METRIC_OBSERVATIONS_CREATED,
     METRIC_OBSERVATIONS_UPDATED,
     METRIC_RESULTS_RETURNED,
@@ -34,7 +36,10 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from neural_memory.embeddings.base import Embedder
+    from neural_memory.embeddings.cache import EmbeddingCache
+    from neural_memory.gating import RelevanceScorer
     from neural_memory.models import ObservationIn, SearchRequest
+    from neural_memory.rerank.base import Reranker
     from neural_memory.settings import Settings
     from neural_memory.stores.base import IndexedObservation, Store
 
@@ -48,12 +53,16 @@ class Service:
         embedder: Embedder | None,
         settings: Settings,
         clock: Callable[[], datetime] = utcnow,
+        embedding_cache: EmbeddingCache | None = None,
+        scorer: RelevanceScorer | None = None,
+        reranker: Reranker | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.settings = settings
+        self.embedding_cache = embedding_cache
         self._clock = clock
-        self._pipeline = SearchPipeline(store, embedder, settings)
+        self._pipeline = SearchPipeline(store, embedder, settings, scorer=scorer, cohere=reranker)
 
     def search(self, workspace_id: str, request: SearchRequest, request_id: str) -> SearchResponse:
         """Run the pipeline and emit its latency and result metrics."""
@@ -67,14 +76,23 @@ class Service:
             results=outcome.results,
             latency=outcome.latency,
             llm=outcome.llm,
+            threshold=outcome.threshold,
             degraded=outcome.degraded,
         )
 
     def index(self, workspace_id: str, observations: Sequence[ObservationIn]) -> UpsertOutcome:
         """Prepare, embed (one batch call) and upsert; the same id updates in place."""
         now = self._clock()
+        config = self.settings
         items = [
-            prepare(o, now=now, policy=self.settings.tier_policy, ttl_days=self.settings.collaborative_ttl_days)
+            prepare(
+                o,
+                now=now,
+                policy=config.tier_policy,
+                ttl_days=config.collaborative_ttl_days,
+                chunk_tokens=config.chunk_tokens,
+                chunk_overlap=config.chunk_overlap,
+            )
             for o in observations
         ]
         self._embed(items)
@@ -84,13 +102,24 @@ class Service:
         return outcome
 
     def _embed(self, items: Sequence[IndexedObservation]) -> None:
+        """Vectors for every chunk of the embedded tiers: from the cache when the same text was
+        embedded before by the same model, else in one batch call to the embedder."""
         if self.embedder is None:
             return
+        model_id = self.embedder.model_id
         targets = [(item, chunk) for item in items if is_embedded(item.record.tier) for chunk in item.chunks]
         texts = [embedding_text(item.record.title, chunk.text) for item, chunk in targets]
-        for (item, chunk), vector in zip(targets, self.embedder.embed(texts, "search_document"), strict=True):
-            chunk.vector = vector
-            item.model_id = self.embedder.model_id
+        cached = self.embedding_cache.get_many(model_id, texts) if self.embedding_cache else {}
+        missing = list(dict.fromkeys(t for t in texts if text_key(t) not in cached))
+        if missing:
+            fresh = self.embedder.embed(missing, "search_document")
+            if self.embedding_cache:
+                self.embedding_cache.put_many(model_id, list(zip(missing, fresh, strict=True)))
+            cached.update((text_key(t), v) for t, v in zip(missing, fresh, strict=True))
+        record_count(METRIC_EMBEDDING_CACHE_HITS, len(texts) - len(missing))
+        for (item, chunk), text in zip(targets, texts, strict=True):
+            chunk.vector = cached[text_key(text)]
+            item.model_id = model_id
 
     def ingest(self, workspace_id: str, observations: Sequence[ObservationIn], request_id: str) -> ObservationsResponse:
         """``POST /v1/observations``: ids in request order, and how many were created or updated."""
@@ -121,7 +150,33 @@ def build_service(settings: Settings) -> Service:
     from neural_memory.embeddings import build_embedder  # noqa: PLC0415
     from neural_memory.stores import build_store  # noqa: PLC0415
 
-    return Service(build_store(settings), build_embedder(settings), settings)
+    cache = None
+    if settings.store == "sqlite":
+        from neural_memory.embeddings.cache import EmbeddingCache  # noqa: PLC0415
+
+        cache = EmbeddingCache(settings.embedding_cache_path)
+    scorer = None
+    if settings.anthropic_api_key:
+        from neural_memory.gating import AnthropicScorer  # noqa: PLC0415 - the SDK itself loads on first call
+
+        scorer = AnthropicScorer(
+            settings.anthropic_api_key.get_secret_value(), model=settings.gate_model, timeout_s=settings.gate_timeout_s
+        )
+    reranker = None
+    if settings.cohere_api_key:
+        from neural_memory.rerank.cohere import CohereReranker  # noqa: PLC0415
+
+        reranker = CohereReranker(
+            settings.cohere_api_key.get_secret_value(), model=settings.rerank_model, timeout_s=settings.rerank_timeout_s
+        )
+    return Service(
+        build_store(settings),
+        build_embedder(settings),
+        settings,
+        embedding_cache=cache,
+        scorer=scorer,
+        reranker=reranker,
+    )
 
 
 _service: Service | None = None

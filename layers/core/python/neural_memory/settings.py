@@ -16,6 +16,7 @@ from neural_memory.ingest.tiers import DEFAULT_POLICY
 from neural_memory.models import Tier  # noqa: TC001 - pydantic needs it at runtime
 
 StoreName = Literal["sqlite", "opensearch"]
+DEFAULT_TIER_BOOSTS: dict[Tier, float] = {"A": 1.5, "C": 1.2, "E": 1.0}
 EmbedderName = Literal["onnx", "cohere", "none"]
 
 
@@ -42,11 +43,31 @@ class ProviderSettings(_Base):
 
 
 class SearchSettings(_Base):
-    """Knobs of the search pipeline."""
+    """Knobs of the search pipeline (defaults tuned on SciFact train; see docs/benchmarks.md)."""
 
     overfetch_factor: int = Field(default=4, ge=1, le=20)
+    fusion: Literal["convex", "rrf"] = "convex"
+    fusion_alpha: float = Field(default=0.7, ge=0.0, le=1.0)
     rrf_k: int = Field(default=60, ge=1)
+    # Minimum cosine similarity of a vector hit, per embedding model (0 for models not listed).
+    min_similarity: dict[str, float] = Field(
+        default_factory=lambda: {"all-MiniLM-L6-v2-onnx-int8": 0.2, "cohere/embed-english-v3.0": 0.2}
+    )
+    recency_weight: float = Field(default=0.3, ge=0.0, le=1.0)
+    recency_half_life_days: float = Field(default=3.5, gt=0)
+    tier_boosts: dict[Tier, float] = Field(default_factory=lambda: dict(DEFAULT_TIER_BOOSTS))
+    gate_model: str = "claude-haiku-4-5"
+    gate_timeout_s: float = Field(default=3.0, gt=0)
+    gate_min_candidates: int = Field(default=5, ge=0)
+    gate_max_candidates: int = Field(default=20, ge=1, le=100)
+    gate_keep_threshold: float = Field(default=0.4, ge=0.0, le=1.0)
+    rerank_model: str = "rerank-v3.5"
+    rerank_timeout_s: float = Field(default=3.0, gt=0)
     snippet_chars: int = Field(default=280, ge=40, le=4000)
+
+    def min_similarity_for(self, model_id: str | None) -> float:
+        """The vector threshold for an embedding model."""
+        return self.min_similarity.get(model_id or "", 0.0)
 
 
 class IngestSettings(_Base):
@@ -55,6 +76,8 @@ class IngestSettings(_Base):
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
     collaborative_ttl_days: float = Field(default=7.0, gt=0)
     tier_policy: dict[str, Tier] = Field(default_factory=lambda: dict(DEFAULT_POLICY))
+    chunk_tokens: int = Field(default=200, ge=32, le=2000)
+    chunk_overlap: int = Field(default=24, ge=0, le=500)
 
 
 class Settings(StoreSettings, ProviderSettings, SearchSettings, IngestSettings):
@@ -64,6 +87,11 @@ class Settings(StoreSettings, ProviderSettings, SearchSettings, IngestSettings):
     def sqlite_path(self) -> Path:
         """The embedded store's database file."""
         return self.data_dir / "neural-memory.sqlite3"
+
+    @property
+    def embedding_cache_path(self) -> Path:
+        """The local embedding cache (kept apart from the store: it survives a store reset)."""
+        return self.data_dir / "embedding-cache.sqlite3"
 
 
 @lru_cache(maxsize=1)

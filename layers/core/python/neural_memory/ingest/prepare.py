@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from neural_memory.ingest.chunking import chunk_text
 from neural_memory.ingest.ids import content_hash, derived_id
 from neural_memory.ingest.tiers import expiry_for, tier_for
 from neural_memory.models import Chunk, ObservationRecord
@@ -37,9 +38,16 @@ def embedding_text(title: str, chunk_text: str) -> str:
 
 
 def prepare(
-    observation: ObservationIn, *, now: datetime, policy: Mapping[str, Tier], ttl_days: float
+    observation: ObservationIn,
+    *,
+    now: datetime,
+    policy: Mapping[str, Tier],
+    ttl_days: float,
+    chunk_tokens: int = 200,
+    chunk_overlap: int = 24,
 ) -> IndexedObservation:
-    """Resolve id, tier and expiry, stamp ``ingested_at`` and hash the indexed content."""
+    """Resolve id, tier and expiry, stamp ``ingested_at``, hash the indexed content and cut it
+    into chunks (each searchable, each pointing back to this observation)."""
     tier = tier_for(observation.observation_type, observation.tier, policy)
     record = ObservationRecord(
         id=observation_id(observation),
@@ -65,4 +73,5 @@ def prepare(
             json.dumps(observation.metadata, sort_keys=True, default=str),
         ),
     )
-    return IndexedObservation(record=record, chunks=[Chunk(chunk_no=0, text=record.content)])
+    pieces = chunk_text(record.content, chunk_tokens, chunk_overlap)
+    return IndexedObservation(record=record, chunks=[Chunk(chunk_no=n, text=t) for n, t in enumerate(pieces)])

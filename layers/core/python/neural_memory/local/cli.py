@@ -177,6 +177,20 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_eval(args: argparse.Namespace) -> int:
+    """Score retrieval on a BEIR-layout dataset; the last line is one JSON object."""
+    from neural_memory.local.evaluation import run  # noqa: PLC0415
+
+    result = run(Path(args.dataset), args.mode, args.rerank, args.split, _settings(args))
+    if not args.json:
+        print(
+            f"{result['mode']} ({result['split']}, {result['queries']} queries): "
+            f"nDCG@10 {result['ndcg@10']:.4f}, recall@100 {result['recall@100']:.4f}"
+        )
+    print(json.dumps(result))
+    return 0
+
+
 def cmd_openapi(args: argparse.Namespace) -> int:
     """Print the merged OpenAPI document."""
     from neural_memory.local.gateway import openapi_document  # noqa: PLC0415
@@ -237,6 +251,15 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--json", action="store_true", help="print the API's JSON reply")
     data_dir(search)
     search.set_defaults(func=cmd_search)
+
+    evaluate = commands.add_parser("eval", help="nDCG@10 and recall@100 on a BEIR-layout dataset")
+    evaluate.add_argument("dataset", help="folder with corpus.jsonl[.gz], queries.jsonl, qrels/<split>.tsv")
+    evaluate.add_argument("--mode", default="hybrid", choices=["hybrid", "semantic", "keyword"])
+    evaluate.add_argument("--rerank", default="fast", choices=["fast", "balanced", "thorough"])
+    evaluate.add_argument("--split", default="test", help="qrels file to score (tune on train, report test)")
+    evaluate.add_argument("--json", action="store_true", help="print only the JSON line")
+    data_dir(evaluate)
+    evaluate.set_defaults(func=cmd_eval)
 
     openapi = commands.add_parser("openapi", help="print the OpenAPI document")
     openapi.set_defaults(func=cmd_openapi)

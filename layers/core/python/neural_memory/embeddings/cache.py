@@ -1,0 +1,79 @@
+"""A persistent embedding cache keyed by (model, sha256 of the text): an unchanged text is never
+embedded twice — on re-ingest, on replays, and across evaluation runs."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+from array import array
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
+
+    from neural_memory.models import Vector
+
+
+def text_key(text: str) -> str:
+    """The cache key of a text."""
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _unpack(blob: bytes) -> Vector:
+    values = array("f")
+    values.frombytes(blob)
+    return values.tolist()
+
+
+class EmbeddingCache:
+    """Vectors in a small SQLite file (separate from the store, so it survives a store reset)."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._lock = threading.Lock()
+        self._conn_: sqlite3.Connection | None = None
+
+    @property
+    def _conn(self) -> sqlite3.Connection:
+        if self._conn_ is None:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self._path, check_same_thread=False, isolation_level=None, timeout=30.0)
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS embeddings (model_id TEXT NOT NULL, text_sha256 TEXT NOT NULL, "
+                "vector BLOB NOT NULL, PRIMARY KEY (model_id, text_sha256)) WITHOUT ROWID"
+            )
+            self._conn_ = conn
+        return self._conn_
+
+    def get_many(self, model_id: str, texts: Sequence[str]) -> dict[str, Vector]:
+        """Cached vectors by text key, for the texts that have one."""
+        keys = list(dict.fromkeys(text_key(t) for t in texts))
+        found: dict[str, Vector] = {}
+        with self._lock:
+            for start in range(0, len(keys), 500):
+                batch = keys[start : start + 500]
+                rows = self._conn.execute(
+                    f"SELECT text_sha256, vector FROM embeddings WHERE model_id = ? AND text_sha256 IN "
+                    f"({', '.join('?' * len(batch))})",
+                    (model_id, *batch),
+                )
+                found.update((key, _unpack(blob)) for key, blob in rows)
+        return found
+
+    def put_many(self, model_id: str, items: Sequence[tuple[str, Vector]]) -> None:
+        """Store vectors for texts (an existing entry is kept: same model, same text, same vector)."""
+        with self._lock:
+            self._conn.executemany(
+                "INSERT OR IGNORE INTO embeddings (model_id, text_sha256, vector) VALUES (?, ?, ?)",
+                [(model_id, text_key(text), array("f", v).tobytes()) for text, v in items],
+            )
+
+    def close(self) -> None:
+        """Close the file."""
+        with self._lock:
+            if self._conn_ is not None:
+                self._conn_.close()
+                self._conn_ = None

@@ -1,0 +1,1 @@
+"""Rerankers by mode: ``fast`` (none), ``balanced`` (Cohere), ``thorough`` (Cohere, then the LLM)."""

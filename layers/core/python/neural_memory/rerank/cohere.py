@@ -1,0 +1,58 @@
+"""Cohere rerank (default ``rerank-v3.5``) through the official SDK, imported on first use."""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+from neural_memory.rerank.base import RerankFailed
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import httpx
+
+    from neural_memory.models import Candidate
+
+MAX_DOCUMENT_CHARS = 4000
+
+
+class CohereReranker:
+    """Cross-encoder relevance from Cohere; scores are already in [0, 1]."""
+
+    def __init__(
+        self, api_key: str, model: str = "rerank-v3.5", timeout_s: float = 3.0, http_client: httpx.Client | None = None
+    ) -> None:
+        self._api_key = api_key
+        self._model = model
+        self._timeout_s = timeout_s
+        self._http_client = http_client
+        self._client: Any = None
+        self._lock = threading.Lock()
+
+    def _get_client(self) -> Any:
+        if self._client is None:
+            with self._lock:
+                if self._client is None:
+                    import cohere  # noqa: PLC0415
+
+                    self._client = cohere.ClientV2(
+                        api_key=self._api_key, timeout=self._timeout_s, httpx_client=self._http_client
+                    )
+        return self._client
+
+    def rerank(self, query: str, candidates: Sequence[Candidate], top_k: int) -> list[Candidate]:
+        """One rerank call over every candidate's title and text."""
+        if not candidates:
+            return []
+        documents = [f"{c.observation.title}\n{c.observation.content}"[:MAX_DOCUMENT_CHARS] for c in candidates]
+        try:
+            response = self._get_client().rerank(
+                model=self._model, query=query, documents=documents, top_n=min(top_k, len(documents))
+            )
+            ranked = [(int(r.index), float(r.relevance_score)) for r in response.results]
+        except Exception as exc:  # the SDK raises many types (ApiError, httpx errors, pydantic)
+            raise RerankFailed(f"Cohere rerank failed: {type(exc).__name__}") from exc
+        if any(not 0 <= index < len(candidates) for index, _ in ranked):
+            raise RerankFailed("Cohere rerank returned an index out of range")
+        return [candidates[index].model_copy(update={"rerank": min(1.0, max(0.0, score))}) for index, score in ranked]
