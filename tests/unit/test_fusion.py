@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-
 from neural_memory.fusion import FusionMethod, fuse
 from neural_memory.models import Hit, ObservationRecord, Tier
 

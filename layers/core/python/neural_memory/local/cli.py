@@ -177,6 +177,16 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_purge(args: argparse.Namespace) -> int:
+    """Delete expired observations (C tier, 7 days after they occurred) from the store."""
+    from neural_memory.clock import utcnow  # noqa: PLC0415
+    from neural_memory.stores import build_store  # noqa: PLC0415
+
+    purged = build_store(_settings(args)).purge_expired(utcnow())
+    print(f"purged {purged} expired observations")
+    return 0
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     """Score retrieval on a BEIR-layout dataset; the last line is one JSON object."""
     from neural_memory.local.evaluation import run  # noqa: PLC0415
@@ -251,6 +261,10 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--json", action="store_true", help="print the API's JSON reply")
     data_dir(search)
     search.set_defaults(func=cmd_search)
+
+    purge = commands.add_parser("purge", help="delete expired observations")
+    data_dir(purge)
+    purge.set_defaults(func=cmd_purge)
 
     evaluate = commands.add_parser("eval", help="nDCG@10 and recall@100 on a BEIR-layout dataset")
     evaluate.add_argument("dataset", help="folder with corpus.jsonl[.gz], queries.jsonl, qrels/<split>.tsv")

@@ -18,6 +18,7 @@ from neural_memory.models import Chunk, DomainModel, ObservationRecord
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from datetime import datetime
 
     from neural_memory.filters import Filter
     from neural_memory.models import Retrieved, UpsertOutcome, Vector
@@ -58,6 +59,11 @@ class Store(Protocol):
     ) -> Retrieved:
         """Up to ``limit`` chunk hits per retriever: lexical if ``text``, vector if ``vector``
         (compared only with chunks embedded by ``model_id``), both under the same filter."""
+        ...
+
+    def purge_expired(self, now: datetime) -> int:
+        """Delete every observation (of every workspace) that expired at or before ``now``, with
+        its chunks; returns how many. Queries already hide them: this reclaims the space."""
         ...
 
     def count(self, workspace_id: str) -> int:

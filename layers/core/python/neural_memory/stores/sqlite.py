@@ -23,6 +23,7 @@ from neural_memory.stores.sqlite_mirror import ChunkMirror, ChunkRow
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Iterable, Sequence
+    from datetime import datetime
     from pathlib import Path
 
     from neural_memory.filters import Filter
@@ -237,6 +238,35 @@ class SqliteStore:
                 raise
             self._sync_mirror(generation, workspace_id, chunks, [])
         return True
+
+    def purge_expired(self, now: datetime) -> int:
+        """Delete expired observations and their chunks in one transaction; returns how many."""
+        with self._lock:
+            conn = self._conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                pks = [
+                    int(r[0])
+                    for r in conn.execute(
+                        "SELECT pk FROM observations WHERE expires_at IS NOT NULL AND expires_at <= ?", (to_ms(now),)
+                    )
+                ]
+                chunks: list[int] = []
+                for start in range(0, len(pks), 500):
+                    batch = pks[start : start + 500]
+                    marks = ", ".join("?" * len(batch))
+                    chunks.extend(
+                        int(r[0]) for r in conn.execute(f"SELECT rowid FROM chunks WHERE obs_pk IN ({marks})", batch)
+                    )
+                    conn.execute(f"DELETE FROM chunks WHERE obs_pk IN ({marks})", batch)
+                    conn.execute(f"DELETE FROM observations WHERE pk IN ({marks})", batch)
+                generation = bump_generation(conn)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            self._sync_mirror(generation, "", chunks, [])
+        return len(pks)
 
     # ------------------------------------------------------------------ reads
 
