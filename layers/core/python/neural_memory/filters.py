@@ -6,13 +6,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime  # noqa: TC003 - used at runtime by render_opensearch
 from typing import TYPE_CHECKING
 
 from neural_memory.clock import to_ms
 
 if TYPE_CHECKING:
-    from datetime import datetime
-
     from neural_memory.models import SearchFilters
 
 
@@ -76,3 +75,44 @@ def render_sqlite(flt: Filter, table: str = "o") -> tuple[str, list[object]]:
         clauses.append(f"({table}.session_id IS NULL OR {table}.session_id != ?)")
         params.append(flt.exclude_session_id)
     return " AND ".join(clauses), params
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+def render_opensearch(flt: Filter) -> list[dict[str, object]]:
+    """OpenSearch ``bool.filter`` clauses for ``flt`` (terms, ranges, the TTL and session rules).
+
+    The same list goes into the lexical query's ``bool.filter`` and inside the ``knn`` clause's
+    ``filter`` (efficient filtering), so both retrievers see exactly the same records.
+    """
+    clauses: list[dict[str, object]] = [
+        {
+            "bool": {
+                "should": [
+                    {"bool": {"must_not": [{"exists": {"field": "expires_at"}}]}},
+                    {"range": {"expires_at": {"gt": _iso(flt.live_at)}}},
+                ],
+                "minimum_should_match": 1,
+            }
+        }
+    ]
+    for field, values in (
+        ("source", flt.sources),
+        ("observation_type", flt.observation_types),
+        ("actor_name", flt.actor_names),
+        ("tier", flt.tiers),
+    ):
+        if values:
+            clauses.append({"terms": {field: list(values)}})
+    bounds: dict[str, str] = {}
+    if flt.occurred_from is not None:
+        bounds["gte"] = _iso(flt.occurred_from)
+    if flt.occurred_to is not None:
+        bounds["lte"] = _iso(flt.occurred_to)
+    if bounds:
+        clauses.append({"range": {"occurred_at": bounds}})
+    if flt.exclude_session_id is not None:
+        clauses.append({"bool": {"must_not": [{"term": {"session_id": flt.exclude_session_id}}]}})
+    return clauses

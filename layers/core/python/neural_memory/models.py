@@ -337,6 +337,7 @@ class Retrieved(DomainModel):
 
     lexical: list[Hit] = Field(default_factory=list)
     vector: list[Hit] = Field(default_factory=list)
+    degraded: list[str] = Field(default_factory=list)  # a retriever that failed while the other answered
 
 
 class UpsertOutcome(DomainModel):

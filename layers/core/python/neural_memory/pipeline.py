@@ -108,6 +108,7 @@ class SearchPipeline:
                 flt=flt,
                 limit=request.top_k * config.overfetch_factor,
             )
+        degraded.extend(retrieved.degraded)
         floor = config.min_similarity_for(model_id)
         vector_hits = [hit for hit in retrieved.vector if hit.score >= floor]
         threshold = ThresholdStatus(min_similarity=floor, dropped=len(retrieved.vector) - len(vector_hits))

@@ -30,6 +30,12 @@ class StoreSettings(_Base):
     store: StoreName = "sqlite"
     data_dir: Path = Path(".neural-memory")
     opensearch_url: str | None = None
+    opensearch_index: str = "neural-memory"
+    # Set in AWS: requests are signed with SigV4 (service "es") using the function's role.
+    opensearch_aws_region: str | None = None
+    opensearch_timeout_s: float = Field(default=5.0, gt=0)
+    # "wait_for" makes an acknowledged write searchable; "true" forces a refresh (tests, local).
+    opensearch_refresh: Literal["false", "true", "wait_for"] = "wait_for"
 
 
 class ProviderSettings(_Base):

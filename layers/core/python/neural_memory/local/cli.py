@@ -29,6 +29,10 @@ def _settings(args: argparse.Namespace) -> Settings:
         overrides["data_dir"] = Path(args.data_dir)
     if getattr(args, "embedder", None):
         overrides["embedder"] = args.embedder
+    if getattr(args, "store", None):
+        overrides["store"] = args.store
+    if getattr(args, "opensearch_url", None):
+        overrides["opensearch_url"] = args.opensearch_url
     return Settings(**overrides)
 
 
@@ -45,12 +49,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from neural_memory.local.gateway import LocalGateway  # noqa: PLC0415
     from neural_memory.local.server import LocalApiServer  # noqa: PLC0415
     from neural_memory.service import build_service, set_service  # noqa: PLC0415
+    from neural_memory.stores import ensure_store  # noqa: PLC0415
     from neural_memory.stores.sqlite_keys import SqliteKeyStore  # noqa: PLC0415
 
     settings = _settings(args)
     service = build_service(settings)
     set_service(service)
     keys = SqliteKeyStore(settings.sqlite_path)
+    index = ensure_store(settings, service.embedder)
     if service.embedder is not None:
         service.embedder.embed(["warm up"], "search_query")  # load the model before the first request
     samples = None if args.no_samples else Path(args.samples)
@@ -58,7 +64,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     server = LocalApiServer(
         (args.host, args.port), LocalGateway(keys, settings.max_body_bytes), settings.max_body_bytes, args.quiet
     )
-    print(f"Neural Memory local API on {server.url}  (data: {settings.sqlite_path})", flush=True)
+    where = (
+        f"OpenSearch {settings.opensearch_url} index {settings.opensearch_index} ({index})"
+        if settings.store == "opensearch"
+        else settings.sqlite_path
+    )
+    print(f"Neural Memory local API on {server.url}  (store: {where})", flush=True)
     print(f"  workspace {DEMO_WORKSPACE!r}: {demo.loaded} sample observations loaded", flush=True)
     if demo.key:
         note = "new key" if demo.created_key else "key"
@@ -226,6 +237,8 @@ def build_parser() -> argparse.ArgumentParser:
     def data_dir(p: argparse.ArgumentParser) -> None:
         p.add_argument("--data-dir", help="embedded store folder (env NM_DATA_DIR, default .neural-memory)")
         p.add_argument("--embedder", choices=["onnx", "cohere", "none"], help="embedding provider (env NM_EMBEDDER)")
+        p.add_argument("--store", choices=["sqlite", "opensearch"], help="store (env NM_STORE, default sqlite)")
+        p.add_argument("--opensearch-url", help="OpenSearch endpoint when --store opensearch (env NM_OPENSEARCH_URL)")
 
     serve = commands.add_parser("serve", help="run the local API")
     serve.add_argument("--host", default="127.0.0.1", help="bind address (default loopback only)")

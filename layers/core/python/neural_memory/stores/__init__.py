@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from neural_memory.errors import ConfigurationError
 
 if TYPE_CHECKING:
+    from neural_memory.embeddings.base import Embedder
     from neural_memory.settings import Settings
     from neural_memory.stores.base import Store
 
@@ -17,4 +18,23 @@ def build_store(settings: Settings) -> Store:
         from neural_memory.stores.sqlite import SqliteStore  # noqa: PLC0415 - numpy loads only here
 
         return SqliteStore(settings.sqlite_path)
-    raise ConfigurationError(f"store {settings.store!r} is not available in this build; use NM_STORE=sqlite")
+    if settings.store == "opensearch":
+        from neural_memory.stores.opensearch import OpenSearchStore  # noqa: PLC0415
+        from neural_memory.stores.opensearch_client import build_client  # noqa: PLC0415
+
+        return OpenSearchStore(build_client(settings), settings.opensearch_index, refresh=settings.opensearch_refresh)
+    raise ConfigurationError(f"unknown store {settings.store!r}")
+
+
+def ensure_store(settings: Settings, embedder: Embedder | None) -> str:
+    """Create or verify the store's index for this embedder (OpenSearch); the embedded store
+    creates its schema on open. Returns what was done. For start-up and the maintenance function."""
+    if settings.store != "opensearch":
+        return "ok"
+    from neural_memory.stores.opensearch import OpenSearchAdmin  # noqa: PLC0415
+    from neural_memory.stores.opensearch_client import build_client  # noqa: PLC0415
+
+    admin = OpenSearchAdmin(build_client(settings), settings.opensearch_index)
+    if embedder is None:
+        return admin.ensure_index(1, "none")
+    return admin.ensure_index(embedder.dimension, embedder.model_id)

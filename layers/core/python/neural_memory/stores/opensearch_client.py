@@ -1,0 +1,31 @@
+"""The opensearch-py client: SigV4-signed in AWS, plain HTTP(S) locally. Built on first use."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from neural_memory.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from neural_memory.settings import Settings
+
+
+def build_client(settings: Settings) -> Any:
+    """An ``OpenSearch`` client for ``settings.opensearch_url``."""
+    from opensearchpy import OpenSearch, RequestsHttpConnection  # noqa: PLC0415
+
+    if not settings.opensearch_url:
+        raise ConfigurationError("NM_OPENSEARCH_URL is not set but NM_STORE=opensearch")
+    options: dict[str, Any] = {"hosts": [settings.opensearch_url], "timeout": settings.opensearch_timeout_s}
+    if settings.opensearch_aws_region:
+        import boto3  # noqa: PLC0415
+        from opensearchpy import AWSV4SignerAuth  # noqa: PLC0415
+
+        credentials = boto3.Session().get_credentials()
+        options |= {
+            "http_auth": AWSV4SignerAuth(credentials, settings.opensearch_aws_region, "es"),
+            "use_ssl": True,
+            "verify_certs": True,
+            "connection_class": RequestsHttpConnection,
+        }
+    return OpenSearch(**options)

@@ -1,0 +1,214 @@
+"""One conformance suite for both stores: the SQLite store, and the OpenSearch store on
+osmem-server (started by the tests; it has no k-NN, so vector retrieval is checked on SQLite and
+the k-NN request body against OpenSearch's documented format)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from neural_memory.errors import ConfigurationError
+from neural_memory.filters import Filter, render_opensearch
+from neural_memory.models import ObservationIn
+from neural_memory.service import Service
+from neural_memory.stores.opensearch import OpenSearchAdmin, OpenSearchStore, cosine_from_score, knn_body
+from neural_memory.stores.sqlite import SqliteStore
+from opensearchpy import OpenSearch
+
+from tests.conftest import ROOT
+from tests.fakes import HashEmbedder
+from tests.integration.pipeline_fixtures import NOW, note
+from tests.integration.test_search_filters import CASES, DATA, _matches
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from neural_memory.settings import Settings
+
+pytestmark = pytest.mark.integration
+INDEX = "nm-test"
+
+
+@pytest.fixture(params=["sqlite", "opensearch"])
+def svc(request: pytest.FixtureRequest, settings: Settings) -> Service:
+    """A service over one store kind, with the hashing test embedder (64 dimensions)."""
+    embedder = HashEmbedder()
+    if request.param == "sqlite":
+        store: Any = SqliteStore(settings.sqlite_path)
+    else:
+        client = OpenSearch(hosts=[request.getfixturevalue("osmem_url")])
+        assert OpenSearchAdmin(client, INDEX).ensure_index(embedder.dimension, embedder.model_id) == "created"
+        store = OpenSearchStore(client, INDEX, refresh="true")
+    return Service(store, embedder, settings, clock=lambda: NOW)
+
+
+def _ids(service: Service, query: str = "acme", **fields: Any) -> set[str]:
+    from neural_memory.models import SearchRequest
+
+    body = SearchRequest.model_validate({"query": query, "topK": 100, "mode": "keyword", "llmFilter": False, **fields})
+    return {r.id for r in service.search("acme", body, "r").results}
+
+
+def test_every_filter_returns_exactly_the_matching_observations(svc: Service) -> None:
+    # Given the filter suite's ten observations (one expired)
+    svc.index("acme", [ObservationIn.model_validate(o) for o in DATA])
+    # When each filter case is searched, Then exactly the matching ones come back
+    for name, filters, exclude in CASES:
+        extra: dict[str, Any] = {"filters": filters} if filters else {}
+        if exclude:
+            extra["excludeSessionId"] = exclude
+        assert _ids(svc, **extra) == {o["id"] for o in DATA if _matches(o, filters, exclude)}, name
+
+
+def test_tenancy(svc: Service) -> None:
+    svc.index("acme", [note("a1", "acme deploy")])
+    svc.index("rival", [note("r1", "acme deploy")])
+    assert _ids(svc) == {"a1"}
+    assert svc.store.get("rival", "a1") is None and svc.store.delete("rival", "a1") is False
+    assert svc.store.get("acme", "a1") is not None
+    assert (svc.store.count("acme"), svc.store.count("rival")) == (1, 1)
+
+
+def test_ttl_tiers_and_purge(svc: Service) -> None:
+    old = NOW - timedelta(days=8)
+    svc.index(
+        "acme",
+        [
+            note("adr", "acme decision", occurred_at=old),
+            note("pr-old", "acme PR", observation_type="pull_request_merged", occurred_at=old),
+            note("pr-new", "acme PR new", observation_type="pull_request_opened"),
+            note("push", "acme push", observation_type="push", occurred_at=old),
+        ],
+    )
+    assert _ids(svc) == {"adr", "pr-new", "push"}
+    assert svc.store.get("acme", "push").tier == "E"  # type: ignore[union-attr]
+    assert svc.store.purge_expired(NOW) == 1
+    assert svc.store.get("acme", "pr-old") is None and svc.store.count("acme") == 3
+
+
+def test_upsert_is_idempotent_and_drops_stale_chunks(svc: Service) -> None:
+    long_text = " ".join(f"Sentence {i} about the acme queue." for i in range(200))
+    first = svc.index("acme", [note("doc", "acme runbook", long_text)])
+    again = svc.index("acme", [note("doc", "acme runbook", long_text)])
+    assert (first.created, again.updated) == (["doc"], ["doc"]) and svc.store.count("acme") == 1
+    # When the document becomes short, Then its old later chunks no longer match
+    svc.index("acme", [note("doc", "acme runbook", "Now short.")])
+    assert _ids(svc, query="Sentence 150") == set()
+    assert svc.store.get("acme", "doc").content == "Now short."  # type: ignore[union-attr]
+
+
+def test_a_hit_in_a_later_chunk_returns_the_whole_parent_once(svc: Service) -> None:
+    body = " ".join(f"Step {i}: restart the worker." for i in range(150)) + " Finally renew the kerberos ticket."
+    svc.index("acme", [note("runbook", "worker runbook", body)])
+    hits = svc.store.retrieve("acme", text="kerberos", vector=None, model_id=None, flt=Filter(live_at=NOW), limit=10)
+    assert [h.observation.id for h in hits.lexical] == ["runbook"]
+    assert hits.lexical[0].chunk_no > 0
+    assert hits.lexical[0].observation.content == body
+    assert all(0.0 <= h.score <= 1.0 for h in hits.lexical)
+
+
+def test_delete_removes_every_chunk(svc: Service) -> None:
+    svc.index("acme", [note("doc", "acme runbook", " ".join(["acme queue"] * 400))])
+    assert svc.store.delete("acme", "doc") is True
+    assert svc.store.get("acme", "doc") is None and _ids(svc) == set()
+    assert svc.store.delete("acme", "doc") is False
+
+
+def test_hybrid_on_osmem_answers_from_lexical_and_names_the_vector_stage(osmem_url: str, settings: Settings) -> None:
+    # Given the OpenSearch store on osmem, which has no k-NN
+    client = OpenSearch(hosts=[osmem_url])
+    OpenSearchAdmin(client, INDEX).ensure_index(64, "test-hash-64")
+    service = Service(OpenSearchStore(client, INDEX, refresh="true"), HashEmbedder(), settings, clock=lambda: NOW)
+    service.index("acme", [note("a", "acme deploy failed")])
+    from neural_memory.models import SearchRequest
+
+    # When searching in hybrid mode, Then lexical answers and the reply names the failed vector stage
+    reply = service.search("acme", SearchRequest(query="deploy failed", llm_filter=False), "r")
+    assert [r.id for r in reply.results] == ["a"]
+    assert len(reply.degraded) == 1 and reply.degraded[0].startswith("vector:failed")
+
+
+def test_index_bootstrap_is_idempotent_and_refuses_another_model(osmem_url: str) -> None:
+    admin = OpenSearchAdmin(OpenSearch(hosts=[osmem_url]), "nm-boot")
+    assert admin.ensure_index(64, "model-a") == "created"
+    assert admin.ensure_index(64, "model-a") == "ok"
+    with pytest.raises(ConfigurationError, match="model-b"):
+        admin.ensure_index(64, "model-b")
+    with pytest.raises(ConfigurationError, match="128"):
+        admin.ensure_index(128, "model-a")
+
+
+def test_knn_body_follows_the_documented_format_with_the_same_filter() -> None:
+    # Given a filter and the lexical filter list built from it
+    flt = Filter(live_at=NOW, sources=("github",), exclude_session_id="s1")
+    filters = [{"term": {"workspace_id": "acme"}}, *render_opensearch(flt)]
+    # When the k-NN body is built
+    body = knn_body([0.1, 0.2], filters, 40)
+    # Then it is OpenSearch's k-NN query with the filter *inside* the knn clause and size set
+    assert body == {
+        "size": 40,
+        "_source": {"excludes": ["embedding"]},
+        "query": {"knn": {"embedding": {"vector": [0.1, 0.2], "k": 40, "filter": {"bool": {"filter": filters}}}}},
+    }
+    assert body["query"]["knn"]["embedding"]["filter"]["bool"]["filter"] is filters
+
+
+@pytest.mark.parametrize(("score", "cosine"), [(2.0, 1.0), (1.5, 0.5), (1.0, 0.0), (0.5, 0.0)])
+def test_faiss_inner_product_scores_map_back_to_cosine(score: float, cosine: float) -> None:
+    assert cosine_from_score(score) == pytest.approx(cosine)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_serve_with_the_opensearch_store(osmem_url: str, tmp_path: Path) -> None:
+    # Given `neural-memory serve --store opensearch` against osmem
+    port = _free_port()
+    args = [sys.executable, "-m", "neural_memory.local.cli", "serve", "--port", str(port), "--quiet",
+            "--data-dir", str(tmp_path), "--store", "opensearch", "--opensearch-url", osmem_url,
+            "--samples", str(ROOT / "events")]  # fmt: skip
+    env = {**os.environ, "NM_OPENSEARCH_REFRESH": "true", "POWERTOOLS_METRICS_DISABLED": "true"}
+    server = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        key = None
+        while time.monotonic() < deadline and key is None:
+            key_file = tmp_path / "demo-api-key"
+            if key_file.exists() and _answers(port):
+                key = key_file.read_text().strip()
+            time.sleep(0.2)
+        assert key, server.stdout.read() if server.poll() is not None and server.stdout else "server did not start"
+        # When the README's hybrid search is sent
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/v1/search",
+            data=json.dumps({"query": "why did the deploy fail", "topK": 5}).encode(),
+            headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310 - loopback
+            status, body = response.status, json.loads(response.read())
+        # Then it answers 200 from lexical results and names the vector stage in degraded
+        assert status == 200
+        assert "note-deploy-env-vars" in [r["id"] for r in body["results"]]
+        assert any(d.startswith("vector:failed") for d in body["degraded"])
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def _answers(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=1) as response:  # noqa: S310
+            return bool(response.status == 200)
+    except OSError:
+        return False
