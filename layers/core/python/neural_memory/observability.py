@@ -27,6 +27,8 @@ METRIC_OBSERVATIONS_CREATED = "ObservationsCreated"
 METRIC_OBSERVATIONS_UPDATED = "ObservationsUpdated"
 METRIC_DEGRADED = "SearchDegraded"
 METRIC_EMBEDDING_CACHE_HITS = "EmbeddingCacheHits"
+METRIC_INGEST_SUCCEEDED = "IngestSucceeded"
+METRIC_INGEST_FAILED = "IngestFailed"
 
 logger = Logger(service=os.getenv("POWERTOOLS_SERVICE_NAME", SERVICE_NAME))
 tracer = Tracer(service=os.getenv("POWERTOOLS_SERVICE_NAME", SERVICE_NAME))

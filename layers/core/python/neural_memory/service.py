@@ -156,19 +156,15 @@ def build_service(settings: Settings) -> Service:
 
         cache = EmbeddingCache(settings.embedding_cache_path)
     scorer = None
-    if settings.anthropic_api_key:
+    if anthropic_key := settings.anthropic_key():
         from neural_memory.gating import AnthropicScorer  # noqa: PLC0415 - the SDK itself loads on first call
 
-        scorer = AnthropicScorer(
-            settings.anthropic_api_key.get_secret_value(), model=settings.gate_model, timeout_s=settings.gate_timeout_s
-        )
+        scorer = AnthropicScorer(anthropic_key, model=settings.gate_model, timeout_s=settings.gate_timeout_s)
     reranker = None
-    if settings.cohere_api_key:
+    if cohere_key := settings.cohere_key():
         from neural_memory.rerank.cohere import CohereReranker  # noqa: PLC0415
 
-        reranker = CohereReranker(
-            settings.cohere_api_key.get_secret_value(), model=settings.rerank_model, timeout_s=settings.rerank_timeout_s
-        )
+        reranker = CohereReranker(cohere_key, model=settings.rerank_model, timeout_s=settings.rerank_timeout_s)
     return Service(
         build_store(settings),
         build_embedder(settings),

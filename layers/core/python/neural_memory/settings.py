@@ -46,6 +46,29 @@ class ProviderSettings(_Base):
     cohere_embed_model: str = "embed-english-v3.0"
     cohere_timeout_s: float = Field(default=10.0, gt=0)
     anthropic_api_key: SecretStr | None = None
+    # In AWS the keys come from Secrets Manager (read once per container) instead of plain env.
+    cohere_secret_arn: str | None = None
+    anthropic_secret_arn: str | None = None
+
+    def cohere_key(self) -> str | None:
+        """The Cohere API key, from the environment or Secrets Manager."""
+        if self.cohere_api_key:
+            return self.cohere_api_key.get_secret_value()
+        if self.cohere_secret_arn:
+            from neural_memory.secrets import read_secret  # noqa: PLC0415
+
+            return read_secret(self.cohere_secret_arn) or None
+        return None
+
+    def anthropic_key(self) -> str | None:
+        """The Anthropic API key, from the environment or Secrets Manager."""
+        if self.anthropic_api_key:
+            return self.anthropic_api_key.get_secret_value()
+        if self.anthropic_secret_arn:
+            from neural_memory.secrets import read_secret  # noqa: PLC0415
+
+            return read_secret(self.anthropic_secret_arn) or None
+        return None
 
 
 class SearchSettings(_Base):
@@ -77,7 +100,12 @@ class SearchSettings(_Base):
 
 
 class IngestSettings(_Base):
-    """Limits of the ingestion paths."""
+    """Limits and routing of the ingestion paths."""
+
+    # Webhook events name a repository / team; this map says which workspace they belong to,
+    # e.g. {"github:acme/console": "acme", "vercel:team_3Qp9kZ2mW8xV1nB4": "acme"}.
+    ingest_routes: dict[str, str] = Field(default_factory=dict)
+    keys_table: str | None = None
 
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
     collaborative_ttl_days: float = Field(default=7.0, gt=0)

@@ -22,6 +22,7 @@ def build_embedder(settings: Settings) -> Embedder | None:
     if settings.embedder == "cohere":
         from neural_memory.embeddings.cohere import CohereEmbedder  # noqa: PLC0415
 
-        key = settings.cohere_api_key.get_secret_value() if settings.cohere_api_key else None
-        return CohereEmbedder(api_key=key, model=settings.cohere_embed_model, timeout_s=settings.cohere_timeout_s)
+        return CohereEmbedder(
+            api_key=settings.cohere_key(), model=settings.cohere_embed_model, timeout_s=settings.cohere_timeout_s
+        )
     raise ConfigurationError(f"unknown embedder {settings.embedder!r}")

@@ -1,0 +1,46 @@
+"""API Gateway REQUEST authorizer: API key → workspace, put in the request context for the handlers."""
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.data_classes import event_source
+from aws_lambda_powertools.utilities.data_classes.api_gateway_authorizer_event import (
+    APIGatewayAuthorizerRequestEvent,
+    APIGatewayAuthorizerResponse,
+)
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from neural_memory.errors import Unauthorized
+from neural_memory.keys import authenticate, extract_api_key
+from neural_memory.observability import logger
+from neural_memory.settings import get_settings
+from neural_memory.stores.dynamodb_keys import DynamoKeyStore
+
+_keys: DynamoKeyStore | None = None
+
+
+def _key_store() -> DynamoKeyStore:
+    global _keys  # noqa: PLW0603 - one client per container
+    if _keys is None:
+        _keys = DynamoKeyStore(get_settings().keys_table or "")
+    return _keys
+
+
+@logger.inject_lambda_context
+@event_source(data_class=APIGatewayAuthorizerRequestEvent)
+def lambda_handler(event: APIGatewayAuthorizerRequestEvent, context: LambdaContext) -> dict[str, Any]:
+    """Allow with ``workspaceId`` in the context, or answer 401 (API Gateway's ``Unauthorized``)."""
+    arn = event.parsed_arn
+    try:
+        workspace_id = authenticate(_key_store(), extract_api_key(event.headers))
+    except Unauthorized:
+        logger.info("request refused: missing or invalid API key")
+        raise Exception("Unauthorized") from None  # noqa: TRY002 - API Gateway maps this exact message to 401
+    policy = APIGatewayAuthorizerResponse(
+        principal_id=workspace_id,
+        region=arn.region,
+        aws_account_id=arn.aws_account_id,
+        api_id=arn.api_id,
+        stage=arn.stage,
+        context={"workspaceId": workspace_id},
+    )
+    policy.allow_all_routes()
+    return policy.asdict()

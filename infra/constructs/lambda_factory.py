@@ -1,0 +1,68 @@
+"""One factory sets what every function shares: Python 3.13 on arm64, the core layer, JSON logs
+with retention, X-Ray tracing, and the Powertools environment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+
+from infra.constants import LOG_RETENTION_DAYS, METRICS_NAMESPACE, SERVICE_NAME
+
+if TYPE_CHECKING:
+    from constructs import Construct
+
+FUNCTIONS_DIR = Path(__file__).resolve().parents[2] / "functions"
+
+
+class LambdaFactory:
+    """Builds functions from ``functions/<name>/app.py`` with the shared settings."""
+
+    def __init__(self, layer: lambda_.ILayerVersion, environment: dict[str, str]) -> None:
+        self._layer = layer
+        self._environment = environment
+
+    def function(
+        self,
+        scope: Construct,
+        name: str,
+        *,
+        memory_mb: int = 1024,
+        timeout_s: int = 15,
+        environment: dict[str, str] | None = None,
+    ) -> lambda_.Function:
+        """A function whose asset is its own folder and whose handler is ``app.lambda_handler``."""
+        log_group = logs.LogGroup(
+            scope,
+            f"{name.title()}Logs",
+            retention=logs.RetentionDays(_retention()),
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        return lambda_.Function(
+            scope,
+            f"{name.title()}Function",
+            runtime=lambda_.Runtime.PYTHON_3_13,
+            architecture=lambda_.Architecture.ARM_64,
+            code=lambda_.Code.from_asset(str(FUNCTIONS_DIR / name)),
+            handler="app.lambda_handler",
+            layers=[self._layer],
+            memory_size=memory_mb,
+            timeout=Duration.seconds(timeout_s),
+            tracing=lambda_.Tracing.ACTIVE,
+            logging_format=lambda_.LoggingFormat.JSON,
+            log_group=log_group,
+            environment={
+                "POWERTOOLS_SERVICE_NAME": SERVICE_NAME,
+                "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
+                "POWERTOOLS_LOG_LEVEL": "INFO",
+                **self._environment,
+                **(environment or {}),
+            },
+        )
+
+
+def _retention() -> str:
+    return {30: "ONE_MONTH"}.get(LOG_RETENTION_DAYS, "ONE_MONTH")

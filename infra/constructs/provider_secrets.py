@@ -1,0 +1,20 @@
+"""Cohere and Anthropic API keys in Secrets Manager; functions read them once per container."""
+
+from __future__ import annotations
+
+from aws_cdk import RemovalPolicy
+from aws_cdk import aws_secretsmanager as secretsmanager
+from constructs import Construct
+
+
+class ProviderSecrets(Construct):
+    """Empty secrets to fill after deploy (``aws secretsmanager put-secret-value``)."""
+
+    def __init__(self, scope: Construct, construct_id: str) -> None:
+        super().__init__(scope, construct_id)
+        self.cohere = secretsmanager.Secret(
+            self, "Cohere", description="Cohere API key (plain string)", removal_policy=RemovalPolicy.DESTROY
+        )
+        self.anthropic = secretsmanager.Secret(
+            self, "Anthropic", description="Anthropic API key (plain string)", removal_policy=RemovalPolicy.DESTROY
+        )

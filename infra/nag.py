@@ -1,0 +1,49 @@
+"""cdk-nag (AwsSolutions) findings we reviewed and accept, each with its reason. Everything else
+must pass: a synth with an unacknowledged finding fails."""
+
+from __future__ import annotations
+
+from aws_cdk import Acknowledgment, Stack, Validations
+
+_ALWAYS = {
+    "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]": (
+        "The AWS-managed minimum for a function to write its logs."
+    ),
+    "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/"
+    "AmazonAPIGatewayPushToCloudWatchLogs]": "The AWS-managed minimum for API Gateway to write access logs.",
+    "AwsSolutions-IAM5[Resource::*]": "X-Ray PutTraceSegments/PutTelemetryRecords accept no resource scope.",
+    "AwsSolutions-L1": "Pinned to Python 3.13: the layer's wheels are built for cp313 arm64; the provider "
+    "framework's runtime is managed by CDK.",
+    "AwsSolutions-COG4": "Callers are services and agents with API keys, checked by the Lambda authorizer "
+    "(hashed keys in DynamoDB), not Cognito users.",
+    "AwsSolutions-SMG4": "Third-party API keys (Cohere, Anthropic) cannot be rotated by a Lambda; they are "
+    "rotated by replacing the secret value.",
+    "AwsSolutions-OS1": "Functions run outside a VPC (they call Cohere and Anthropic); every request to the "
+    "domain is SigV4-signed and allowed only by the functions' IAM roles.",
+    "AwsSolutions-OS3": "Access is by IAM identity (the functions' roles), not by source IP.",
+    "AwsSolutions-OS5": "No resource policy grants anonymous access; requests must be signed by a role that "
+    "holds es:ESHttp* on this domain, which only the service's functions are granted.",
+    "AwsSolutions-APIG3": "Abuse is bounded by API keys and stage throttling; a WAF can be attached per "
+    "deployment when the API is public.",
+}
+_DEV_ONLY = {
+    "AwsSolutions-OS4": "dev runs one small data node; prod has three dedicated masters.",
+    "AwsSolutions-OS7": "dev runs one node in one AZ; prod spreads three nodes over three AZs.",
+}
+
+
+def suppress_reviewed_findings(stack: Stack, *, prod: bool) -> None:
+    """Acknowledge the reviewed findings on ``stack`` (and the IAM wildcards it needs by design)."""
+    reasons = dict(_ALWAYS) if prod else {**_ALWAYS, **_DEV_ONLY}
+    domain = stack.resolve(stack.node.find_child("Search").node.find_child("Domain").node.default_child.logical_id)
+    maintenance = stack.resolve(
+        stack.node.find_child("Maintenance").node.find_child("MaintenanceFunction").node.default_child.logical_id
+    )
+    reasons[f"AwsSolutions-IAM5[Resource::<{domain}.Arn>/*]"] = (
+        "es:ESHttp* must reach every index path of this one domain (grant_read_write)."
+    )
+    reasons[f"AwsSolutions-IAM5[Resource::<{maintenance}.Arn>:*]"] = (
+        "The custom-resource provider invokes any version of the maintenance function."
+    )
+    for rule, reason in reasons.items():
+        Validations.of(stack).acknowledge(Acknowledgment(id=rule, reason=reason))

@@ -1,0 +1,146 @@
+"""The stack's properties, asserted on the synthesised template (cdk-nag runs at synth)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from aws_cdk.assertions import Match
+
+if TYPE_CHECKING:
+    from aws_cdk.assertions import Template
+
+FUNCTIONS = {"search", "observations", "ingest", "authorizer", "maintenance"}
+
+
+def _ours(template: Template) -> dict[str, dict]:  # type: ignore[type-arg]
+    functions = template.find_resources("AWS::Lambda::Function", {"Properties": {"Handler": "app.lambda_handler"}})
+    return {k: v["Properties"] for k, v in functions.items()}
+
+
+def test_every_function_shares_runtime_architecture_layer_logs_tracing_and_powertools_env(dev: Template) -> None:
+    # Given the dev stack, When its functions are read
+    functions = _ours(dev)
+    # Then the five functions share what the factory sets
+    assert len(functions) == len(FUNCTIONS)
+    for props in functions.values():
+        assert props["Runtime"] == "python3.13" and props["Architectures"] == ["arm64"]
+        assert props["TracingConfig"] == {"Mode": "Active"}
+        assert props["LoggingConfig"]["LogFormat"] == "JSON"
+        assert len(props["Layers"]) == 1
+        env = props["Environment"]["Variables"]
+        assert (
+            env["POWERTOOLS_SERVICE_NAME"] == "neural-memory" and env["POWERTOOLS_METRICS_NAMESPACE"] == "NeuralMemory"
+        )
+        assert env["NM_STORE"] == "opensearch" and "NM_COHERE_SECRET_ARN" in env
+    dev.has_resource_properties("AWS::Logs::LogGroup", {"RetentionInDays": 30})
+    dev.has_resource_properties(
+        "AWS::Lambda::LayerVersion", {"CompatibleRuntimes": ["python3.13"], "CompatibleArchitectures": ["arm64"]}
+    )
+
+
+def test_opensearch_domain_is_encrypted_https_only_and_logged(dev: Template) -> None:
+    dev.has_resource_properties(
+        "AWS::OpenSearchService::Domain",
+        {
+            "EngineVersion": Match.string_like_regexp("^OpenSearch_[23]\\."),
+            "EncryptionAtRestOptions": {"Enabled": True},
+            "NodeToNodeEncryptionOptions": {"Enabled": True},
+            "DomainEndpointOptions": {"EnforceHTTPS": True, "TLSSecurityPolicy": "Policy-Min-TLS-1-2-2019-07"},
+            "LogPublishingOptions": Match.object_like(
+                {"ES_APPLICATION_LOGS": Match.any_value(), "SEARCH_SLOW_LOGS": Match.any_value()}
+            ),
+            "ClusterConfig": Match.object_like({"InstanceCount": 1, "DedicatedMasterEnabled": False}),
+        },
+    )
+
+
+def test_prod_domain_is_multi_az_with_dedicated_masters(prod: Template) -> None:
+    prod.has_resource_properties(
+        "AWS::OpenSearchService::Domain",
+        {
+            "ClusterConfig": Match.object_like(
+                {
+                    "InstanceCount": 3,
+                    "DedicatedMasterEnabled": True,
+                    "DedicatedMasterCount": 3,
+                    "ZoneAwarenessEnabled": True,
+                    "ZoneAwarenessConfig": {"AvailabilityZoneCount": 3},
+                }
+            )
+        },
+    )
+
+
+def test_only_the_functions_roles_may_call_the_domain(dev: Template) -> None:
+    # Then no resource policy opens the domain, and function policies grant es:ESHttp* on it
+    domain = next(iter(dev.find_resources("AWS::OpenSearchService::Domain").values()))
+    assert "AccessPolicies" not in domain["Properties"]
+    policies = dev.find_resources("AWS::IAM::Policy")
+    granted = [p for p in policies.values() if "es:ESHttp" in str(p["Properties"]["PolicyDocument"])]
+    assert len(granted) == 4  # search, observations, ingest, maintenance — not the authorizer
+
+
+def test_api_has_authorizer_throttling_access_logs_and_validation(dev: Template) -> None:
+    dev.has_resource_properties("AWS::ApiGateway::Authorizer", {"Type": "REQUEST", "AuthorizerResultTtlInSeconds": 0})
+    methods = dev.find_resources("AWS::ApiGateway::Method", {"Properties": {"HttpMethod": Match.any_value()}})
+    routed = [m["Properties"] for m in methods.values() if m["Properties"]["HttpMethod"] != "OPTIONS"]
+    assert sorted(m["HttpMethod"] for m in routed) == ["DELETE", "GET", "POST", "POST"]
+    assert all(m["AuthorizationType"] == "CUSTOM" and "RequestValidatorId" in m for m in routed)
+    dev.has_resource_properties(
+        "AWS::ApiGateway::Stage",
+        {
+            "StageName": "v1",
+            "TracingEnabled": True,
+            "AccessLogSetting": Match.object_like({"DestinationArn": Match.any_value()}),
+            "MethodSettings": Match.array_with(
+                [Match.object_like({"ThrottlingRateLimit": 100, "ThrottlingBurstLimit": 200})]
+            ),
+        },
+    )
+    dev.has_resource_properties("AWS::ApiGateway::RequestValidator", {"ValidateRequestBody": True})
+    dev.has_resource_properties(
+        "AWS::DynamoDB::Table",
+        {
+            "KeySchema": [{"AttributeName": "key_id", "KeyType": "HASH"}],
+            "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
+        },
+    )
+
+
+def test_ingestion_rules_queue_dlq_and_partial_batch_failures(dev: Template) -> None:
+    for source in ("github", "vercel"):
+        dev.has_resource_properties("AWS::Events::Rule", {"EventPattern": {"source": [source]}})
+    dev.has_resource_properties(
+        "AWS::SQS::Queue",
+        {"VisibilityTimeout": 360, "RedrivePolicy": Match.object_like({"maxReceiveCount": 5})},
+    )
+    ingest = next(p for p in _ours(dev).values() if p["Timeout"] == 60)
+    assert 6 * ingest["Timeout"] <= 360
+    dev.has_resource_properties(
+        "AWS::Lambda::EventSourceMapping", {"FunctionResponseTypes": ["ReportBatchItemFailures"], "BatchSize": 10}
+    )
+
+
+def test_maintenance_bootstraps_the_index_and_purges_daily(dev: Template) -> None:
+    dev.has_resource_properties("Custom::NeuralMemoryIndex", {"IndexVersion": "1:embed-english-v3.0:1024"})
+    dev.has_resource_properties("AWS::Events::Rule", {"ScheduleExpression": "rate(1 day)"})
+
+
+def test_secrets_and_dashboard_and_alarms(dev: Template) -> None:
+    dev.resource_count_is("AWS::SecretsManager::Secret", 2)
+    body = str(next(iter(dev.find_resources("AWS::CloudWatch::Dashboard").values()))["Properties"]["DashboardBody"])
+    for stage in ("Total", "Embed", "Retrieval", "LlmFilter", "Rerank"):
+        assert f"SearchLatency{stage}" in body
+    for needle in ("p50", "p95", "p99", "GateBypassed", "GateFiltered", "ResultsReturned", "IngestFailed"):
+        assert needle in body
+    dev.has_resource_properties(
+        "AWS::CloudWatch::Alarm",
+        {"MetricName": "SearchLatencyTotal", "ExtendedStatistic": "p95", "Threshold": 500},
+    )
+    dev.has_resource_properties(
+        "AWS::CloudWatch::Alarm", {"MetricName": "ApproximateNumberOfMessagesVisible", "Threshold": 0}
+    )
+    dev.has_resource_properties(
+        "AWS::CloudWatch::Alarm",
+        {"Metrics": Match.array_with([Match.object_like({"Expression": Match.string_like_regexp("errors")})])},
+    )
