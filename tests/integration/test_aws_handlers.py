@@ -1,0 +1,152 @@
+"""The authorizer (DynamoDB through moto), the SQS ingest consumer and the maintenance function,
+each driven by its sample event from events/."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import TYPE_CHECKING, Any
+
+import boto3
+import pytest
+from moto import mock_aws
+from neural_memory.clock import utcnow
+from neural_memory.keys import issue_key, revoke
+from neural_memory.service import Service, set_service
+from neural_memory.settings import get_settings
+from neural_memory.stores.dynamodb_keys import DynamoKeyStore
+from neural_memory.stores.sqlite import SqliteStore
+
+from functions.authorizer import app as authorizer_app
+from functions.ingest import app as ingest_app
+from functions.maintenance import app as maintenance_app
+from tests.conftest import load_event
+from tests.fakes import FailingEmbedder, HashEmbedder
+from tests.integration.pipeline_fixtures import NOW, note
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from neural_memory.local.gateway import LocalLambdaContext
+    from neural_memory.settings import Settings
+
+pytestmark = [pytest.mark.integration, pytest.mark.aws]
+ROUTES = {"github:acme/console": "acme", "vercel:team_3Qp9kZ2mW8xV1nB4": "acme"}
+
+
+@pytest.fixture
+def keys(monkeypatch: pytest.MonkeyPatch) -> Iterator[DynamoKeyStore]:
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("NM_KEYS_TABLE", "api-keys")
+    get_settings.cache_clear()
+    with mock_aws():
+        boto3.client("dynamodb").create_table(
+            TableName="api-keys",
+            KeySchema=[{"AttributeName": "key_id", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "key_id", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        monkeypatch.setattr(authorizer_app, "_keys", None)
+        yield DynamoKeyStore("api-keys")
+    get_settings.cache_clear()
+
+
+def _authorize(key: str, context: LocalLambdaContext, header: str = "Authorization") -> dict[str, Any]:
+    event = copy.deepcopy(load_event("authorizer/request"))
+    event["headers"] = {
+        "Content-Type": "application/json",
+        header: f"Bearer {key}" if header == "Authorization" else key,
+    }
+    result: dict[str, Any] = authorizer_app.lambda_handler(event, context)
+    return result
+
+
+def test_authorizer_allows_a_valid_key_with_its_workspace(
+    keys: DynamoKeyStore, lambda_context: LocalLambdaContext
+) -> None:
+    # Given a key issued into DynamoDB (only its hash is stored)
+    key = issue_key(keys, "acme", utcnow())
+    stored = boto3.client("dynamodb").scan(TableName="api-keys")["Items"][0]
+    assert key.rsplit("_", 1)[1] not in str(stored)
+    # When the authorizer sees it, as a bearer token or as x-api-key
+    for header in ("Authorization", "x-api-key"):
+        policy = _authorize(key, lambda_context, header)
+        # Then it allows, with the workspace in the context the handlers read
+        assert policy["principalId"] == "acme" and policy["context"] == {"workspaceId": "acme"}
+        statement = policy["policyDocument"]["Statement"][0]
+        assert statement["Effect"] == "Allow" and statement["Action"] == "execute-api:Invoke"
+
+
+def test_authorizer_refuses_unknown_and_revoked_keys(keys: DynamoKeyStore, lambda_context: LocalLambdaContext) -> None:
+    key = issue_key(keys, "acme", utcnow())
+    assert revoke(keys, key, utcnow())
+    for presented in (key, "nm_000000000000_" + "A" * 43, ""):
+        with pytest.raises(Exception, match="^Unauthorized$"):
+            _authorize(presented, lambda_context)
+
+
+@pytest.fixture
+def ingest_service(settings: Settings) -> Iterator[Service]:
+    routed = settings.model_copy(update={"ingest_routes": ROUTES})
+    service = Service(SqliteStore(routed.sqlite_path), HashEmbedder(), routed, clock=lambda: NOW)
+    set_service(service)
+    yield service
+    set_service(None)
+
+
+def test_ingest_batch_reports_exactly_the_poison_records(
+    ingest_service: Service, lambda_context: LocalLambdaContext
+) -> None:
+    # Given four SQS records: a push and a deployment error of routed sources, malformed JSON,
+    # and a push from a repository no workspace is configured for
+    event = load_event("sqs/ingest_batch")
+    # When the consumer processes the batch
+    reply = ingest_app.lambda_handler(event, lambda_context)
+    # Then exactly the two poison records are reported, and the two good ones are indexed
+    failed = [f["itemIdentifier"] for f in reply["batchItemFailures"]]
+    assert failed == [event["Records"][2]["messageId"], event["Records"][3]["messageId"]]
+    assert ingest_service.store.count("acme") == 2
+    # When SQS redelivers the same batch, Then nothing is duplicated
+    ingest_app.lambda_handler(event, lambda_context)
+    assert ingest_service.store.count("acme") == 2
+
+
+def test_an_embedding_outage_fails_only_the_affected_records_and_a_retry_completes(
+    settings: Settings, lambda_context: LocalLambdaContext
+) -> None:
+    # Given a batch of a push and a deployment error (E tier: never embedded) and a merged PR
+    # (C tier: embedded), while the embedding provider is down
+    routed = settings.model_copy(update={"ingest_routes": ROUTES})
+    event = load_event("sqs/ingest_batch")
+    event["Records"][2]["body"] = json.dumps(load_event("eventbridge/github_pull_request"))
+    event["Records"] = event["Records"][:3]
+    set_service(Service(SqliteStore(routed.sqlite_path), FailingEmbedder(), routed, clock=lambda: NOW))
+    try:
+        # When the batch is processed, Then only the record that needed the embedder fails
+        reply = ingest_app.lambda_handler(event, lambda_context)
+        assert [f["itemIdentifier"] for f in reply["batchItemFailures"]] == [event["Records"][2]["messageId"]]
+        # When the provider is back and SQS retries the failed record
+        healthy = Service(SqliteStore(routed.sqlite_path), HashEmbedder(), routed, clock=lambda: NOW)
+        set_service(healthy)
+        retry = {"Records": [event["Records"][2]]}
+        assert ingest_app.lambda_handler(retry, lambda_context)["batchItemFailures"] == []
+        # Then all three are indexed once
+        assert healthy.store.count("acme") == 3
+    finally:
+        set_service(None)
+
+
+def test_maintenance_bootstraps_and_purges(settings: Settings, lambda_context: LocalLambdaContext) -> None:
+    # Given the embedded store (which needs no index) and one expired chat
+    service = Service(SqliteStore(settings.sqlite_path), HashEmbedder(), settings, clock=lambda: NOW)
+    set_service(service)
+    try:
+        # When CloudFormation creates the index resource, Then the bootstrap answers; when the schedule fires, it purges
+        created = maintenance_app.lambda_handler(load_event("cloudformation/index_create"), lambda_context)
+        assert created["PhysicalResourceId"] == "index:neural-memory" and created["Data"] == {"Outcome": "ok"}
+        service.index(
+            "acme", [note("old", "old chat", observation_type="conversation_turn", occurred_at=NOW.replace(year=2024))]
+        )
+        assert maintenance_app.lambda_handler(load_event("schedule/purge"), lambda_context) == {"purged": 1}
+    finally:
+        set_service(None)
