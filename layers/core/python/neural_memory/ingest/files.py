@@ -50,6 +50,8 @@ def load_document(document: Any, origin: str) -> Loaded:
         return Loaded(origin, error="expected a JSON object")
     try:
         if "detail-type" in document:
+            if str(document.get("source", "")).startswith("aws."):
+                return Loaded(origin, skipped=f"AWS service event ({document.get('detail-type')}), not an observation")
             normalized = normalize_eventbridge(document)
             skipped = normalized.skipped.reason if normalized.skipped else None
             return Loaded(origin, observations=normalized.observations, skipped=skipped)
