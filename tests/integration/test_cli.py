@@ -28,14 +28,18 @@ def test_ingest_twice_keeps_the_same_count_and_search_finds_it(
 ) -> None:
     # Given the sample events folder
     args = ["ingest", str(EVENTS), "--workspace", "acme", "--data-dir", str(tmp_path)]
+    args += ["--failures", str(tmp_path / "failures.jsonl")]
     # When ingested twice
-    assert main(args) == 0
-    first = capsys.readouterr().out
-    assert main(args) == 0
+    assert main(args) == 1  # the sample of an event type we do not support is reported, every time
+    first = capsys.readouterr()
+    assert main(args) == 1
     second = capsys.readouterr().out
-    # Then the second run only updates, and the count is unchanged
-    assert "8 created, 0 updated" in first and "holds 8 observations" in first
-    assert "0 created, 8 updated" in second and "holds 8 observations" in second
+    # Then the second run only updates, the count is unchanged, and the one failure has its reason
+    assert "20 created, 0 updated" in first.out and "1 failed" in first.out and "holds 20 observations" in first.out
+    assert "0 created, 20 updated" in second and "holds 20 observations" in second
+    assert "github_star_unsupported.json: GitHub event 'star' is not supported" in first.err
+    report = (tmp_path / "failures.jsonl").read_text().splitlines()
+    assert len(report) == 1 and json.loads(report[0])["document"]["detail-type"] == "star"
     # When searching from the terminal with filters, Then the JSON reply honours them
     assert main(["search", "deploy failed", "--workspace", "acme", "--data-dir", str(tmp_path), "--source", "vercel",
                  "--json"]) == 0  # fmt: skip
@@ -50,10 +54,16 @@ def test_ingest_reports_failures_and_exits_non_zero(tmp_path: Path, capsys: pyte
     (tmp_path / "broken.json").write_text("{not json")
     (tmp_path / "bad.jsonl").write_text(json.dumps({"observations": [{"title": "no source"}]}) + "\n")
     # When ingested
-    code = main(["ingest", str(tmp_path), "--workspace", "acme", "--data-dir", str(tmp_path / "db")])
+    report = tmp_path / "db" / "failures.jsonl"
+    code = main(["ingest", str(tmp_path), "--workspace", "acme", "--data-dir", str(tmp_path / "db"),
+                 "--failures", str(report)])  # fmt: skip
     # Then the good one is indexed, each failure is reported with its reason, and the exit code says so
     captured = capsys.readouterr()
     assert code == 1
     assert "1 created" in captured.out and "2 failed" in captured.out
     assert "broken.json: invalid JSON" in captured.err
     assert "bad.jsonl:1: observations.0.source: Field required" in captured.err
+    assert len(report.read_text().splitlines()) == 2
+    # When the report is replayed unchanged, Then both fail again and the report keeps them
+    assert main(["replay", str(report), "--workspace", "acme", "--data-dir", str(tmp_path / "db")]) == 1
+    assert len(report.read_text().splitlines()) == 2

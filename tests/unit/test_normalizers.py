@@ -67,3 +67,74 @@ def test_events_we_cannot_understand_raise_with_a_reason(mutate: object, message
     mutate(event)  # type: ignore[operator]
     with pytest.raises(UnsupportedEvent, match=message):
         normalize_eventbridge(event)
+
+
+EXPECTED: dict[str, tuple[str, str, str | None, str] | str] = {
+    # sample: (observation type, title, actor, occurredAt) — or the reason it is skipped / rejected
+    "github_push": ("push", "Push to main: Fix auth redirect loop after session refresh", "octocat",
+                    "2025-12-12T09:58:30+00:00"),
+    "github_push_force": ("push", "Push to session-refresh-edge: Rebase session refresh onto main", "octocat",
+                          "2025-12-12T09:58:30+00:00"),
+    "github_push_branch_deleted": "skipped: branch deletion",
+    "github_pull_request": ("pull_request_merged", "PR #482 merged: Move session refresh into edge middleware",
+                            "hubot", "2025-12-11T16:20:04+00:00"),
+    "github_pull_request_closed_unmerged": ("pull_request_closed",
+                                            "PR #476 closed: Try refreshing sessions in a service worker", "hubot",
+                                            "2025-12-10T12:00:00+00:00"),
+    "github_pull_request_opened_bot": ("pull_request_opened", "PR #490 opened: Bump next from 15.0.3 to 15.0.4",
+                                       "dependabot[bot]", "2025-12-12T06:00:00+00:00"),
+    "github_issue_opened": ("issue_opened", "Issue #488 opened: Login end-to-end test is flaky on CI", "hubot",
+                            "2025-12-10T08:12:00+00:00"),
+    "github_issue_closed": ("issue_closed", "Issue #488 closed: Login end-to-end test is flaky on CI", "octocat",
+                            "2025-12-12T11:30:00+00:00"),
+    "github_issue_comment": ("issue_comment", "Comment on #488: Login end-to-end test is flaky on CI", "octocat",
+                             "2025-12-11T09:00:00+00:00"),
+    "github_release": ("release", "Release v2.14.0: Console 2.14.0", "octocat", "2025-12-12T12:05:00+00:00"),
+    "github_star_unsupported": "rejected: GitHub event 'star' is not supported",
+    "vercel_deployment_created": ("deployment_created", "Deployment started: console (production)", "octocat",
+                                  "2025-12-12T09:55:00+00:00"),
+    "vercel_deployment_error": ("deployment_error", "Deployment failed: console (production)", "octocat",
+                                "2025-12-12T10:01:02+00:00"),
+    "vercel_deployment_succeeded": ("deployment_succeeded", "Deployment succeeded: console (production)", "octocat",
+                                    "2025-12-12T11:00:00+00:00"),
+    "vercel_deployment_canceled": ("deployment_canceled", "Deployment canceled: console (production)", "octocat",
+                                   "2025-12-12T10:06:40+00:00"),
+    "note": ("note", "Release checklist: env vars first", "octocat", "2025-12-12T15:00:00+00:00"),
+    "conversation_turn": ("conversation_turn", "Agent answered: why the deploy failed", "support-bot",
+                          "2025-12-13T10:15:00+00:00"),
+}  # fmt: skip
+
+
+def test_every_eventbridge_sample_has_an_expectation() -> None:
+    from tests.conftest import EVENTS
+
+    assert {p.stem for p in (EVENTS / "eventbridge").glob("*.json")} == set(EXPECTED)
+
+
+@pytest.mark.parametrize("sample", sorted(EXPECTED))
+def test_each_sample_is_normalised_as_expected(sample: str) -> None:
+    # Given a real-shaped EventBridge sample
+    event = load_event(f"eventbridge/{sample}")
+    expected = EXPECTED[sample]
+    # When normalised, Then it yields the expected observation, or is skipped / rejected with a reason
+    if isinstance(expected, str):
+        kind, _, reason = expected.partition(": ")
+        if kind == "rejected":
+            with pytest.raises(UnsupportedEvent, match=reason):
+                normalize_eventbridge(event)
+        else:
+            result = normalize_eventbridge(event)
+            assert result.observations == [] and result.skipped is not None and reason in result.skipped.reason
+        return
+    (obs,) = normalize_eventbridge(event).observations
+    assert (obs.observation_type, obs.title, obs.actor_name, obs.occurred_at.isoformat()) == expected
+    assert obs.id and obs.url and obs.url.startswith("https://") or obs.source in {"manual", "agent"}
+
+
+def test_bot_activity_is_observed_and_marked_but_bot_comments_are_skipped() -> None:
+    (pr,) = normalize_eventbridge(load_event("eventbridge/github_pull_request_opened_bot")).observations
+    assert pr.metadata["bot"] is True
+    event = load_event("eventbridge/github_issue_comment")
+    event["detail"]["comment"]["user"] = {"login": "ci-bot[bot]", "type": "Bot"}
+    skipped = normalize_eventbridge(event).skipped
+    assert skipped is not None and "bot ci-bot[bot]" in skipped.reason

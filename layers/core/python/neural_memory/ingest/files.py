@@ -25,6 +25,7 @@ class Loaded:
     observations: list[ObservationIn] = field(default_factory=list)
     skipped: str | None = None
     error: str | None = None
+    document: Any = None  # kept for a failure report, so the document can be replayed
 
 
 def expand(paths: Iterable[Path]) -> list[Path]:
@@ -47,7 +48,7 @@ def _validation_message(exc: ValidationError) -> str:
 def load_document(document: Any, origin: str) -> Loaded:
     """Observations from one decoded JSON document, recognised by its shape."""
     if not isinstance(document, dict):
-        return Loaded(origin, error="expected a JSON object")
+        return Loaded(origin, error="expected a JSON object", document=document)
     try:
         if "detail-type" in document:
             if str(document.get("source", "")).startswith("aws."):
@@ -65,9 +66,9 @@ def load_document(document: Any, origin: str) -> Loaded:
         if "observationType" in document:
             return Loaded(origin, observations=[ObservationIn.model_validate(document)])
     except UnsupportedEvent as exc:
-        return Loaded(origin, error=str(exc))
+        return Loaded(origin, error=str(exc), document=document)
     except ValidationError as exc:
-        return Loaded(origin, error=_validation_message(exc))
+        return Loaded(origin, error=_validation_message(exc), document=document)
     return Loaded(origin, skipped="not an event or observation document")
 
 
@@ -84,5 +85,5 @@ def load_file(path: Path) -> list[Loaded]:
         try:
             loaded.append(load_document(json.loads(raw), origin))
         except json.JSONDecodeError as exc:
-            loaded.append(Loaded(origin, error=f"invalid JSON: {exc.msg} at line {exc.lineno}"))
+            loaded.append(Loaded(origin, error=f"invalid JSON: {exc.msg} at line {exc.lineno}", document=raw))
     return loaded

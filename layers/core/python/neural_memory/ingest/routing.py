@@ -11,9 +11,10 @@ if TYPE_CHECKING:
 
 
 def route_key(event: dict[str, Any]) -> str:
-    """``github:<owner/repo>`` or ``vercel:<team id>`` for an EventBridge event."""
+    """``github:<owner/repo>``, ``vercel:<team id>`` or ``neural-memory:<workspace>`` for an EventBridge event."""
     source = event.get("source")
-    detail = event.get("detail") if isinstance(event.get("detail"), dict) else {}
+    raw = event.get("detail")
+    detail: dict[str, Any] = raw if isinstance(raw, dict) else {}
     if source == "github":
         repo = dig(detail, "repository", "full_name")
         if isinstance(repo, str):
@@ -22,6 +23,11 @@ def route_key(event: dict[str, Any]) -> str:
         team = dig(detail, "payload", "team", "id")
         if isinstance(team, str):
             return f"vercel:{team}"
+    if source == "neural-memory":
+        # Our own clients name a workspace; configuration must confirm that the bus may write to it.
+        workspace = detail.get("workspace")
+        if isinstance(workspace, str):
+            return f"neural-memory:{workspace}"
     raise UnsupportedEvent(f"cannot tell the repository or team of a {source!r} event")
 
 

@@ -103,43 +103,60 @@ def cmd_keys_create(args: argparse.Namespace) -> int:
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
-    """Load observations from event or request files into a workspace."""
-    from neural_memory.errors import NeuralMemoryError  # noqa: PLC0415
+    """Load observations from event or request files into a workspace; failures go to a report."""
     from neural_memory.ingest.files import expand, load_file  # noqa: PLC0415
+
+    files = expand(Path(p) for p in args.paths)
+    loaded = []
+    with _progress(len(files), "file", "reading") as bar:
+        for path in files:
+            loaded.extend(load_file(path))
+            bar.update(1)
+    return _index(args, loaded)
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """Ingest again the documents of a failure report; what still fails is written back to it."""
+    from neural_memory.ingest.runner import read_failures  # noqa: PLC0415
+
+    args.failures = args.failures or args.report
+    return _index(args, read_failures(Path(args.report)))
+
+
+def _index(args: argparse.Namespace, loaded: list[Any]) -> int:
+    from neural_memory.ingest.runner import ingest_loaded, write_failures  # noqa: PLC0415
     from neural_memory.service import build_service  # noqa: PLC0415
 
     service = build_service(_settings(args))
-    files = expand(Path(p) for p in args.paths)
-    observations, skipped, failures = [], [], []
-    with _progress(len(files), "file", "reading") as bar:
-        for path in files:
-            for loaded in load_file(path):
-                observations.extend(loaded.observations)
-                if loaded.skipped:
-                    skipped.append((loaded.origin, loaded.skipped))
-                if loaded.error:
-                    failures.append((loaded.origin, loaded.error))
-            bar.update(1)
-    created = updated = 0
-    with _progress(len(observations), "obs", "indexing") as bar:
-        for start in range(0, len(observations), INGEST_BATCH):
-            batch = observations[start : start + INGEST_BATCH]
-            try:
-                outcome = service.index(args.workspace, batch)
-                created, updated = created + len(outcome.created), updated + len(outcome.updated)
-            except NeuralMemoryError as exc:
-                failures.extend((f"observation {o.id or o.title!r}", str(exc)) for o in batch)
-            bar.update(len(batch))
-    for origin, reason in skipped:
+    total = sum(len(item.observations) for item in loaded)
+    with _progress(total, "obs", "indexing") as bar:
+        report = ingest_loaded(service, args.workspace, loaded, INGEST_BATCH, progress=bar.update)
+    for origin, reason in report.skipped:
         print(f"skipped {origin}: {reason}", file=sys.stderr)
-    for origin, reason in failures:
-        print(f"FAILED  {origin}: {reason}", file=sys.stderr)
-    total = service.store.count(args.workspace)
+    for failure in report.failures:
+        print(f"FAILED  {failure.origin}: {failure.reason}", file=sys.stderr)
+    failures_path = Path(args.failures)
+    if report.failures:
+        write_failures(failures_path, report.failures)
+        print(f"failure report: {failures_path} (retry with: neural-memory replay {failures_path})", file=sys.stderr)
+    elif failures_path.exists() and getattr(args, "report", None):
+        failures_path.unlink()  # everything replayed
+    held = service.store.count(args.workspace)
     print(
-        f"{created} created, {updated} updated, {len(skipped)} skipped, {len(failures)} failed; "
-        f"workspace {args.workspace!r} holds {total} observations"
+        f"{report.created} created, {report.updated} updated, {len(report.skipped)} skipped, "
+        f"{len(report.failures)} failed; workspace {args.workspace!r} holds {held} observations"
     )
-    return 1 if failures else 0
+    return 1 if report.failures else 0
+
+
+def cmd_dlq_replay(args: argparse.Namespace) -> int:
+    """Move dead-lettered ingest messages back to the ingest queue (AWS credentials needed)."""
+    from neural_memory.ingest.dlq import redrive  # noqa: PLC0415
+
+    with _progress(args.limit or 0, "msg", "replaying") as bar:
+        moved = redrive(args.dlq_url, args.queue_url, limit=args.limit, progress=bar.update)
+    print(f"moved {moved} messages from the dead-letter queue back to the ingest queue")
+    return 0
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -258,8 +275,22 @@ def build_parser() -> argparse.ArgumentParser:
     ingest = commands.add_parser("ingest", help="load event or request JSON files (or folders, .jsonl)")
     ingest.add_argument("paths", nargs="+")
     ingest.add_argument("--workspace", default="demo")
+    ingest.add_argument("--failures", default="ingest-failures.jsonl", help="where to write the failure report")
     data_dir(ingest)
     ingest.set_defaults(func=cmd_ingest)
+
+    replay = commands.add_parser("replay", help="ingest again what a failure report lists")
+    replay.add_argument("report", help="a failure report written by ingest or replay")
+    replay.add_argument("--workspace", default="demo")
+    replay.add_argument("--failures", help="where to write what still fails (default: the report itself)")
+    data_dir(replay)
+    replay.set_defaults(func=cmd_replay)
+
+    dlq = commands.add_parser("dlq-replay", help="AWS: move dead-lettered ingest messages back to the queue")
+    dlq.add_argument("--dlq-url", required=True)
+    dlq.add_argument("--queue-url", required=True)
+    dlq.add_argument("--limit", type=int, help="at most this many messages (default: all)")
+    dlq.set_defaults(func=cmd_dlq_replay)
 
     search = commands.add_parser("search", help="search a workspace")
     search.add_argument("query")

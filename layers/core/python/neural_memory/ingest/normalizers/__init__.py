@@ -17,9 +17,9 @@ __all__ = ["Normalized", "Skipped", "UnsupportedEvent", "normalize_eventbridge"]
 
 
 def _registry() -> dict[str, Callable[[str, dict[str, Any], str | None], Normalized]]:
-    from neural_memory.ingest.normalizers import github, vercel  # noqa: PLC0415
+    from neural_memory.ingest.normalizers import generic, github, vercel  # noqa: PLC0415
 
-    return {"github": github.normalize, "vercel": vercel.normalize}
+    return {"github": github.normalize, "vercel": vercel.normalize, "neural-memory": generic.normalize}
 
 
 def normalize_eventbridge(event: dict[str, Any]) -> Normalized:

@@ -15,7 +15,13 @@ _ZERO_SHA = "0" * 40
 
 def normalize(detail_type: str, payload: dict[str, Any], event_time: str | None) -> Normalized:
     """Observations from one GitHub webhook payload."""
-    handlers = {"push": _push, "pull_request": _pull_request}
+    handlers = {
+        "push": _push,
+        "pull_request": _pull_request,
+        "issues": _issue,
+        "issue_comment": _issue_comment,
+        "release": _release,
+    }
     handler = handlers.get(detail_type)
     if handler is None:
         raise UnsupportedEvent(f"GitHub event {detail_type!r} is not supported")
@@ -30,6 +36,14 @@ def _repo(payload: dict[str, Any]) -> str:
     if not isinstance(repo, str):
         raise UnsupportedEvent("GitHub payload has no repository.full_name")
     return repo
+
+
+def _actor(payload: dict[str, Any], *path: str) -> tuple[str | None, bool]:
+    """The acting login and whether it is a bot (kept, and marked: bot activity is still history)."""
+    user = dig(payload, *path) if path else payload.get("sender")
+    login = user.get("login") if isinstance(user, dict) else None
+    is_bot = isinstance(user, dict) and (user.get("type") == "Bot" or str(login or "").endswith("[bot]"))
+    return login, is_bot
 
 
 def _push(payload: dict[str, Any], event_time: str | None) -> Normalized:
@@ -47,17 +61,25 @@ def _push(payload: dict[str, Any], event_time: str | None) -> Normalized:
     content = f"{len(commits)} commit(s) pushed to {branch} in {repo}" + (" (force push)" if forced else "")
     if lines:
         content += ":\n" + "\n".join(lines)
+    login, is_bot = _actor(payload)
     observation = ObservationIn(
         id=f"github-push-{repo.replace('/', '.')}-{after[:12]}",
         source="github",
         source_type="push",
         observation_type="push",
-        actor_name=dig(payload, "sender", "login") or dig(payload, "pusher", "name"),
+        actor_name=login or dig(payload, "pusher", "name"),
         occurred_at=(head or {}).get("timestamp") or event_time,
         title=f"Push to {branch}: {first_line(message) or after[:7]}",
         content=content,
         url=payload.get("compare") or (head or {}).get("url"),
-        metadata={"repo": repo, "branch": branch, "after": after, "commits": len(commits), "forced": forced},
+        metadata={
+            "repo": repo,
+            "branch": branch,
+            "after": after,
+            "commits": len(commits),
+            "forced": forced,
+            "bot": is_bot,
+        },  # fmt: skip
     )
     return Normalized(observations=[observation])
 
@@ -77,16 +99,96 @@ def _pull_request(payload: dict[str, Any], event_time: str | None) -> Normalized
     else:
         return Normalized(skipped=Skipped(f"pull_request action {action!r} is not observed"))
     number = pr.get("number")
+    login, is_bot = _actor(pr, "user")
     observation = ObservationIn(
         id=f"github-pr-{repo.replace('/', '.')}-{number}-{observation_type}",
         source="github",
         source_type="pull_request",
         observation_type=observation_type,
-        actor_name=dig(pr, "user", "login") or dig(payload, "sender", "login"),
+        actor_name=login or dig(payload, "sender", "login"),
         occurred_at=occurred or pr.get("updated_at") or event_time,
         title=f"PR #{number} {observation_type.removeprefix('pull_request_')}: {first_line(pr.get('title'))}",
         content=str(pr.get("body") or ""),
         url=pr.get("html_url"),
-        metadata={"repo": repo, "number": number, "base": dig(pr, "base", "ref"), "head": dig(pr, "head", "ref")},
+        metadata={
+            "repo": repo,
+            "number": number,
+            "base": dig(pr, "base", "ref"),
+            "head": dig(pr, "head", "ref"),
+            "bot": is_bot,
+        },  # fmt: skip
+    )
+    return Normalized(observations=[observation])
+
+
+def _issue(payload: dict[str, Any], event_time: str | None) -> Normalized:
+    repo = _repo(payload)
+    action, issue = payload.get("action"), payload.get("issue")
+    if not isinstance(issue, dict):
+        raise UnsupportedEvent("GitHub issues payload has no issue object")
+    if action not in ("opened", "closed"):
+        return Normalized(skipped=Skipped(f"issues action {action!r} is not observed"))
+    observation_type = f"issue_{action}"
+    login, is_bot = _actor(issue, "user")
+    number = issue.get("number")
+    observation = ObservationIn(
+        id=f"github-issue-{repo.replace('/', '.')}-{number}-{action}",
+        source="github",
+        source_type="issue",
+        observation_type=observation_type,
+        actor_name=login if action == "opened" else _actor(payload)[0],
+        occurred_at=(issue.get("created_at") if action == "opened" else issue.get("closed_at")) or event_time,
+        title=f"Issue #{number} {action}: {first_line(issue.get('title'))}",
+        content=str(issue.get("body") or ""),
+        url=issue.get("html_url"),
+        metadata={"repo": repo, "number": number, "state_reason": issue.get("state_reason"), "bot": is_bot},
+    )
+    return Normalized(observations=[observation])
+
+
+def _issue_comment(payload: dict[str, Any], event_time: str | None) -> Normalized:
+    repo = _repo(payload)
+    action, comment, issue = payload.get("action"), payload.get("comment"), payload.get("issue")
+    if not isinstance(comment, dict) or not isinstance(issue, dict):
+        raise UnsupportedEvent("GitHub issue_comment payload has no comment or issue object")
+    if action != "created":
+        return Normalized(skipped=Skipped(f"issue_comment action {action!r} is not observed"))
+    login, is_bot = _actor(comment, "user")
+    if is_bot:
+        return Normalized(skipped=Skipped(f"comment by bot {login} on {repo}#{issue.get('number')}"))
+    observation = ObservationIn(
+        id=f"github-comment-{repo.replace('/', '.')}-{comment.get('id')}",
+        source="github",
+        source_type="issue_comment",
+        observation_type="issue_comment",
+        actor_name=login,
+        occurred_at=comment.get("created_at") or event_time,
+        title=f"Comment on #{issue.get('number')}: {first_line(issue.get('title'))}",
+        content=str(comment.get("body") or ""),
+        url=comment.get("html_url"),
+        metadata={"repo": repo, "number": issue.get("number"), "pull_request": "pull_request" in issue},
+    )
+    return Normalized(observations=[observation])
+
+
+def _release(payload: dict[str, Any], event_time: str | None) -> Normalized:
+    repo = _repo(payload)
+    action, release = payload.get("action"), payload.get("release")
+    if not isinstance(release, dict):
+        raise UnsupportedEvent("GitHub release payload has no release object")
+    if action != "published":
+        return Normalized(skipped=Skipped(f"release action {action!r} is not observed"))
+    tag = release.get("tag_name")
+    observation = ObservationIn(
+        id=f"github-release-{repo.replace('/', '.')}-{release.get('id')}",
+        source="github",
+        source_type="release",
+        observation_type="release",
+        actor_name=_actor(release, "author")[0],
+        occurred_at=release.get("published_at") or event_time,
+        title=f"Release {tag}: {first_line(release.get('name')) or tag}",
+        content=str(release.get("body") or ""),
+        url=release.get("html_url"),
+        metadata={"repo": repo, "tag": tag, "prerelease": bool(release.get("prerelease"))},
     )
     return Normalized(observations=[observation])

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from neural_memory.ingest.ids import source_id
 from neural_memory.ingest.normalizers.base import Normalized, UnsupportedEvent, dig, first_line
 from neural_memory.models import ObservationIn
 
@@ -43,7 +44,7 @@ def normalize(detail_type: str, body: dict[str, Any], event_time: str | None) ->
         lines.append(f"Commit {sha} on {ref}: {commit}")
     try:
         observation = ObservationIn(
-            id=f"vercel-{body.get('id') or deployment.get('id')}",
+            id=source_id("vercel", body.get("id") or deployment.get("id")),
             source="vercel",
             source_type="deployment",
             observation_type=observation_type,

@@ -1,0 +1,98 @@
+"""Ingesting documents in batches with progress, and a failure report that can be replayed.
+
+A failure report is JSON Lines: one line per document that could not be ingested, with where it
+came from, why, and the document itself (so ``replay`` needs nothing else).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from neural_memory.errors import NeuralMemoryError
+from neural_memory.ingest.files import load_document
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from pathlib import Path
+
+    from neural_memory.ingest.files import Loaded
+    from neural_memory.models import ObservationIn
+    from neural_memory.service import Service
+
+
+@dataclass
+class Failure:
+    """One document that was not ingested."""
+
+    origin: str
+    reason: str
+    document: Any
+
+
+@dataclass
+class IngestReport:
+    """What a run did."""
+
+    created: int = 0
+    updated: int = 0
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
+
+
+def ingest_loaded(
+    service: Service,
+    workspace_id: str,
+    loaded: Iterable[Loaded],
+    batch_size: int = 64,
+    progress: Callable[[int], None] | None = None,
+) -> IngestReport:
+    """Index every observation of ``loaded`` in batches (one embedding call and one store write
+    each); a batch that fails is recorded observation by observation with the reason."""
+    report = IngestReport()
+    pending: list[tuple[ObservationIn, str]] = []
+    for item in loaded:
+        if item.error:
+            report.failures.append(Failure(item.origin, item.error, item.document))
+        elif item.skipped:
+            report.skipped.append((item.origin, item.skipped))
+        pending.extend((observation, item.origin) for observation in item.observations)
+    for start in range(0, len(pending), batch_size):
+        batch = pending[start : start + batch_size]
+        try:
+            outcome = service.index(workspace_id, [observation for observation, _ in batch])
+            report.created += len(outcome.created)
+            report.updated += len(outcome.updated)
+        except NeuralMemoryError as exc:
+            report.failures.extend(
+                Failure(origin, str(exc), observation.model_dump(mode="json", by_alias=True, exclude_none=True))
+                for observation, origin in batch
+            )
+        if progress:
+            progress(len(batch))
+    return report
+
+
+def write_failures(path: Path, failures: Iterable[Failure]) -> int:
+    """Write the failure report (replacing ``path``); returns how many lines."""
+    lines = [json.dumps({"origin": f.origin, "reason": f.reason, "document": f.document}) for f in failures]
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return len(lines)
+
+
+def read_failures(path: Path) -> list[Loaded]:
+    """The documents of a failure report, loaded again (a document kept as raw text is re-parsed)."""
+    loaded = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        entry = json.loads(line)
+        document = entry.get("document")
+        if isinstance(document, str):
+            with contextlib.suppress(json.JSONDecodeError):
+                document = json.loads(document)
+        origin = f"{entry.get('origin', path)} (replayed from {path}:{n})"
+        loaded.append(load_document(document, origin))
+    return loaded
