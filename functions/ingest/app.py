@@ -1,14 +1,12 @@
-"""SQS (fed by EventBridge rules) → observations: partial batch failures, so only records that
-failed come back, and a record that can never succeed reaches the DLQ after its retries."""
+"""SQS (fed by EventBridge rules) → observations, with partial batch failures: only the records
+that failed come back, and one that can never succeed reaches the DLQ after its retries."""
 
-import json
 from typing import Any
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from neural_memory.ingest.normalizers import normalize_eventbridge
-from neural_memory.ingest.routing import workspace_for
+from neural_memory.ingest.queue import index_one, index_together
 from neural_memory.observability import (
     METRIC_INGEST_FAILED,
     METRIC_INGEST_SUCCEEDED,
@@ -20,19 +18,14 @@ from neural_memory.observability import (
 from neural_memory.service import get_service
 
 processor = BatchProcessor(event_type=EventType.SQS)
+_done: set[str] = set()  # records already indexed by this invocation's combined write
 
 
 @tracer.capture_method
 def record_handler(record: SQSRecord) -> None:
-    """Normalise one EventBridge event and index it; raises (with the reason logged) on failure."""
-    event = json.loads(record.body)
-    service = get_service()
-    workspace_id = workspace_for(event, service.settings.ingest_routes)
-    normalized = normalize_eventbridge(event)
-    if normalized.skipped:
-        logger.info("event skipped", extra={"reason": normalized.skipped.reason, "event_id": event.get("id")})
-        return
-    service.index(workspace_id, normalized.observations)
+    """Nothing to do for a record the combined write indexed; otherwise index it alone (raises on failure)."""
+    if record.message_id not in _done:
+        index_one(get_service(), record.body)
 
 
 @logger.inject_lambda_context
@@ -40,6 +33,8 @@ def record_handler(record: SQSRecord) -> None:
 @tracer.capture_lambda_handler(capture_response=False)
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Report ``batchItemFailures`` for exactly the records that failed."""
+    _done.clear()
+    _done.update(index_together(get_service(), event.get("Records", [])))
     reply: dict[str, Any] = dict(
         process_partial_response(event=event, record_handler=record_handler, processor=processor, context=context)
     )

@@ -84,9 +84,11 @@ def test_n_events_with_k_poison_records_index_n_minus_k_and_report_k(
     event = _sqs_event([load_event(f"eventbridge/{name}") for name in ROUTED_SAMPLES] + poison)
     # When the batch is processed
     reply = ingest_app.lambda_handler(event, lambda_context)
-    # Then exactly the three poison records are reported and the nine others are indexed
+    # Then exactly the three poison records are reported and the nine others are indexed,
+    # together: one embedding call for the batch, not one per record
     assert [f["itemIdentifier"] for f in reply["batchItemFailures"]] == ["msg-9", "msg-10", "msg-11"]
     assert installed.store.count("acme") == 9
+    assert isinstance(installed.embedder, HashEmbedder) and len(installed.embedder.calls) == 1
     # When SQS delivers the same batch again, Then nothing is duplicated
     ingest_app.lambda_handler(event, lambda_context)
     assert installed.store.count("acme") == 9
