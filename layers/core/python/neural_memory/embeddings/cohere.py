@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import math
-import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from neural_memory.cohere_client import LazyCohereClient
 from neural_memory.errors import BackendUnavailable, ConfigurationError
 
 if TYPE_CHECKING:
@@ -32,12 +32,8 @@ class CohereEmbedder:
     ) -> None:
         if model not in DIMENSIONS:
             raise ConfigurationError(f"unknown Cohere embedding model {model!r}; one of {sorted(DIMENSIONS)}")
-        self._api_key = api_key
         self._model = model
-        self._timeout_s = timeout_s
-        self._http_client = http_client
-        self._client: Any = None
-        self._lock = threading.Lock()
+        self._client = LazyCohereClient(api_key, timeout_s, http_client)
 
     @property
     def model_id(self) -> str:
@@ -47,22 +43,9 @@ class CohereEmbedder:
     def dimension(self) -> int:
         return DIMENSIONS[self._model]
 
-    def _get_client(self) -> Any:
-        if self._client is None:
-            with self._lock:
-                if self._client is None:
-                    if not self._api_key:
-                        raise ConfigurationError("NM_COHERE_API_KEY is not set but NM_EMBEDDER=cohere")
-                    import cohere  # noqa: PLC0415 - the SDK is slow to import; load on first use
-
-                    self._client = cohere.ClientV2(
-                        api_key=self._api_key, timeout=self._timeout_s, httpx_client=self._http_client
-                    )
-        return self._client
-
     def embed(self, texts: Sequence[str], input_type: InputType) -> list[Vector]:
         """Embed in batches of 96; any API or transport failure becomes ``BackendUnavailable``."""
-        client = self._get_client()
+        client = self._client.get()
         out: list[Vector] = []
         for start in range(0, len(texts), BATCH_SIZE):
             batch = list(texts[start : start + BATCH_SIZE])

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from neural_memory.cohere_client import LazyCohereClient
 from neural_memory.rerank.base import RerankFailed
 
 if TYPE_CHECKING:
@@ -23,23 +23,8 @@ class CohereReranker:
     def __init__(
         self, api_key: str, model: str = "rerank-v3.5", timeout_s: float = 3.0, http_client: httpx.Client | None = None
     ) -> None:
-        self._api_key = api_key
         self._model = model
-        self._timeout_s = timeout_s
-        self._http_client = http_client
-        self._client: Any = None
-        self._lock = threading.Lock()
-
-    def _get_client(self) -> Any:
-        if self._client is None:
-            with self._lock:
-                if self._client is None:
-                    import cohere  # noqa: PLC0415
-
-                    self._client = cohere.ClientV2(
-                        api_key=self._api_key, timeout=self._timeout_s, httpx_client=self._http_client
-                    )
-        return self._client
+        self._client = LazyCohereClient(api_key, timeout_s, http_client)
 
     def rerank(self, query: str, candidates: Sequence[Candidate], top_k: int) -> list[Candidate]:
         """One rerank call over every candidate's title and text."""
@@ -47,7 +32,7 @@ class CohereReranker:
             return []
         documents = [f"{c.observation.title}\n{c.observation.content}"[:MAX_DOCUMENT_CHARS] for c in candidates]
         try:
-            response = self._get_client().rerank(
+            response = self._client.get().rerank(
                 model=self._model, query=query, documents=documents, top_n=min(top_k, len(documents))
             )
             ranked = [(int(r.index), float(r.relevance_score)) for r in response.results]
