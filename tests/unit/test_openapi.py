@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from neural_memory.local.gateway import openapi_document
+
 from tests.conftest import ROOT
 
 
