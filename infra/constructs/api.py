@@ -20,7 +20,7 @@ THROTTLE_BURST = 200
 
 
 class Api(Construct):
-    """``/v1/search`` and ``/v1/observations[/{id}]``, every method behind the authorizer."""
+    """``/v1/search``, ``/v1/answer`` and ``/v1/observations[/{id}]``, every method behind the authorizer."""
 
     def __init__(self, scope: Construct, construct_id: str, *, factory: LambdaFactory, prod: bool) -> None:
         super().__init__(scope, construct_id)
@@ -40,6 +40,7 @@ class Api(Construct):
         )
         self.keys.grant_read_data(self.authorizer_function)
         self.search_function = factory.function(self, "search")
+        self.answer_function = factory.function(self, "answer", timeout_s=30)
         self.observations_function = factory.function(self, "observations")
 
         access_logs = logs.LogGroup(
@@ -92,6 +93,7 @@ class Api(Construct):
         }
         v1 = self.rest_api.root.add_resource("v1")
         self._method(v1.add_resource("search"), "POST", self.search_function, options, validator, json_body)
+        self._method(v1.add_resource("answer"), "POST", self.answer_function, options, validator, json_body)
         observations = v1.add_resource("observations")
         self._method(observations, "POST", self.observations_function, options, validator, json_body)
         one = observations.add_resource("{id}")

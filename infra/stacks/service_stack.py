@@ -54,10 +54,13 @@ class ServiceStack(Stack):
             factory=factory,
             index_version=f"{SCHEMA_VERSION}:{EMBED_MODEL}:{DIMENSIONS[EMBED_MODEL]}",
         )
-        for function in (api.search_function, api.observations_function, ingest.function, maintenance.function):
+        readers_writers = (
+            api.search_function, api.answer_function, api.observations_function, ingest.function, maintenance.function,
+        )  # fmt: skip
+        for function in readers_writers:
             search.domain.grant_read_write(function)
             secrets.cohere.grant_read(function)
-        for function in (api.search_function, api.observations_function):
+        for function in (api.search_function, api.answer_function, api.observations_function):
             secrets.anthropic.grant_read(function)
         self.monitoring = Monitoring(self, "Monitoring", rest_api=api.rest_api, dlq=ingest.dlq)
         self.api, self.ingest, self.search, self.maintenance = api, ingest, search, maintenance

@@ -9,7 +9,7 @@ from aws_cdk.assertions import Match
 if TYPE_CHECKING:
     from aws_cdk.assertions import Template
 
-FUNCTIONS = {"search", "observations", "ingest", "authorizer", "maintenance"}
+FUNCTIONS = {"search", "answer", "observations", "ingest", "authorizer", "maintenance"}
 
 
 def _ours(template: Template) -> dict[str, dict]:  # type: ignore[type-arg]
@@ -20,7 +20,7 @@ def _ours(template: Template) -> dict[str, dict]:  # type: ignore[type-arg]
 def test_every_function_shares_runtime_architecture_layer_logs_tracing_and_powertools_env(dev: Template) -> None:
     # Given the dev stack, When its functions are read
     functions = _ours(dev)
-    # Then the five functions share what the factory sets
+    # Then the six functions share what the factory sets
     assert len(functions) == len(FUNCTIONS)
     for props in functions.values():
         assert props["Runtime"] == "python3.13" and props["Architectures"] == ["arm64"]
@@ -77,14 +77,14 @@ def test_only_the_functions_roles_may_call_the_domain(dev: Template) -> None:
     assert "AccessPolicies" not in domain["Properties"]
     policies = dev.find_resources("AWS::IAM::Policy")
     granted = [p for p in policies.values() if "es:ESHttp" in str(p["Properties"]["PolicyDocument"])]
-    assert len(granted) == 4  # search, observations, ingest, maintenance — not the authorizer
+    assert len(granted) == 5  # search, answer, observations, ingest, maintenance — not the authorizer
 
 
 def test_api_has_authorizer_throttling_access_logs_and_validation(dev: Template) -> None:
     dev.has_resource_properties("AWS::ApiGateway::Authorizer", {"Type": "REQUEST", "AuthorizerResultTtlInSeconds": 0})
     methods = dev.find_resources("AWS::ApiGateway::Method", {"Properties": {"HttpMethod": Match.any_value()}})
     routed = [m["Properties"] for m in methods.values() if m["Properties"]["HttpMethod"] != "OPTIONS"]
-    assert sorted(m["HttpMethod"] for m in routed) == ["DELETE", "GET", "POST", "POST"]
+    assert sorted(m["HttpMethod"] for m in routed) == ["DELETE", "GET", "POST", "POST", "POST"]
     assert all(m["AuthorizationType"] == "CUSTOM" and "RequestValidatorId" in m for m in routed)
     dev.has_resource_properties(
         "AWS::ApiGateway::Stage",

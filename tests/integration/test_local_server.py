@@ -73,7 +73,7 @@ def test_health_and_openapi(server: Running) -> None:
     assert server.request("GET", "/") == (200, {"status": "ok", "service": "neural-memory", "openapi": "/openapi.json"})
     status, document = server.request("GET", "/openapi.json")
     assert status == 200
-    assert set(document["paths"]) == {"/v1/search", "/v1/observations", "/v1/observations/{id}"}
+    assert set(document["paths"]) == {"/v1/search", "/v1/answer", "/v1/observations", "/v1/observations/{id}"}
 
 
 def test_readme_search_returns_sample_results_with_every_latency_key(server: Running) -> None:
@@ -129,7 +129,7 @@ def test_generated_requests_never_get_a_5xx(server: Running) -> None:
     status, document = server.request("GET", "/openapi.json")
     assert status == 200
     operations = [result.ok() for result in schemathesis.openapi.from_dict(document).get_all_operations()]
-    assert len(operations) == 4
+    assert len(operations) == 5
     headers = {"Authorization": f"Bearer {server.key}"}
     statuses: Counter[int] = Counter()
     for operation in operations:

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, Field, ValidationError
 
+from neural_memory.anthropic_client import LazyAnthropicClient
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -90,23 +92,9 @@ class AnthropicScorer:
         """``http_client`` is an ``httpx2.Client`` (the transport the anthropic SDK uses); tests pass
         one with a mock transport."""
         self.model = model
-        self._api_key = api_key
-        self._timeout_s = timeout_s
-        self._http_client = http_client
-        self._client: Any = None
+        self._client = LazyAnthropicClient(api_key, timeout_s, http_client)
         self._lock = threading.Lock()
         self._cache: OrderedDict[tuple[str, str, str, str], float] = OrderedDict()
-
-    def _get_client(self) -> Any:
-        if self._client is None:
-            with self._lock:
-                if self._client is None:
-                    import anthropic  # noqa: PLC0415 - slow to import; only when the gate runs
-
-                    self._client = anthropic.Anthropic(
-                        api_key=self._api_key, timeout=self._timeout_s, max_retries=0, http_client=self._http_client
-                    )
-        return self._client
 
     def score(self, query: str, candidates: Sequence[Candidate]) -> dict[str, float]:
         """Cached scores where we have them; one call for the rest."""
@@ -139,7 +127,7 @@ class AnthropicScorer:
             f"{json.dumps(data, ensure_ascii=False)}"
         )
         try:
-            message = self._get_client().messages.create(
+            message = self._client.get().messages.create(
                 model=self.model,
                 max_tokens=64 + 24 * len(candidates),
                 system=SYSTEM_PROMPT,

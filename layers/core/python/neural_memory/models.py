@@ -362,3 +362,54 @@ class Candidate(DomainModel):
     llm: float | None = None
     rerank: float | None = None
     final: float = 0.0
+
+
+# --------------------------------------------------------------------------- answer
+
+
+class AnswerRequest(WireModel):
+    """Body of ``POST /v1/answer``."""
+
+    question: str = Field(description="1..2000 characters after trimming")
+    filters: SearchFilters | None = None
+    top_k: StrictInt = Field(default=5, ge=1, le=20)
+    mode: SearchMode = "hybrid"
+    exclude_session_id: SessionId | None = None
+
+    @field_validator("question")
+    @classmethod
+    def _question_bounds(cls, value: str) -> str:
+        value = value.strip()
+        if not value:
+            raise ValueError("question must not be empty")
+        if len(value) > MAX_QUERY_CHARS:
+            raise ValueError(f"question must be at most {MAX_QUERY_CHARS} characters")
+        return value
+
+
+class Citation(WireModel):
+    """A retrieved observation the answer rests on, with the quoted span and its source url."""
+
+    id: str
+    title: str
+    url: str | None
+    quote: str
+
+
+class AnswerLatency(WireModel):
+    """Integer milliseconds: retrieval (the whole search pipeline) and answer generation."""
+
+    total: int
+    search: int
+    generate: int
+
+
+class AnswerResponse(WireModel):
+    """Reply of ``POST /v1/answer``: every citation id is one of the retrieved observations."""
+
+    request_id: str
+    answer: str
+    citations: list[Citation]
+    method: Literal["llm", "extractive"]
+    latency: AnswerLatency
+    degraded: list[str]

@@ -6,17 +6,21 @@ chooses the providers from settings, and tests may pass their own.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
+from neural_memory.answering import AnswerFailed, extractive_answer
 from neural_memory.clock import utcnow
 from neural_memory.embeddings.cache import text_key
 from neural_memory.errors import NotFound
 from neural_memory.ingest.prepare import embedding_text, prepare
 from neural_memory.ingest.tiers import is_embedded
 from neural_memory.models import (
+    AnswerLatency,
+    AnswerResponse,
     DeleteResponse,
     ObservationOut,
     ObservationsResponse,
+    SearchRequest,
     SearchResponse,
     UpsertOutcome,
 )
@@ -26,6 +30,8 @@ from neural_memory.observability import (
     METRIC_OBSERVATIONS_CREATED,
     METRIC_OBSERVATIONS_UPDATED,
     METRIC_RESULTS_RETURNED,
+    StageTimer,
+    logger,
     record_count,
     record_latency,
 )
@@ -35,10 +41,11 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from datetime import datetime
 
+    from neural_memory.answering import AnthropicAnswerer
     from neural_memory.embeddings.base import Embedder
     from neural_memory.embeddings.cache import EmbeddingCache
     from neural_memory.gating import RelevanceScorer
-    from neural_memory.models import ObservationIn, SearchRequest
+    from neural_memory.models import AnswerRequest, ObservationIn
     from neural_memory.rerank.base import Reranker
     from neural_memory.settings import Settings
     from neural_memory.stores.base import IndexedObservation, Store
@@ -56,11 +63,13 @@ class Service:
         embedding_cache: EmbeddingCache | None = None,
         scorer: RelevanceScorer | None = None,
         reranker: Reranker | None = None,
+        answerer: AnthropicAnswerer | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.settings = settings
         self.embedding_cache = embedding_cache
+        self._answerer = answerer
         self._clock = clock
         self._pipeline = SearchPipeline(store, embedder, settings, scorer=scorer, cohere=reranker)
 
@@ -78,6 +87,36 @@ class Service:
             llm=outcome.llm,
             threshold=outcome.threshold,
             degraded=outcome.degraded,
+        )
+
+    def answer(self, workspace_id: str, request: AnswerRequest, request_id: str) -> AnswerResponse:
+        """Search, then answer from the results with citations (LLM if configured, else extractive)."""
+        timer = StageTimer()
+        search = SearchRequest(
+            query=request.question,
+            top_k=request.top_k,
+            filters=request.filters,
+            mode=request.mode,
+            exclude_session_id=request.exclude_session_id,
+        )
+        with timer.stage("search"):
+            outcome = self._pipeline.run(workspace_id, search, self._clock())
+        texts = {r.id: record.content for r in outcome.results if (record := self.store.get(workspace_id, r.id))}
+        degraded = list(outcome.degraded)
+        method: Literal["llm", "extractive"] = "extractive"
+        with timer.stage("generate"):
+            if self._answerer is not None and outcome.results:
+                try:
+                    text, citations = self._answerer.answer(request.question, outcome.results, texts)
+                    method = "llm"
+                except AnswerFailed as exc:
+                    logger.warning("LLM answer failed; answering extractively", extra={"reason": str(exc)})
+                    degraded.append(f"answer:llm->extractive ({exc})")
+            if method == "extractive":
+                text, citations = extractive_answer(request.question, outcome.results, texts)
+        latency = AnswerLatency(total=timer.total_ms(), search=timer.ms("search"), generate=timer.ms("generate"))
+        return AnswerResponse(
+            request_id=request_id, answer=text, citations=citations, method=method, latency=latency, degraded=degraded
         )
 
     def index(self, workspace_id: str, observations: Sequence[ObservationIn]) -> UpsertOutcome:
@@ -155,11 +194,13 @@ def build_service(settings: Settings) -> Service:
         from neural_memory.embeddings.cache import EmbeddingCache  # noqa: PLC0415
 
         cache = EmbeddingCache(settings.embedding_cache_path)
-    scorer = None
+    scorer = answerer = None
     if anthropic_key := settings.anthropic_key():
-        from neural_memory.gating import AnthropicScorer  # noqa: PLC0415 - the SDK itself loads on first call
+        from neural_memory.answering import AnthropicAnswerer  # noqa: PLC0415 - the SDK itself loads on first call
+        from neural_memory.gating import AnthropicScorer  # noqa: PLC0415
 
         scorer = AnthropicScorer(anthropic_key, model=settings.gate_model, timeout_s=settings.gate_timeout_s)
+        answerer = AnthropicAnswerer(anthropic_key, model=settings.gate_model)
     reranker = None
     if cohere_key := settings.cohere_key():
         from neural_memory.rerank.cohere import CohereReranker  # noqa: PLC0415
@@ -172,6 +213,7 @@ def build_service(settings: Settings) -> Service:
         embedding_cache=cache,
         scorer=scorer,
         reranker=reranker,
+        answerer=answerer,
     )
 
 

@@ -42,6 +42,7 @@ class Route:
 
 ROUTES = (
     Route("POST", "/v1/search", "functions.search.app"),
+    Route("POST", "/v1/answer", "functions.answer.app"),
     Route("POST", "/v1/observations", "functions.observations.app"),
     Route("GET", "/v1/observations/{id}", "functions.observations.app"),
     Route("DELETE", "/v1/observations/{id}", "functions.observations.app"),

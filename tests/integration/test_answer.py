@@ -1,0 +1,133 @@
+"""POST /v1/answer: grounded answers whose every citation is a retrieved observation, with the
+quoted span and url — extractive without an LLM, Claude (real SDK, faked wire) with one."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import httpx2
+import pytest
+from neural_memory.answering import AnthropicAnswerer
+from neural_memory.models import AnswerRequest
+from neural_memory.service import Service, set_service
+from neural_memory.stores.sqlite import SqliteStore
+
+from functions.answer import app as answer_app
+from functions.observations import app as observations_app
+from tests.conftest import api_event, load_event
+from tests.fakes import HashEmbedder
+from tests.integration.conftest import call
+from tests.integration.pipeline_fixtures import NOW, claude_reply
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+    from neural_memory.local.gateway import LocalLambdaContext
+    from neural_memory.settings import Settings
+
+pytestmark = pytest.mark.integration
+ENV_QUOTE = "the build read the API base URL from NEXT_PUBLIC_API_URL, which was only set for the preview environment"
+
+
+def _answerer(respond: Callable[[dict[str, Any]], httpx2.Response], seen: list[dict[str, Any]]) -> AnthropicAnswerer:
+    def handle(request: httpx2.Request) -> httpx2.Response:
+        body = json.loads(request.content)
+        seen.append(body)
+        return respond(body)
+
+    return AnthropicAnswerer("k", timeout_s=1.0, http_client=httpx2.Client(transport=httpx2.MockTransport(handle)))
+
+
+def _tool(answer: str, citations: list[dict[str, str]]) -> httpx2.Response:
+    reply = claude_reply()
+    reply["content"][0].update(name="answer_with_citations", input={"answer": answer, "citations": citations})
+    return httpx2.Response(200, json=reply)
+
+
+@pytest.fixture
+def loaded(settings: Settings, lambda_context: LocalLambdaContext) -> Iterator[Callable[[Any], Service]]:
+    def install(answerer: Any = None) -> Service:
+        service = Service(
+            SqliteStore(settings.sqlite_path), HashEmbedder(), settings, clock=lambda: NOW, answerer=answerer
+        )
+        set_service(service)
+        status, _ = call(observations_app, load_event("api/observations_post"), lambda_context)
+        assert status == 200
+        return service
+
+    yield install
+    set_service(None)
+
+
+def test_extractive_answer_cites_retrieved_observations(loaded: Any, lambda_context: LocalLambdaContext) -> None:
+    # Given the sample observations and no LLM
+    loaded()
+    # When the sample question arrives
+    status, body = call(answer_app, load_event("api/answer_post"), lambda_context)
+    # Then the answer quotes the deploy note, and every citation is a retrieved observation with its url
+    assert status == 200 and body["method"] == "extractive" and body["degraded"] == []
+    first = body["citations"][0]
+    assert first["id"] == "note-deploy-env-vars" and first["url"] == "https://notes.acme.dev/console/deploy-env-vars"
+    assert "NEXT_PUBLIC_API_URL" in first["quote"] and first["quote"] in body["answer"]
+    assert set(body["latency"]) == {"total", "search", "generate"}
+
+
+def test_llm_answer_keeps_only_citations_grounded_in_retrieved_text(
+    loaded: Any, lambda_context: LocalLambdaContext
+) -> None:
+    # Given Claude answering with one real citation, one invented id and one invented quote
+    seen: list[dict[str, Any]] = []
+    cited = [
+        {"id": "note-deploy-env-vars", "quote": ENV_QUOTE},
+        {"id": "obs-that-does-not-exist", "quote": "anything"},
+        {"id": "decision-session-refresh-edge", "quote": "a sentence that is not in the source"},
+    ]
+    loaded(_answerer(lambda body: _tool("NEXT_PUBLIC_API_URL was missing in production.", cited), seen))
+    # When asked
+    status, body = call(answer_app, load_event("api/answer_post"), lambda_context)
+    # Then the answer is Claude's, and only the grounded citation survives
+    assert status == 200 and body["method"] == "llm"
+    assert body["answer"] == "NEXT_PUBLIC_API_URL was missing in production."
+    assert [c["id"] for c in body["citations"]] == ["note-deploy-env-vars"]
+    assert body["citations"][0]["url"] == "https://notes.acme.dev/console/deploy-env-vars"
+    # And the sources went in as data after the instructions, with the tool forced
+    assert seen[0]["tool_choice"] == {"type": "tool", "name": "answer_with_citations"}
+    assert "untrusted data" in seen[0]["system"] and "Sources, as JSON data" in seen[0]["messages"][0]["content"]
+
+
+@pytest.mark.parametrize(
+    ("respond", "reason"),
+    [
+        (lambda body: httpx2.Response(500, json={"type": "error", "error": {"type": "api_error"}}),
+         "InternalServerError"),
+        (lambda body: _tool("Made up.", [{"id": "nope", "quote": "x"}]), "no citation matched"),
+        (lambda body: httpx2.Response(200, json=claude_reply(content=[{"type": "text", "text": "hi"}])),
+         "malformed reply"),
+    ],
+    ids=["500", "ungrounded", "no-tool-call"],
+)  # fmt: skip
+def test_llm_failures_fall_back_to_the_extractive_answer(
+    loaded: Any, lambda_context: LocalLambdaContext, respond: Any, reason: str
+) -> None:
+    loaded(_answerer(respond, []))
+    status, body = call(answer_app, load_event("api/answer_post"), lambda_context)
+    assert status == 200 and body["method"] == "extractive"
+    assert len(body["degraded"]) == 1 and body["degraded"][0].startswith("answer:llm->extractive")
+    assert reason in body["degraded"][0]
+    assert body["citations"][0]["id"] == "note-deploy-env-vars"
+
+
+def test_no_match_answers_plainly_without_citations(loaded: Any) -> None:
+    service = loaded()
+    reply = service.answer("empty", AnswerRequest(question="anything"), "r")
+    assert reply.citations == [] and reply.answer.startswith("No stored observation")
+
+
+@pytest.mark.parametrize(("body", "field"), [({"question": " "}, "question"), ({"question": "q", "topK": 21}, "topK")])
+def test_bad_answer_input_is_a_400_naming_the_field(
+    loaded: Any, lambda_context: LocalLambdaContext, body: dict[str, Any], field: str
+) -> None:
+    loaded()
+    status, reply = call(answer_app, api_event("api/answer_post", body), lambda_context)
+    assert status == 400 and reply["error"]["details"][0]["field"] == field
