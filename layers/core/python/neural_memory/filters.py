@@ -32,6 +32,19 @@ class Filter:
     occurred_to: datetime | None = None
     exclude_session_id: str | None = None
 
+    def terms(self) -> list[tuple[str, tuple[str, ...]]]:
+        """The exact-match conditions as (stored field, allowed values), only those that are set.
+
+        Every store renders these from here, so a new filter field is added in one place.
+        """
+        pairs = (
+            ("source", self.sources),
+            ("observation_type", self.observation_types),
+            ("actor_name", self.actor_names),
+            ("tier", self.tiers),
+        )
+        return [(name, values) for name, values in pairs if values]
+
 
 def compile_filter(filters: SearchFilters | None, *, live_at: datetime, exclude_session_id: str | None) -> Filter:
     """Turn the validated API filters into the neutral ``Filter`` (duplicates removed, order kept)."""
@@ -56,15 +69,9 @@ def render_sqlite(flt: Filter, table: str = "o") -> tuple[str, list[object]]:
     """
     clauses: list[str] = [f"({table}.expires_at IS NULL OR {table}.expires_at > ?)"]
     params: list[object] = [to_ms(flt.live_at)]
-    for column, values in (
-        ("source", flt.sources),
-        ("observation_type", flt.observation_types),
-        ("actor_name", flt.actor_names),
-        ("tier", flt.tiers),
-    ):
-        if values:
-            clauses.append(f"{table}.{column} IN ({', '.join('?' * len(values))})")
-            params.extend(values)
+    for column, values in flt.terms():
+        clauses.append(f"{table}.{column} IN ({', '.join('?' * len(values))})")
+        params.extend(values)
     if flt.occurred_from is not None:
         clauses.append(f"{table}.occurred_at >= ?")
         params.append(to_ms(flt.occurred_from))
@@ -98,14 +105,7 @@ def render_opensearch(flt: Filter) -> list[dict[str, object]]:
             }
         }
     ]
-    for field, values in (
-        ("source", flt.sources),
-        ("observation_type", flt.observation_types),
-        ("actor_name", flt.actor_names),
-        ("tier", flt.tiers),
-    ):
-        if values:
-            clauses.append({"terms": {field: list(values)}})
+    clauses.extend({"terms": {field: list(values)}} for field, values in flt.terms())
     bounds: dict[str, str] = {}
     if flt.occurred_from is not None:
         bounds["gte"] = _iso(flt.occurred_from)

@@ -199,14 +199,8 @@ class ChunkMirror:
             return np.zeros(n, dtype=bool)
         keep = self._alive[:n] & (self._codes["workspace"][:n] == workspace)
         keep &= self._expires[:n] > to_ms(flt.live_at)
-        for column, values in (
-            ("source", flt.sources),
-            ("observation_type", flt.observation_types),
-            ("actor_name", flt.actor_names),
-            ("tier", flt.tiers),
-        ):
-            if values:
-                keep &= self._dicts[column].lookup(values)[self._codes[column][:n] + 1]
+        for column, values in flt.terms():
+            keep &= self._dicts[column].lookup(values)[self._codes[column][:n] + 1]
         if flt.occurred_from is not None:
             keep &= self._occurred[:n] >= to_ms(flt.occurred_from)
         if flt.occurred_to is not None:
