@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from neural_memory.anthropic_client import LazyAnthropicClient
 from neural_memory.models import Citation
+from neural_memory.sdk_clients import lazy_anthropic
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -95,7 +95,7 @@ class AnthropicAnswerer:
         self, api_key: str, model: str = "claude-haiku-4-5", timeout_s: float = 10.0, http_client: Any = None
     ) -> None:
         self.model = model
-        self._client = LazyAnthropicClient(api_key, timeout_s, http_client)
+        self._client = lazy_anthropic(api_key, timeout_s, http_client)
 
     def answer(
         self, question: str, results: Sequence[SearchResult], texts: dict[str, str]

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, Field, ValidationError
 
-from neural_memory.anthropic_client import LazyAnthropicClient
+from neural_memory.sdk_clients import lazy_anthropic
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -92,7 +92,7 @@ class AnthropicScorer:
         """``http_client`` is an ``httpx2.Client`` (the transport the anthropic SDK uses); tests pass
         one with a mock transport."""
         self.model = model
-        self._client = LazyAnthropicClient(api_key, timeout_s, http_client)
+        self._client = lazy_anthropic(api_key, timeout_s, http_client)
         self._lock = threading.Lock()
         self._cache: OrderedDict[tuple[str, str, str, str], float] = OrderedDict()
 

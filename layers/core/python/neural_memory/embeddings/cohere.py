@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from neural_memory.cohere_client import LazyCohereClient
 from neural_memory.errors import BackendUnavailable, ConfigurationError
+from neural_memory.sdk_clients import lazy_cohere
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -33,7 +33,7 @@ class CohereEmbedder:
         if model not in DIMENSIONS:
             raise ConfigurationError(f"unknown Cohere embedding model {model!r}; one of {sorted(DIMENSIONS)}")
         self._model = model
-        self._client = LazyCohereClient(api_key, timeout_s, http_client)
+        self._client = lazy_cohere(api_key, timeout_s, http_client)
 
     @property
     def model_id(self) -> str:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from neural_memory.cohere_client import LazyCohereClient
 from neural_memory.rerank.base import RerankFailed
+from neural_memory.sdk_clients import lazy_cohere
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -24,7 +24,7 @@ class CohereReranker:
         self, api_key: str, model: str = "rerank-v3.5", timeout_s: float = 3.0, http_client: httpx.Client | None = None
     ) -> None:
         self._model = model
-        self._client = LazyCohereClient(api_key, timeout_s, http_client)
+        self._client = lazy_cohere(api_key, timeout_s, http_client)
 
     def rerank(self, query: str, candidates: Sequence[Candidate], top_k: int) -> list[Candidate]:
         """One rerank call over every candidate's title and text."""
