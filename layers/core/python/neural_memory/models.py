@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Annotated, Literal
 
 from pydantic import (
+    AfterValidator,
     AwareDatetime,
     BaseModel,
     ConfigDict,
@@ -19,6 +20,7 @@ from pydantic import (
     StrictBool,
     StrictInt,
     StringConstraints,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -42,6 +44,19 @@ ObservationId = Annotated[
 SessionId = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 Url = Annotated[str, StringConstraints(max_length=2048, pattern=r"^https?://\S+$")]
 Vector = list[float]
+
+
+def _trimmed_query(value: str, info: ValidationInfo) -> str:
+    """Search queries and questions: trimmed, then 1..``MAX_QUERY_CHARS`` characters."""
+    value = value.strip()
+    if not value:
+        raise ValueError(f"{info.field_name} must not be empty")
+    if len(value) > MAX_QUERY_CHARS:
+        raise ValueError(f"{info.field_name} must be at most {MAX_QUERY_CHARS} characters")
+    return value
+
+
+QueryText = Annotated[str, AfterValidator(_trimmed_query)]
 
 
 class WireModel(BaseModel):
@@ -84,7 +99,7 @@ class SearchFilters(WireModel):
 class SearchRequest(WireModel):
     """Body of ``POST /v1/search``."""
 
-    query: str = Field(description="1..2000 characters after trimming")
+    query: QueryText = Field(description="1..2000 characters after trimming")
     top_k: StrictInt = Field(default=10, ge=1, le=100)
     filters: SearchFilters | None = None
     mode: SearchMode = "hybrid"
@@ -92,16 +107,6 @@ class SearchRequest(WireModel):
     llm_filter: StrictBool = True
     exclude_session_id: SessionId | None = None
     explain: StrictBool = False
-
-    @field_validator("query")
-    @classmethod
-    def _query_bounds(cls, value: str) -> str:
-        value = value.strip()
-        if not value:
-            raise ValueError("query must not be empty")
-        if len(value) > MAX_QUERY_CHARS:
-            raise ValueError(f"query must be at most {MAX_QUERY_CHARS} characters")
-        return value
 
 
 class Scores(WireModel):
@@ -370,21 +375,11 @@ class Candidate(DomainModel):
 class AnswerRequest(WireModel):
     """Body of ``POST /v1/answer``."""
 
-    question: str = Field(description="1..2000 characters after trimming")
+    question: QueryText = Field(description="1..2000 characters after trimming")
     filters: SearchFilters | None = None
     top_k: StrictInt = Field(default=5, ge=1, le=20)
     mode: SearchMode = "hybrid"
     exclude_session_id: SessionId | None = None
-
-    @field_validator("question")
-    @classmethod
-    def _question_bounds(cls, value: str) -> str:
-        value = value.strip()
-        if not value:
-            raise ValueError("question must not be empty")
-        if len(value) > MAX_QUERY_CHARS:
-            raise ValueError(f"question must be at most {MAX_QUERY_CHARS} characters")
-        return value
 
 
 class Citation(WireModel):
