@@ -20,6 +20,17 @@ DEFAULT_TIER_BOOSTS: dict[Tier, float] = {"A": 1.5, "C": 1.2, "E": 1.0}
 EmbedderName = Literal["onnx", "cohere", "none"]
 
 
+def _api_key(plain: SecretStr | None, secret_arn: str | None) -> str | None:
+    """A key set in the environment wins; else the secret's value (read once per container)."""
+    if plain:
+        return plain.get_secret_value()
+    if secret_arn:
+        from neural_memory.secrets import read_secret  # noqa: PLC0415 - boto3 only when a secret is used
+
+        return read_secret(secret_arn) or None
+    return None
+
+
 class _Base(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="NM_", extra="ignore", frozen=True)
 
@@ -52,23 +63,11 @@ class ProviderSettings(_Base):
 
     def cohere_key(self) -> str | None:
         """The Cohere API key, from the environment or Secrets Manager."""
-        if self.cohere_api_key:
-            return self.cohere_api_key.get_secret_value()
-        if self.cohere_secret_arn:
-            from neural_memory.secrets import read_secret  # noqa: PLC0415
-
-            return read_secret(self.cohere_secret_arn) or None
-        return None
+        return _api_key(self.cohere_api_key, self.cohere_secret_arn)
 
     def anthropic_key(self) -> str | None:
         """The Anthropic API key, from the environment or Secrets Manager."""
-        if self.anthropic_api_key:
-            return self.anthropic_api_key.get_secret_value()
-        if self.anthropic_secret_arn:
-            from neural_memory.secrets import read_secret  # noqa: PLC0415
-
-            return read_secret(self.anthropic_secret_arn) or None
-        return None
+        return _api_key(self.anthropic_api_key, self.anthropic_secret_arn)
 
 
 class SearchSettings(_Base):
