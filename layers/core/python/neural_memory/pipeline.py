@@ -67,6 +67,7 @@ class SearchOutcome:
     llm: LlmStatus
     threshold: ThresholdStatus
     degraded: list[str] = field(default_factory=list)
+    texts: dict[str, str] = field(default_factory=dict)  # full text of each result, for answers
 
 
 class SearchPipeline:
@@ -124,7 +125,8 @@ class SearchPipeline:
             candidates = sorted((self._time_and_tier(c, now) for c in candidates), key=_by_final)
         llm, candidates = self._gate(request, candidates, timer)
         candidates = self._rerank(request, candidates, degraded, timer)
-        results = [self._result(c, request, llm) for c in candidates[: request.top_k]]
+        kept = candidates[: request.top_k]
+        results = [self._result(c, request, llm) for c in kept]
         latency = Latency(
             total=timer.total_ms(),
             embed=timer.ms("embed"),
@@ -132,7 +134,14 @@ class SearchPipeline:
             llm_filter=timer.ms("llmFilter"),
             rerank=timer.ms("rerank"),
         )
-        return SearchOutcome(results=results, latency=latency, llm=llm, threshold=threshold, degraded=degraded)
+        return SearchOutcome(
+            results=results,
+            latency=latency,
+            llm=llm,
+            threshold=threshold,
+            degraded=degraded,
+            texts={c.observation.id: c.observation.content for c in kept},
+        )
 
     def _embed_query(self, request: SearchRequest, degraded: list[str]) -> Vector | None:
         if self._embedder is None:

@@ -101,7 +101,7 @@ class Service:
         )
         with timer.stage("search"):
             outcome = self._pipeline.run(workspace_id, search, self._clock())
-        texts = {r.id: record.content for r in outcome.results if (record := self.store.get(workspace_id, r.id))}
+        texts = outcome.texts
         degraded = list(outcome.degraded)
         method: Literal["llm", "extractive"] = "extractive"
         with timer.stage("generate"):
