@@ -1,0 +1,49 @@
+"""The one route table: every HTTP route, the function that serves it, and how it is authorized.
+
+The CDK API construct and the local gateway are both built from ``ROUTES``, so a route cannot
+exist in one runtime and not in the other.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+Authorization = Literal["api_key", "none"]
+
+
+@dataclass(frozen=True)
+class Route:
+    """One route: ``path`` is an API Gateway resource path (``/v1/observations/{id}``); ``function``
+    is the folder under ``functions/`` whose ``app.lambda_handler`` serves it."""
+
+    method: str
+    path: str
+    function: str
+    authorization: Authorization = "api_key"
+    has_body: bool = False
+
+    @property
+    def module(self) -> str:
+        """The handler's module, as the local gateway imports it."""
+        return f"functions.{self.function}.app"
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        """A regular expression matching request paths, with one named group per path parameter."""
+        return re.compile("^" + re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", self.path) + "$")
+
+
+ROUTES: tuple[Route, ...] = (
+    Route("POST", "/v1/search", "search", has_body=True),
+    Route("POST", "/v1/answer", "answer", has_body=True),
+    Route("POST", "/v1/observations", "observations", has_body=True),
+    Route("GET", "/v1/observations/{id}", "observations"),
+    Route("DELETE", "/v1/observations/{id}", "observations"),
+)
+
+
+def route_functions() -> list[str]:
+    """The functions that serve routes, each once, in table order."""
+    return list(dict.fromkeys(route.function for route in ROUTES))
