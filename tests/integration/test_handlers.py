@@ -220,3 +220,35 @@ def test_keyword_mode_works_without_any_embedder(settings: Settings, lambda_cont
         assert status == 400 and reply["error"]["details"][0]["field"] == "mode"
     finally:
         set_service(None)
+
+
+@pytest.mark.parametrize(
+    ("variables", "named"),
+    [
+        ({"NM_STORE": "opensearch"}, "NM_OPENSEARCH_URL"),
+        ({"NM_TIER_BOOSTS": '{"A": "high"}'}, "NM_TIER_BOOSTS"),
+        ({"NM_TIER_BOOSTS": "{not json"}, "tier_boosts"),
+        ({"NM_EMBEDDER": "word2vec"}, "NM_EMBEDDER"),
+    ],
+)
+def test_a_broken_configuration_answers_the_503_envelope_with_the_request_id(
+    variables: dict[str, str], named: str, monkeypatch: pytest.MonkeyPatch, lambda_context: LocalLambdaContext
+) -> None:
+    # Given a function whose environment cannot work (the service is built on first request)
+    from neural_memory.settings import get_settings
+
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    get_settings.cache_clear()
+    set_service(None)
+    try:
+        # When a request arrives through the real handler
+        event = load_event("api/search_post")
+        reply = search_app.lambda_handler(event, lambda_context)
+    finally:
+        get_settings.cache_clear()
+    # Then it is the JSON envelope with 503, the request id and the variable named; never a crash (502)
+    body = json.loads(reply["body"])
+    assert reply["statusCode"] == 503 and reply["headers"]["Retry-After"] == "60"
+    assert body["error"]["code"] == "configuration_error" and named in body["error"]["message"]
+    assert body["requestId"] == event["requestContext"]["requestId"]

@@ -12,6 +12,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
     RequestUnsupportedContentType,
     RequestValidationError,
 )
+from pydantic import ValidationError
 
 from neural_memory.errors import (
     BackendUnavailable,
@@ -124,25 +125,50 @@ def _json_by_default(event: Mapping[str, Any]) -> Mapping[str, Any]:
     }
 
 
+def _proxy_error(
+    event: Mapping[str, Any], status: HTTPStatus, code: str, message: str, **headers: str
+) -> dict[str, Any]:
+    """A REST proxy reply with the error envelope, for errors raised before the resolver runs."""
+    context = event.get("requestContext") or {}
+    return {
+        "statusCode": int(status),
+        "headers": {"Content-Type": content_types.APPLICATION_JSON, **headers},
+        "body": error_body(code, message, str(context.get("requestId") or "unknown")),
+        "isBase64Encoded": False,
+    }
+
+
+def _configuration_problem(exc: Exception) -> str:
+    """What is wrong with the configuration, naming the variable, never its value."""
+    if isinstance(exc, ValidationError) and exc.errors():
+        first = exc.errors()[0]
+        name = "NM_" + "_".join(str(part) for part in first["loc"][:1]).upper()
+        return f"invalid configuration: {name}: {first['msg']}"
+    return f"invalid configuration: {exc}"
+
+
 class NeuralMemoryResolver(APIGatewayRestResolver):
-    """The REST resolver with the body size limit enforced before anything parses the body
-    (Powertools validates requests before user middlewares run)."""
+    """The REST resolver with what must happen before anything parses the body (Powertools
+    validates requests before user middlewares run): the service is built (a configuration
+    error is a 503 envelope, not a crash that API Gateway turns into a bare 502) and the body
+    size limit is enforced."""
 
     def resolve(self, event: Mapping[str, Any], context: LambdaContext) -> dict[str, Any]:
         from neural_memory.service import get_service  # noqa: PLC0415 - the service is built on first request
 
-        limit = get_service().settings.max_body_bytes
+        try:
+            limit = get_service().settings.max_body_bytes
+        except (ConfigurationError, ValueError) as exc:  # settings raise ValidationError/SettingsError
+            problem = _configuration_problem(exc)
+            logger.error("service misconfigured", extra={"reason": problem})
+            return _proxy_error(
+                event, HTTPStatus.SERVICE_UNAVAILABLE, ConfigurationError.code, problem, **{"Retry-After": "60"}
+            )
         body = event.get("body") or ""
         if isinstance(body, str) and len(body.encode()) > limit:
-            context_ = event.get("requestContext") or {}
-            return {
-                "statusCode": int(HTTPStatus.REQUEST_ENTITY_TOO_LARGE),
-                "headers": {"Content-Type": content_types.APPLICATION_JSON},
-                "body": error_body(
-                    PayloadTooLarge.code, f"body is over {limit} bytes", str(context_.get("requestId") or "unknown")
-                ),
-                "isBase64Encoded": False,
-            }
+            return _proxy_error(
+                event, HTTPStatus.REQUEST_ENTITY_TOO_LARGE, PayloadTooLarge.code, f"body is over {limit} bytes"
+            )
         return super().resolve(_json_by_default(event), context)
 
 
