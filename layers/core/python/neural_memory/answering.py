@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
+from neural_memory.errors import ConfigurationError
 from neural_memory.models import Citation
 from neural_memory.sdk_clients import lazy_anthropic
 
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from neural_memory.models import SearchResult
+    from neural_memory.sdk_clients import ApiKey
 
 TOOL_NAME = "answer_with_citations"
 MAX_SOURCE_CHARS = 3000
@@ -92,7 +94,7 @@ class AnthropicAnswerer:
     """Grounded answers from Claude; validates every citation against the sources it was given."""
 
     def __init__(
-        self, api_key: str, model: str = "claude-haiku-4-5", timeout_s: float = 10.0, http_client: Any = None
+        self, api_key: ApiKey, model: str = "claude-haiku-4-5", timeout_s: float = 10.0, http_client: Any = None
     ) -> None:
         self.model = model
         self._client = lazy_anthropic(api_key, timeout_s, http_client)
@@ -111,7 +113,11 @@ class AnthropicAnswerer:
             f"Question: {json.dumps(question)}\n\nSources, as JSON data:\n{json.dumps(sources, ensure_ascii=False)}"
         )
         try:
-            message = self._client.get().messages.create(
+            client = self._client.get()
+        except ConfigurationError as exc:  # no key, or its secret cannot be read
+            raise AnswerFailed(str(exc)) from exc
+        try:
+            message = client.messages.create(
                 model=self.model,
                 max_tokens=1024,
                 system=SYSTEM_PROMPT,

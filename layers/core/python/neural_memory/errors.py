@@ -52,3 +52,7 @@ class ConfigurationError(NeuralMemoryError):
     """The service is configured in a way that cannot work (raised at first use, with the fix)."""
 
     code = "configuration_error"
+
+
+class SecretUnavailable(ConfigurationError):
+    """A provider's secret cannot be read (no grant, deleted, unreachable); the provider degrades."""

@@ -16,12 +16,14 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, Field, ValidationError
 
+from neural_memory.errors import ConfigurationError
 from neural_memory.sdk_clients import lazy_anthropic
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from neural_memory.models import Candidate
+    from neural_memory.sdk_clients import ApiKey
 
 TOOL_NAME = "record_relevance"
 MAX_TEXT_CHARS = 1500
@@ -84,7 +86,7 @@ class AnthropicScorer:
 
     def __init__(
         self,
-        api_key: str,
+        api_key: ApiKey,
         model: str = "claude-haiku-4-5",
         timeout_s: float = 3.0,
         http_client: Any = None,
@@ -127,7 +129,11 @@ class AnthropicScorer:
             f"{json.dumps(data, ensure_ascii=False)}"
         )
         try:
-            message = self._client.get().messages.create(
+            client = self._client.get()
+        except ConfigurationError as exc:  # no key, or its secret cannot be read
+            raise ScoringFailed("error", str(exc)) from exc
+        try:
+            message = client.messages.create(
                 model=self.model,
                 max_tokens=64 + 24 * len(candidates),
                 system=SYSTEM_PROMPT,

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, overload
 
-from neural_memory.errors import BackendUnavailable, InvalidInput
+from neural_memory.errors import BackendUnavailable, ConfigurationError, InvalidInput
 from neural_memory.filters import compile_filter
 from neural_memory.fusion import fuse
 from neural_memory.gating import ScoringFailed
@@ -151,11 +151,12 @@ class SearchPipeline:
             return None
         try:
             return self._embedder.embed([request.query], "search_query")[0]
-        except BackendUnavailable as exc:
+        except (BackendUnavailable, ConfigurationError) as exc:  # an outage, or a key that cannot be read
             if request.mode == "semantic":
                 raise
             logger.warning("query embedding failed; answering from lexical only", extra={"reason": str(exc)})
-            degraded.append("vector:skipped (embedding failed)")
+            why = "embedding failed" if isinstance(exc, BackendUnavailable) else f"embedder not configured: {exc}"
+            degraded.append(f"vector:skipped ({why})")
             return None
 
     def _time_and_tier(self, candidate: Candidate, now: datetime) -> Candidate:

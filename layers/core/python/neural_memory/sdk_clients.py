@@ -1,19 +1,21 @@
 """Provider SDK clients (Cohere, Anthropic), built on first use: the SDKs are slow to import
-(anthropic alone takes over a second), so handlers never pay for them at cold start."""
+(anthropic alone takes over a second), so handlers never pay for them at cold start, and API keys
+(possibly in Secrets Manager) are read only by the function that actually calls the provider."""
 
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 from neural_memory.errors import ConfigurationError
 
-if TYPE_CHECKING:
-    from collections.abc import Callable
+# A key, no key, or how to get it when first needed (e.g. ``Settings.cohere_key``).
+ApiKey = str | None | Callable[[], str | None]
 
 
 class LazyClient:
-    """Calls ``build`` once, on the first ``get()``, thread-safely."""
+    """Calls ``build`` on the first ``get()``, thread-safely; a failed build is tried again next time."""
 
     def __init__(self, build: Callable[[], Any]) -> None:
         self._build = build
@@ -29,26 +31,35 @@ class LazyClient:
         return self._client
 
 
-def lazy_cohere(api_key: str | None, timeout_s: float, http_client: Any = None) -> LazyClient:
-    """``cohere.ClientV2``; ``ConfigurationError`` at first use when no key is configured."""
+def _resolve(api_key: ApiKey) -> str | None:
+    return api_key() if callable(api_key) else api_key
+
+
+def lazy_cohere(api_key: ApiKey, timeout_s: float, http_client: Any = None) -> LazyClient:
+    """``cohere.ClientV2``; ``ConfigurationError`` at first use when no key is configured, and
+    ``SecretUnavailable`` (a ``ConfigurationError``) when its secret cannot be read."""
 
     def build() -> Any:
-        if not api_key:
+        key = _resolve(api_key)
+        if not key:
             raise ConfigurationError("NM_COHERE_API_KEY (or NM_COHERE_SECRET_ARN) is not set")
         import cohere  # noqa: PLC0415
 
-        return cohere.ClientV2(api_key=api_key, timeout=timeout_s, httpx_client=http_client)
+        return cohere.ClientV2(api_key=key, timeout=timeout_s, httpx_client=http_client)
 
     return LazyClient(build)
 
 
-def lazy_anthropic(api_key: str, timeout_s: float, http_client: Any = None) -> LazyClient:
+def lazy_anthropic(api_key: ApiKey, timeout_s: float, http_client: Any = None) -> LazyClient:
     """``anthropic.Anthropic`` with no retries (every caller has a faster fallback than a retry);
     ``http_client`` is an ``httpx2.Client``, the SDK's transport (tests pass a mock one)."""
 
     def build() -> Any:
+        key = _resolve(api_key)
+        if not key:
+            raise ConfigurationError("NM_ANTHROPIC_API_KEY (or NM_ANTHROPIC_SECRET_ARN) is not set")
         import anthropic  # noqa: PLC0415
 
-        return anthropic.Anthropic(api_key=api_key, timeout=timeout_s, max_retries=0, http_client=http_client)
+        return anthropic.Anthropic(api_key=key, timeout=timeout_s, max_retries=0, http_client=http_client)
 
     return LazyClient(build)

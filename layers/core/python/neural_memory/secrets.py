@@ -1,18 +1,31 @@
-"""Provider API keys from AWS Secrets Manager, read once per container (boto3 loads on first use)."""
+"""Provider API keys from AWS Secrets Manager, read on first use (boto3 loads then, not at import)."""
 
 from __future__ import annotations
 
 from functools import lru_cache
 
+from neural_memory.errors import SecretUnavailable
+
 
 @lru_cache(maxsize=8)
 def read_secret(arn: str) -> str:
-    """The secret's string value (a plain string, or the ``apiKey`` field of a JSON secret)."""
+    """The secret's string value (a plain string, or the ``apiKey`` field of a JSON secret).
+
+    Raises ``SecretUnavailable`` naming the AWS error (e.g. ``AccessDeniedException``); a failure
+    is not cached, so the next use tries again (after a grant is fixed, say).
+    """
     import json  # noqa: PLC0415
 
     import boto3  # noqa: PLC0415
+    from botocore.exceptions import BotoCoreError, ClientError  # noqa: PLC0415
 
-    value = str(boto3.client("secretsmanager").get_secret_value(SecretId=arn)["SecretString"])
+    try:
+        value = str(boto3.client("secretsmanager").get_secret_value(SecretId=arn)["SecretString"])
+    except ClientError as exc:
+        code = exc.response.get("Error", {}).get("Code", "ClientError")
+        raise SecretUnavailable(f"secret {arn} cannot be read: {code}") from exc
+    except BotoCoreError as exc:
+        raise SecretUnavailable(f"secret {arn} cannot be read: {type(exc).__name__}") from exc
     if value.startswith("{"):
         return str(json.loads(value).get("apiKey", ""))
     return value

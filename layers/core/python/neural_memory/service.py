@@ -194,18 +194,20 @@ def build_service(settings: Settings) -> Service:
         from neural_memory.embeddings.cache import EmbeddingCache  # noqa: PLC0415
 
         cache = EmbeddingCache(settings.embedding_cache_path)
+    # Keys are read (from Secrets Manager in AWS) when a provider is first used, so a function
+    # reads only the secrets it needs, and an unreadable one degrades that provider with a reason.
     scorer = answerer = None
-    if anthropic_key := settings.anthropic_key():
+    if settings.anthropic_configured:
         from neural_memory.answering import AnthropicAnswerer  # noqa: PLC0415 - the SDK itself loads on first call
         from neural_memory.gating import AnthropicScorer  # noqa: PLC0415
 
-        scorer = AnthropicScorer(anthropic_key, model=settings.gate_model, timeout_s=settings.gate_timeout_s)
-        answerer = AnthropicAnswerer(anthropic_key, model=settings.gate_model)
+        scorer = AnthropicScorer(settings.anthropic_key, model=settings.gate_model, timeout_s=settings.gate_timeout_s)
+        answerer = AnthropicAnswerer(settings.anthropic_key, model=settings.gate_model)
     reranker = None
-    if cohere_key := settings.cohere_key():
+    if settings.cohere_configured:
         from neural_memory.rerank.cohere import CohereReranker  # noqa: PLC0415
 
-        reranker = CohereReranker(cohere_key, model=settings.rerank_model, timeout_s=settings.rerank_timeout_s)
+        reranker = CohereReranker(settings.cohere_key, model=settings.rerank_model, timeout_s=settings.rerank_timeout_s)
     return Service(
         build_store(settings),
         build_embedder(settings),

@@ -21,7 +21,7 @@ EmbedderName = Literal["onnx", "cohere", "none"]
 
 
 def _api_key(plain: SecretStr | None, secret_arn: str | None) -> str | None:
-    """A key set in the environment wins; else the secret's value (read once per container)."""
+    """A key set in the environment wins; else the secret's value (read on first use, then kept)."""
     if plain:
         return plain.get_secret_value()
     if secret_arn:
@@ -39,6 +39,9 @@ class StoreSettings(_Base):
     """Where observations live."""
 
     store: StoreName = "sqlite"
+    # API keys: the embedded file locally, a DynamoDB table (NM_KEYS_TABLE) in AWS.
+    key_store: Literal["sqlite", "dynamodb"] = "sqlite"
+    keys_table: str | None = None
     data_dir: Path = Path(".neural-memory")
     opensearch_url: str | None = None
     opensearch_index: str = "neural-memory"
@@ -61,12 +64,22 @@ class ProviderSettings(_Base):
     cohere_secret_arn: str | None = None
     anthropic_secret_arn: str | None = None
 
+    @property
+    def cohere_configured(self) -> bool:
+        """Whether a Cohere key is configured (read only when a Cohere provider is first used)."""
+        return bool(self.cohere_api_key or self.cohere_secret_arn)
+
+    @property
+    def anthropic_configured(self) -> bool:
+        """Whether an Anthropic key is configured (read only when the LLM is first used)."""
+        return bool(self.anthropic_api_key or self.anthropic_secret_arn)
+
     def cohere_key(self) -> str | None:
-        """The Cohere API key, from the environment or Secrets Manager."""
+        """The Cohere API key, from the environment or Secrets Manager (``SecretUnavailable``)."""
         return _api_key(self.cohere_api_key, self.cohere_secret_arn)
 
     def anthropic_key(self) -> str | None:
-        """The Anthropic API key, from the environment or Secrets Manager."""
+        """The Anthropic API key, from the environment or Secrets Manager (``SecretUnavailable``)."""
         return _api_key(self.anthropic_api_key, self.anthropic_secret_arn)
 
 
@@ -104,7 +117,6 @@ class IngestSettings(_Base):
     # Webhook events name a repository / team; this map says which workspace they belong to,
     # e.g. {"github:acme/console": "acme", "vercel:team_3Qp9kZ2mW8xV1nB4": "acme"}.
     ingest_routes: dict[str, str] = Field(default_factory=dict)
-    keys_table: str | None = None
 
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
     collaborative_ttl_days: float = Field(default=7.0, gt=0)

@@ -23,6 +23,6 @@ def build_embedder(settings: Settings) -> Embedder | None:
         from neural_memory.embeddings.cohere import CohereEmbedder  # noqa: PLC0415
 
         return CohereEmbedder(
-            api_key=settings.cohere_key(), model=settings.cohere_embed_model, timeout_s=settings.cohere_timeout_s
+            api_key=settings.cohere_key, model=settings.cohere_embed_model, timeout_s=settings.cohere_timeout_s
         )
     raise ConfigurationError(f"unknown embedder {settings.embedder!r}")

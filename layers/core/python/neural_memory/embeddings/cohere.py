@@ -6,7 +6,7 @@ import math
 from typing import TYPE_CHECKING
 
 from neural_memory.errors import BackendUnavailable, ConfigurationError
-from neural_memory.sdk_clients import lazy_cohere
+from neural_memory.sdk_clients import ApiKey, lazy_cohere
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -25,7 +25,7 @@ class CohereEmbedder:
 
     def __init__(
         self,
-        api_key: str | None,
+        api_key: ApiKey,
         model: str = "embed-english-v3.0",
         timeout_s: float = 10.0,
         http_client: httpx.Client | None = None,

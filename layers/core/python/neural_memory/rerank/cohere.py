@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from neural_memory.rerank.base import RerankFailed
-from neural_memory.sdk_clients import lazy_cohere
+from neural_memory.sdk_clients import ApiKey, lazy_cohere
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -21,7 +21,11 @@ class CohereReranker:
     """Cross-encoder relevance from Cohere; scores are already in [0, 1]."""
 
     def __init__(
-        self, api_key: str, model: str = "rerank-v3.5", timeout_s: float = 3.0, http_client: httpx.Client | None = None
+        self,
+        api_key: ApiKey,
+        model: str = "rerank-v3.5",
+        timeout_s: float = 3.0,
+        http_client: httpx.Client | None = None,
     ) -> None:
         self._model = model
         self._client = lazy_cohere(api_key, timeout_s, http_client)
