@@ -1,4 +1,7 @@
-"""API Gateway REQUEST authorizer: API key → workspace, put in the request context for the handlers."""
+"""API Gateway REQUEST authorizer: API key → workspace, put in the request context for the handlers.
+
+The same handler authorizes requests of the local gateway (``make serve``), with the embedded key store.
+"""
 
 from typing import Any
 
@@ -9,19 +12,8 @@ from aws_lambda_powertools.utilities.data_classes.api_gateway_authorizer_event i
 )
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from neural_memory.errors import Unauthorized
-from neural_memory.keys import authenticate, extract_api_key
+from neural_memory.keys import authenticate, extract_api_key, get_key_store
 from neural_memory.observability import logger
-from neural_memory.settings import get_settings
-from neural_memory.stores.dynamodb_keys import DynamoKeyStore
-
-_keys: DynamoKeyStore | None = None
-
-
-def _key_store() -> DynamoKeyStore:
-    global _keys  # noqa: PLW0603 - one client per container
-    if _keys is None:
-        _keys = DynamoKeyStore(get_settings().keys_table or "")
-    return _keys
 
 
 @logger.inject_lambda_context
@@ -30,7 +22,7 @@ def lambda_handler(event: APIGatewayAuthorizerRequestEvent, context: LambdaConte
     """Allow with ``workspaceId`` in the context, or answer 401 (API Gateway's ``Unauthorized``)."""
     arn = event.parsed_arn
     try:
-        workspace_id = authenticate(_key_store(), extract_api_key(event.headers))
+        workspace_id = authenticate(get_key_store(), extract_api_key(event.headers))
     except Unauthorized:
         logger.info("request refused: missing or invalid API key")
         raise Exception("Unauthorized") from None  # noqa: TRY002 - API Gateway maps this exact message to 401

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import copy
 import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
 import boto3
 import pytest
 from moto import mock_aws
 from neural_memory.clock import utcnow
-from neural_memory.keys import issue_key, revoke
+from neural_memory.keys import issue_key, revoke, set_key_store
 from neural_memory.service import Service, set_service
 from neural_memory.settings import get_settings
 from neural_memory.stores.dynamodb_keys import DynamoKeyStore
@@ -37,6 +39,7 @@ ROUTES = {"github:acme/console": "acme", "vercel:team_3Qp9kZ2mW8xV1nB4": "acme"}
 @pytest.fixture
 def keys(monkeypatch: pytest.MonkeyPatch) -> Iterator[DynamoKeyStore]:
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("NM_KEY_STORE", "dynamodb")
     monkeypatch.setenv("NM_KEYS_TABLE", "api-keys")
     get_settings.cache_clear()
     with mock_aws():
@@ -46,8 +49,9 @@ def keys(monkeypatch: pytest.MonkeyPatch) -> Iterator[DynamoKeyStore]:
             AttributeDefinitions=[{"AttributeName": "key_id", "AttributeType": "S"}],
             BillingMode="PAY_PER_REQUEST",
         )
-        monkeypatch.setattr(authorizer_app, "_keys", None)
+        set_key_store(None)  # the authorizer builds its own from the settings: DynamoDB
         yield DynamoKeyStore("api-keys")
+    set_key_store(None)
     get_settings.cache_clear()
 
 
@@ -136,17 +140,79 @@ def test_an_embedding_outage_fails_only_the_affected_records_and_a_retry_complet
         set_service(None)
 
 
-def test_maintenance_bootstraps_and_purges(settings: Settings, lambda_context: LocalLambdaContext) -> None:
+@pytest.fixture
+def cloudformation() -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """A local stand-in for the pre-signed ResponseURL: records every PUT body."""
+    received: list[dict[str, Any]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_PUT(self) -> None:  # noqa: N802 - http.server's naming
+            length = int(self.headers["Content-Length"])
+            received.append(json.loads(self.rfile.read(length)))
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/response", received
+    server.shutdown()
+    server.server_close()
+
+
+def _custom_resource(request_type: str, response_url: str) -> dict[str, Any]:
+    event = load_event("cloudformation/index_create")
+    event.update(RequestType=request_type, ResponseURL=response_url)
+    if request_type != "Create":
+        event["PhysicalResourceId"] = "index:neural-memory"
+    return event
+
+
+def test_maintenance_bootstraps_and_purges(
+    settings: Settings, lambda_context: LocalLambdaContext, cloudformation: tuple[str, list[dict[str, Any]]]
+) -> None:
     # Given the embedded store (which needs no index) and one expired chat
+    url, received = cloudformation
     service = Service(SqliteStore(settings.sqlite_path), HashEmbedder(), settings, clock=lambda: NOW)
     set_service(service)
     try:
         # When CloudFormation creates the index resource, Then the bootstrap answers; when the schedule fires, it purges
-        created = maintenance_app.lambda_handler(load_event("cloudformation/index_create"), lambda_context)
+        created = maintenance_app.lambda_handler(_custom_resource("Create", url), lambda_context)
         assert created["PhysicalResourceId"] == "index:neural-memory" and created["Data"] == {"Outcome": "ok"}
+        # And CloudFormation heard it at the ResponseURL, for the request it made
+        assert received == [created] and created["Status"] == "SUCCESS"
+        assert created["RequestId"] == load_event("cloudformation/index_create")["RequestId"]
         service.index(
             "acme", [note("old", "old chat", observation_type="conversation_turn", occurred_at=NOW.replace(year=2024))]
         )
         assert maintenance_app.lambda_handler(load_event("schedule/purge"), lambda_context) == {"purged": 1}
     finally:
         set_service(None)
+
+
+def test_a_failed_bootstrap_is_reported_to_cloudformation_and_delete_always_succeeds(
+    monkeypatch: pytest.MonkeyPatch,
+    lambda_context: LocalLambdaContext,
+    cloudformation: tuple[str, list[dict[str, Any]]],
+) -> None:
+    # Given a function whose configuration cannot work (OpenSearch without an endpoint)
+    url, received = cloudformation
+    monkeypatch.setenv("NM_STORE", "opensearch")
+    get_settings.cache_clear()
+    set_service(None)
+    try:
+        # When CloudFormation creates, then deletes the resource
+        maintenance_app.lambda_handler(_custom_resource("Create", url), lambda_context)
+        maintenance_app.lambda_handler(_custom_resource("Delete", url), lambda_context)
+    finally:
+        get_settings.cache_clear()
+        set_service(None)
+    # Then the create fails with the reason (the stack rolls back now, not after an hour), and the
+    # delete succeeds without touching the index, so a broken stack can always be removed
+    assert [r["Status"] for r in received] == ["FAILED", "SUCCESS"]
+    assert "NM_OPENSEARCH_URL" in received[0]["Reason"]
+    assert received[1]["PhysicalResourceId"] == "index:neural-memory"

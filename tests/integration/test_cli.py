@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from typing import TYPE_CHECKING
 
 import pytest
+from neural_memory.errors import Unauthorized
+from neural_memory.keys import authenticate
 from neural_memory.local.cli import main
+from neural_memory.settings import Settings
+from neural_memory.stores import build_key_store
 
 from tests.conftest import EVENTS
 
@@ -21,6 +26,23 @@ def test_keys_create_prints_the_key_last(tmp_path: Path, capsys: pytest.CaptureF
     assert main(["keys", "create", "--workspace", "acme", "--data-dir", str(tmp_path)]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert re.fullmatch(r"nm_[0-9a-f]{12}_[A-Za-z0-9_-]{43}", last)
+
+
+def test_keys_revoke_stops_the_key_at_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a key made by the CLI
+    assert main(["keys", "create", "--workspace", "acme", "--data-dir", str(tmp_path)]) == 0
+    key = capsys.readouterr().out.strip().splitlines()[-1]
+    keys = build_key_store(Settings(data_dir=tmp_path))
+    assert authenticate(keys, key) == "acme"
+    # When it is revoked, read from standard input (so it stays out of shell history)
+    monkeypatch.setattr("sys.stdin", io.StringIO(key + "\n"))
+    assert main(["keys", "revoke", "-", "--data-dir", str(tmp_path)]) == 0
+    # Then it no longer authenticates, and revoking it again says so
+    with pytest.raises(Unauthorized):
+        authenticate(keys, key)
+    assert main(["keys", "revoke", key, "--data-dir", str(tmp_path)]) == 1
 
 
 def test_ingest_twice_keeps_the_same_count_and_search_finds_it(

@@ -79,3 +79,15 @@ def test_workspace_name_is_validated(keys: SqliteKeyStore) -> None:
 )
 def test_key_comes_from_bearer_or_x_api_key(headers: dict[str, str] | None, expected: str | None) -> None:
     assert extract_api_key(headers) == expected
+
+
+def test_the_key_store_factory_chooses_by_settings(tmp_path: Path) -> None:
+    from neural_memory.errors import ConfigurationError
+    from neural_memory.settings import Settings
+    from neural_memory.stores import build_key_store
+    from neural_memory.stores.dynamodb_keys import DynamoKeyStore
+
+    assert isinstance(build_key_store(Settings(data_dir=tmp_path)), SqliteKeyStore)
+    assert isinstance(build_key_store(Settings(key_store="dynamodb", keys_table="keys")), DynamoKeyStore)
+    with pytest.raises(ConfigurationError, match="NM_KEYS_TABLE"):
+        build_key_store(Settings(key_store="dynamodb"))

@@ -97,3 +97,23 @@ def extract_api_key(headers: Mapping[str, str] | None) -> str | None:
         return token.strip()
     api_key = lowered.get("x-api-key", "").strip()
     return api_key or None
+
+
+_key_store: KeyStore | None = None
+
+
+def get_key_store() -> KeyStore:
+    """The process-wide key store (``build_key_store(get_settings())`` on first call)."""
+    global _key_store  # noqa: PLW0603 - one store (and client) per process, like the service
+    if _key_store is None:
+        from neural_memory.settings import get_settings  # noqa: PLC0415
+        from neural_memory.stores import build_key_store  # noqa: PLC0415
+
+        _key_store = build_key_store(get_settings())
+    return _key_store
+
+
+def set_key_store(store: KeyStore | None) -> None:
+    """Install the key store the authorizer uses (the local gateway and tests bring their own)."""
+    global _key_store  # noqa: PLW0603
+    _key_store = store

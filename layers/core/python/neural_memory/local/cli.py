@@ -49,13 +49,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from neural_memory.local.gateway import LocalGateway  # noqa: PLC0415
     from neural_memory.local.server import LocalApiServer  # noqa: PLC0415
     from neural_memory.service import build_service, set_service  # noqa: PLC0415
-    from neural_memory.stores import ensure_store  # noqa: PLC0415
-    from neural_memory.stores.sqlite_keys import SqliteKeyStore  # noqa: PLC0415
+    from neural_memory.stores import build_key_store, ensure_store  # noqa: PLC0415
 
     settings = _settings(args)
     service = build_service(settings)
     set_service(service)
-    keys = SqliteKeyStore(settings.sqlite_path)
+    keys = build_key_store(settings)
     index = ensure_store(settings, service.embedder)
     if service.embedder is not None:
         service.embedder.embed(["warm up"], "search_query")  # load the model before the first request
@@ -89,16 +88,30 @@ def cmd_keys_create(args: argparse.Namespace) -> int:
     """Create an API key for a workspace; the key is the last line printed."""
     from neural_memory.clock import utcnow  # noqa: PLC0415
     from neural_memory.keys import issue_key  # noqa: PLC0415
-    from neural_memory.stores.sqlite_keys import SqliteKeyStore  # noqa: PLC0415
+    from neural_memory.stores import build_key_store  # noqa: PLC0415
 
     settings = _settings(args)
     try:
-        key = issue_key(SqliteKeyStore(settings.sqlite_path), args.workspace, utcnow())
+        key = issue_key(build_key_store(settings), args.workspace, utcnow())
     except ValueError as exc:
         print(f"error: --workspace: {exc}", file=sys.stderr)
         return 2
     print(f"API key for workspace {args.workspace!r} (shown once; only its hash is stored):")
     print(key)
+    return 0
+
+
+def cmd_keys_revoke(args: argparse.Namespace) -> int:
+    """Revoke an API key (read from standard input when KEY is ``-``, so it stays out of shell history)."""
+    from neural_memory.clock import utcnow  # noqa: PLC0415
+    from neural_memory.keys import revoke  # noqa: PLC0415
+    from neural_memory.stores import build_key_store  # noqa: PLC0415
+
+    key = sys.stdin.readline().strip() if args.key == "-" else args.key
+    if not revoke(build_key_store(_settings(args)), key, utcnow()):
+        print("error: no such key, or it is already revoked", file=sys.stderr)
+        return 1
+    print("revoked")
     return 0
 
 
@@ -271,6 +284,10 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--workspace", required=True)
     data_dir(create)
     create.set_defaults(func=cmd_keys_create)
+    revoke = keys.add_parser("revoke", help="revoke a key (it stops working at once locally)")
+    revoke.add_argument("key", help="the key, or - to read it from standard input")
+    data_dir(revoke)
+    revoke.set_defaults(func=cmd_keys_revoke)
 
     ingest = commands.add_parser("ingest", help="load event or request JSON files (or folders, .jsonl)")
     ingest.add_argument("paths", nargs="+")

@@ -1,12 +1,13 @@
-"""What API Gateway does in AWS, done in-process: match the route, enforce the body limit,
-authorize the API key (as the Lambda authorizer will), build a REST proxy event and call the
-function's own ``lambda_handler``."""
+"""What API Gateway does in AWS, done in-process: match the route (from the one route table,
+``neural_memory.routes``), enforce the body limit, call the authorizer Lambda's own handler with
+the REQUEST-authorizer event API Gateway sends, build a REST proxy event with the authorizer's
+context and call the route function's own ``lambda_handler``."""
 
 from __future__ import annotations
 
+import fnmatch
 import importlib
 import json
-import re
 import threading
 import uuid
 from dataclasses import dataclass, field
@@ -15,38 +16,20 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from neural_memory.clock import utcnow
-from neural_memory.errors import Unauthorized
 from neural_memory.http import error_body
-from neural_memory.keys import authenticate, extract_api_key
+from neural_memory.keys import set_key_store
+from neural_memory.routes import ROUTES
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from neural_memory.keys import KeyStore
+    from neural_memory.routes import Route
 
 STAGE = "local"
-
-
-@dataclass(frozen=True)
-class Route:
-    """One API route and the function module that serves it."""
-
-    method: str
-    template: str
-    module: str
-
-    @property
-    def pattern(self) -> re.Pattern[str]:
-        return re.compile("^" + re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", self.template) + "$")
-
-
-ROUTES = (
-    Route("POST", "/v1/search", "functions.search.app"),
-    Route("POST", "/v1/answer", "functions.answer.app"),
-    Route("POST", "/v1/observations", "functions.observations.app"),
-    Route("GET", "/v1/observations/{id}", "functions.observations.app"),
-    Route("DELETE", "/v1/observations/{id}", "functions.observations.app"),
-)
+ACCOUNT = "000000000000"
+API_ID = "local"
+AUTHORIZER_MODULE = "functions.authorizer.app"
 
 
 @dataclass
@@ -101,11 +84,12 @@ class LocalGateway:
     """Turns HTTP requests into API Gateway REST proxy events for the functions' handlers.
 
     Handlers run one at a time, as in one Lambda container: the Powertools resolver keeps the
-    current event on a module-level object.
+    current event on a module-level object. ``keys`` becomes the key store of the authorizer
+    handler in this process.
     """
 
     def __init__(self, keys: KeyStore, max_body_bytes: int) -> None:
-        self._keys = keys
+        set_key_store(keys)
         self._max_body_bytes = max_body_bytes
         self._lock = threading.Lock()
         self._openapi: dict[str, Any] | None = None
@@ -143,24 +127,74 @@ class LocalGateway:
                 f"body is over {self._max_body_bytes} bytes",
                 request_id,
             )
+        event = _proxy_event(route, match.groupdict(), method, path, url.query, headers, "", request_id, source_ip)
+        if route.authorization == "api_key":
+            with self._lock:
+                authorizer = self._authorize(event, request_id)
+            if authorizer is None:
+                return _error(HTTPStatus.UNAUTHORIZED, "unauthorized", "missing or invalid API key", request_id)
+            event["requestContext"]["authorizer"] = authorizer
         try:
-            workspace_id = authenticate(self._keys, extract_api_key(headers))
-        except Unauthorized as exc:
-            return _error(HTTPStatus.UNAUTHORIZED, exc.code, str(exc), request_id)
-        try:
-            text = body.decode("utf-8")
+            event["body"] = body.decode("utf-8") or None
         except UnicodeDecodeError:
             return _error(HTTPStatus.BAD_REQUEST, "validation_error", "body: not valid UTF-8", request_id)
-        event = _proxy_event(route, match.groupdict(), method, path, url.query, headers, text, request_id, source_ip)
-        event["requestContext"]["authorizer"] = {"workspaceId": workspace_id, "principalId": workspace_id}
-        handler: Callable[[dict[str, Any], Any], dict[str, Any]] = importlib.import_module(route.module).lambda_handler
-        context = LocalLambdaContext(function_name=route.module.split(".")[1], aws_request_id=request_id)
         with self._lock:
-            reply = handler(event, context)
+            reply = self._invoke(route.module, event, route.function, request_id)
         reply_headers = {k: str(v) for k, v in (reply.get("headers") or {}).items()}
         for name, values in (reply.get("multiValueHeaders") or {}).items():
             reply_headers[name] = ", ".join(str(v) for v in values)
         return ProxyResponse(int(reply["statusCode"]), str(reply.get("body") or ""), reply_headers)
+
+    def _authorize(self, proxy: dict[str, Any], request_id: str) -> dict[str, Any] | None:
+        """Call the authorizer function as API Gateway does; its context (with ``principalId``) on
+        Allow for this method, None when it refuses (``Unauthorized``) or denies."""
+        event = authorizer_event(proxy)
+        try:
+            policy = self._invoke(AUTHORIZER_MODULE, event, "authorizer", request_id)
+        except Exception as exc:  # noqa: BLE001 - any authorizer failure refuses, as API Gateway does
+            if str(exc) != "Unauthorized":
+                raise
+            return None
+        statements = policy.get("policyDocument", {}).get("Statement", [])
+        allowed = any(
+            s.get("Effect") == "Allow"
+            and any(fnmatch.fnmatchcase(event["methodArn"], r) for r in _list(s.get("Resource")))
+            for s in statements
+        )
+        if not allowed:
+            return None
+        return {**(policy.get("context") or {}), "principalId": policy.get("principalId")}
+
+    @staticmethod
+    def _invoke(module: str, event: dict[str, Any], function: str, request_id: str) -> dict[str, Any]:
+        handler: Callable[[dict[str, Any], Any], dict[str, Any]] = importlib.import_module(module).lambda_handler
+        return handler(event, LocalLambdaContext(function_name=function, aws_request_id=request_id))
+
+
+def _list(value: Any) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
+
+
+def authorizer_event(proxy: Mapping[str, Any]) -> dict[str, Any]:
+    """The REQUEST-authorizer event API Gateway sends for a REST proxy request."""
+    context = proxy["requestContext"]
+    method_arn = (
+        f"arn:aws:execute-api:{STAGE}:{ACCOUNT}:{API_ID}/{STAGE}/{proxy['httpMethod']}{context['resourcePath']}"
+    )
+    return {
+        "type": "REQUEST",
+        "methodArn": method_arn,
+        "resource": proxy["resource"],
+        "path": proxy["path"],
+        "httpMethod": proxy["httpMethod"],
+        "headers": proxy["headers"],
+        "multiValueHeaders": proxy["multiValueHeaders"],
+        "queryStringParameters": proxy["queryStringParameters"] or {},
+        "multiValueQueryStringParameters": proxy["multiValueQueryStringParameters"] or {},
+        "pathParameters": proxy["pathParameters"] or {},
+        "stageVariables": {},
+        "requestContext": {key: value for key, value in context.items() if key != "authorizer"},
+    }
 
 
 def _error(status: HTTPStatus, code: str, message: str, request_id: str) -> ProxyResponse:
@@ -181,7 +215,7 @@ def _proxy_event(
     multi_query = parse_qs(query, keep_blank_values=True)
     now = utcnow()
     return {
-        "resource": route.template,
+        "resource": route.path,
         "path": path,
         "httpMethod": method,
         "headers": dict(headers),
@@ -191,7 +225,7 @@ def _proxy_event(
         "pathParameters": path_parameters or None,
         "stageVariables": None,
         "requestContext": {
-            "resourcePath": route.template,
+            "resourcePath": route.path,
             "httpMethod": method,
             "path": f"/{STAGE}{path}",
             "stage": STAGE,
@@ -199,8 +233,8 @@ def _proxy_event(
             "requestTime": now.strftime("%d/%b/%Y:%H:%M:%S +0000"),
             "requestTimeEpoch": int(now.timestamp() * 1000),
             "identity": {"sourceIp": source_ip, "userAgent": headers.get("User-Agent", "")},
-            "accountId": "000000000000",
-            "apiId": "local",
+            "accountId": ACCOUNT,
+            "apiId": API_ID,
             "protocol": "HTTP/1.1",
         },
         "body": body or None,

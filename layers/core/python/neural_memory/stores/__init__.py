@@ -8,6 +8,7 @@ from neural_memory.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from neural_memory.embeddings.base import Embedder
+    from neural_memory.keys import KeyStore
     from neural_memory.settings import Settings
     from neural_memory.stores.base import Store
 
@@ -38,3 +39,17 @@ def ensure_store(settings: Settings, embedder: Embedder | None) -> str:
     if embedder is None:
         return admin.ensure_index(1, "none")
     return admin.ensure_index(embedder.dimension, embedder.model_id)
+
+
+def build_key_store(settings: Settings) -> KeyStore:
+    """The API key store named by ``settings.key_store``: the authorizer, the CLI and the local
+    gateway all get theirs here. Constructing it does no I/O."""
+    if settings.key_store == "dynamodb":
+        if not settings.keys_table:
+            raise ConfigurationError("NM_KEYS_TABLE is not set but NM_KEY_STORE=dynamodb")
+        from neural_memory.stores.dynamodb_keys import DynamoKeyStore  # noqa: PLC0415 - boto3 loads on first use
+
+        return DynamoKeyStore(settings.keys_table)
+    from neural_memory.stores.sqlite_keys import SqliteKeyStore  # noqa: PLC0415
+
+    return SqliteKeyStore(settings.sqlite_path)

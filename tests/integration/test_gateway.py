@@ -1,0 +1,68 @@
+"""The local gateway is API Gateway's stand-in: the one route table, the authorizer Lambda's own
+handler with the event API Gateway sends it, and the authorizer's context in the proxy event."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import TYPE_CHECKING
+
+import pytest
+from neural_memory.clock import utcnow
+from neural_memory.keys import issue_key, revoke
+from neural_memory.local.gateway import LocalGateway, authorizer_event
+from neural_memory.observability import logger
+from neural_memory.routes import ROUTES
+from neural_memory.stores import build_key_store
+
+from tests.conftest import load_event
+
+if TYPE_CHECKING:
+    from neural_memory.service import Service
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def gateway_and_key(service: Service) -> tuple[LocalGateway, str]:
+    keys = build_key_store(service.settings)
+    return LocalGateway(keys, service.settings.max_body_bytes), issue_key(keys, "acme", utcnow())
+
+
+def test_every_route_of_the_table_is_served_and_nothing_else(gateway_and_key: tuple[LocalGateway, str]) -> None:
+    gateway, key = gateway_and_key
+    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+    bodies = {"search": b'{"query": "x"}', "answer": b'{"question": "x"}', "observations": b'{"observations": []}'}
+    for route in ROUTES:
+        path = route.path.replace("{id}", "missing-id")
+        reply = gateway.dispatch(route.method, path, headers, bodies[route.function] if route.has_body else b"")
+        # A route's own function answered: 200, its validation (400) or its not-found (404 with the id)
+        assert reply.status in {200, 400, 404}, (route, reply.body)
+        assert "no route" not in reply.body, route
+    assert gateway.dispatch("GET", "/v1/nothing", headers, b"").status == 404
+    assert gateway.dispatch("PUT", "/v1/search", headers, b"").status == 405
+
+
+def test_the_authorizer_function_refuses_with_its_own_handler(
+    gateway_and_key: tuple[LocalGateway, str], service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a revoked key
+    gateway, key = gateway_and_key
+    revoke(build_key_store(service.settings), key, utcnow())
+    log = io.StringIO()
+    monkeypatch.setattr(logger.registered_handler, "stream", log)
+    # When it is presented, Then 401 in the envelope, and the refusal was logged by the authorizer Lambda
+    reply = gateway.dispatch("POST", "/v1/search", {"x-api-key": key}, b'{"query": "deploy"}')
+    body = json.loads(reply.body)
+    assert reply.status == 401 and body["error"]["code"] == "unauthorized"
+    logged = [json.loads(line) for line in log.getvalue().splitlines()]
+    assert any(entry.get("function_name") == "authorizer" and "refused" in entry.get("message", "") for entry in logged)
+
+
+def test_the_authorizer_event_has_the_shape_api_gateway_sends(gateway_and_key: tuple[LocalGateway, str]) -> None:
+    proxy = load_event("api/search_post")
+    event = authorizer_event(proxy)
+    recorded = load_event("authorizer/request")
+    assert set(event) == set(recorded) and event["type"] == "REQUEST"
+    assert event["methodArn"].endswith(f"/POST{proxy['requestContext']['resourcePath']}")
+    assert "authorizer" not in event["requestContext"]
