@@ -20,7 +20,7 @@ app = build_resolver()
     responses={200: {"description": "The answer and its citations"}, **ERROR_RESPONSES},
     tags=["answer"],
 )
-@tracer.capture_method
+@tracer.capture_method(capture_response=False)  # observation content never goes to X-Ray
 def answer(request: Annotated[AnswerRequest, Body()]) -> AnswerResponse:
     """Answer from the caller's workspace."""
     return get_service().answer(current_workspace_id(app), request, current_request_id(app))

@@ -21,7 +21,7 @@ processor = BatchProcessor(event_type=EventType.SQS)
 _done: set[str] = set()  # records already indexed by this invocation's combined write
 
 
-@tracer.capture_method
+@tracer.capture_method(capture_response=False)  # observation content never goes to X-Ray
 def record_handler(record: SQSRecord) -> None:
     """Nothing to do for a record the combined write indexed; otherwise index it alone (raises on failure)."""
     if record.message_id not in _done:

@@ -28,7 +28,7 @@ _NOT_FOUND: dict[int, OpenAPIResponse] = {404: {"description": "No such observat
     responses={200: {"description": "Ids, and how many were created or updated"}, **ERROR_RESPONSES},
     tags=["observations"],
 )
-@tracer.capture_method
+@tracer.capture_method(capture_response=False)  # observation content never goes to X-Ray
 def ingest(request: Annotated[ObservationsRequest, Body()]) -> ObservationsResponse:
     """Ingest observations into the caller's workspace."""
     return get_service().ingest(current_workspace_id(app), request.observations, current_request_id(app))
@@ -40,7 +40,7 @@ def ingest(request: Annotated[ObservationsRequest, Body()]) -> ObservationsRespo
     responses={200: {"description": "The observation"}, **_NOT_FOUND, **ERROR_RESPONSES},
     tags=["observations"],
 )
-@tracer.capture_method
+@tracer.capture_method(capture_response=False)  # observation content never goes to X-Ray
 def read(id: Annotated[ObservationId, Path()]) -> ObservationOut:  # noqa: A002 - the path parameter's name
     """One observation of the caller's workspace."""
     return get_service().get(current_workspace_id(app), id, current_request_id(app))
@@ -52,7 +52,7 @@ def read(id: Annotated[ObservationId, Path()]) -> ObservationOut:  # noqa: A002 
     responses={200: {"description": "Deleted, with all its chunks"}, **_NOT_FOUND, **ERROR_RESPONSES},
     tags=["observations"],
 )
-@tracer.capture_method
+@tracer.capture_method(capture_response=False)  # observation content never goes to X-Ray
 def delete(id: Annotated[ObservationId, Path()]) -> DeleteResponse:  # noqa: A002
     """Delete one observation (and its chunks) of the caller's workspace."""
     return get_service().delete(current_workspace_id(app), id, current_request_id(app))

@@ -20,7 +20,7 @@ app = build_resolver()
     responses={200: {"description": "Results, best first"}, **ERROR_RESPONSES},
     tags=["search"],
 )
-@tracer.capture_method
+@tracer.capture_method(capture_response=False)  # observation content never goes to X-Ray
 def search(request: Annotated[SearchRequest, Body()]) -> SearchResponse:
     """Search the caller's workspace."""
     return get_service().search(current_workspace_id(app), request, current_request_id(app))
