@@ -236,7 +236,7 @@ class OpenSearchStore:
             lines: list[dict[str, Any]] = []
             for _id, doc in pending.items():
                 lines += [{"index": {"_index": self._index, "_id": _id}}, doc]
-            reply = self._call(self._client.bulk, body=lines, refresh=self._refresh)
+            reply = self._call(self._client.bulk, index=self._index, body=lines, refresh=self._refresh)
             if not reply.get("errors"):
                 return
             retry, fatal = {}, []
@@ -313,7 +313,8 @@ class OpenSearchStore:
             lines += [{"index": self._index}, knn_body(vector, filters, limit)]
         if not kinds:
             return Retrieved()
-        reply = self._call(self._client.msearch, body=lines)
+        # The index in the path (not only in each header line) scopes the request for IAM grants.
+        reply = self._call(self._client.msearch, index=self._index, body=lines)
         result = Retrieved()
         failed: dict[str, str] = {}
         for kind, response in zip(kinds, reply["responses"], strict=True):

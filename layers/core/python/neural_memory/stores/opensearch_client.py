@@ -22,10 +22,12 @@ def build_client(settings: Settings) -> Any:
         from opensearchpy import AWSV4SignerAuth  # noqa: PLC0415
 
         credentials = boto3.Session().get_credentials()
+        # TLS follows the endpoint's scheme (the domain is https-only; a local stand-in may be http).
+        tls = settings.opensearch_url.startswith("https://")
         options |= {
             "http_auth": AWSV4SignerAuth(credentials, settings.opensearch_aws_region, "es"),
-            "use_ssl": True,
-            "verify_certs": True,
+            "use_ssl": tls,
+            "verify_certs": tls,
             "connection_class": RequestsHttpConnection,
         }
     return OpenSearch(**options)
