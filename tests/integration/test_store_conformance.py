@@ -17,9 +17,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from neural_memory.errors import ConfigurationError
 from neural_memory.filters import Filter, render_opensearch
-from neural_memory.models import ObservationIn
+from neural_memory.models import Chunk, ObservationIn, ObservationRecord
 from neural_memory.service import Service
+from neural_memory.stores.base import IndexedObservation
 from neural_memory.stores.opensearch import OpenSearchAdmin, OpenSearchStore, cosine_from_score, knn_body
+from neural_memory.stores.record_fields import FIELD_NAMES, RECORD_FIELDS
 from neural_memory.stores.sqlite import SqliteStore
 from opensearchpy import OpenSearch
 
@@ -212,3 +214,37 @@ def _answers(port: int) -> bool:
             return bool(response.status == 200)
     except OSError:
         return False
+
+
+def _every_field_set() -> ObservationRecord:
+    """A record whose every field holds a value (not a default), derived from the one declaration."""
+    samples: dict[str, Any] = {
+        "keyword": "k",
+        "text": "acme roundtrip title",
+        "stored": "acme roundtrip content",
+        "json": {"nested": [1, "two", {"three": True}]},
+        "integer": 7,
+        "float": 0.25,
+        "boolean": True,
+    }
+    values: dict[str, Any] = {}
+    for n, field in enumerate(RECORD_FIELDS):
+        if field.kind == "time":
+            values[field.name] = NOW + timedelta(days=n, milliseconds=n)
+        else:
+            values[field.name] = f"{field.name}-value" if field.kind == "keyword" else samples[field.kind]
+    return ObservationRecord(**{**values, "id": "roundtrip", "tier": "A"})
+
+
+def test_every_record_field_round_trips(svc: Service) -> None:
+    # Given a record with every stored field set (fields come from ObservationRecord alone)
+    record = _every_field_set()
+    svc.store.upsert("acme", [IndexedObservation(record=record, chunks=[Chunk(chunk_no=0, text=record.content)])])
+    # When it is read back and retrieved, Then every field comes back as written: a store that
+    # forgets a field of the model fails here, naming it
+    read = svc.store.get("acme", "roundtrip")
+    assert read is not None
+    assert {name: getattr(read, name) for name in FIELD_NAMES} == {name: getattr(record, name) for name in FIELD_NAMES}
+    later = record.occurred_at - timedelta(days=1)
+    hits = svc.store.retrieve("acme", text="roundtrip", vector=None, model_id=None, flt=Filter(live_at=later), limit=5)
+    assert [hit.observation for hit in hits.lexical] == [record]

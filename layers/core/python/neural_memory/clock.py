@@ -1,4 +1,4 @@
-"""Time as the stores keep it: UTC, integer epoch milliseconds."""
+"""Time as the stores keep it: UTC, as integer epoch milliseconds (SQLite) or ISO-8601 (OpenSearch)."""
 
 from __future__ import annotations
 
@@ -18,3 +18,13 @@ def to_ms(moment: datetime) -> int:
 def from_ms(value: int) -> datetime:
     """Aware UTC datetime from epoch milliseconds."""
     return datetime.fromtimestamp(value / 1000, tz=UTC)
+
+
+def to_iso(moment: datetime) -> str:
+    """ISO-8601, ``Z`` for UTC (how OpenSearch documents and queries carry time)."""
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+def from_iso(value: str) -> datetime:
+    """Aware datetime from ISO-8601 (``Z`` or an offset)."""
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime  # noqa: TC003 - used at runtime by render_opensearch
 from typing import TYPE_CHECKING
 
-from neural_memory.clock import to_ms
+from neural_memory.clock import to_iso, to_ms
 
 if TYPE_CHECKING:
     from neural_memory.models import SearchFilters
@@ -84,10 +84,6 @@ def render_sqlite(flt: Filter, table: str = "o") -> tuple[str, list[object]]:
     return " AND ".join(clauses), params
 
 
-def _iso(moment: datetime) -> str:
-    return moment.isoformat().replace("+00:00", "Z")
-
-
 def render_opensearch(flt: Filter) -> list[dict[str, object]]:
     """OpenSearch ``bool.filter`` clauses for ``flt`` (terms, ranges, the TTL and session rules).
 
@@ -99,7 +95,7 @@ def render_opensearch(flt: Filter) -> list[dict[str, object]]:
             "bool": {
                 "should": [
                     {"bool": {"must_not": [{"exists": {"field": "expires_at"}}]}},
-                    {"range": {"expires_at": {"gt": _iso(flt.live_at)}}},
+                    {"range": {"expires_at": {"gt": to_iso(flt.live_at)}}},
                 ],
                 "minimum_should_match": 1,
             }
@@ -108,9 +104,9 @@ def render_opensearch(flt: Filter) -> list[dict[str, object]]:
     clauses.extend({"terms": {field: list(values)}} for field, values in flt.terms())
     bounds: dict[str, str] = {}
     if flt.occurred_from is not None:
-        bounds["gte"] = _iso(flt.occurred_from)
+        bounds["gte"] = to_iso(flt.occurred_from)
     if flt.occurred_to is not None:
-        bounds["lte"] = _iso(flt.occurred_to)
+        bounds["lte"] = to_iso(flt.occurred_to)
     if bounds:
         clauses.append({"range": {"occurred_at": bounds}})
     if flt.exclude_session_id is not None:

@@ -7,6 +7,7 @@ dates, so bad input is a 400 naming the field, never a 500.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Literal
 
@@ -308,8 +309,20 @@ class Chunk(DomainModel):
     vector: Vector | None = None
 
 
+@dataclass(frozen=True)
+class Indexing:
+    """How stores index a text field of a record: ``exact`` (the default: filters, keyword),
+    ``text`` (analysed for lexical search) or ``stored`` (kept and returned, never searched)."""
+
+    mode: Literal["exact", "text", "stored"]
+
+
 class ObservationRecord(DomainModel):
-    """An observation as the store keeps it (the workspace is passed alongside, never inside)."""
+    """An observation as the store keeps it (the workspace is passed alongside, never inside).
+
+    This is the one declaration of the stored fields: every store derives its columns, mapping,
+    documents and record reader from it (``stores/record_fields.py``).
+    """
 
     id: str
     source: str
@@ -320,8 +333,8 @@ class ObservationRecord(DomainModel):
     ingested_at: datetime
     expires_at: datetime | None
     tier: Tier
-    title: str
-    content: str
+    title: Annotated[str, Indexing("text")]
+    content: Annotated[str, Indexing("stored")]
     url: str | None
     session_id: str | None
     parent_id: str | None

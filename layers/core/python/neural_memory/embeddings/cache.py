@@ -9,6 +9,8 @@ import threading
 from array import array
 from typing import TYPE_CHECKING
 
+from neural_memory.stores.sqlite_db import LazyConnection
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
@@ -33,20 +35,21 @@ class EmbeddingCache:
     def __init__(self, path: Path) -> None:
         self._path = path
         self._lock = threading.Lock()
-        self._conn_: sqlite3.Connection | None = None
+        self._db = LazyConnection(self._open)
+
+    def _open(self) -> sqlite3.Connection:
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(self._path, check_same_thread=False, isolation_level=None, timeout=30.0)
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS embeddings (model_id TEXT NOT NULL, text_sha256 TEXT NOT NULL, "
+            "vector BLOB NOT NULL, PRIMARY KEY (model_id, text_sha256)) WITHOUT ROWID"
+        )
+        return conn
 
     @property
     def _conn(self) -> sqlite3.Connection:
-        if self._conn_ is None:
-            self._path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self._path, check_same_thread=False, isolation_level=None, timeout=30.0)
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS embeddings (model_id TEXT NOT NULL, text_sha256 TEXT NOT NULL, "
-                "vector BLOB NOT NULL, PRIMARY KEY (model_id, text_sha256)) WITHOUT ROWID"
-            )
-            self._conn_ = conn
-        return self._conn_
+        return self._db.get()
 
     def get_many(self, model_id: str, texts: Sequence[str]) -> dict[str, Vector]:
         """Cached vectors by text key, for the texts that have one."""
@@ -74,6 +77,4 @@ class EmbeddingCache:
     def close(self) -> None:
         """Close the file."""
         with self._lock:
-            if self._conn_ is not None:
-                self._conn_.close()
-                self._conn_ = None
+            self._db.close()

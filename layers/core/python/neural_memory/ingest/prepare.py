@@ -8,14 +8,18 @@ from typing import TYPE_CHECKING
 from neural_memory.ingest.chunking import chunk_text
 from neural_memory.ingest.ids import content_hash, derived_id
 from neural_memory.ingest.tiers import expiry_for, tier_for
-from neural_memory.models import Chunk, ObservationRecord
+from neural_memory.models import Chunk, ObservationIn, ObservationRecord
 from neural_memory.stores.base import IndexedObservation
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from datetime import datetime
 
-    from neural_memory.models import ObservationIn, Tier
+    from neural_memory.models import Tier
+
+
+_RESOLVED = {"id", "source_type", "ingested_at", "expires_at", "tier", "content_hash"}
+_COPIED = (set(ObservationRecord.model_fields) & set(ObservationIn.model_fields)) - _RESOLVED
 
 
 def observation_id(observation: ObservationIn) -> str:
@@ -49,22 +53,15 @@ def prepare(
     """Resolve id, tier and expiry, stamp ``ingested_at``, hash the indexed content and cut it
     into chunks (each searchable, each pointing back to this observation)."""
     tier = tier_for(observation.observation_type, observation.tier, policy)
+    # Every field the client may send is copied as sent; the rest is resolved here.
+    copied = observation.model_dump(include=_COPIED)
     record = ObservationRecord(
+        **copied,
         id=observation_id(observation),
-        source=observation.source,
         source_type=observation.source_type or observation.observation_type,
-        observation_type=observation.observation_type,
-        actor_name=observation.actor_name,
-        occurred_at=observation.occurred_at,
         ingested_at=now,
         expires_at=expiry_for(tier, observation.occurred_at, ttl_days),
         tier=tier,
-        title=observation.title,
-        content=observation.content,
-        url=observation.url,
-        session_id=observation.session_id,
-        parent_id=observation.parent_id,
-        metadata=observation.metadata,
         content_hash=content_hash(
             observation.title,
             observation.content,

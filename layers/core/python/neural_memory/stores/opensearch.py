@@ -20,10 +20,11 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from neural_memory.clock import utcnow
+from neural_memory.clock import to_iso
 from neural_memory.errors import BackendUnavailable, ConfigurationError, NeuralMemoryError
 from neural_memory.filters import render_opensearch
 from neural_memory.models import Hit, ObservationRecord, Retrieved, UpsertOutcome
+from neural_memory.stores.record_fields import RECORD_FIELDS
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -39,20 +40,25 @@ HNSW_EF_CONSTRUCTION = 128  # build-time beam: recall vs indexing speed
 HNSW_EF_SEARCH = 100  # query-time beam: recall vs latency
 RETRYABLE = {429, 500, 502, 503, 504}
 _NO_EMBEDDING = {"excludes": ["embedding"]}
-_KEYWORD_FIELDS = (
-    "workspace_id", "observation_id", "source", "source_type", "observation_type", "actor_name",
-    "tier", "session_id", "parent_id", "content_hash", "model_id", "url",
-)  # fmt: skip
+# Document fields that are not record fields: the chunk's own, and the record's id under another
+# name (``_id`` is the chunk's).
+_DOC_NAMES = {"id": "observation_id"}
+_TYPES: dict[str, dict[str, Any]] = {
+    "keyword": {"type": "keyword"},
+    "text": {"type": "text", "analyzer": "english"},
+    "stored": {"type": "text", "index": False},
+    "time": {"type": "date"},
+    "json": {"type": "object", "enabled": False},
+    "integer": {"type": "long"},
+    "float": {"type": "double"},
+    "boolean": {"type": "boolean"},
+}
 
 
 class StoreRejected(NeuralMemoryError):
     """OpenSearch refused documents for a reason a retry cannot fix (the message lists them)."""
 
     code = "store_rejected"
-
-
-def _iso(moment: datetime) -> str:
-    return moment.isoformat().replace("+00:00", "Z")
 
 
 def doc_id(workspace_id: str, observation_id: str, chunk_no: int) -> str:
@@ -69,15 +75,11 @@ def index_body(dimension: int, model_id: str) -> dict[str, Any]:
             "_meta": {"schema_version": SCHEMA_VERSION, "model_id": model_id, "dimension": dimension},
             "dynamic": "strict",
             "properties": {
-                **dict.fromkeys(_KEYWORD_FIELDS, keyword),
+                **{_DOC_NAMES.get(f.name, f.name): _TYPES[f.kind] for f in RECORD_FIELDS},
+                "workspace_id": keyword,
+                "model_id": keyword,
                 "chunk_no": {"type": "integer"},
-                "occurred_at": {"type": "date"},
-                "ingested_at": {"type": "date"},
-                "expires_at": {"type": "date"},
-                "title": {"type": "text", "analyzer": "english"},
-                "text": {"type": "text", "analyzer": "english"},
-                "content": {"type": "text", "index": False},
-                "metadata": {"type": "object", "enabled": False},
+                "text": _TYPES["text"],
                 "embedding": {
                     "type": "knn_vector",
                     "dimension": dimension,
@@ -203,28 +205,11 @@ class OpenSearchStore:
     def _document(workspace_id: str, item: IndexedObservation, chunk_no: int) -> dict[str, Any]:
         rec, chunk = item.record, item.chunks[chunk_no]
         doc: dict[str, Any] = {
-            "workspace_id": workspace_id,
-            "observation_id": rec.id,
-            "chunk_no": chunk_no,
-            "source": rec.source,
-            "source_type": rec.source_type,
-            "observation_type": rec.observation_type,
-            "actor_name": rec.actor_name,
-            "occurred_at": _iso(rec.occurred_at),
-            "ingested_at": _iso(rec.ingested_at),
-            "tier": rec.tier,
-            "title": rec.title,
-            "text": chunk.text,
-            "url": rec.url,
-            "session_id": rec.session_id,
-            "parent_id": rec.parent_id,
-            "metadata": rec.metadata,
-            "content_hash": rec.content_hash,
+            _DOC_NAMES.get(f.name, f.name): f.to_document(getattr(rec, f.name))
+            for f in RECORD_FIELDS
+            if getattr(rec, f.name) is not None and (f.name != "content" or chunk_no == 0)
         }
-        if rec.expires_at is not None:
-            doc["expires_at"] = _iso(rec.expires_at)
-        if chunk_no == 0:
-            doc["content"] = rec.content
+        doc |= {"workspace_id": workspace_id, "chunk_no": chunk_no, "text": chunk.text}
         if chunk.vector is not None:
             doc["embedding"] = chunk.vector
             doc["model_id"] = item.model_id
@@ -265,7 +250,7 @@ class OpenSearchStore:
 
     def purge_expired(self, now: datetime) -> int:
         """Delete expired chunks of every workspace; returns how many observations went."""
-        query = {"range": {"expires_at": {"lte": _iso(now)}}}
+        query = {"range": {"expires_at": {"lte": to_iso(now)}}}
         parents = self._call(
             self._client.count,
             index=self._index,
@@ -379,26 +364,6 @@ class OpenSearchStore:
 
 
 def _record(source: dict[str, Any], content: str) -> ObservationRecord:
-    from datetime import datetime  # noqa: PLC0415
-
-    def when(value: str | None) -> datetime | None:
-        return None if value is None else datetime.fromisoformat(value.replace("Z", "+00:00"))
-
-    return ObservationRecord(
-        id=source["observation_id"],
-        source=source["source"],
-        source_type=source.get("source_type"),
-        observation_type=source["observation_type"],
-        actor_name=source.get("actor_name"),
-        occurred_at=when(source["occurred_at"]) or utcnow(),
-        ingested_at=when(source["ingested_at"]) or utcnow(),
-        expires_at=when(source.get("expires_at")),
-        tier=source["tier"],
-        title=source["title"],
-        content=content,
-        url=source.get("url"),
-        session_id=source.get("session_id"),
-        parent_id=source.get("parent_id"),
-        metadata=source.get("metadata") or {},
-        content_hash=source.get("content_hash", ""),
-    )
+    """The record of a chunk document, with the observation's full ``content`` read from chunk 0."""
+    values = {f.name: f.from_document(source.get(_DOC_NAMES.get(f.name, f.name))) for f in RECORD_FIELDS}
+    return ObservationRecord(**{**values, "content": content})

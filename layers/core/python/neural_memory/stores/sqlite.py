@@ -8,15 +8,15 @@ plain text to tokenize (never as MATCH syntax), so no FTS5 syntax from a caller 
 
 from __future__ import annotations
 
-import json
 import threading
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from neural_memory.clock import from_ms, to_ms
+from neural_memory.clock import to_ms
 from neural_memory.models import Hit, ObservationRecord, Retrieved, UpsertOutcome
-from neural_memory.stores.sqlite_db import bump_generation, connect, read_generation
+from neural_memory.stores.record_fields import FIELD_NAMES, RECORD_FIELDS
+from neural_memory.stores.sqlite_db import LazyConnection, bump_generation, connect, read_generation
 from neural_memory.stores.sqlite_fts import COLUMN_WEIGHTS, Tokenizer
 from neural_memory.stores.sqlite_mirror import ChunkMirror, ChunkRow
 
@@ -30,31 +30,17 @@ if TYPE_CHECKING:
     from neural_memory.models import Vector
     from neural_memory.stores.base import IndexedObservation
 
-_RECORD_COLUMNS = (
-    "o.id, o.source, o.source_type, o.observation_type, o.actor_name, o.occurred_at, o.ingested_at, "
-    "o.expires_at, o.tier, o.title, o.content, o.url, o.session_id, o.parent_id, o.metadata, o.content_hash"
+_RECORD_COLUMNS = ", ".join(f"o.{name}" for name in FIELD_NAMES)
+_UPDATABLE = [f for f in RECORD_FIELDS if f.name != "id"]
+_INSERT = (
+    f"INSERT INTO observations (workspace_id, {', '.join(FIELD_NAMES)}) "
+    f"VALUES (?, {', '.join('?' * len(FIELD_NAMES))}) RETURNING pk"
 )
+_UPDATE = f"UPDATE observations SET {', '.join(f'{f.name} = ?' for f in _UPDATABLE)} WHERE pk = ?"
 
 
 def _record(row: Sequence[Any]) -> ObservationRecord:
-    return ObservationRecord(
-        id=row[0],
-        source=row[1],
-        source_type=row[2],
-        observation_type=row[3],
-        actor_name=row[4],
-        occurred_at=from_ms(row[5]),
-        ingested_at=from_ms(row[6]),
-        expires_at=None if row[7] is None else from_ms(row[7]),
-        tier=row[8],
-        title=row[9],
-        content=row[10],
-        url=row[11],
-        session_id=row[12],
-        parent_id=row[13],
-        metadata=json.loads(row[14]),
-        content_hash=row[15],
-    )
+    return ObservationRecord(**{f.name: f.from_sqlite(value) for f, value in zip(RECORD_FIELDS, row, strict=True)})
 
 
 class SqliteStore:
@@ -63,15 +49,13 @@ class SqliteStore:
     def __init__(self, path: Path) -> None:
         self._path = path
         self._lock = threading.RLock()
-        self._conn_: sqlite3.Connection | None = None
+        self._db = LazyConnection(lambda: connect(path))
         self._tokenizer_: Tokenizer | None = None
         self._mirror: ChunkMirror | None = None
 
     @property
     def _conn(self) -> sqlite3.Connection:
-        if self._conn_ is None:
-            self._conn_ = connect(self._path)
-        return self._conn_
+        return self._db.get()
 
     @property
     def _tokenizer(self) -> Tokenizer:
@@ -82,9 +66,7 @@ class SqliteStore:
     def close(self) -> None:
         """Close the database connection (reopened on next use)."""
         with self._lock:
-            if self._conn_ is not None:
-                self._conn_.close()
-                self._conn_ = None
+            self._db.close()
             self._tokenizer_ = None
             self._mirror = None
 
@@ -118,44 +100,18 @@ class SqliteStore:
     ) -> tuple[int, list[int] | None]:
         """Write the observation row; returns its pk and, if it existed, the rowids of its old chunks."""
         rec = item.record
-        values = (
-            rec.source,
-            rec.source_type,
-            rec.observation_type,
-            rec.actor_name,
-            to_ms(rec.occurred_at),
-            to_ms(rec.ingested_at),
-            None if rec.expires_at is None else to_ms(rec.expires_at),
-            rec.tier,
-            rec.title,
-            rec.content,
-            rec.url,
-            rec.session_id,
-            rec.parent_id,
-            json.dumps(rec.metadata, separators=(",", ":")),
-            rec.content_hash,
-        )
         existing = conn.execute(
             "SELECT pk FROM observations WHERE workspace_id = ? AND id = ?", (workspace_id, rec.id)
         ).fetchone()
         if existing is None:
             row = conn.execute(
-                "INSERT INTO observations (source, source_type, observation_type, actor_name, occurred_at, "
-                "ingested_at, expires_at, tier, title, content, url, session_id, parent_id, metadata, "
-                "content_hash, workspace_id, id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "RETURNING pk",
-                (*values, workspace_id, rec.id),
+                _INSERT, (workspace_id, *(f.to_sqlite(getattr(rec, f.name)) for f in RECORD_FIELDS))
             ).fetchone()
             return int(row[0]), None
         pk = int(existing[0])
         old = [int(r[0]) for r in conn.execute("SELECT rowid FROM chunks WHERE obs_pk = ?", (pk,))]
         conn.execute("DELETE FROM chunks WHERE obs_pk = ?", (pk,))
-        conn.execute(
-            "UPDATE observations SET source = ?, source_type = ?, observation_type = ?, actor_name = ?, "
-            "occurred_at = ?, ingested_at = ?, expires_at = ?, tier = ?, title = ?, content = ?, url = ?, "
-            "session_id = ?, parent_id = ?, metadata = ?, content_hash = ? WHERE pk = ?",
-            (*values, pk),
-        )
+        conn.execute(_UPDATE, (*(f.to_sqlite(getattr(rec, f.name)) for f in _UPDATABLE), pk))
         return pk, old
 
     @staticmethod

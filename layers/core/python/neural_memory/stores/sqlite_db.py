@@ -1,38 +1,23 @@
-"""Opening the embedded SQLite database: one file, WAL, the schema created if absent."""
+"""Opening the embedded SQLite database: one file, WAL, the schema created if absent (the
+observations table's columns derived from ``ObservationRecord``; a column added to the model
+later is added to an existing file on open)."""
 
 from __future__ import annotations
 
 import sqlite3
 from typing import TYPE_CHECKING
 
+from neural_memory.stores.record_fields import RECORD_FIELDS, RecordField
+
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
 SCHEMA_VERSION = 1
 
-SCHEMA = """
+_SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS observations (
-    pk INTEGER PRIMARY KEY,
-    workspace_id TEXT NOT NULL,
-    id TEXT NOT NULL,
-    source TEXT NOT NULL,
-    source_type TEXT,
-    observation_type TEXT NOT NULL,
-    actor_name TEXT,
-    occurred_at INTEGER NOT NULL,
-    ingested_at INTEGER NOT NULL,
-    expires_at INTEGER,
-    tier TEXT NOT NULL,
-    title TEXT NOT NULL,
-    content TEXT NOT NULL,
-    url TEXT,
-    session_id TEXT,
-    parent_id TEXT,
-    metadata TEXT NOT NULL,
-    content_hash TEXT NOT NULL,
-    UNIQUE (workspace_id, id)
-);
+{observations}
 CREATE INDEX IF NOT EXISTS observations_ws_occurred ON observations (workspace_id, occurred_at);
 CREATE INDEX IF NOT EXISTS observations_expires ON observations (expires_at) WHERE expires_at IS NOT NULL;
 CREATE TABLE IF NOT EXISTS chunks (
@@ -62,6 +47,33 @@ CREATE TABLE IF NOT EXISTS api_keys (
 """
 
 
+_SQL_TYPES = {"time": "INTEGER", "integer": "INTEGER", "boolean": "INTEGER", "float": "REAL"}
+
+
+def column_type(field: RecordField) -> str:
+    """The SQLite type of a record field (text, keywords and JSON are TEXT)."""
+    return _SQL_TYPES.get(field.kind, "TEXT")
+
+
+def _observations_table() -> str:
+    columns = ",\n    ".join(f"{f.name} {column_type(f)}" + ("" if f.nullable else " NOT NULL") for f in RECORD_FIELDS)
+    return (
+        "CREATE TABLE IF NOT EXISTS observations (\n    pk INTEGER PRIMARY KEY,\n    workspace_id TEXT NOT NULL,\n"
+        f"    {columns},\n    UNIQUE (workspace_id, id)\n);"
+    )
+
+
+SCHEMA = _SCHEMA.format(observations=_observations_table())
+
+
+def _add_new_columns(conn: sqlite3.Connection) -> None:
+    """Columns of fields added to the model since the file was made (nullable: old rows have none)."""
+    present = {row[1] for row in conn.execute("PRAGMA table_info(observations)")}
+    for field in RECORD_FIELDS:
+        if field.name not in present:
+            conn.execute(f"ALTER TABLE observations ADD COLUMN {field.name} {column_type(field)}")
+
+
 def connect(path: Path) -> sqlite3.Connection:
     """Open (creating if needed) the database at ``path`` in WAL mode with the schema in place.
 
@@ -73,6 +85,7 @@ def connect(path: Path) -> sqlite3.Connection:
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")
     conn.executescript(SCHEMA)
+    _add_new_columns(conn)
     conn.execute(
         "INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO NOTHING",
         (str(SCHEMA_VERSION),),
@@ -96,3 +109,24 @@ def read_generation(conn: sqlite3.Connection) -> int:
     """The current write generation."""
     row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
     return int(row[0])
+
+
+class LazyConnection:
+    """A connection opened by ``opener`` on first use; after ``close()`` the next use reopens it.
+    Not locked: its owner serialises access with its own lock."""
+
+    def __init__(self, opener: Callable[[], sqlite3.Connection]) -> None:
+        self._opener = opener
+        self._conn: sqlite3.Connection | None = None
+
+    def get(self) -> sqlite3.Connection:
+        """The open connection."""
+        if self._conn is None:
+            self._conn = self._opener()
+        return self._conn
+
+    def close(self) -> None:
+        """Close it if open."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from neural_memory.clock import from_ms, to_ms
 from neural_memory.keys import KeyRecord
-from neural_memory.stores.sqlite_db import connect
+from neural_memory.stores.sqlite_db import LazyConnection, connect
 
 if TYPE_CHECKING:
     import sqlite3
@@ -21,13 +21,11 @@ class SqliteKeyStore:
     def __init__(self, path: Path) -> None:
         self._path = path
         self._lock = threading.Lock()
-        self._conn_: sqlite3.Connection | None = None
+        self._db = LazyConnection(lambda: connect(path))
 
     @property
     def _conn(self) -> sqlite3.Connection:
-        if self._conn_ is None:
-            self._conn_ = connect(self._path)
-        return self._conn_
+        return self._db.get()
 
     def put_key(self, record: KeyRecord) -> None:
         with self._lock:
@@ -67,6 +65,4 @@ class SqliteKeyStore:
     def close(self) -> None:
         """Close the connection."""
         with self._lock:
-            if self._conn_ is not None:
-                self._conn_.close()
-                self._conn_ = None
+            self._db.close()
