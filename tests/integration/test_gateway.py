@@ -26,7 +26,7 @@ pytestmark = pytest.mark.integration
 @pytest.fixture
 def gateway_and_key(service: Service) -> tuple[LocalGateway, str]:
     keys = build_key_store(service.settings)
-    return LocalGateway(keys, service.settings.max_body_bytes), issue_key(keys, "acme", utcnow())
+    return LocalGateway(keys), issue_key(keys, "acme", utcnow())
 
 
 def test_every_route_of_the_table_is_served_and_nothing_else(gateway_and_key: tuple[LocalGateway, str]) -> None:

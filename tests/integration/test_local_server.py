@@ -60,7 +60,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, embedder: OnnxLocalEmbedder
     keys = SqliteKeyStore(config.sqlite_path)
     demo = ensure_demo(service, keys, config.data_dir, EVENTS, NOW)
     assert demo.key and demo.loaded == 20  # 15 EventBridge samples that yield an observation + 5 API ones
-    httpd = LocalApiServer(("127.0.0.1", 0), LocalGateway(keys, config.max_body_bytes), config.max_body_bytes, True)
+    httpd = LocalApiServer(("127.0.0.1", 0), LocalGateway(keys), config.max_body_bytes, True)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     yield Running(httpd.url, demo.key)

@@ -28,7 +28,7 @@ def test_workspace_isolation_for_search_get_and_delete(service: Service, lambda_
     keys = SqliteKeyStore(service.settings.sqlite_path)
     acme_key = issue_key(keys, "acme", utcnow())
     rival_key = issue_key(keys, "rival", utcnow())
-    gateway = LocalGateway(keys, service.settings.max_body_bytes)
+    gateway = LocalGateway(keys)
 
     def send(method: str, path: str, key: str, body: bytes = b"") -> tuple[int, str]:
         reply = gateway.dispatch(method, path, {"Authorization": f"Bearer {key}"}, body)

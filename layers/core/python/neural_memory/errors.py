@@ -1,36 +1,66 @@
-"""Typed domain errors. They are mapped to HTTP statuses in one place: ``neural_memory.http``."""
+"""Typed domain errors. Each carries its HTTP status, its code and the headers its reply needs, so
+the resolver, the local gateway and the local server turn any of them into the same envelope
+(``neural_memory.http.error_reply``)."""
 
 from __future__ import annotations
+
+from http import HTTPStatus
 
 
 class NeuralMemoryError(Exception):
     """Base class of every error the service raises on purpose."""
 
     code = "internal_error"
+    status = HTTPStatus.INTERNAL_SERVER_ERROR
+
+    def headers(self) -> dict[str, str]:
+        """Extra reply headers (e.g. ``Retry-After``)."""
+        return {}
 
 
 class Unauthorized(NeuralMemoryError):
     """No API key, or one that is unknown or revoked."""
 
     code = "unauthorized"
+    status = HTTPStatus.UNAUTHORIZED
 
 
 class NotFound(NeuralMemoryError):
-    """The resource does not exist in the caller's workspace."""
+    """The resource (or route) does not exist in the caller's workspace."""
 
     code = "not_found"
+    status = HTTPStatus.NOT_FOUND
+
+
+class MethodNotAllowed(NeuralMemoryError):
+    """The path exists, but not with this method."""
+
+    code = "method_not_allowed"
+    status = HTTPStatus.METHOD_NOT_ALLOWED
 
 
 class PayloadTooLarge(NeuralMemoryError):
     """The request body is over the configured limit."""
 
     code = "payload_too_large"
+    status = HTTPStatus.REQUEST_ENTITY_TOO_LARGE
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"body is over {limit} bytes")
+
+
+class UnsupportedMediaType(NeuralMemoryError):
+    """The body is not JSON."""
+
+    code = "unsupported_media_type"
+    status = HTTPStatus.UNSUPPORTED_MEDIA_TYPE
 
 
 class InvalidInput(NeuralMemoryError):
     """Input that passed schema validation but cannot be served (names the field)."""
 
     code = "validation_error"
+    status = HTTPStatus.BAD_REQUEST
 
     def __init__(self, field: str, message: str) -> None:
         super().__init__(f"{field}: {message}")
@@ -42,16 +72,24 @@ class BackendUnavailable(NeuralMemoryError):
     """A required backend (store, embedder) is down; the client may retry later."""
 
     code = "backend_unavailable"
+    status = HTTPStatus.SERVICE_UNAVAILABLE
 
     def __init__(self, message: str, retry_after_s: int = 5) -> None:
         super().__init__(message)
         self.retry_after_s = retry_after_s
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after_s)}
 
 
 class ConfigurationError(NeuralMemoryError):
     """The service is configured in a way that cannot work (raised at first use, with the fix)."""
 
     code = "configuration_error"
+    status = HTTPStatus.SERVICE_UNAVAILABLE
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": "60"}
 
 
 class SecretUnavailable(ConfigurationError):

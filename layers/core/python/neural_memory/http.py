@@ -1,10 +1,10 @@
 """The HTTP edge shared by every API function: one resolver factory that validates requests
-against the pydantic models, maps every error to API.md's envelope once, and reads the
-workspace that the authorizer put in the request context."""
+against the pydantic models, turns every error into the envelope of ``docs/api.md`` in one
+place (``error_reply``, also used by the local gateway and server), and reads the workspace that
+the authorizer put in the request context."""
 
 from __future__ import annotations
 
-from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
@@ -15,13 +15,13 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
 from pydantic import ValidationError
 
 from neural_memory.errors import (
-    BackendUnavailable,
     ConfigurationError,
     InvalidInput,
     NeuralMemoryError,
     NotFound,
     PayloadTooLarge,
     Unauthorized,
+    UnsupportedMediaType,
 )
 from neural_memory.models import ErrorBody, ErrorDetail, ErrorResponse
 from neural_memory.observability import logger
@@ -31,15 +31,6 @@ if TYPE_CHECKING:
 
     from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
     from aws_lambda_powertools.utilities.typing import LambdaContext
-
-_STATUS: dict[type[NeuralMemoryError], HTTPStatus] = {
-    Unauthorized: HTTPStatus.UNAUTHORIZED,
-    NotFound: HTTPStatus.NOT_FOUND,
-    PayloadTooLarge: HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
-    InvalidInput: HTTPStatus.BAD_REQUEST,
-    BackendUnavailable: HTTPStatus.SERVICE_UNAVAILABLE,
-    ConfigurationError: HTTPStatus.SERVICE_UNAVAILABLE,
-}
 
 # Documented on every route, so the OpenAPI document matches what the handlers really return.
 ERROR_RESPONSES: dict[int, OpenAPIResponse] = {
@@ -83,25 +74,26 @@ def _field(loc: Sequence[Any]) -> str:
 
 
 def error_body(code: str, message: str, request_id: str, details: list[ErrorDetail] | None = None) -> str:
-    """API.md's error envelope as JSON."""
+    """The error envelope as JSON."""
     body = ErrorResponse(error=ErrorBody(code=code, message=message, details=details or []), request_id=request_id)
     return body.model_dump_json(by_alias=True)
 
 
+def error_reply(
+    exc: NeuralMemoryError, request_id: str, details: list[ErrorDetail] | None = None
+) -> tuple[int, dict[str, str], str]:
+    """Status, headers and envelope of a domain error: the one mapping from errors to HTTP."""
+    if details is None and isinstance(exc, InvalidInput):
+        details = [ErrorDetail(field=exc.field, message=exc.message, type="value_error")]
+    headers = {"Content-Type": content_types.APPLICATION_JSON, **exc.headers()}
+    return int(exc.status), headers, error_body(exc.code, str(exc), request_id, details)
+
+
 def _error_response(
-    app: APIGatewayRestResolver,
-    status: HTTPStatus,
-    code: str,
-    message: str,
-    details: list[ErrorDetail] | None = None,
-    headers: dict[str, str] | None = None,
+    app: APIGatewayRestResolver, exc: NeuralMemoryError, details: list[ErrorDetail] | None = None
 ) -> Response[str]:
-    return Response(
-        status_code=status,
-        content_type=content_types.APPLICATION_JSON,
-        body=error_body(code, message, current_request_id(app), details),
-        headers=headers,
-    )
+    status, headers, body = error_reply(exc, current_request_id(app), details)
+    return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=body, headers=headers)
 
 
 _FORM = "application/x-www-form-urlencoded"
@@ -125,17 +117,11 @@ def _json_by_default(event: Mapping[str, Any]) -> Mapping[str, Any]:
     }
 
 
-def _proxy_error(
-    event: Mapping[str, Any], status: HTTPStatus, code: str, message: str, **headers: str
-) -> dict[str, Any]:
-    """A REST proxy reply with the error envelope, for errors raised before the resolver runs."""
+def _proxy_error(event: Mapping[str, Any], exc: NeuralMemoryError) -> dict[str, Any]:
+    """A REST proxy reply for an error raised before the resolver runs."""
     context = event.get("requestContext") or {}
-    return {
-        "statusCode": int(status),
-        "headers": {"Content-Type": content_types.APPLICATION_JSON, **headers},
-        "body": error_body(code, message, str(context.get("requestId") or "unknown")),
-        "isBase64Encoded": False,
-    }
+    status, headers, body = error_reply(exc, str(context.get("requestId") or "unknown"))
+    return {"statusCode": status, "headers": headers, "body": body, "isBase64Encoded": False}
 
 
 def _configuration_problem(exc: Exception) -> str:
@@ -161,14 +147,10 @@ class NeuralMemoryResolver(APIGatewayRestResolver):
         except (ConfigurationError, ValueError) as exc:  # settings raise ValidationError/SettingsError
             problem = _configuration_problem(exc)
             logger.error("service misconfigured", extra={"reason": problem})
-            return _proxy_error(
-                event, HTTPStatus.SERVICE_UNAVAILABLE, ConfigurationError.code, problem, **{"Retry-After": "60"}
-            )
+            return _proxy_error(event, ConfigurationError(problem))
         body = event.get("body") or ""
         if isinstance(body, str) and len(body.encode()) > limit:
-            return _proxy_error(
-                event, HTTPStatus.REQUEST_ENTITY_TOO_LARGE, PayloadTooLarge.code, f"body is over {limit} bytes"
-            )
+            return _proxy_error(event, PayloadTooLarge(limit))
         return super().resolve(_json_by_default(event), context)
 
 
@@ -188,33 +170,23 @@ def build_resolver() -> APIGatewayRestResolver:
             for error in exc.errors()
         ]
         first = details[0] if details else ErrorDetail(field="body", message="invalid request", type="value_error")
-        message = f"{first.field}: {first.message}" + (f" (and {len(details) - 1} more)" if len(details) > 1 else "")
-        return _error_response(app, HTTPStatus.BAD_REQUEST, "validation_error", message, details)
+        more = f" (and {len(details) - 1} more)" if len(details) > 1 else ""
+        return _error_response(app, InvalidInput(first.field, first.message + more), details)
 
     def _unsupported(exc: RequestUnsupportedContentType) -> Response[str]:
-        return _error_response(
-            app, HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type", "body must be application/json"
-        )
+        return _error_response(app, UnsupportedMediaType("body must be application/json"))
 
     def _domain(exc: NeuralMemoryError) -> Response[str]:
-        status = next((s for kind, s in _STATUS.items() if isinstance(exc, kind)), HTTPStatus.INTERNAL_SERVER_ERROR)
-        headers = {"Retry-After": str(exc.retry_after_s)} if isinstance(exc, BackendUnavailable) else None
         if isinstance(exc, ConfigurationError):
             logger.error("service misconfigured", extra={"reason": str(exc)})
-            headers = {"Retry-After": "60"}
-        details = (
-            [ErrorDetail(field=exc.field, message=exc.message, type="value_error")]
-            if isinstance(exc, InvalidInput)
-            else []
-        )
-        return _error_response(app, status, exc.code, str(exc), details, headers)
+        return _error_response(app, exc)
 
     def _unexpected(exc: Exception) -> Response[str]:
         logger.exception("unhandled error")
-        return _error_response(app, HTTPStatus.INTERNAL_SERVER_ERROR, "internal_error", "internal error")
+        return _error_response(app, NeuralMemoryError("internal error"))
 
     def _not_found(exc: Exception) -> Response[str]:
-        return _error_response(app, HTTPStatus.NOT_FOUND, "not_found", "no such route")
+        return _error_response(app, NotFound("no such route"))
 
     # Registered by call, not decorator: the decorators are untyped.
     app.exception_handler(RequestValidationError)(_invalid)

@@ -60,9 +60,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         service.embedder.embed(["warm up"], "search_query")  # load the model before the first request
     samples = None if args.no_samples else Path(args.samples)
     demo = ensure_demo(service, keys, settings.data_dir, samples, utcnow())
-    server = LocalApiServer(
-        (args.host, args.port), LocalGateway(keys, settings.max_body_bytes), settings.max_body_bytes, args.quiet
-    )
+    server = LocalApiServer((args.host, args.port), LocalGateway(keys), settings.max_body_bytes, args.quiet)
     where = (
         f"OpenSearch {settings.opensearch_url} index {settings.opensearch_index} ({index})"
         if settings.store == "opensearch"

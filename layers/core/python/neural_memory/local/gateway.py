@@ -1,5 +1,5 @@
 """What API Gateway does in AWS, done in-process: match the route (from the one route table,
-``neural_memory.routes``), enforce the body limit, call the authorizer Lambda's own handler with
+``neural_memory.routes``), call the authorizer Lambda's own handler with
 the REQUEST-authorizer event API Gateway sends, build a REST proxy event with the authorizer's
 context and call the route function's own ``lambda_handler``."""
 
@@ -11,12 +11,12 @@ import json
 import threading
 import uuid
 from dataclasses import dataclass, field
-from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from neural_memory.clock import utcnow
-from neural_memory.http import error_body
+from neural_memory.errors import InvalidInput, MethodNotAllowed, NeuralMemoryError, NotFound, Unauthorized
+from neural_memory.http import error_reply
 from neural_memory.keys import set_key_store
 from neural_memory.routes import ROUTES
 
@@ -88,9 +88,8 @@ class LocalGateway:
     handler in this process.
     """
 
-    def __init__(self, keys: KeyStore, max_body_bytes: int) -> None:
+    def __init__(self, keys: KeyStore) -> None:
         set_key_store(keys)
-        self._max_body_bytes = max_body_bytes
         self._lock = threading.Lock()
         self._openapi: dict[str, Any] | None = None
 
@@ -113,31 +112,19 @@ class LocalGateway:
         route, match = next(((r, m) for r, m in matches if r.method == method), (None, None))
         if route is None or match is None:
             if matches:
-                return _error(
-                    HTTPStatus.METHOD_NOT_ALLOWED,
-                    "method_not_allowed",
-                    f"{method} is not allowed on {path}",
-                    request_id,
-                )
-            return _error(HTTPStatus.NOT_FOUND, "not_found", f"no route for {method} {path}", request_id)
-        if len(body) > self._max_body_bytes:
-            return _error(
-                HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
-                "payload_too_large",
-                f"body is over {self._max_body_bytes} bytes",
-                request_id,
-            )
+                return _error(MethodNotAllowed(f"{method} is not allowed on {path}"), request_id)
+            return _error(NotFound(f"no route for {method} {path}"), request_id)
         event = _proxy_event(route, match.groupdict(), method, path, url.query, headers, "", request_id, source_ip)
         if route.authorization == "api_key":
             with self._lock:
                 authorizer = self._authorize(event, request_id)
             if authorizer is None:
-                return _error(HTTPStatus.UNAUTHORIZED, "unauthorized", "missing or invalid API key", request_id)
+                return _error(Unauthorized("missing or invalid API key"), request_id)
             event["requestContext"]["authorizer"] = authorizer
         try:
             event["body"] = body.decode("utf-8") or None
         except UnicodeDecodeError:
-            return _error(HTTPStatus.BAD_REQUEST, "validation_error", "body: not valid UTF-8", request_id)
+            return _error(InvalidInput("body", "not valid UTF-8"), request_id)
         with self._lock:
             reply = self._invoke(route.module, event, route.function, request_id)
         reply_headers = {k: str(v) for k, v in (reply.get("headers") or {}).items()}
@@ -197,8 +184,9 @@ def authorizer_event(proxy: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _error(status: HTTPStatus, code: str, message: str, request_id: str) -> ProxyResponse:
-    return ProxyResponse(int(status), error_body(code, message, request_id))
+def _error(exc: NeuralMemoryError, request_id: str) -> ProxyResponse:
+    status, headers, body = error_reply(exc, request_id)
+    return ProxyResponse(status, body, headers)
 
 
 def _proxy_event(

@@ -6,7 +6,8 @@ import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING
 
-from neural_memory.http import error_body
+from neural_memory.errors import PayloadTooLarge
+from neural_memory.http import error_reply
 
 if TYPE_CHECKING:
     from neural_memory.local.gateway import LocalGateway
@@ -41,8 +42,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
             remaining = length if length <= 16 * self.server.max_body_bytes else 0
             while remaining > 0:
                 remaining -= len(self.rfile.read(min(remaining, 1 << 16)) or b"\0" * remaining)
-            message = f"body is over {self.server.max_body_bytes} bytes"
-            self._reply(413, error_body("payload_too_large", message, "local"), {}, close=True)
+            status, headers, envelope = error_reply(PayloadTooLarge(self.server.max_body_bytes), "local")
+            self._reply(status, envelope, headers, close=True)
             return
         body = self.rfile.read(length) if length else b""
         headers = dict(self.headers.items())
