@@ -150,7 +150,7 @@ def test_bad_input_is_a_400_envelope_naming_the_field(
     # Given a malformed or invalid body
     # When searching
     status, reply = search(body, lambda_context)
-    # Then 400 with API.md's envelope, naming the field, with no stack trace
+    # Then 400 with the error envelope, naming the field, with no stack trace
     assert status == 400, reply
     assert set(reply) == {"error", "requestId"}
     assert reply["error"]["code"] == "validation_error"

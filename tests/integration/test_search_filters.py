@@ -1,4 +1,4 @@
-"""Every filter of API.md, alone and combined, returns exactly the matching observations from the
+"""Every filter of the search API, alone and combined, returns exactly the matching observations from the
 SQLite store, in every mode; hostile input never errors."""
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ def test_search_defaults_match_api_md() -> None:
     # Given a minimal body
     # When it is validated
     request = SearchRequest.model_validate({"query": "  why did the deploy fail  "})
-    # Then the defaults are those of API.md and the query is trimmed
+    # Then the defaults are the documented ones and the query is trimmed
     assert request.query == "why did the deploy fail"
     assert (request.top_k, request.mode, request.rerank, request.llm_filter, request.explain) == (
         10,

@@ -1,4 +1,5 @@
-"""Pydantic models: the HTTP contract of API.md (camelCase on the wire) and the domain records.
+"""Pydantic models: the HTTP contract (camelCase on the wire; docs/api.md, docs/openapi.json) and the
+domain records.
 
 Wire models forbid unknown fields, bound every string and list, and require timezone-aware
 dates, so bad input is a 400 naming the field, never a 500.

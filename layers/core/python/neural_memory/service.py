@@ -149,6 +149,8 @@ class Service:
         targets = [(item, chunk) for item in items if is_embedded(item.record.tier) for chunk in item.chunks]
         texts = [embedding_text(item.record.title, chunk.text) for item, chunk in targets]
         cached = self.embedding_cache.get_many(model_id, texts) if self.embedding_cache else {}
+        # A damaged cache entry is re-embedded, never stored as a vector of the wrong shape.
+        cached = {key: vector for key, vector in cached.items() if len(vector) == self.embedder.dimension}
         missing = list(dict.fromkeys(t for t in texts if text_key(t) not in cached))
         if missing:
             fresh = self.embedder.embed(missing, "search_document")

@@ -6,9 +6,11 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
+import time
 from array import array
 from typing import TYPE_CHECKING
 
+from neural_memory.observability import logger
 from neural_memory.stores.sqlite_db import LazyConnection
 
 if TYPE_CHECKING:
@@ -39,12 +41,28 @@ class EmbeddingCache:
 
     def _open(self) -> sqlite3.Connection:
         self._path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            return self._connect()
+        except sqlite3.DatabaseError as exc:
+            # A cache can always be rebuilt: keep the damaged file for inspection and start afresh.
+            aside = self._path.with_name(f"{self._path.name}.corrupt-{int(time.time())}")
+            logger.warning(
+                "embedding cache is damaged; starting a new one", extra={"reason": str(exc), "kept": str(aside)}
+            )
+            self._path.replace(aside)
+            return self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self._path, check_same_thread=False, isolation_level=None, timeout=30.0)
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS embeddings (model_id TEXT NOT NULL, text_sha256 TEXT NOT NULL, "
-            "vector BLOB NOT NULL, PRIMARY KEY (model_id, text_sha256)) WITHOUT ROWID"
-        )
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS embeddings (model_id TEXT NOT NULL, text_sha256 TEXT NOT NULL, "
+                "vector BLOB NOT NULL, PRIMARY KEY (model_id, text_sha256)) WITHOUT ROWID"
+            )
+        except sqlite3.DatabaseError:
+            conn.close()
+            raise
         return conn
 
     @property
