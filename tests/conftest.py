@@ -14,11 +14,11 @@ import pytest
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "NeuralMemoryTest")
 os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "neural-memory-test")
 
-from neural_memory.local.gateway import LocalLambdaContext  # noqa: E402
-from neural_memory.observability import metrics  # noqa: E402
-from neural_memory.service import Service, set_service  # noqa: E402
-from neural_memory.settings import Settings  # noqa: E402
-from neural_memory.stores.sqlite import SqliteStore  # noqa: E402
+from neural_memory.local.gateway import LocalLambdaContext
+from neural_memory.observability import metrics
+from neural_memory.service import Service, set_service
+from neural_memory.settings import Settings
+from neural_memory.stores.sqlite import SqliteStore
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -37,7 +37,7 @@ class HashEmbedder:
         for text in texts:
             vector = [0.0] * self._dimension
             for word in re.findall(r"\w+", text.lower()):
-                vector[int(hashlib.md5(word.encode()).hexdigest(), 16) % self._dimension] += 1.0  # noqa: S324
+                vector[int(hashlib.md5(word.encode()).hexdigest(), 16) % self._dimension] += 1.0
             norm = math.sqrt(sum(x * x for x in vector)) or 1.0
             out.append([x / norm for x in vector])
         return out

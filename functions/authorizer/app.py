@@ -25,7 +25,7 @@ def lambda_handler(event: APIGatewayAuthorizerRequestEvent, context: LambdaConte
         workspace_id = authenticate(get_key_store(), extract_api_key(event.headers))
     except Unauthorized:
         logger.info("request refused: missing or invalid API key")
-        raise Exception("Unauthorized") from None  # noqa: TRY002 - API Gateway maps this exact message to 401
+        raise Exception("Unauthorized") from None  # API Gateway maps this exact message to 401
     policy = APIGatewayAuthorizerResponse(
         principal_id=workspace_id,
         region=arn.region,

@@ -33,7 +33,7 @@ def bootstrap(event: dict[str, Any]) -> dict[str, Any]:
         service = get_service()
         outcome = ensure_store(service.settings, service.embedder)
         resource_id = f"index:{service.settings.opensearch_index}"
-    except Exception as exc:  # noqa: BLE001 - CloudFormation must hear about every failure
+    except Exception as exc:  # CloudFormation must hear about every failure
         logger.exception("index bootstrap failed")
         return send_response(event, "FAILED", resource_id, {}, f"{type(exc).__name__}: {exc}")
     logger.info("index bootstrap", extra={"outcome": outcome})

@@ -41,7 +41,7 @@ def ingest(request: Annotated[ObservationsRequest, Body()]) -> ObservationsRespo
     tags=["observations"],
 )
 @tracer.capture_method(capture_response=False)  # observation content never goes to X-Ray
-def read(id: Annotated[ObservationId, Path()]) -> ObservationOut:  # noqa: A002 - the path parameter's name
+def read(id: Annotated[ObservationId, Path()]) -> ObservationOut:  # the path parameter's name
     """One observation of the caller's workspace."""
     return get_service().get(current_workspace_id(app), id, current_request_id(app))
 
@@ -53,7 +53,7 @@ def read(id: Annotated[ObservationId, Path()]) -> ObservationOut:  # noqa: A002 
     tags=["observations"],
 )
 @tracer.capture_method(capture_response=False)  # observation content never goes to X-Ray
-def delete(id: Annotated[ObservationId, Path()]) -> DeleteResponse:  # noqa: A002
+def delete(id: Annotated[ObservationId, Path()]) -> DeleteResponse:
     """Delete one observation (and its chunks) of the caller's workspace."""
     return get_service().delete(current_workspace_id(app), id, current_request_id(app))
 

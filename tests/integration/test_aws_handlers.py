@@ -146,14 +146,14 @@ def cloudformation() -> Iterator[tuple[str, list[dict[str, Any]]]]:
     received: list[dict[str, Any]] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_PUT(self) -> None:  # noqa: N802 - http.server's naming
+        def do_PUT(self) -> None:  # http.server's naming
             length = int(self.headers["Content-Length"])
             received.append(json.loads(self.rfile.read(length)))
             self.send_response(200)
             self.send_header("Content-Length", "0")
             self.end_headers()
 
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: object) -> None:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

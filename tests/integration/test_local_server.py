@@ -42,7 +42,7 @@ class Running:
         data = body if isinstance(body, bytes) else (None if body is None else json.dumps(body).encode())
         request = urllib.request.Request(self.url + path, data=data, method=method, headers=headers or {})
         try:
-            with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310 - loopback only
+            with urllib.request.urlopen(request, timeout=30) as response:  # loopback only
                 return response.status, json.loads(response.read())
         except urllib.error.HTTPError as err:
             return err.code, json.loads(err.read())

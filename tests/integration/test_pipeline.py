@@ -80,7 +80,7 @@ def test_tier_boosts_and_final_stays_in_range(settings: Settings) -> None:
                 observation_type="conversation_turn",
                 occurred_at=NOW - timedelta(days=3.5),
             ),
-        ],  # fmt: skip
+        ],
     )
     results = {r.id: r for r in svc.search("acme", request("advisory lock billing", mode="keyword"), "r").results}
     # Then A keeps its fused score (boost 1.5 / 1.5), C gets (0.7 fused + 0.3 * 0.5) * 1.2 / 1.5
@@ -97,7 +97,7 @@ def test_long_content_is_chunked_and_search_returns_the_parent_once(settings: Se
     svc.index("acme", [note("runbook", "worker runbook", body + " Finally renew the kerberos ticket.")])
     store = svc.store
     # Then it was cut into several chunks, each searchable
-    chunks = store._conn.execute("SELECT count(*) FROM chunks").fetchone()[0]  # noqa: SLF001
+    chunks = store._conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
     assert chunks > 3
     # When searching for a word of the last chunk, Then one result per parent, its snippet from there
     results = svc.search("acme", request("kerberos ticket", llm_filter=False), "r").results

@@ -10,9 +10,9 @@ from neural_memory.filters import Filter
 from neural_memory.models import ObservationIn
 from neural_memory.service import Service
 from neural_memory.stores.sqlite import SqliteStore
-from neural_memory.stores.sqlite_fts import fts_query
 
 from tests.fakes import HashEmbedder
+from tests.helpers.sql_oracle import fts_query
 
 if TYPE_CHECKING:
     from neural_memory.settings import Settings
@@ -58,7 +58,7 @@ def test_lexical_ranking_and_scores_equal_fts5_bm25(settings: Settings, query: s
     hits = store.retrieve("acme", text=query, vector=None, model_id=None, flt=Filter(live_at=NOW), limit=50).lexical
     # Then it returns FTS5's own bm25() ranking and relative scores for that workspace
     match = fts_query(query)
-    reference = store._conn.execute(  # noqa: SLF001 - FTS5 itself is the reference
+    reference = store._conn.execute(  # FTS5 itself is the reference
         "SELECT o.id, bm25(chunks_fts, 2.0, 1.0) AS rank FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
         "JOIN observations o ON o.pk = c.obs_pk WHERE chunks_fts MATCH ? AND o.workspace_id = 'acme' ORDER BY rank",
         (match,),

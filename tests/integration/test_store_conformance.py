@@ -197,7 +197,7 @@ def test_serve_with_the_opensearch_store(osmem_url: str, tmp_path: Path) -> None
             data=json.dumps({"query": "why did the deploy fail", "topK": 5}).encode(),
             headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
         )
-        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310 - loopback
+        with urllib.request.urlopen(request, timeout=30) as response:  # loopback
             status, body = response.status, json.loads(response.read())
         # Then it answers 200 from lexical results and names the vector stage in degraded
         assert status == 200
@@ -210,7 +210,7 @@ def test_serve_with_the_opensearch_store(osmem_url: str, tmp_path: Path) -> None
 
 def _answers(port: int) -> bool:
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=1) as response:  # noqa: S310
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=1) as response:
             return bool(response.status == 200)
     except OSError:
         return False

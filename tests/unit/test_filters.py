@@ -1,11 +1,13 @@
-"""The neutral filter and its SQLite rendering: values only ever travel as bound parameters."""
+"""The neutral filter, and its SQL rendering (the tests' oracle): values only ever travel as bound parameters."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from neural_memory.filters import Filter, compile_filter, render_sqlite
+from neural_memory.filters import Filter, compile_filter
 from neural_memory.models import SearchFilters
+
+from tests.helpers.sql_oracle import render_sqlite
 
 NOW = datetime(2025, 12, 14, tzinfo=UTC)
 

@@ -103,7 +103,7 @@ class AnthropicAnswerer:
         self, question: str, results: Sequence[SearchResult], texts: dict[str, str]
     ) -> tuple[str, list[Citation]]:
         """Raises ``AnswerFailed`` when the call fails or no citation survives validation."""
-        import anthropic  # noqa: PLC0415
+        import anthropic
 
         sources = [
             {"id": r.id, "title": r.title, "url": r.url, "text": (texts.get(r.id) or r.snippet)[:MAX_SOURCE_CHARS]}

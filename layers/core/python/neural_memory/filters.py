@@ -1,17 +1,19 @@
 """Filters are pure data: ``SearchFilters`` (validated at the edge) compiles into one neutral
-``Filter``, which pure functions render for each store. The workspace is never part of a
-``Filter``: stores take it as a required argument and add it themselves.
+``Filter``, which each store renders: ``render_opensearch`` here, and the embedded store's
+in-memory mask (``ChunkMirror.mask``). The workspace is never part of a ``Filter``: stores take
+it as a required argument and add it themselves.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime  # noqa: TC003 - used at runtime by render_opensearch
 from typing import TYPE_CHECKING
 
-from neural_memory.clock import to_iso, to_ms
+from neural_memory.clock import to_iso
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from neural_memory.models import SearchFilters
 
 
@@ -61,27 +63,6 @@ def compile_filter(filters: SearchFilters | None, *, live_at: datetime, exclude_
         occurred_to=date_range.end if date_range else None,
         exclude_session_id=exclude_session_id,
     )
-
-
-def render_sqlite(flt: Filter, table: str = "o") -> tuple[str, list[object]]:
-    """SQL ``WHERE`` conditions (joined by AND) and their bound parameters, for the observations
-    table aliased ``table``. Values are only ever bound parameters, never spliced into SQL.
-    """
-    clauses: list[str] = [f"({table}.expires_at IS NULL OR {table}.expires_at > ?)"]
-    params: list[object] = [to_ms(flt.live_at)]
-    for column, values in flt.terms():
-        clauses.append(f"{table}.{column} IN ({', '.join('?' * len(values))})")
-        params.extend(values)
-    if flt.occurred_from is not None:
-        clauses.append(f"{table}.occurred_at >= ?")
-        params.append(to_ms(flt.occurred_from))
-    if flt.occurred_to is not None:
-        clauses.append(f"{table}.occurred_at <= ?")
-        params.append(to_ms(flt.occurred_to))
-    if flt.exclude_session_id is not None:
-        clauses.append(f"({table}.session_id IS NULL OR {table}.session_id != ?)")
-        params.append(flt.exclude_session_id)
-    return " AND ".join(clauses), params
 
 
 def render_opensearch(flt: Filter) -> list[dict[str, object]]:

@@ -116,7 +116,7 @@ class AnthropicScorer:
         return known
 
     def _call(self, query: str, candidates: Sequence[Candidate]) -> dict[str, float]:
-        import anthropic  # noqa: PLC0415
+        import anthropic
 
         aliases = {f"c{n}": c.observation.id for n, c in enumerate(candidates, 1)}
         data = [

@@ -140,7 +140,7 @@ class NeuralMemoryResolver(APIGatewayRestResolver):
     size limit is enforced."""
 
     def resolve(self, event: Mapping[str, Any], context: LambdaContext) -> dict[str, Any]:
-        from neural_memory.service import get_service  # noqa: PLC0415 - the service is built on first request
+        from neural_memory.service import get_service  # built on the first request, not at import
 
         try:
             limit = get_service().settings.max_body_bytes

@@ -106,8 +106,8 @@ def get_key_store() -> KeyStore:
     """The process-wide key store (``build_key_store(get_settings())`` on first call)."""
     global _key_store  # noqa: PLW0603 - one store (and client) per process, like the service
     if _key_store is None:
-        from neural_memory.settings import get_settings  # noqa: PLC0415
-        from neural_memory.stores import build_key_store  # noqa: PLC0415
+        from neural_memory.settings import get_settings
+        from neural_memory.stores import build_key_store
 
         _key_store = build_key_store(get_settings())
     return _key_store

@@ -43,7 +43,7 @@ def lazy_cohere(api_key: ApiKey, timeout_s: float, http_client: Any = None) -> L
         key = _resolve(api_key)
         if not key:
             raise ConfigurationError("NM_COHERE_API_KEY (or NM_COHERE_SECRET_ARN) is not set")
-        import cohere  # noqa: PLC0415
+        import cohere
 
         return cohere.ClientV2(api_key=key, timeout=timeout_s, httpx_client=http_client)
 
@@ -58,7 +58,7 @@ def lazy_anthropic(api_key: ApiKey, timeout_s: float, http_client: Any = None) -
         key = _resolve(api_key)
         if not key:
             raise ConfigurationError("NM_ANTHROPIC_API_KEY (or NM_ANTHROPIC_SECRET_ARN) is not set")
-        import anthropic  # noqa: PLC0415
+        import anthropic
 
         return anthropic.Anthropic(api_key=key, timeout=timeout_s, max_retries=0, http_client=http_client)
 

@@ -14,10 +14,10 @@ def read_secret(arn: str) -> str:
     Raises ``SecretUnavailable`` naming the AWS error (e.g. ``AccessDeniedException``); a failure
     is not cached, so the next use tries again (after a grant is fixed, say).
     """
-    import json  # noqa: PLC0415
+    import json
 
-    import boto3  # noqa: PLC0415
-    from botocore.exceptions import BotoCoreError, ClientError  # noqa: PLC0415
+    import boto3
+    from botocore.exceptions import BotoCoreError, ClientError
 
     try:
         value = str(boto3.client("secretsmanager").get_secret_value(SecretId=arn)["SecretString"])

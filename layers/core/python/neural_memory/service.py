@@ -188,26 +188,26 @@ class Service:
 
 def build_service(settings: Settings) -> Service:
     """A service with the store and providers that ``settings`` name (nothing loads until first use)."""
-    from neural_memory.embeddings import build_embedder  # noqa: PLC0415
-    from neural_memory.stores import build_store  # noqa: PLC0415
+    from neural_memory.embeddings import build_embedder
+    from neural_memory.stores import build_store
 
     cache = None
     if settings.store == "sqlite":
-        from neural_memory.embeddings.cache import EmbeddingCache  # noqa: PLC0415
+        from neural_memory.embeddings.cache import EmbeddingCache
 
         cache = EmbeddingCache(settings.embedding_cache_path)
     # Keys are read (from Secrets Manager in AWS) when a provider is first used, so a function
     # reads only the secrets it needs, and an unreadable one degrades that provider with a reason.
     scorer = answerer = None
     if settings.anthropic_configured:
-        from neural_memory.answering import AnthropicAnswerer  # noqa: PLC0415 - the SDK itself loads on first call
-        from neural_memory.gating import AnthropicScorer  # noqa: PLC0415
+        from neural_memory.answering import AnthropicAnswerer  # the SDK itself loads on first call
+        from neural_memory.gating import AnthropicScorer
 
         scorer = AnthropicScorer(settings.anthropic_key, model=settings.gate_model, timeout_s=settings.gate_timeout_s)
         answerer = AnthropicAnswerer(settings.anthropic_key, model=settings.gate_model)
     reranker = None
     if settings.cohere_configured:
-        from neural_memory.rerank.cohere import CohereReranker  # noqa: PLC0415
+        from neural_memory.rerank.cohere import CohereReranker
 
         reranker = CohereReranker(settings.cohere_key, model=settings.rerank_model, timeout_s=settings.rerank_timeout_s)
     return Service(
@@ -228,7 +228,7 @@ def get_service() -> Service:
     """The process-wide service, built from ``get_settings()`` on first call."""
     global _service  # noqa: PLW0603 - one service per process, like Powertools' singletons
     if _service is None:
-        from neural_memory.settings import get_settings  # noqa: PLC0415
+        from neural_memory.settings import get_settings
 
         _service = build_service(get_settings())
     return _service

@@ -13,7 +13,7 @@ from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from neural_memory.ingest.tiers import DEFAULT_POLICY
-from neural_memory.models import Tier  # noqa: TC001 - pydantic needs it at runtime
+from neural_memory.models import Tier  # pydantic needs it at runtime
 
 StoreName = Literal["sqlite", "opensearch"]
 DEFAULT_TIER_BOOSTS: dict[Tier, float] = {"A": 1.5, "C": 1.2, "E": 1.0}
@@ -25,7 +25,7 @@ def _api_key(plain: SecretStr | None, secret_arn: str | None) -> str | None:
     if plain:
         return plain.get_secret_value()
     if secret_arn:
-        from neural_memory.secrets import read_secret  # noqa: PLC0415 - boto3 only when a secret is used
+        from neural_memory.secrets import read_secret  # boto3 only when a secret is used
 
         return read_secret(secret_arn) or None
     return None

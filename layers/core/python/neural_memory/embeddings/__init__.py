@@ -16,11 +16,11 @@ def build_embedder(settings: Settings) -> Embedder | None:
     if settings.embedder == "none":
         return None
     if settings.embedder == "onnx":
-        from neural_memory.embeddings.onnx_local import OnnxLocalEmbedder  # noqa: PLC0415
+        from neural_memory.embeddings.onnx_local import OnnxLocalEmbedder
 
         return OnnxLocalEmbedder()
     if settings.embedder == "cohere":
-        from neural_memory.embeddings.cohere import CohereEmbedder  # noqa: PLC0415
+        from neural_memory.embeddings.cohere import CohereEmbedder
 
         return CohereEmbedder(
             api_key=settings.cohere_key, model=settings.cohere_embed_model, timeout_s=settings.cohere_timeout_s

@@ -91,9 +91,9 @@ class OnnxLocalEmbedder:
         with self._lock:
             if self._session is not None:
                 return
-            import numpy as np  # noqa: PLC0415 - heavy imports happen on first use only
-            import onnxruntime as ort  # noqa: PLC0415
-            from tokenizers import Tokenizer  # noqa: PLC0415
+            import numpy as np  # heavy imports happen on first use only
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
 
             model_path = self._model_path or default_model_path()
             tokenizer_path = self._tokenizer_path or default_tokenizer_path()
@@ -105,7 +105,7 @@ class OnnxLocalEmbedder:
                 )
             tokenizer = Tokenizer.from_file(str(tokenizer_path))
             tokenizer.enable_truncation(max_length=MAX_TOKENS)
-            tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - a token, not a password
+            tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # a token, not a password
             options = ort.SessionOptions()
             options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
             options.log_severity_level = 3

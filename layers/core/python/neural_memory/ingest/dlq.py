@@ -22,7 +22,7 @@ def redrive(
     A message is deleted from the DLQ only after the target accepted it.
     """
     if client is None:
-        import boto3  # noqa: PLC0415
+        import boto3
 
         client = boto3.client("sqs")
     moved = 0

@@ -22,7 +22,7 @@ INGEST_BATCH = 64
 
 def _settings(args: argparse.Namespace) -> Settings:
     """Settings from the environment, with command-line flags taking precedence."""
-    from neural_memory.settings import Settings  # noqa: PLC0415
+    from neural_memory.settings import Settings
 
     overrides: dict[str, Any] = {}
     if getattr(args, "data_dir", None):
@@ -37,19 +37,19 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 
 def _progress(total: int, unit: str, desc: str) -> Any:
-    from tqdm import tqdm  # noqa: PLC0415
+    from tqdm import tqdm
 
     return tqdm(total=total, unit=unit, desc=desc, file=sys.stderr, disable=None)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Start the local API with the demo workspace and samples."""
-    from neural_memory.clock import utcnow  # noqa: PLC0415
-    from neural_memory.local.demo import DEMO_WORKSPACE, ensure_demo  # noqa: PLC0415
-    from neural_memory.local.gateway import LocalGateway  # noqa: PLC0415
-    from neural_memory.local.server import LocalApiServer  # noqa: PLC0415
-    from neural_memory.service import build_service, set_service  # noqa: PLC0415
-    from neural_memory.stores import build_key_store, ensure_store  # noqa: PLC0415
+    from neural_memory.clock import utcnow
+    from neural_memory.local.demo import DEMO_WORKSPACE, ensure_demo
+    from neural_memory.local.gateway import LocalGateway
+    from neural_memory.local.server import LocalApiServer
+    from neural_memory.service import build_service, set_service
+    from neural_memory.stores import build_key_store, ensure_store
 
     settings = _settings(args)
     service = build_service(settings)
@@ -84,9 +84,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_keys_create(args: argparse.Namespace) -> int:
     """Create an API key for a workspace; the key is the last line printed."""
-    from neural_memory.clock import utcnow  # noqa: PLC0415
-    from neural_memory.keys import issue_key  # noqa: PLC0415
-    from neural_memory.stores import build_key_store  # noqa: PLC0415
+    from neural_memory.clock import utcnow
+    from neural_memory.keys import issue_key
+    from neural_memory.stores import build_key_store
 
     settings = _settings(args)
     try:
@@ -101,9 +101,9 @@ def cmd_keys_create(args: argparse.Namespace) -> int:
 
 def cmd_keys_revoke(args: argparse.Namespace) -> int:
     """Revoke an API key (read from standard input when KEY is ``-``, so it stays out of shell history)."""
-    from neural_memory.clock import utcnow  # noqa: PLC0415
-    from neural_memory.keys import revoke  # noqa: PLC0415
-    from neural_memory.stores import build_key_store  # noqa: PLC0415
+    from neural_memory.clock import utcnow
+    from neural_memory.keys import revoke
+    from neural_memory.stores import build_key_store
 
     key = sys.stdin.readline().strip() if args.key == "-" else args.key
     if not revoke(build_key_store(_settings(args)), key, utcnow()):
@@ -115,7 +115,7 @@ def cmd_keys_revoke(args: argparse.Namespace) -> int:
 
 def cmd_ingest(args: argparse.Namespace) -> int:
     """Load observations from event or request files into a workspace; failures go to a report."""
-    from neural_memory.ingest.files import expand, load_file  # noqa: PLC0415
+    from neural_memory.ingest.files import expand, load_file
 
     files = expand(Path(p) for p in args.paths)
     loaded = []
@@ -128,15 +128,15 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     """Ingest again the documents of a failure report; what still fails is written back to it."""
-    from neural_memory.ingest.runner import read_failures  # noqa: PLC0415
+    from neural_memory.ingest.runner import read_failures
 
     args.failures = args.failures or args.report
     return _index(args, read_failures(Path(args.report)))
 
 
 def _index(args: argparse.Namespace, loaded: list[Any]) -> int:
-    from neural_memory.ingest.runner import ingest_loaded, write_failures  # noqa: PLC0415
-    from neural_memory.service import build_service  # noqa: PLC0415
+    from neural_memory.ingest.runner import ingest_loaded, write_failures
+    from neural_memory.service import build_service
 
     service = build_service(_settings(args))
     total = sum(len(item.observations) for item in loaded)
@@ -162,7 +162,7 @@ def _index(args: argparse.Namespace, loaded: list[Any]) -> int:
 
 def cmd_dlq_replay(args: argparse.Namespace) -> int:
     """Move dead-lettered ingest messages back to the ingest queue (AWS credentials needed)."""
-    from neural_memory.ingest.dlq import redrive  # noqa: PLC0415
+    from neural_memory.ingest.dlq import redrive
 
     with _progress(args.limit or 0, "msg", "replaying") as bar:
         moved = redrive(args.dlq_url, args.queue_url, limit=args.limit, progress=bar.update)
@@ -172,9 +172,9 @@ def cmd_dlq_replay(args: argparse.Namespace) -> int:
 
 def cmd_search(args: argparse.Namespace) -> int:
     """Search a workspace from the terminal."""
-    from neural_memory.errors import NeuralMemoryError  # noqa: PLC0415
-    from neural_memory.models import SearchRequest  # noqa: PLC0415
-    from neural_memory.service import build_service  # noqa: PLC0415
+    from neural_memory.errors import NeuralMemoryError
+    from neural_memory.models import SearchRequest
+    from neural_memory.service import build_service
 
     filters: dict[str, Any] = {}
     for flag, name in (
@@ -218,8 +218,8 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 def cmd_purge(args: argparse.Namespace) -> int:
     """Delete expired observations (C tier, 7 days after they occurred) from the store."""
-    from neural_memory.clock import utcnow  # noqa: PLC0415
-    from neural_memory.stores import build_store  # noqa: PLC0415
+    from neural_memory.clock import utcnow
+    from neural_memory.stores import build_store
 
     purged = build_store(_settings(args)).purge_expired(utcnow())
     print(f"purged {purged} expired observations")
@@ -228,7 +228,7 @@ def cmd_purge(args: argparse.Namespace) -> int:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     """Score retrieval on a BEIR-layout dataset; the last line is one JSON object."""
-    from neural_memory.local.evaluation import run  # noqa: PLC0415
+    from neural_memory.local.evaluation import run
 
     result = run(Path(args.dataset), args.mode, args.rerank, args.split, _settings(args))
     if not args.json:
@@ -242,7 +242,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 def cmd_openapi(args: argparse.Namespace) -> int:
     """Print the merged OpenAPI document."""
-    from neural_memory.local.gateway import openapi_document  # noqa: PLC0415
+    from neural_memory.local.gateway import openapi_document
 
     print(json.dumps(openapi_document(), indent=2, sort_keys=True))
     return 0

@@ -78,7 +78,7 @@ def recall_at(ranked: list[str], relevant: dict[str, int], k: int = 100) -> floa
 
 def index(service: Service, dataset: Dataset) -> None:
     """Every document as a tier-A observation (no expiry, no recency effects), with progress."""
-    from tqdm import tqdm  # noqa: PLC0415
+    from tqdm import tqdm
 
     ids = list(dataset.corpus)
     with tqdm(total=len(ids), unit="doc", desc="indexing", file=sys.stderr) as bar:
@@ -101,7 +101,7 @@ def index(service: Service, dataset: Dataset) -> None:
 
 def evaluate(service: Service, dataset: Dataset, mode: SearchMode, rerank: RerankMode) -> dict[str, float]:
     """Mean nDCG@10 and recall@100 of the service's search over the dataset's queries."""
-    from tqdm import tqdm  # noqa: PLC0415
+    from tqdm import tqdm
 
     ndcg, recall = [], []
     for query_id, text in tqdm(dataset.queries.items(), unit="q", desc=f"searching ({mode})", file=sys.stderr):
@@ -114,14 +114,14 @@ def evaluate(service: Service, dataset: Dataset, mode: SearchMode, rerank: Reran
 
 def run(folder: Path, mode: SearchMode, rerank: RerankMode, split: str, settings: Settings) -> dict[str, Any]:
     """Index ``folder`` into a temporary store (embeddings cached in ``settings.data_dir``) and score it."""
-    from neural_memory.service import build_service  # noqa: PLC0415
+    from neural_memory.service import build_service
 
     dataset = load_beir(folder, split)
     with tempfile.TemporaryDirectory(prefix="nm-eval-") as tmp:
         store_settings = settings.model_copy(update={"data_dir": Path(tmp)})
         service = build_service(store_settings)
         if settings.store == "sqlite" and service.embedding_cache is not None:
-            from neural_memory.embeddings.cache import EmbeddingCache  # noqa: PLC0415
+            from neural_memory.embeddings.cache import EmbeddingCache
 
             service.embedding_cache = EmbeddingCache(settings.embedding_cache_path)
         index(service, dataset)

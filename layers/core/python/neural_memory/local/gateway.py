@@ -59,8 +59,8 @@ class LocalLambdaContext:
 
 def openapi_document() -> dict[str, Any]:
     """The merged OpenAPI document of every function's resolver."""
-    from aws_lambda_powertools.event_handler.openapi.merge import OpenAPIMerge  # noqa: PLC0415
-    from aws_lambda_powertools.event_handler.openapi.models import (  # noqa: PLC0415
+    from aws_lambda_powertools.event_handler.openapi.merge import OpenAPIMerge
+    from aws_lambda_powertools.event_handler.openapi.models import (
         APIKey,
         APIKeyIn,
         HTTPBearer,
@@ -138,7 +138,7 @@ class LocalGateway:
         event = authorizer_event(proxy)
         try:
             policy = self._invoke(AUTHORIZER_MODULE, event, "authorizer", request_id)
-        except Exception as exc:  # noqa: BLE001 - any authorizer failure refuses, as API Gateway does
+        except Exception as exc:  # any authorizer failure refuses, as API Gateway does
             if str(exc) != "Unauthorized":
                 raise
             return None

@@ -66,6 +66,6 @@ class _RequestHandler(BaseHTTPRequestHandler):
 
     do_GET = do_POST = do_DELETE = do_PUT = do_PATCH = _serve
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - BaseHTTPRequestHandler's signature
+    def log_message(self, format: str, *args: object) -> None:  # BaseHTTPRequestHandler's signature
         if not self.server.quiet:
             sys.stderr.write(f"{self.address_string()} {format % args}\n")

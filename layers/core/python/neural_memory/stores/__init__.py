@@ -16,12 +16,12 @@ if TYPE_CHECKING:
 def build_store(settings: Settings) -> Store:
     """The store named by ``settings.store``; constructing it does no I/O."""
     if settings.store == "sqlite":
-        from neural_memory.stores.sqlite import SqliteStore  # noqa: PLC0415 - numpy loads only here
+        from neural_memory.stores.sqlite import SqliteStore  # numpy loads only here
 
         return SqliteStore(settings.sqlite_path)
     if settings.store == "opensearch":
-        from neural_memory.stores.opensearch import OpenSearchStore  # noqa: PLC0415
-        from neural_memory.stores.opensearch_client import build_client  # noqa: PLC0415
+        from neural_memory.stores.opensearch import OpenSearchStore
+        from neural_memory.stores.opensearch_client import build_client
 
         return OpenSearchStore(build_client(settings), settings.opensearch_index, refresh=settings.opensearch_refresh)
     raise ConfigurationError(f"unknown store {settings.store!r}")
@@ -32,8 +32,8 @@ def ensure_store(settings: Settings, embedder: Embedder | None) -> str:
     creates its schema on open. Returns what was done. For start-up and the maintenance function."""
     if settings.store != "opensearch":
         return "ok"
-    from neural_memory.stores.opensearch import OpenSearchAdmin  # noqa: PLC0415
-    from neural_memory.stores.opensearch_client import build_client  # noqa: PLC0415
+    from neural_memory.stores.opensearch import OpenSearchAdmin
+    from neural_memory.stores.opensearch_client import build_client
 
     admin = OpenSearchAdmin(build_client(settings), settings.opensearch_index)
     if embedder is None:
@@ -47,9 +47,9 @@ def build_key_store(settings: Settings) -> KeyStore:
     if settings.key_store == "dynamodb":
         if not settings.keys_table:
             raise ConfigurationError("NM_KEYS_TABLE is not set but NM_KEY_STORE=dynamodb")
-        from neural_memory.stores.dynamodb_keys import DynamoKeyStore  # noqa: PLC0415 - boto3 loads on first use
+        from neural_memory.stores.dynamodb_keys import DynamoKeyStore  # boto3 loads on first use
 
         return DynamoKeyStore(settings.keys_table)
-    from neural_memory.stores.sqlite_keys import SqliteKeyStore  # noqa: PLC0415
+    from neural_memory.stores.sqlite_keys import SqliteKeyStore
 
     return SqliteKeyStore(settings.sqlite_path)

@@ -21,7 +21,7 @@ class DynamoKeyStore:
     @property
     def _ddb(self) -> Any:
         if self._client is None:
-            import boto3  # noqa: PLC0415
+            import boto3
 
             self._client = boto3.client("dynamodb")
         return self._client

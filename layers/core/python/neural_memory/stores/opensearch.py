@@ -350,8 +350,8 @@ class OpenSearchStore:
     @staticmethod
     def _call(method: Any, **kwargs: Any) -> Any:
         """One client call; transport failures become ``BackendUnavailable``."""
-        from opensearchpy.exceptions import ConnectionError as OsConnectionError  # noqa: PLC0415
-        from opensearchpy.exceptions import ConnectionTimeout, TransportError  # noqa: PLC0415
+        from opensearchpy.exceptions import ConnectionError as OsConnectionError
+        from opensearchpy.exceptions import ConnectionTimeout, TransportError
 
         try:
             return method(**kwargs)

@@ -12,14 +12,14 @@ if TYPE_CHECKING:
 
 def build_client(settings: Settings) -> Any:
     """An ``OpenSearch`` client for ``settings.opensearch_url``."""
-    from opensearchpy import OpenSearch, RequestsHttpConnection  # noqa: PLC0415
+    from opensearchpy import OpenSearch, RequestsHttpConnection
 
     if not settings.opensearch_url:
         raise ConfigurationError("NM_OPENSEARCH_URL is not set but NM_STORE=opensearch")
     options: dict[str, Any] = {"hosts": [settings.opensearch_url], "timeout": settings.opensearch_timeout_s}
     if settings.opensearch_aws_region:
-        import boto3  # noqa: PLC0415
-        from opensearchpy import AWSV4SignerAuth  # noqa: PLC0415
+        import boto3
+        from opensearchpy import AWSV4SignerAuth
 
         credentials = boto3.Session().get_credentials()
         # TLS follows the endpoint's scheme (the domain is https-only; a local stand-in may be http).

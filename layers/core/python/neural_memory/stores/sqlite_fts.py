@@ -37,15 +37,6 @@ def query_words(text: str) -> list[str]:
     return ([w for w in words if w not in STOPWORDS] or words)[:MAX_QUERY_TERMS]
 
 
-def fts_query(text: str) -> str | None:
-    """An FTS5 MATCH expression for ``text``: each query word quoted, joined by OR.
-
-    Words are runs of letters and digits, so a quoted word can hold no quote or operator;
-    ``"foo" OR NEAR(`` becomes ``"foo" OR "near"``. None if there is no word at all.
-    """
-    return " OR ".join(f'"{word}"' for word in query_words(text)) or None
-
-
 class Tokenizer:
     """FTS5's tokenizer, reached through a scratch table in the connection's temp schema."""
 

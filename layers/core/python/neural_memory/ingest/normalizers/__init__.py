@@ -17,7 +17,7 @@ __all__ = ["Normalized", "Skipped", "UnsupportedEvent", "normalize_eventbridge"]
 
 
 def _registry() -> dict[str, Callable[[str, dict[str, Any], str | None], Normalized]]:
-    from neural_memory.ingest.normalizers import generic, github, vercel  # noqa: PLC0415
+    from neural_memory.ingest.normalizers import generic, github, vercel
 
     return {"github": github.normalize, "vercel": vercel.normalize, "neural-memory": generic.normalize}
 

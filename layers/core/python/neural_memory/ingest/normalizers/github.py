@@ -79,7 +79,7 @@ def _push(payload: dict[str, Any], event_time: str | None) -> Normalized:
             "commits": len(commits),
             "forced": forced,
             "bot": is_bot,
-        },  # fmt: skip
+        },
     )
     return Normalized(observations=[observation])
 
@@ -116,7 +116,7 @@ def _pull_request(payload: dict[str, Any], event_time: str | None) -> Normalized
             "base": dig(pr, "base", "ref"),
             "head": dig(pr, "head", "ref"),
             "bot": is_bot,
-        },  # fmt: skip
+        },
     )
     return Normalized(observations=[observation])
 
