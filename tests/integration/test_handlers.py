@@ -252,3 +252,59 @@ def test_a_broken_configuration_answers_the_503_envelope_with_the_request_id(
     assert reply["statusCode"] == 503 and reply["headers"]["Retry-After"] == "60"
     assert body["error"]["code"] == "configuration_error" and named in body["error"]["message"]
     assert body["requestId"] == event["requestContext"]["requestId"]
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ('{"query": "deploy \\ud800 failed"}', "query"),
+        ('{"query": "x", "filters": {"actorNames": ["\\udfff"]}}', "filters.actorNames.0"),
+        ('{"query": "x", "\\ud800": 1}', "body"),
+        ('{"query": "x", "filters": ' + "[" * 100 + "]" * 100 + "}", "filters.0.0..."),
+        ("[" * 100_000 + "]" * 100_000, "body"),
+    ],
+)
+def test_json_that_cannot_be_served_is_a_400_naming_where(
+    service: Service, lambda_context: LocalLambdaContext, body: str, field: str
+) -> None:
+    # Given JSON that parses but holds a lone surrogate, or nests absurdly deep
+    status, reply = search(body, lambda_context)
+    # Then 400 naming where, never a 500
+    assert status == 400, reply
+    assert reply["error"]["code"] == "validation_error" and reply["error"]["details"][0]["field"] == field
+
+
+@pytest.mark.parametrize(
+    "occurred_at",
+    ["9999-12-31T23:59:59-14:00", "0001-01-01T00:00:00+01:00", 1765700000, "2025-12-14T10:00:00"],
+)
+def test_a_time_that_could_be_stored_but_never_read_is_refused(
+    service: Service, lambda_context: LocalLambdaContext, occurred_at: object
+) -> None:
+    # Given an observation whose time is out of UTC's years 1..9999, a number, or has no zone
+    body = {"observations": [{"source": "manual", "observationType": "note", "title": "t", "occurredAt": occurred_at}]}
+    # When it is posted, Then 400 naming the field, and the workspace still answers reads
+    status, reply = ingest(body, lambda_context)
+    assert status == 400 and reply["error"]["details"][0]["field"] == "observations.0.occurredAt", reply
+    assert search({"query": "t"}, lambda_context)[0] == 200
+
+
+def test_the_last_representable_day_is_stored_and_read_back(
+    service: Service, lambda_context: LocalLambdaContext
+) -> None:
+    # Given a collaborative (C-tier, expiring) observation on the last day of year 9999
+    body = {
+        "observations": [
+            {
+                "id": "last",
+                "source": "github",
+                "observationType": "issue_opened",
+                "title": "edge",
+                "occurredAt": "9999-12-31T00:00:00Z",
+            }
+        ]
+    }
+    assert ingest(body, lambda_context)[0] == 200
+    # Then searching and reading it work
+    status, found = search({"query": "edge"}, lambda_context)
+    assert status == 200 and [r["id"] for r in found["results"]] == ["last"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 
 def utcnow() -> datetime:
@@ -10,14 +10,18 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MS = timedelta(milliseconds=1)
+
+
 def to_ms(moment: datetime) -> int:
-    """Epoch milliseconds of an aware datetime."""
-    return int(moment.timestamp() * 1000)
+    """Epoch milliseconds of an aware datetime (exact integer arithmetic, no float rounding)."""
+    return (moment - _EPOCH) // _MS
 
 
 def from_ms(value: int) -> datetime:
-    """Aware UTC datetime from epoch milliseconds."""
-    return datetime.fromtimestamp(value / 1000, tz=UTC)
+    """Aware UTC datetime from epoch milliseconds (exact up to the last millisecond of year 9999)."""
+    return _EPOCH + value * _MS
 
 
 def to_iso(moment: datetime) -> str:

@@ -5,6 +5,7 @@ the authorizer put in the request context."""
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
@@ -133,11 +134,49 @@ def _configuration_problem(exc: Exception) -> str:
     return f"invalid configuration: {exc}"
 
 
+MAX_JSON_DEPTH = 32
+
+
+def json_problem(body: str) -> InvalidInput | None:
+    """What makes a JSON body unsafe to hand on, naming where: nesting deeper than
+    ``MAX_JSON_DEPTH`` or a string holding a lone surrogate (valid JSON, but not text, so any
+    later encode would fail). None when it is fine, or not JSON at all (validation says so)."""
+    try:
+        document = json.loads(body)
+    except RecursionError:
+        return InvalidInput("body", f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+    except ValueError:
+        return None
+    pending: list[tuple[Any, tuple[str, ...]]] = [(document, ())]
+    while pending:
+        value, path = pending.pop()
+        if len(path) > MAX_JSON_DEPTH:
+            return InvalidInput(".".join(path[:3]) + "...", f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if not _is_text(key):
+                    return InvalidInput(".".join(path) or "body", "a key is not valid Unicode text (lone surrogate)")
+                pending.append((item, (*path, key)))
+        elif isinstance(value, list):
+            pending.extend((item, (*path, str(n))) for n, item in enumerate(value))
+        elif isinstance(value, str) and not _is_text(value):
+            return InvalidInput(".".join(path) or "body", "not valid Unicode text (lone surrogate)")
+    return None
+
+
+def _is_text(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 class NeuralMemoryResolver(APIGatewayRestResolver):
     """The REST resolver with what must happen before anything parses the body (Powertools
     validates requests before user middlewares run): the service is built (a configuration
-    error is a 503 envelope, not a crash that API Gateway turns into a bare 502) and the body
-    size limit is enforced."""
+    error is a 503 envelope, not a crash that API Gateway turns into a bare 502), the body size
+    limit is enforced, and JSON that could not be served (too deep, lone surrogates) is a 400."""
 
     def resolve(self, event: Mapping[str, Any], context: LambdaContext) -> dict[str, Any]:
         from neural_memory.service import get_service  # built on the first request, not at import
@@ -149,8 +188,10 @@ class NeuralMemoryResolver(APIGatewayRestResolver):
             logger.error("service misconfigured", extra={"reason": problem})
             return _proxy_error(event, ConfigurationError(problem))
         body = event.get("body") or ""
-        if isinstance(body, str) and len(body.encode()) > limit:
+        if isinstance(body, str) and len(body.encode(errors="surrogatepass")) > limit:
             return _proxy_error(event, PayloadTooLarge(limit))
+        if isinstance(body, str) and (unsafe := json_problem(body)) is not None:
+            return _proxy_error(event, unsafe)
         return super().resolve(_json_by_default(event), context)
 
 

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Literal
 
 from pydantic import (
     AfterValidator,
     AwareDatetime,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     JsonValue,
@@ -61,6 +62,26 @@ def _trimmed_query(value: str, info: ValidationInfo) -> str:
 QueryText = Annotated[str, AfterValidator(_trimmed_query)]
 
 
+def _not_a_number(value: object) -> object:
+    """A time is a string (or a datetime in Python), never a number of seconds."""
+    if isinstance(value, int | float):
+        raise ValueError("must be an ISO-8601 date-time with a zone, not a number")
+    return value
+
+
+def _within_utc_years(value: datetime) -> datetime:
+    """Stores keep UTC: a time whose UTC value leaves years 1..9999 could be stored but never read."""
+    try:
+        value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("must fall within years 1..9999 in UTC") from None
+    return value
+
+
+# Timezone-aware, given as a string, and representable in UTC.
+Timestamp = Annotated[AwareDatetime, BeforeValidator(_not_a_number), AfterValidator(_within_utc_years)]
+
+
 class WireModel(BaseModel):
     """Base of every request and response model: camelCase aliases, unknown fields rejected."""
 
@@ -73,8 +94,8 @@ class WireModel(BaseModel):
 class DateRange(WireModel):
     """Bounds on ``occurredAt``; both ends inclusive, either optional."""
 
-    start: AwareDatetime | None = None
-    end: AwareDatetime | None = None
+    start: Timestamp | None = None
+    end: Timestamp | None = None
 
     @model_validator(mode="after")
     def _start_not_after_end(self) -> DateRange:
@@ -204,7 +225,7 @@ class ObservationIn(WireModel):
     source_type: Slug | None = None
     observation_type: Slug
     actor_name: ActorName | None = None
-    occurred_at: AwareDatetime
+    occurred_at: Timestamp
     title: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)]
     content: Annotated[str, StringConstraints(max_length=MAX_CONTENT_CHARS)] = ""
     url: Url | None = None

@@ -3,12 +3,11 @@ collaborative (C, expire 7 days after they occurred) or execution (E, never embe
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from datetime import datetime
 
     from neural_memory.models import Tier
 
@@ -42,7 +41,12 @@ def tier_for(observation_type: str, explicit: Tier | None, policy: Mapping[str, 
 
 def expiry_for(tier: Tier, occurred_at: datetime, ttl_days: float) -> datetime | None:
     """C expires ``ttl_days`` after it occurred; A and E never expire."""
-    return occurred_at + timedelta(days=ttl_days) if tier == "C" else None
+    if tier != "C":
+        return None
+    try:
+        return occurred_at + timedelta(days=ttl_days)
+    except OverflowError:  # occurred within the TTL of the end of year 9999: never expires in practice
+        return datetime.max.replace(tzinfo=UTC)
 
 
 def is_embedded(tier: Tier) -> bool:
