@@ -75,8 +75,11 @@ class SqliteStore:
     def upsert(self, workspace_id: str, items: Sequence[IndexedObservation]) -> UpsertOutcome:
         """Insert or replace each observation and its chunks in one transaction."""
         outcome = UpsertOutcome()
-        removed: list[int] = []
-        written: list[tuple[int, IndexedObservation, int]] = []
+        # What the mirror must forget (chunks that existed before this batch) and the chunks alive
+        # after it. A batch may repeat an id: its second write deletes chunks the first wrote, and
+        # SQLite may give the new chunks those very rowids, so both are tracked by rowid, in order.
+        removed: set[int] = set()
+        alive: dict[int, tuple[IndexedObservation, int]] = {}
         with self._lock:
             conn = self._conn
             conn.execute("BEGIN IMMEDIATE")
@@ -85,14 +88,16 @@ class SqliteStore:
                     pk, old_chunks = self._write_record(conn, workspace_id, item)
                     outcome.ids.append(item.record.id)
                     (outcome.updated if old_chunks is not None else outcome.created).append(item.record.id)
-                    removed.extend(old_chunks or ())
-                    written.extend((rowid, item, n) for n, rowid in enumerate(self._write_chunks(conn, pk, item)))
+                    for rowid in old_chunks or ():
+                        if alive.pop(rowid, None) is None:
+                            removed.add(rowid)
+                    alive.update((rowid, (item, n)) for n, rowid in enumerate(self._write_chunks(conn, pk, item)))
                 generation = bump_generation(conn)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
-            self._sync_mirror(generation, workspace_id, removed, written)
+            self._sync_mirror(generation, workspace_id, removed, [(rowid, *where) for rowid, where in alive.items()])
         return outcome
 
     def _write_record(

@@ -1,0 +1,176 @@
+"""The embedded store's in-memory mirror is provably the store: random sequences of writes (ids
+repeated within a batch included), deletes and purges, by one store or by two stores on one file
+(as two processes are: each has its own connection and mirror), and after each step every search
+is compared with a brute-force oracle computed from the SQLite rows themselves."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from neural_memory.filters import Filter
+from neural_memory.models import Chunk, ObservationRecord
+from neural_memory.stores.base import IndexedObservation
+from neural_memory.stores.sqlite import SqliteStore
+
+from tests.fakes import HashEmbedder
+from tests.helpers.sql_oracle import fts_query
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+pytestmark = pytest.mark.integration
+
+NOW = datetime(2025, 12, 14, tzinfo=UTC)
+EMBEDDER = HashEmbedder(16)
+WORDS = ["deploy", "failed", "console", "billing", "lock", "session", "redirect", "cache", "queue", "worker"]
+IDS = ["a", "b", "c", "d", "e"]
+WORKSPACES = ["acme", "rival"]
+# Bounded for `make test`; a longer run: NM_MIRROR_EXAMPLES=2000 pytest tests/integration/test_mirror_oracle.py
+EXAMPLES = int(os.environ.get("NM_MIRROR_EXAMPLES", "40"))
+
+
+def _record(obs_id: str, words: list[str], expired: bool) -> IndexedObservation:
+    text = " ".join(words)
+    record = ObservationRecord(
+        id=obs_id,
+        source="manual",
+        source_type="note",
+        observation_type="note",
+        actor_name=None,
+        occurred_at=NOW - timedelta(days=30 if expired else 1),
+        ingested_at=NOW,
+        expires_at=NOW - timedelta(days=1) if expired else None,
+        tier="C" if expired else "A",
+        title=words[0],
+        content=text,
+        url=None,
+        session_id=None,
+        parent_id=None,
+        metadata={},
+        content_hash=text,
+    )
+    # Several chunks per observation, so replacing one changes how many rowids it holds.
+    pieces = [" ".join(words[i : i + 2]) for i in range(0, len(words), 2)]
+    chunks = [Chunk(chunk_no=n, text=p, vector=EMBEDDER.embed([p], "search_document")[0]) for n, p in enumerate(pieces)]
+    return IndexedObservation(record=record, chunks=chunks, model_id=EMBEDDER.model_id)
+
+
+words = st.lists(st.sampled_from(WORDS), min_size=1, max_size=6)
+upsert = st.tuples(
+    st.just("upsert"),
+    st.sampled_from(WORKSPACES),
+    st.lists(st.tuples(st.sampled_from(IDS), words, st.booleans()), min_size=1, max_size=4),  # ids may repeat
+)
+delete = st.tuples(st.just("delete"), st.sampled_from(WORKSPACES), st.sampled_from(IDS))
+purge = st.tuples(st.just("purge"))
+operations = st.lists(st.tuples(st.integers(0, 1), st.one_of(upsert, upsert, delete, purge)), min_size=1, max_size=12)
+
+
+def _oracle(store: SqliteStore, workspace: str, query: str, live_at: datetime) -> tuple[dict[str, float], list[float]]:
+    """Lexical: FTS5's own bm25 per observation (best chunk) relative to the best; vector: the
+    best cosine per chunk by brute force over the embeddings stored in SQLite."""
+    conn = store._conn
+    live = int(live_at.timestamp() * 1000)
+    per_chunk = conn.execute(
+        "SELECT o.id, bm25(chunks_fts, 2.0, 1.0) FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
+        "JOIN observations o ON o.pk = c.obs_pk WHERE chunks_fts MATCH ? AND o.workspace_id = ? "
+        "AND (o.expires_at IS NULL OR o.expires_at > ?)",
+        (fts_query(query), workspace, live),
+    ).fetchall()
+    ranks: dict[str, float] = {}
+    for obs_id, rank in per_chunk:  # bm25 is negative, lower is better: keep each observation's best chunk
+        ranks[obs_id] = min(rank, ranks.get(obs_id, 0.0))
+    best = min(ranks.values(), default=-1.0)
+    lexical = {obs_id: round(rank / best, 4) for obs_id, rank in ranks.items()}
+    vector = np.asarray(EMBEDDER.embed([query], "search_query")[0], dtype=np.float32)
+    cosines = sorted(
+        (
+            round(min(1.0, max(0.0, float(np.frombuffer(blob, dtype=np.float32) @ vector))), 4)
+            for (blob,) in conn.execute(
+                "SELECT c.embedding FROM chunks c JOIN observations o ON o.pk = c.obs_pk WHERE o.workspace_id = ? "
+                "AND (o.expires_at IS NULL OR o.expires_at > ?) AND c.embedding IS NOT NULL",
+                (workspace, live),
+            )
+        ),
+        reverse=True,
+    )
+    return lexical, cosines
+
+
+def _check(store: SqliteStore) -> None:
+    flt = Filter(live_at=NOW)
+    for workspace in WORKSPACES:
+        for query in ("deploy failed", "queue worker lock", "session"):
+            vector = EMBEDDER.embed([query], "search_query")[0]
+            got = store.retrieve(workspace, text=query, vector=vector, model_id=EMBEDDER.model_id, flt=flt, limit=100)
+            lexical, cosines = _oracle(store, workspace, query, NOW)
+            best_per_id: dict[str, float] = {}
+            for hit in got.lexical:
+                best_per_id.setdefault(hit.observation.id, round(hit.score, 4))
+            assert best_per_id == lexical, (workspace, query)
+            assert [round(hit.score, 4) for hit in got.vector] == cosines, (workspace, query)
+            for hit in (*got.lexical, *got.vector):  # no ghost: every hit is the record as stored now
+                assert store.get(workspace, hit.observation.id) == hit.observation
+
+
+def _apply(stores: list[SqliteStore], op: tuple[int, Any]) -> None:
+    which, (kind, *args) = op
+    store = stores[which]
+    if kind == "upsert":
+        workspace, batch = args
+        store.upsert(workspace, [_record(i, w, expired) for i, w, expired in batch])
+    elif kind == "delete":
+        store.delete(*args)
+    else:
+        store.purge_expired(NOW)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=operations)
+def test_every_search_equals_the_brute_force_oracle_after_any_sequence_of_writes(
+    tmp_path_factory: pytest.TempPathFactory, ops: list[tuple[int, Any]]
+) -> None:
+    path: Path = tmp_path_factory.mktemp("mirror") / "store.sqlite3"
+    stores = [SqliteStore(path), SqliteStore(path)]  # two writers on one file, as two processes
+    try:
+        for op in ops:
+            _apply(stores, op)
+            for store in stores:
+                _check(store)
+    finally:
+        for store in stores:
+            store.close()
+
+
+def test_an_id_repeated_within_one_batch_leaves_no_stale_chunk(tmp_path: Path) -> None:
+    # Given a loaded mirror, and a batch that writes the same id twice: the second version is
+    # shorter, so the first version's chunks are deleted inside the same transaction (and SQLite
+    # may hand their rowids to the new chunks)
+    store = SqliteStore(tmp_path / "store.sqlite3")
+    store.upsert("acme", [_record("seed", ["cache"], expired=False)])
+    _check(store)
+    store.upsert(
+        "acme",
+        [
+            _record("x", ["billing", "lock", "queue", "worker", "deploy", "failed"], expired=False),
+            _record("x", ["session", "redirect"], expired=False),
+        ],
+    )
+    # Then the old version's words find nothing, the new ones find it, and every score is the oracle's
+    flt = Filter(live_at=NOW)
+    assert store.retrieve("acme", text="billing", vector=None, model_id=None, flt=flt, limit=10).lexical == []
+    found = store.retrieve("acme", text="redirect", vector=None, model_id=None, flt=flt, limit=10).lexical
+    assert [hit.observation.content for hit in found] == ["session redirect"]
+    _check(store)
+    # And after deleting it, a new document is not matched by the deleted one's words
+    store.delete("acme", "x")
+    store.upsert("acme", [_record("y", ["console"], expired=False)])
+    assert store.retrieve("acme", text="session", vector=None, model_id=None, flt=flt, limit=10).lexical == []
+    _check(store)
+    assert len(store.retrieve("acme", text="console", vector=None, model_id=None, flt=flt, limit=5).lexical) == 1
