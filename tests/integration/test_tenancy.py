@@ -6,17 +6,22 @@ from typing import TYPE_CHECKING
 
 import pytest
 from neural_memory.clock import utcnow
+from neural_memory.embeddings.cache import EmbeddingCache
 from neural_memory.keys import issue_key
 from neural_memory.local.gateway import LocalGateway
+from neural_memory.service import Service
+from neural_memory.stores.sqlite import SqliteStore
 from neural_memory.stores.sqlite_keys import SqliteKeyStore
 
 from functions.observations import app as observations_app
 from tests.conftest import load_event
+from tests.fakes import HashEmbedder
 from tests.integration.conftest import call
+from tests.integration.pipeline_fixtures import note
 
 if TYPE_CHECKING:
     from neural_memory.local.gateway import LocalLambdaContext
-    from neural_memory.service import Service
+    from neural_memory.settings import Settings
 
 pytestmark = pytest.mark.integration
 
@@ -55,3 +60,23 @@ def test_the_store_itself_scopes_every_read_by_workspace(service: Service, lambd
     assert service.store.get("rival", "note-deploy-env-vars") is None
     assert service.store.delete("rival", "note-deploy-env-vars") is False
     assert service.store.get("acme", "note-deploy-env-vars") is not None
+
+
+def test_one_workspace_cannot_learn_from_the_embedding_cache_what_another_stored(settings: Settings) -> None:
+    # Given acme's note, embedded once (the cache keeps its vector)
+    embedder = HashEmbedder()
+    service = Service(
+        SqliteStore(settings.sqlite_path),
+        embedder,
+        settings,
+        embedding_cache=EmbeddingCache(settings.embedding_cache_path),
+    )
+    secret = note("s1", "Initech acquisition", "We plan to acquire Initech in March.")
+    service.index("acme", [secret])
+    # When rival ingests the very same text, Then the embedder runs for it (no cache hit, so no
+    # faster reply to tell rival that acme holds this text); acme's own re-ingest hits the cache
+    calls = len(embedder.calls)
+    service.index("rival", [secret])
+    assert len(embedder.calls) == calls + 1
+    service.index("acme", [secret])
+    assert len(embedder.calls) == calls + 1

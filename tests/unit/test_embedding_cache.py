@@ -12,25 +12,25 @@ if TYPE_CHECKING:
 
 def test_a_stored_vector_is_found_again_after_reopening(tmp_path: Path) -> None:
     cache = EmbeddingCache(tmp_path / "cache.sqlite3")
-    cache.put_many("m1", [("deploy failed", [0.5, -0.25, 1.0]), ("rollback", [0.0, 1.0, 0.0])])
+    cache.put_many("m1", "acme", [("deploy failed", [0.5, -0.25, 1.0]), ("rollback", [0.0, 1.0, 0.0])])
     cache.close()
-    found = EmbeddingCache(tmp_path / "cache.sqlite3").get_many("m1", ["deploy failed", "rollback", "unseen"])
+    found = EmbeddingCache(tmp_path / "cache.sqlite3").get_many("m1", "acme", ["deploy failed", "rollback", "unseen"])
     assert found == {text_key("deploy failed"): [0.5, -0.25, 1.0], text_key("rollback"): [0.0, 1.0, 0.0]}
 
 
 def test_another_model_never_sees_the_vector(tmp_path: Path) -> None:
     cache = EmbeddingCache(tmp_path / "cache.sqlite3")
-    cache.put_many("m1", [("deploy failed", [1.0, 0.0])])
-    assert cache.get_many("m2", ["deploy failed"]) == {}
+    cache.put_many("m1", "acme", [("deploy failed", [1.0, 0.0])])
+    assert cache.get_many("m2", "acme", ["deploy failed"]) == {}
 
 
 def test_an_existing_entry_is_kept_and_many_texts_are_read_in_batches(tmp_path: Path) -> None:
     cache = EmbeddingCache(tmp_path / "cache.sqlite3")
-    cache.put_many("m1", [("t", [1.0])])
-    cache.put_many("m1", [("t", [2.0])])  # same model, same text: the first vector stays
+    cache.put_many("m1", "acme", [("t", [1.0])])
+    cache.put_many("m1", "acme", [("t", [2.0])])  # same model, same text: the first vector stays
     texts = [f"text {n}" for n in range(1200)]
-    cache.put_many("m1", [(t, [float(n)]) for n, t in enumerate(texts)])
-    found = cache.get_many("m1", ["t", *texts])
+    cache.put_many("m1", "acme", [(t, [float(n)]) for n, t in enumerate(texts)])
+    found = cache.get_many("m1", "acme", ["t", *texts])
     assert found[text_key("t")] == [1.0] and len(found) == 1201 and found[text_key("text 1199")] == [1199.0]
 
 
@@ -41,7 +41,17 @@ def test_a_corrupt_cache_file_is_set_aside_and_a_new_cache_started(tmp_path: Pat
     # When the cache is used, Then it finds nothing (no vector is made up), works again, and the
     # damaged file is kept beside it for inspection
     cache = EmbeddingCache(path)
-    assert cache.get_many("m1", ["deploy failed"]) == {}
-    cache.put_many("m1", [("deploy failed", [1.0])])
-    assert cache.get_many("m1", ["deploy failed"]) == {text_key("deploy failed"): [1.0]}
+    assert cache.get_many("m1", "acme", ["deploy failed"]) == {}
+    cache.put_many("m1", "acme", [("deploy failed", [1.0])])
+    assert cache.get_many("m1", "acme", ["deploy failed"]) == {text_key("deploy failed"): [1.0]}
     assert [p.name.split("-")[0] for p in tmp_path.glob("cache.sqlite3.corrupt-*")] == ["cache.sqlite3.corrupt"]
+
+
+def test_entries_are_per_workspace_so_the_cache_tells_nothing_across_workspaces(tmp_path: Path) -> None:
+    # Given a text embedded for workspace acme
+    cache = EmbeddingCache(tmp_path / "cache.sqlite3")
+    cache.put_many("m1", "acme", [("our acquisition target is Initech", [1.0])])
+    # Then rival's lookup of the same text misses (rival's ingest embeds it: no timing tells rival
+    # what acme stored), and acme's hits
+    assert cache.get_many("m1", "rival", ["our acquisition target is Initech"]) == {}
+    assert cache.get_many("m1", "acme", ["our acquisition target is Initech"]) != {}

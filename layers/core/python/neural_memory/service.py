@@ -134,28 +134,28 @@ class Service:
             )
             for o in observations
         ]
-        self._embed(items)
+        self._embed(workspace_id, items)
         outcome = self.store.upsert(workspace_id, items)
         record_count(METRIC_OBSERVATIONS_CREATED, len(outcome.created))
         record_count(METRIC_OBSERVATIONS_UPDATED, len(outcome.updated))
         return outcome
 
-    def _embed(self, items: Sequence[IndexedObservation]) -> None:
-        """Vectors for every chunk of the embedded tiers: from the cache when the same text was
-        embedded before by the same model, else in one batch call to the embedder."""
+    def _embed(self, workspace_id: str, items: Sequence[IndexedObservation]) -> None:
+        """Vectors for every chunk of the embedded tiers: from the workspace's cache when the same
+        text was embedded before by the same model, else in one batch call to the embedder."""
         if self.embedder is None:
             return
         model_id = self.embedder.model_id
         targets = [(item, chunk) for item in items if is_embedded(item.record.tier) for chunk in item.chunks]
         texts = [embedding_text(item.record.title, chunk.text) for item, chunk in targets]
-        cached = self.embedding_cache.get_many(model_id, texts) if self.embedding_cache else {}
+        cached = self.embedding_cache.get_many(model_id, workspace_id, texts) if self.embedding_cache else {}
         # A damaged cache entry is re-embedded, never stored as a vector of the wrong shape.
         cached = {key: vector for key, vector in cached.items() if len(vector) == self.embedder.dimension}
         missing = list(dict.fromkeys(t for t in texts if text_key(t) not in cached))
         if missing:
             fresh = self.embedder.embed(missing, "search_document")
             if self.embedding_cache:
-                self.embedding_cache.put_many(model_id, list(zip(missing, fresh, strict=True)))
+                self.embedding_cache.put_many(model_id, workspace_id, list(zip(missing, fresh, strict=True)))
             cached.update((text_key(t), v) for t, v in zip(missing, fresh, strict=True))
         record_count(METRIC_EMBEDDING_CACHE_HITS, len(texts) - len(missing))
         for (item, chunk), text in zip(targets, texts, strict=True):

@@ -1,5 +1,8 @@
-"""A persistent embedding cache keyed by (model, sha256 of the text): an unchanged text is never
-embedded twice — on re-ingest, on replays, and across evaluation runs."""
+"""A persistent embedding cache keyed by (model, workspace, sha256 of the text): an unchanged text
+is never embedded twice in a workspace — on re-ingest, on replays, and across evaluation runs.
+
+Entries are per workspace so the cache is no oracle: how fast one workspace's ingest returns
+never tells whether another workspace stored the same text."""
 
 from __future__ import annotations
 
@@ -21,8 +24,12 @@ if TYPE_CHECKING:
 
 
 def text_key(text: str) -> str:
-    """The cache key of a text."""
+    """The key of a text in ``get_many``'s reply."""
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _stored_key(workspace_id: str, text: str) -> str:
+    return hashlib.sha256(f"{workspace_id}\x1f{text}".encode()).hexdigest()
 
 
 def _unpack(blob: bytes) -> Vector:
@@ -69,27 +76,28 @@ class EmbeddingCache:
     def _conn(self) -> sqlite3.Connection:
         return self._db.get()
 
-    def get_many(self, model_id: str, texts: Sequence[str]) -> dict[str, Vector]:
-        """Cached vectors by text key, for the texts that have one."""
-        keys = list(dict.fromkeys(text_key(t) for t in texts))
+    def get_many(self, model_id: str, workspace_id: str, texts: Sequence[str]) -> dict[str, Vector]:
+        """Cached vectors of the workspace, by ``text_key``, for the texts that have one."""
+        keys = {_stored_key(workspace_id, t): text_key(t) for t in texts}
+        stored = list(keys)
         found: dict[str, Vector] = {}
         with self._lock:
-            for start in range(0, len(keys), 500):
-                batch = keys[start : start + 500]
+            for start in range(0, len(stored), 500):
+                batch = stored[start : start + 500]
                 rows = self._conn.execute(
                     f"SELECT text_sha256, vector FROM embeddings WHERE model_id = ? AND text_sha256 IN "
                     f"({', '.join('?' * len(batch))})",
                     (model_id, *batch),
                 )
-                found.update((key, _unpack(blob)) for key, blob in rows)
+                found.update((keys[key], _unpack(blob)) for key, blob in rows)
         return found
 
-    def put_many(self, model_id: str, items: Sequence[tuple[str, Vector]]) -> None:
-        """Store vectors for texts (an existing entry is kept: same model, same text, same vector)."""
+    def put_many(self, model_id: str, workspace_id: str, items: Sequence[tuple[str, Vector]]) -> None:
+        """Store vectors of the workspace's texts (an existing entry is kept: same model, same text, same vector)."""
         with self._lock:
             self._conn.executemany(
                 "INSERT OR IGNORE INTO embeddings (model_id, text_sha256, vector) VALUES (?, ?, ?)",
-                [(model_id, text_key(text), array("f", v).tobytes()) for text, v in items],
+                [(model_id, _stored_key(workspace_id, text), array("f", v).tobytes()) for text, v in items],
             )
 
     def close(self) -> None:
