@@ -89,3 +89,17 @@ def test_ingest_reports_failures_and_exits_non_zero(tmp_path: Path, capsys: pyte
     # When the report is replayed unchanged, Then both fail again and the report keeps them
     assert main(["replay", str(report), "--workspace", "acme", "--data-dir", str(tmp_path / "db")]) == 1
     assert len(report.read_text().splitlines()) == 2
+
+
+def test_the_data_dir_and_every_file_in_it_are_private(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Given a data dir made by the CLI (store, keys, embedding cache, WAL files)
+    data = tmp_path / "data"
+    assert main(["keys", "create", "--workspace", "acme", "--data-dir", str(data)]) == 0
+    args = ["ingest", str(EVENTS / "eventbridge"), "--workspace", "acme", "--data-dir", str(data)]
+    main([*args, "--failures", str(tmp_path / "failures.jsonl")])
+    capsys.readouterr()
+    # Then nobody but the owner can read any of it
+    assert (data.stat().st_mode & 0o777) == 0o700
+    files = [p for p in data.iterdir() if p.is_file()]
+    assert {p.name for p in files} >= {"neural-memory.sqlite3", "embedding-cache.sqlite3"}
+    assert {p.name: p.stat().st_mode & 0o777 for p in files} == dict.fromkeys((p.name for p in files), 0o600)

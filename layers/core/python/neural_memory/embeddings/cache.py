@@ -14,7 +14,7 @@ from array import array
 from typing import TYPE_CHECKING
 
 from neural_memory.observability import logger
-from neural_memory.stores.sqlite_db import LazyConnection
+from neural_memory.stores.sqlite_db import LazyConnection, make_private
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -47,7 +47,7 @@ class EmbeddingCache:
         self._db = LazyConnection(self._open)
 
     def _open(self) -> sqlite3.Connection:
-        self._path.parent.mkdir(parents=True, exist_ok=True)
+        make_private(self._path)
         try:
             return self._connect()
         except sqlite3.DatabaseError as exc:
@@ -57,6 +57,7 @@ class EmbeddingCache:
                 "embedding cache is damaged; starting a new one", extra={"reason": str(exc), "kept": str(aside)}
             )
             self._path.replace(aside)
+            make_private(self._path)
             return self._connect()
 
     def _connect(self) -> sqlite3.Connection:

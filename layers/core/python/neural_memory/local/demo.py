@@ -48,7 +48,7 @@ def ensure_demo(service: Service, keys: KeyStore, data_dir: Path, samples: Path 
     created = False
     if not keys.has_keys(DEMO_WORKSPACE):
         key = issue_key(keys, DEMO_WORKSPACE, now)
-        data_dir.mkdir(parents=True, exist_ok=True)
+        data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as handle:
             handle.write(key + "\n")

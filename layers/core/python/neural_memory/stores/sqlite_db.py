@@ -4,6 +4,7 @@ later is added to an existing file on open)."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from typing import TYPE_CHECKING
 
@@ -74,12 +75,24 @@ def _add_new_columns(conn: sqlite3.Connection) -> None:
             conn.execute(f"ALTER TABLE observations ADD COLUMN {field.name} {column_type(field)}")
 
 
+def make_private(path: Path) -> None:
+    """Create the folder (0700) and the database file (0600) if absent, and tighten them if they
+    are readable by others: observations are private, whoever else uses the machine. SQLite gives
+    its -wal and -shm files the database file's mode."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if path.parent.stat().st_mode & 0o077:
+        path.parent.chmod(0o700)
+    os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
+    if path.stat().st_mode & 0o077:
+        path.chmod(0o600)
+
+
 def connect(path: Path) -> sqlite3.Connection:
     """Open (creating if needed) the database at ``path`` in WAL mode with the schema in place.
 
     The connection may be shared across threads; callers serialise access with their own lock.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_private(path)
     conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30.0)
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
