@@ -9,6 +9,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from neural_memory.http import ERROR_RESPONSES, build_resolver, current_request_id, current_workspace_id
 from neural_memory.models import (
     DeleteResponse,
+    ErrorResponse,
     ObservationId,
     ObservationOut,
     ObservationsRequest,
@@ -18,7 +19,12 @@ from neural_memory.observability import logger, metrics, tracer
 from neural_memory.service import get_service
 
 app = build_resolver()
-_NOT_FOUND: dict[int, OpenAPIResponse] = {404: {"description": "No such observation in the caller's workspace"}}
+_NOT_FOUND: dict[int, OpenAPIResponse] = {
+    404: {
+        "description": "No such observation in the caller's workspace",
+        "content": {"application/json": {"model": ErrorResponse}},
+    }
+}
 
 
 @app.post(

@@ -308,3 +308,22 @@ def test_the_last_representable_day_is_stored_and_read_back(
     # Then searching and reading it work
     status, found = search({"query": "edge"}, lambda_context)
     assert status == 200 and [r["id"] for r in found["results"]] == ["last"]
+
+
+@pytest.mark.parametrize(
+    ("content_type", "status"),
+    [
+        ("application/json", 200),
+        ("APPLICATION/JSON", 200),
+        ("Application/Json; charset=UTF-8", 200),
+        ("application/x-www-form-urlencoded", 200),  # curl -d without -H
+        ("text/plain", 415),
+    ],
+)
+def test_media_types_are_case_insensitive(
+    service: Service, lambda_context: LocalLambdaContext, content_type: str, status: int
+) -> None:
+    event = api_event("api/search_post", {"query": "deploy"})
+    event["headers"] = {**event["headers"], "Content-Type": content_type}
+    event["multiValueHeaders"] = {**(event.get("multiValueHeaders") or {}), "Content-Type": [content_type]}
+    assert call(search_app, event, lambda_context)[0] == status

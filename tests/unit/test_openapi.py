@@ -22,3 +22,15 @@ def test_every_route_documents_its_error_envelope() -> None:
         for method, operation in operations.items():
             for status in ("400", "401", "503"):
                 assert status in operation["responses"], f"{method.upper()} {path} does not document {status}"
+
+
+def test_only_statuses_the_api_answers_are_documented_and_each_with_the_envelope() -> None:
+    document = openapi_document()
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            # invalid input is a 400 with the envelope; nothing answers 422
+            assert "422" not in operation["responses"], f"{method.upper()} {path}"
+            for status, response in operation["responses"].items():
+                if status.startswith(("4", "5")):
+                    schema = response["content"]["application/json"]["schema"]
+                    assert schema == {"$ref": "#/components/schemas/ErrorResponse"}, (method, path, status)

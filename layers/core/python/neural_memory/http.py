@@ -44,7 +44,8 @@ ERROR_RESPONSES: dict[int, OpenAPIResponse] = {
         (401, "Missing, unknown or revoked API key"),
         (413, "Body over the size limit"),
         (415, "Body is not JSON"),
-        (503, "A required backend is unavailable; retry after Retry-After seconds"),
+        (500, "A bug; the request id finds it in the logs"),
+        (503, "A required backend is unavailable, or the service is misconfigured; retry after Retry-After seconds"),
     )
 }
 
@@ -100,12 +101,18 @@ def _error_response(
 _FORM = "application/x-www-form-urlencoded"
 
 
+def _reads_as_json(value: object) -> bool:
+    """Media types are case-insensitive (``APPLICATION/JSON``); ``curl -d`` without ``-H`` labels
+    JSON as form-encoded."""
+    media = str(value).split(";", 1)[0].strip().lower()
+    return media in {"application/json", _FORM} and str(value) != "application/json"
+
+
 def _json_by_default(event: Mapping[str, Any]) -> Mapping[str, Any]:
-    """Every body of this API is JSON. ``curl -d`` without ``-H`` labels it form-encoded, so that
-    label is read as JSON (any other non-JSON type still gets 415)."""
+    """Every body of this API is JSON: a JSON media type in any letter case, or ``curl``'s default
+    form label, is read as ``application/json`` (any other type still gets 415)."""
     headers = event.get("headers") or {}
-    names = [name for name, value in headers.items() if name.lower() == "content-type" and str(value).startswith(_FORM)]
-    if not names:
+    if not any(name.lower() == "content-type" and _reads_as_json(value) for name, value in headers.items()):
         return event
     fixed = {name: value for name, value in headers.items() if name.lower() != "content-type"}
     multi = {

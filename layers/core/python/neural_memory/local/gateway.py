@@ -77,7 +77,24 @@ def openapi_document() -> dict[str, Any]:
     for module in dict.fromkeys(route.module for route in ROUTES):
         merge.add_schema(importlib.import_module(module).app.get_openapi_schema())
     document: dict[str, Any] = json.loads(merge.get_openapi_json_schema())
-    return document
+    return _without_unused_validation_response(document)
+
+
+def _without_unused_validation_response(document: dict[str, Any]) -> dict[str, Any]:
+    """Powertools documents a 422 on every route; this API answers invalid input with 400 (the
+    envelope), never 422, so the 422 and the schemas only it used are dropped."""
+    for operations in document["paths"].values():
+        for operation in operations.values():
+            operation["responses"].pop("422", None)
+    schemas = document["components"]["schemas"]
+    while True:
+        text = json.dumps({key: value for key, value in document.items() if key != "components"})
+        text += json.dumps(schemas)
+        unused = [name for name in schemas if f'"#/components/schemas/{name}"' not in text]
+        if not unused:
+            return document
+        for name in unused:
+            del schemas[name]
 
 
 class LocalGateway:
