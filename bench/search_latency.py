@@ -62,7 +62,7 @@ def build(size: int, root: Path, embedder: OnnxLocalEmbedder, pool: int, now: ob
     texts = [embedding_text(i.record.title, i.chunks[0].text) for i in targets]
     rng = np.random.default_rng(size)
     unique = texts if pool <= 0 else list(dict.fromkeys(texts))[:pool]
-    vectors = {}
+    vectors: dict[str, list[float]] = {}
     for start in tqdm(range(0, len(unique), 256), desc=f"embedding {len(unique)} texts", unit="batch", file=sys.stderr):
         batch = unique[start : start + 256]
         vectors.update(zip(batch, embedder.embed(batch, "search_document"), strict=True))

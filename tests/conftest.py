@@ -32,7 +32,8 @@ NOW = datetime(2025, 12, 14, 12, 0, tzinfo=UTC)
 
 def load_event(name: str) -> dict[str, Any]:
     """A sample event from ``events/`` (e.g. ``api/search_post``)."""
-    return json.loads((EVENTS / f"{name}.json").read_text())
+    event: dict[str, Any] = json.loads((EVENTS / f"{name}.json").read_text())
+    return event
 
 
 def api_event(name: str, body: Any = None, workspace: str | None = "acme", **overrides: Any) -> dict[str, Any]:

@@ -7,7 +7,7 @@ import copy
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import boto3
 import pytest
@@ -29,6 +29,7 @@ from tests.integration.pipeline_fixtures import NOW, note
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from aws_lambda_powertools.utilities.typing import LambdaContext
     from neural_memory.local.gateway import LocalLambdaContext
     from neural_memory.settings import Settings
 
@@ -61,7 +62,7 @@ def _authorize(key: str, context: LocalLambdaContext, header: str = "Authorizati
         "Content-Type": "application/json",
         header: f"Bearer {key}" if header == "Authorization" else key,
     }
-    result: dict[str, Any] = authorizer_app.lambda_handler(event, context)
+    result: dict[str, Any] = authorizer_app.lambda_handler(event, cast("LambdaContext", context))
     return result
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from neural_memory.filters import Filter
+from neural_memory.stores.sqlite import SqliteStore
 
 from tests.integration.pipeline_fixtures import NOW, note, request, service
 
@@ -96,6 +97,7 @@ def test_long_content_is_chunked_and_search_returns_the_parent_once(settings: Se
     svc = service(settings)
     svc.index("acme", [note("runbook", "worker runbook", body + " Finally renew the kerberos ticket.")])
     store = svc.store
+    assert isinstance(store, SqliteStore)
     # Then it was cut into several chunks, each searchable
     chunks = store._conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
     assert chunks > 3

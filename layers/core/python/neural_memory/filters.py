@@ -7,7 +7,7 @@ it as a required argument and add it themselves.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from neural_memory.clock import to_iso
 
@@ -65,13 +65,13 @@ def compile_filter(filters: SearchFilters | None, *, live_at: datetime, exclude_
     )
 
 
-def render_opensearch(flt: Filter) -> list[dict[str, object]]:
+def render_opensearch(flt: Filter) -> list[dict[str, Any]]:
     """OpenSearch ``bool.filter`` clauses for ``flt`` (terms, ranges, the TTL and session rules).
 
     The same list goes into the lexical query's ``bool.filter`` and inside the ``knn`` clause's
     ``filter`` (efficient filtering), so both retrievers see exactly the same records.
     """
-    clauses: list[dict[str, object]] = [
+    clauses: list[dict[str, Any]] = [
         {
             "bool": {
                 "should": [
