@@ -1,13 +1,10 @@
-"""Shared fixtures: events from events/, a Lambda context, a real local model, a service on a
-temporary SQLite store, and metrics reset after every test."""
+"""Shared fixtures: a Lambda context, a real local model, a service on a temporary SQLite store,
+and metrics reset after every test. Helpers that tests import live in ``tests/helpers``."""
 
 from __future__ import annotations
 
-import json
 import os
-from datetime import UTC, datetime
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -20,33 +17,13 @@ from neural_memory.service import Service, set_service
 from neural_memory.settings import Settings
 from neural_memory.stores.sqlite import SqliteStore
 
+from tests.helpers.events import NOW
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from pathlib import Path
 
     from neural_memory.embeddings.onnx_local import OnnxLocalEmbedder
-
-ROOT = Path(__file__).resolve().parent.parent
-EVENTS = ROOT / "events"
-NOW = datetime(2025, 12, 14, 12, 0, tzinfo=UTC)
-
-
-def load_event(name: str) -> dict[str, Any]:
-    """A sample event from ``events/`` (e.g. ``api/search_post``)."""
-    event: dict[str, Any] = json.loads((EVENTS / f"{name}.json").read_text())
-    return event
-
-
-def api_event(name: str, body: Any = None, workspace: str | None = "acme", **overrides: Any) -> dict[str, Any]:
-    """A sample API Gateway event with another body or workspace (the rest as recorded)."""
-    event = load_event(name)
-    if body is not None:
-        event["body"] = body if isinstance(body, str) else json.dumps(body)
-    if workspace is None:
-        event["requestContext"].pop("authorizer", None)
-    else:
-        event["requestContext"]["authorizer"]["workspaceId"] = workspace
-    event.update(overrides)
-    return event
 
 
 @pytest.fixture

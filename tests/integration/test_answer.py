@@ -15,10 +15,10 @@ from neural_memory.stores.sqlite import SqliteStore
 
 from functions.answer import app as answer_app
 from functions.observations import app as observations_app
-from tests.conftest import api_event, load_event
-from tests.fakes import HashEmbedder
-from tests.integration.conftest import call
-from tests.integration.pipeline_fixtures import NOW, claude_reply
+from tests.helpers.events import api_event, load_event
+from tests.helpers.fakes import HashEmbedder
+from tests.helpers.handlers import call
+from tests.helpers.pipeline import NOW, claude_reply
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

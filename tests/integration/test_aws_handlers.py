@@ -22,9 +22,9 @@ from neural_memory.stores.sqlite import SqliteStore
 from functions.authorizer import app as authorizer_app
 from functions.ingest import app as ingest_app
 from functions.maintenance import app as maintenance_app
-from tests.conftest import load_event
-from tests.fakes import FailingEmbedder, HashEmbedder
-from tests.integration.pipeline_fixtures import NOW, note
+from tests.helpers.events import load_event
+from tests.helpers.fakes import FailingEmbedder, HashEmbedder
+from tests.helpers.pipeline import NOW, note
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -14,7 +14,7 @@ from neural_memory.local.cli import main
 from neural_memory.settings import Settings
 from neural_memory.stores import build_key_store
 
-from tests.conftest import EVENTS
+from tests.helpers.events import EVENTS
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import httpx2
 import pytest
 
-from tests.integration.pipeline_fixtures import (
+from tests.helpers.pipeline import (
     DEPLOY_NOTES,
     FakeClaude,
     claude_reply,

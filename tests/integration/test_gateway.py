@@ -15,7 +15,7 @@ from neural_memory.observability import logger
 from neural_memory.routes import ROUTES
 from neural_memory.stores import build_key_store
 
-from tests.conftest import load_event
+from tests.helpers.events import load_event
 
 if TYPE_CHECKING:
     from neural_memory.service import Service

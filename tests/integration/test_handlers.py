@@ -11,9 +11,9 @@ from neural_memory.stores.sqlite import SqliteStore
 
 from functions.observations import app as observations_app
 from functions.search import app as search_app
-from tests.conftest import api_event, load_event
-from tests.fakes import FailingEmbedder
-from tests.integration.conftest import call, ingest, search
+from tests.helpers.events import api_event, load_event
+from tests.helpers.fakes import FailingEmbedder
+from tests.helpers.handlers import call, ingest, search
 
 if TYPE_CHECKING:
     from neural_memory.embeddings.base import Embedder

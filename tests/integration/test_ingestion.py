@@ -22,9 +22,9 @@ from neural_memory.stores.sqlite import SqliteStore
 from opensearchpy import OpenSearch
 
 from functions.ingest import app as ingest_app
-from tests.conftest import EVENTS, load_event
-from tests.fakes import FailingEmbedder, HashEmbedder
-from tests.integration.pipeline_fixtures import NOW
+from tests.helpers.events import EVENTS, load_event
+from tests.helpers.fakes import FailingEmbedder, HashEmbedder
+from tests.helpers.pipeline import NOW
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -22,7 +22,7 @@ from neural_memory.stores.sqlite import SqliteStore
 from neural_memory.stores.sqlite_keys import SqliteKeyStore
 from schemathesis.checks import not_a_server_error
 
-from tests.conftest import EVENTS, NOW
+from tests.helpers.events import EVENTS, NOW
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

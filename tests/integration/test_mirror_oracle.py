@@ -18,7 +18,7 @@ from neural_memory.models import Chunk, ObservationRecord
 from neural_memory.stores.base import IndexedObservation
 from neural_memory.stores.sqlite import SqliteStore
 
-from tests.fakes import HashEmbedder
+from tests.helpers.fakes import HashEmbedder
 from tests.helpers.sql_oracle import fts_query
 
 if TYPE_CHECKING:

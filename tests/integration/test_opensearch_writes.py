@@ -14,7 +14,7 @@ from neural_memory.stores.opensearch import OpenSearchAdmin, OpenSearchStore, St
 from neural_memory.stores.opensearch_client import build_client
 from opensearchpy import OpenSearch
 
-from tests.integration.pipeline_fixtures import NOW, note
+from tests.helpers.pipeline import NOW, note
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -10,7 +10,7 @@ import pytest
 from neural_memory.filters import Filter
 from neural_memory.stores.sqlite import SqliteStore
 
-from tests.integration.pipeline_fixtures import NOW, note, request, service
+from tests.helpers.pipeline import NOW, note, request, service
 
 if TYPE_CHECKING:
     from neural_memory.settings import Settings

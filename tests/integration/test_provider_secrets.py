@@ -14,7 +14,7 @@ from neural_memory.secrets import read_secret
 from neural_memory.service import build_service
 from neural_memory.settings import Settings
 
-from tests.integration.pipeline_fixtures import DEPLOY_NOTES, request
+from tests.helpers.pipeline import DEPLOY_NOTES, request
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

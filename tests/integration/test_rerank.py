@@ -8,7 +8,7 @@ import httpx
 import httpx2
 import pytest
 
-from tests.integration.pipeline_fixtures import (
+from tests.helpers.pipeline import (
     DEPLOY_NOTES,
     FakeClaude,
     FakeCohere,

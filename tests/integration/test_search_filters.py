@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from neural_memory.ingest.tiers import DEFAULT_POLICY
 
-from tests.conftest import NOW
-from tests.integration.conftest import ingest, search
+from tests.helpers.events import NOW
+from tests.helpers.handlers import ingest, search
 
 if TYPE_CHECKING:
     from neural_memory.local.gateway import LocalLambdaContext

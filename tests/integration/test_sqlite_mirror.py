@@ -11,7 +11,7 @@ from neural_memory.models import ObservationIn
 from neural_memory.service import Service
 from neural_memory.stores.sqlite import SqliteStore
 
-from tests.fakes import HashEmbedder
+from tests.helpers.fakes import HashEmbedder
 from tests.helpers.sql_oracle import fts_query
 
 if TYPE_CHECKING:

@@ -25,9 +25,9 @@ from neural_memory.stores.record_fields import FIELD_NAMES, RECORD_FIELDS
 from neural_memory.stores.sqlite import SqliteStore
 from opensearchpy import OpenSearch
 
-from tests.conftest import ROOT
-from tests.fakes import HashEmbedder
-from tests.integration.pipeline_fixtures import NOW, note
+from tests.helpers.events import ROOT
+from tests.helpers.fakes import HashEmbedder
+from tests.helpers.pipeline import NOW, note
 from tests.integration.test_search_filters import CASES, DATA, _matches
 
 if TYPE_CHECKING:

@@ -14,10 +14,10 @@ from neural_memory.stores.sqlite import SqliteStore
 from neural_memory.stores.sqlite_keys import SqliteKeyStore
 
 from functions.observations import app as observations_app
-from tests.conftest import load_event
-from tests.fakes import HashEmbedder
-from tests.integration.conftest import call
-from tests.integration.pipeline_fixtures import note
+from tests.helpers.events import load_event
+from tests.helpers.fakes import HashEmbedder
+from tests.helpers.handlers import call
+from tests.helpers.pipeline import note
 
 if TYPE_CHECKING:
     from neural_memory.local.gateway import LocalLambdaContext

@@ -7,7 +7,7 @@ import copy
 import pytest
 from neural_memory.ingest.normalizers import UnsupportedEvent, normalize_eventbridge
 
-from tests.conftest import load_event
+from tests.helpers.events import load_event
 
 
 def test_github_push_sample() -> None:
@@ -106,7 +106,7 @@ EXPECTED: dict[str, tuple[str, str, str | None, str] | str] = {
 
 
 def test_every_eventbridge_sample_has_an_expectation() -> None:
-    from tests.conftest import EVENTS
+    from tests.helpers.events import EVENTS
 
     assert {p.stem for p in (EVENTS / "eventbridge").glob("*.json")} == set(EXPECTED)
 

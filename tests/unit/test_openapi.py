@@ -6,7 +6,7 @@ import json
 
 from neural_memory.local.gateway import openapi_document
 
-from tests.conftest import ROOT
+from tests.helpers.events import ROOT
 
 
 def test_committed_openapi_matches_the_handlers() -> None:

@@ -1,20 +1,16 @@
-"""Helpers for in-process handler tests."""
+"""Calling the functions' handlers in-process, as API Gateway would."""
 
 from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING, Any
 
-import pytest
-
 from functions.observations import app as observations_app
 from functions.search import app as search_app
-from tests.conftest import api_event
+from tests.helpers.events import api_event
 
 if TYPE_CHECKING:
     from neural_memory.local.gateway import LocalLambdaContext
-
-pytestmark = pytest.mark.integration
 
 
 def call(handler_module: Any, event: dict[str, Any], context: LocalLambdaContext) -> tuple[int, dict[str, Any]]:

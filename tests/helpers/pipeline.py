@@ -17,7 +17,7 @@ from neural_memory.rerank.cohere import CohereReranker
 from neural_memory.service import Service
 from neural_memory.stores.sqlite import SqliteStore
 
-from tests.fakes import HashEmbedder
+from tests.helpers.fakes import HashEmbedder
 
 if TYPE_CHECKING:
     from collections.abc import Callable
