@@ -115,15 +115,17 @@ def observations(count: int, seed: int, now: datetime) -> list[ObservationIn]:
         component, verb, detail = rng.choice(COMPONENTS), rng.choice(VERBS), rng.choice(DETAILS)
         body = " ".join(rng.choice(WORDS) for _ in range(rng.randint(20, 60)))
         out.append(
-            ObservationIn(
-                id=f"syn-{i}",
-                source=source,
-                observation_type=kind,
-                actor_name=rng.choice(ACTORS),
-                occurred_at=now - timedelta(seconds=rng.randint(0, 6 * 86400)),
-                title=f"{verb} {component}: {detail}",
-                content=f"{detail} in {component}. {body}",
-                session_id=f"sess-{rng.randint(0, 500)}" if source == "agent" else None,
+            ObservationIn.model_validate(
+                {
+                    "id": f"syn-{i}",
+                    "source": source,
+                    "observationType": kind,
+                    "actorName": rng.choice(ACTORS),
+                    "occurredAt": now - timedelta(seconds=rng.randint(0, 6 * 86400)),
+                    "title": f"{verb} {component}: {detail}",
+                    "content": f"{detail} in {component}. {body}",
+                    "sessionId": f"sess-{rng.randint(0, 500)}" if source == "agent" else None,
+                }
             )
         )
     return out

@@ -16,6 +16,7 @@ from neural_memory.models import ObservationIn, SearchRequest
 from neural_memory.rerank.cohere import CohereReranker
 from neural_memory.service import Service
 from neural_memory.stores.sqlite import SqliteStore
+from pydantic.alias_generators import to_camel
 
 from tests.helpers.fakes import HashEmbedder
 
@@ -32,7 +33,7 @@ def note(obs_id: str, title: str, content: str = "", **extra: Any) -> Observatio
         "id": obs_id, "source": "manual", "observation_type": "note", "occurred_at": NOW - timedelta(hours=1),
         "title": title, "content": content, **extra,
     }  # fmt: skip
-    return ObservationIn(**fields)
+    return ObservationIn.model_validate({to_camel(name): value for name, value in fields.items()})
 
 
 DEPLOY_NOTES = [
@@ -53,7 +54,7 @@ def service(settings: Settings, scorer: Any = None, reranker: Any = None) -> Ser
 
 
 def request(query: str = "why did the deploy fail", **fields: Any) -> SearchRequest:
-    return SearchRequest(query=query, **fields)
+    return SearchRequest.model_validate({"query": query, **{to_camel(name): value for name, value in fields.items()}})
 
 
 # ----------------------------------------------------------------------------- Anthropic wire

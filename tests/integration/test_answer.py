@@ -120,7 +120,7 @@ def test_llm_failures_fall_back_to_the_extractive_answer(
 
 def test_no_match_answers_plainly_without_citations(loaded: Any) -> None:
     service = loaded()
-    reply = service.answer("empty", AnswerRequest(question="anything"), "r")
+    reply = service.answer("empty", AnswerRequest.model_validate({"question": "anything"}), "r")
     assert reply.citations == [] and reply.answer.startswith("No stored observation")
 
 

@@ -327,3 +327,28 @@ def test_media_types_are_case_insensitive(
     event["headers"] = {**event["headers"], "Content-Type": content_type}
     event["multiValueHeaders"] = {**(event.get("multiValueHeaders") or {}), "Content-Type": [content_type]}
     assert call(search_app, event, lambda_context)[0] == status
+
+
+@pytest.mark.parametrize(
+    ("route", "body", "field"),
+    [
+        ("search", {"query": "deploy", "top_k": 5}, "top_k"),
+        ("search", {"query": "deploy", "filters": {"source_types": ["github"]}}, "filters.source_types"),
+        (
+            "observations",
+            {
+                "observations": [
+                    {"source": "m", "observation_type": "note", "title": "t", "occurredAt": "2025-12-14T10:00:00Z"}
+                ]
+            },
+            "observations.0.observation_type",
+        ),
+    ],
+)
+def test_only_the_documented_camel_case_names_are_accepted(
+    service: Service, lambda_context: LocalLambdaContext, route: str, body: dict[str, Any], field: str
+) -> None:
+    # Given a body that names a field in snake_case (the code's name, not the API's)
+    status, reply = (search if route == "search" else ingest)(body, lambda_context)
+    # Then 400 naming it: one spelling per field, as documented
+    assert status == 400 and field in [d["field"] for d in reply["error"]["details"]], reply

@@ -71,7 +71,7 @@ def test_search_and_answers_degrade_with_the_reason_when_secrets_cannot_be_read(
     assert reply.results and reply.llm.bypassed and reply.llm.reason == "error"
     assert any(entry.startswith("rerank:balanced->fast") for entry in reply.degraded)
     # And an answer falls back to the extractive one, saying why
-    answer = service.answer("acme", AnswerRequest(question="why did the deploy fail"), "r2")
+    answer = service.answer("acme", AnswerRequest.model_validate({"question": "why did the deploy fail"}), "r2")
     assert answer.method == "extractive" and answer.citations
     assert any("ResourceNotFoundException" in entry for entry in answer.degraded)
 

@@ -33,8 +33,15 @@ TEXTS = [
 
 def _observations(prefix: str) -> list[ObservationIn]:
     return [
-        ObservationIn(
-            id=f"{prefix}{i}", source="manual", observation_type="note", occurred_at=NOW, title=title, content=text
+        ObservationIn.model_validate(
+            {
+                "id": f"{prefix}{i}",
+                "source": "manual",
+                "observationType": "note",
+                "occurredAt": NOW,
+                "title": title,
+                "content": text,
+            }
         )
         for i, (title, text) in enumerate(TEXTS)
     ]

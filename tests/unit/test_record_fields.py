@@ -34,20 +34,22 @@ def test_the_api_returns_every_stored_field() -> None:
 
 
 def test_prepare_copies_every_field_a_client_sends() -> None:
-    sent = ObservationIn(
-        id="n1",
-        source="manual",
-        source_type="memo",
-        observation_type="note",
-        actor_name="alice",
-        occurred_at=NOW,
-        title="t",
-        content="c",
-        url="https://x.test/1",
-        session_id="s1",
-        parent_id="p1",
-        tier="C",
-        metadata={"k": 1},
+    sent = ObservationIn.model_validate(
+        {
+            "id": "n1",
+            "source": "manual",
+            "sourceType": "memo",
+            "observationType": "note",
+            "actorName": "alice",
+            "occurredAt": NOW,
+            "title": "t",
+            "content": "c",
+            "url": "https://x.test/1",
+            "sessionId": "s1",
+            "parentId": "p1",
+            "tier": "C",
+            "metadata": {"k": 1},
+        }
     )
     record = prepare(sent, now=NOW, policy=DEFAULT_POLICY, ttl_days=7)
     shared = set(ObservationIn.model_fields) & set(ObservationRecord.model_fields)

@@ -88,10 +88,17 @@ class WireModel(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
 
+class RequestModel(WireModel):
+    """Base of what clients send: only the documented camelCase names (``topK``, never ``top_k``).
+    Code builds these with ``model_validate`` and the same names."""
+
+    model_config = ConfigDict(validate_by_name=False, validate_by_alias=True)
+
+
 # --------------------------------------------------------------------------- search
 
 
-class DateRange(WireModel):
+class DateRange(RequestModel):
     """Bounds on ``occurredAt``; both ends inclusive, either optional."""
 
     start: Timestamp | None = None
@@ -109,7 +116,7 @@ ActorList = Annotated[list[ActorName], Field(min_length=1, max_length=MAX_FILTER
 TierList = Annotated[list[Tier], Field(min_length=1, max_length=MAX_FILTER_VALUES)]
 
 
-class SearchFilters(WireModel):
+class SearchFilters(RequestModel):
     """Filters combined with AND; the values inside one list are combined with OR."""
 
     source_types: SlugList | None = None
@@ -119,7 +126,7 @@ class SearchFilters(WireModel):
     date_range: DateRange | None = None
 
 
-class SearchRequest(WireModel):
+class SearchRequest(RequestModel):
     """Body of ``POST /v1/search``."""
 
     query: QueryText = Field(description="1..2000 characters after trimming")
@@ -217,7 +224,7 @@ class SearchResponse(WireModel):
 # --------------------------------------------------------------------------- observations
 
 
-class ObservationIn(WireModel):
+class ObservationIn(RequestModel):
     """One observation as a client sends it."""
 
     id: ObservationId | None = None
@@ -244,7 +251,7 @@ class ObservationIn(WireModel):
         return value
 
 
-class ObservationsRequest(WireModel):
+class ObservationsRequest(RequestModel):
     """Body of ``POST /v1/observations``: 1..100 observations."""
 
     observations: list[ObservationIn] = Field(min_length=1, max_length=100)
@@ -407,7 +414,7 @@ class Candidate(DomainModel):
 # --------------------------------------------------------------------------- answer
 
 
-class AnswerRequest(WireModel):
+class AnswerRequest(RequestModel):
     """Body of ``POST /v1/answer``."""
 
     question: QueryText = Field(description="1..2000 characters after trimming")

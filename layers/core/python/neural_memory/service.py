@@ -92,12 +92,14 @@ class Service:
     def answer(self, workspace_id: str, request: AnswerRequest, request_id: str) -> AnswerResponse:
         """Search, then answer from the results with citations (LLM if configured, else extractive)."""
         timer = StageTimer()
-        search = SearchRequest(
-            query=request.question,
-            top_k=request.top_k,
-            filters=request.filters,
-            mode=request.mode,
-            exclude_session_id=request.exclude_session_id,
+        search = SearchRequest.model_validate(
+            {
+                "query": request.question,
+                "topK": request.top_k,
+                "filters": request.filters,
+                "mode": request.mode,
+                "excludeSessionId": request.exclude_session_id,
+            }
         )
         with timer.stage("search"):
             outcome = self._pipeline.run(workspace_id, search, self._clock())

@@ -84,14 +84,16 @@ def index(service: Service, dataset: Dataset) -> None:
     with tqdm(total=len(ids), unit="doc", desc="indexing", file=sys.stderr) as bar:
         for start in range(0, len(ids), INDEX_BATCH):
             batch = [
-                ObservationIn(
-                    id=doc_id,
-                    source="beir",
-                    observation_type="document",
-                    tier="A",
-                    occurred_at=_EPOCH,
-                    title=dataset.corpus[doc_id][0] or doc_id,
-                    content=dataset.corpus[doc_id][1],
+                ObservationIn.model_validate(
+                    {
+                        "id": doc_id,
+                        "source": "beir",
+                        "observationType": "document",
+                        "tier": "A",
+                        "occurredAt": _EPOCH,
+                        "title": dataset.corpus[doc_id][0] or doc_id,
+                        "content": dataset.corpus[doc_id][1],
+                    }
                 )
                 for doc_id in ids[start : start + INDEX_BATCH]
             ]
@@ -105,7 +107,9 @@ def evaluate(service: Service, dataset: Dataset, mode: SearchMode, rerank: Reran
 
     ndcg, recall = [], []
     for query_id, text in tqdm(dataset.queries.items(), unit="q", desc=f"searching ({mode})", file=sys.stderr):
-        request = SearchRequest(query=text[:2000], top_k=100, mode=mode, rerank=rerank, llm_filter=False)
+        request = SearchRequest.model_validate(
+            {"query": text[:2000], "topK": 100, "mode": mode, "rerank": rerank, "llmFilter": False}
+        )
         ranked = [r.id for r in service.search(WORKSPACE, request, "eval").results]
         ndcg.append(ndcg_at(ranked, dataset.qrels[query_id]))
         recall.append(recall_at(ranked, dataset.qrels[query_id]))

@@ -62,24 +62,26 @@ def _push(payload: dict[str, Any], event_time: str | None) -> Normalized:
     if lines:
         content += ":\n" + "\n".join(lines)
     login, is_bot = _actor(payload)
-    observation = ObservationIn(
-        id=f"github-push-{repo.replace('/', '.')}-{after[:12]}",
-        source="github",
-        source_type="push",
-        observation_type="push",
-        actor_name=login or dig(payload, "pusher", "name"),
-        occurred_at=(head or {}).get("timestamp") or event_time,
-        title=f"Push to {branch}: {first_line(message) or after[:7]}",
-        content=content,
-        url=payload.get("compare") or (head or {}).get("url"),
-        metadata={
-            "repo": repo,
-            "branch": branch,
-            "after": after,
-            "commits": len(commits),
-            "forced": forced,
-            "bot": is_bot,
-        },
+    observation = ObservationIn.model_validate(
+        {
+            "id": f"github-push-{repo.replace('/', '.')}-{after[:12]}",
+            "source": "github",
+            "sourceType": "push",
+            "observationType": "push",
+            "actorName": login or dig(payload, "pusher", "name"),
+            "occurredAt": (head or {}).get("timestamp") or event_time,
+            "title": f"Push to {branch}: {first_line(message) or after[:7]}",
+            "content": content,
+            "url": payload.get("compare") or (head or {}).get("url"),
+            "metadata": {
+                "repo": repo,
+                "branch": branch,
+                "after": after,
+                "commits": len(commits),
+                "forced": forced,
+                "bot": is_bot,
+            },
+        }
     )
     return Normalized(observations=[observation])
 
@@ -100,23 +102,25 @@ def _pull_request(payload: dict[str, Any], event_time: str | None) -> Normalized
         return Normalized(skipped=Skipped(f"pull_request action {action!r} is not observed"))
     number = pr.get("number")
     login, is_bot = _actor(pr, "user")
-    observation = ObservationIn(
-        id=f"github-pr-{repo.replace('/', '.')}-{number}-{observation_type}",
-        source="github",
-        source_type="pull_request",
-        observation_type=observation_type,
-        actor_name=login or dig(payload, "sender", "login"),
-        occurred_at=occurred or pr.get("updated_at") or event_time,
-        title=f"PR #{number} {observation_type.removeprefix('pull_request_')}: {first_line(pr.get('title'))}",
-        content=str(pr.get("body") or ""),
-        url=pr.get("html_url"),
-        metadata={
-            "repo": repo,
-            "number": number,
-            "base": dig(pr, "base", "ref"),
-            "head": dig(pr, "head", "ref"),
-            "bot": is_bot,
-        },
+    observation = ObservationIn.model_validate(
+        {
+            "id": f"github-pr-{repo.replace('/', '.')}-{number}-{observation_type}",
+            "source": "github",
+            "sourceType": "pull_request",
+            "observationType": observation_type,
+            "actorName": login or dig(payload, "sender", "login"),
+            "occurredAt": occurred or pr.get("updated_at") or event_time,
+            "title": f"PR #{number} {observation_type.removeprefix('pull_request_')}: {first_line(pr.get('title'))}",
+            "content": str(pr.get("body") or ""),
+            "url": pr.get("html_url"),
+            "metadata": {
+                "repo": repo,
+                "number": number,
+                "base": dig(pr, "base", "ref"),
+                "head": dig(pr, "head", "ref"),
+                "bot": is_bot,
+            },
+        }
     )
     return Normalized(observations=[observation])
 
@@ -131,17 +135,19 @@ def _issue(payload: dict[str, Any], event_time: str | None) -> Normalized:
     observation_type = f"issue_{action}"
     login, is_bot = _actor(issue, "user")
     number = issue.get("number")
-    observation = ObservationIn(
-        id=f"github-issue-{repo.replace('/', '.')}-{number}-{action}",
-        source="github",
-        source_type="issue",
-        observation_type=observation_type,
-        actor_name=login if action == "opened" else _actor(payload)[0],
-        occurred_at=(issue.get("created_at") if action == "opened" else issue.get("closed_at")) or event_time,
-        title=f"Issue #{number} {action}: {first_line(issue.get('title'))}",
-        content=str(issue.get("body") or ""),
-        url=issue.get("html_url"),
-        metadata={"repo": repo, "number": number, "state_reason": issue.get("state_reason"), "bot": is_bot},
+    observation = ObservationIn.model_validate(
+        {
+            "id": f"github-issue-{repo.replace('/', '.')}-{number}-{action}",
+            "source": "github",
+            "sourceType": "issue",
+            "observationType": observation_type,
+            "actorName": login if action == "opened" else _actor(payload)[0],
+            "occurredAt": (issue.get("created_at") if action == "opened" else issue.get("closed_at")) or event_time,
+            "title": f"Issue #{number} {action}: {first_line(issue.get('title'))}",
+            "content": str(issue.get("body") or ""),
+            "url": issue.get("html_url"),
+            "metadata": {"repo": repo, "number": number, "state_reason": issue.get("state_reason"), "bot": is_bot},
+        }
     )
     return Normalized(observations=[observation])
 
@@ -156,17 +162,19 @@ def _issue_comment(payload: dict[str, Any], event_time: str | None) -> Normalize
     login, is_bot = _actor(comment, "user")
     if is_bot:
         return Normalized(skipped=Skipped(f"comment by bot {login} on {repo}#{issue.get('number')}"))
-    observation = ObservationIn(
-        id=f"github-comment-{repo.replace('/', '.')}-{comment.get('id')}",
-        source="github",
-        source_type="issue_comment",
-        observation_type="issue_comment",
-        actor_name=login,
-        occurred_at=comment.get("created_at") or event_time,
-        title=f"Comment on #{issue.get('number')}: {first_line(issue.get('title'))}",
-        content=str(comment.get("body") or ""),
-        url=comment.get("html_url"),
-        metadata={"repo": repo, "number": issue.get("number"), "pull_request": "pull_request" in issue},
+    observation = ObservationIn.model_validate(
+        {
+            "id": f"github-comment-{repo.replace('/', '.')}-{comment.get('id')}",
+            "source": "github",
+            "sourceType": "issue_comment",
+            "observationType": "issue_comment",
+            "actorName": login,
+            "occurredAt": comment.get("created_at") or event_time,
+            "title": f"Comment on #{issue.get('number')}: {first_line(issue.get('title'))}",
+            "content": str(comment.get("body") or ""),
+            "url": comment.get("html_url"),
+            "metadata": {"repo": repo, "number": issue.get("number"), "pull_request": "pull_request" in issue},
+        }
     )
     return Normalized(observations=[observation])
 
@@ -179,16 +187,18 @@ def _release(payload: dict[str, Any], event_time: str | None) -> Normalized:
     if action != "published":
         return Normalized(skipped=Skipped(f"release action {action!r} is not observed"))
     tag = release.get("tag_name")
-    observation = ObservationIn(
-        id=f"github-release-{repo.replace('/', '.')}-{release.get('id')}",
-        source="github",
-        source_type="release",
-        observation_type="release",
-        actor_name=_actor(release, "author")[0],
-        occurred_at=release.get("published_at") or event_time,
-        title=f"Release {tag}: {first_line(release.get('name')) or tag}",
-        content=str(release.get("body") or ""),
-        url=release.get("html_url"),
-        metadata={"repo": repo, "tag": tag, "prerelease": bool(release.get("prerelease"))},
+    observation = ObservationIn.model_validate(
+        {
+            "id": f"github-release-{repo.replace('/', '.')}-{release.get('id')}",
+            "source": "github",
+            "sourceType": "release",
+            "observationType": "release",
+            "actorName": _actor(release, "author")[0],
+            "occurredAt": release.get("published_at") or event_time,
+            "title": f"Release {tag}: {first_line(release.get('name')) or tag}",
+            "content": str(release.get("body") or ""),
+            "url": release.get("html_url"),
+            "metadata": {"repo": repo, "tag": tag, "prerelease": bool(release.get("prerelease"))},
+        }
     )
     return Normalized(observations=[observation])

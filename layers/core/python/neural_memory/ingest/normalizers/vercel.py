@@ -43,17 +43,19 @@ def normalize(detail_type: str, body: dict[str, Any], event_time: str | None) ->
     if commit:
         lines.append(f"Commit {sha} on {ref}: {commit}")
     try:
-        observation = ObservationIn(
-            id=source_id("vercel", body.get("id") or deployment.get("id")),
-            source="vercel",
-            source_type="deployment",
-            observation_type=observation_type,
-            actor_name=meta.get("githubCommitAuthorLogin") or meta.get("githubCommitAuthorName"),
-            occurred_at=occurred,
-            title=f"{verb}: {name} ({target})",
-            content="\n".join(lines),
-            url=dig(payload, "links", "deployment"),
-            metadata={"project": name, "target": target, "deploymentId": deployment.get("id"), "ref": ref},
+        observation = ObservationIn.model_validate(
+            {
+                "id": source_id("vercel", body.get("id") or deployment.get("id")),
+                "source": "vercel",
+                "sourceType": "deployment",
+                "observationType": observation_type,
+                "actorName": meta.get("githubCommitAuthorLogin") or meta.get("githubCommitAuthorName"),
+                "occurredAt": occurred,
+                "title": f"{verb}: {name} ({target})",
+                "content": "\n".join(lines),
+                "url": dig(payload, "links", "deployment"),
+                "metadata": {"project": name, "target": target, "deploymentId": deployment.get("id"), "ref": ref},
+            }
         )
     except ValidationError as exc:
         raise UnsupportedEvent(f"Vercel {kind} payload is malformed: {exc.errors()[0]['msg']}") from exc
