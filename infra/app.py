@@ -1,5 +1,6 @@
 """CDK entry point: ``python -m infra.app`` (``make synth``). Context: ``stage`` (dev | prod),
-``layer_dir`` (defaults to ``.build/layers/core``, made by ``make build``)."""
+``layer_dir`` (defaults to ``.build/layers/core``, made by ``make build``), and optionally
+``operator_role_arn`` (a role the OpenSearch domain also admits, for break-glass access)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,15 @@ from infra.nag import suppress_reviewed_findings
 from infra.stacks.service_stack import ServiceStack
 
 
-def build_app(stage: str = "dev", layer_dir: str = ".build/layers/core") -> cdk.App:
-    """The app with the stack and cdk-nag's AwsSolutions checks (reviewed findings suppressed with reasons)."""
-    app = cdk.App(context={"stage": stage, "layer_dir": layer_dir}, outdir=os.environ.get("CDK_OUTDIR", "cdk.out"))
+def build_app(
+    stage: str = "dev", layer_dir: str = ".build/layers/core", context: dict[str, str] | None = None
+) -> cdk.App:
+    """The app with the stack and cdk-nag's AwsSolutions checks (reviewed findings suppressed with
+    reasons); ``context`` adds CDK context values (e.g. ``operator_role_arn``)."""
+    app = cdk.App(
+        context={"stage": stage, "layer_dir": layer_dir, **(context or {})},
+        outdir=os.environ.get("CDK_OUTDIR", "cdk.out"),
+    )
     stage = str(app.node.try_get_context("stage") or stage)
     stack = ServiceStack(
         app,

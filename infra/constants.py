@@ -1,4 +1,5 @@
-"""Names shared by the stack, its constructs and the dashboards (metric names come from the layer)."""
+"""Names and numbers shared by the stack, its constructs and the dashboards (metric names come from
+the layer). Physical names are scoped by stage, so dev and prod coexist in one account."""
 
 from neural_memory.observability import METRICS_NAMESPACE, SERVICE_NAME
 
@@ -6,10 +7,18 @@ __all__ = ["METRICS_NAMESPACE", "SERVICE_NAME"]
 
 STACK_NAME = "NeuralMemory"
 LAMBDA_TIMEOUT_S = 15
+# API Gateway REST ends an integration after 29 s: a function behind it must finish first.
+API_INTEGRATION_LIMIT_S = 29
+ANSWER_TIMEOUT_S = 28
 INGEST_TIMEOUT_S = 60
+MAINTENANCE_TIMEOUT_S = 300
 INGEST_BATCH_SIZE = 10
 DLQ_MAX_RECEIVE_COUNT = 5
-LOG_RETENTION_DAYS = 30
 LATENCY_ALARM_P95_MS = 500
 EVENT_SOURCES = ("github", "vercel")
 INDEX_NAME = "neural-memory"
+
+
+def physical_name(stage: str, what: str = "") -> str:
+    """``neural-memory-<stage>[-<what>]``: the name of anything AWS names per account."""
+    return f"{SERVICE_NAME}-{stage}" + (f"-{what}" if what else "")

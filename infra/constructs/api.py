@@ -1,28 +1,54 @@
-"""The REST API: a Lambda authorizer (API key → workspace; keys hashed in DynamoDB), throttling,
-JSON access logs, request validation, and the search and observations functions behind it."""
+"""The REST API, generated from the one route table (``neural_memory.routes``): a Lambda
+authorizer (API key → workspace; keys hashed in DynamoDB), one function per route function,
+throttling, JSON access logs, request validation, and API Gateway's own errors in our envelope."""
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_dynamodb as dynamodb
-from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
+from neural_memory.routes import ROUTES, route_functions
 
 if TYPE_CHECKING:
-    from infra.constructs.lambda_factory import LambdaFactory
+    from collections.abc import Callable
+
+    from aws_cdk import aws_lambda as lambda_
 
 THROTTLE_RATE = 100
 THROTTLE_BURST = 200
+# API Gateway's own errors (refused key, throttling, timeouts, ...) in the API's envelope.
+GATEWAY_ERRORS = {
+    apigw.ResponseType.UNAUTHORIZED: ("401", "unauthorized", "missing or invalid API key"),
+    apigw.ResponseType.ACCESS_DENIED: ("403", "forbidden", "this key may not call this route"),
+    apigw.ResponseType.THROTTLED: ("429", "throttled", "too many requests; retry later"),
+    apigw.ResponseType.INTEGRATION_TIMEOUT: ("504", "timeout", "the request took too long"),
+    apigw.ResponseType.DEFAULT_4_XX: (None, "bad_request", "$context.error.message"),
+    apigw.ResponseType.DEFAULT_5_XX: (None, "internal_error", "$context.error.message"),
+}
+
+
+def _envelope(code: str, message: str) -> str:
+    body = {"error": {"code": code, "message": message, "details": []}, "requestId": "$context.requestId"}
+    return json.dumps(body)
 
 
 class Api(Construct):
-    """``/v1/search``, ``/v1/answer`` and ``/v1/observations[/{id}]``, every method behind the authorizer."""
+    """Every route of ``ROUTES``; ``functions`` maps a route function's name to its Lambda."""
 
-    def __init__(self, scope: Construct, construct_id: str, *, factory: LambdaFactory, prod: bool) -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        name: str,
+        make_function: Callable[[Construct, str, dict[str, str]], lambda_.Function],
+        prod: bool,
+    ) -> None:
         super().__init__(scope, construct_id)
         self.keys = dynamodb.Table(
             self,
@@ -35,13 +61,11 @@ class Api(Construct):
             encryption=dynamodb.TableEncryption.AWS_MANAGED,
             removal_policy=RemovalPolicy.RETAIN if prod else RemovalPolicy.DESTROY,
         )
-        self.authorizer_function = factory.function(
-            self, "authorizer", memory_mb=256, environment={"NM_KEYS_TABLE": self.keys.table_name}
+        self.authorizer_function = make_function(
+            self, "authorizer", {"NM_KEY_STORE": "dynamodb", "NM_KEYS_TABLE": self.keys.table_name}
         )
         self.keys.grant_read_data(self.authorizer_function)
-        self.search_function = factory.function(self, "search")
-        self.answer_function = factory.function(self, "answer", timeout_s=30)
-        self.observations_function = factory.function(self, "observations")
+        self.functions = {function: make_function(self, function, {}) for function in route_functions()}
 
         access_logs = logs.LogGroup(
             self, "AccessLogs", retention=logs.RetentionDays.ONE_MONTH, removal_policy=RemovalPolicy.DESTROY
@@ -49,7 +73,7 @@ class Api(Construct):
         self.rest_api = apigw.RestApi(
             self,
             "RestApi",
-            rest_api_name="neural-memory",
+            rest_api_name=name,
             cloud_watch_role=True,
             deploy_options=apigw.StageOptions(
                 stage_name="v1",
@@ -66,12 +90,19 @@ class Api(Construct):
                     response_length=True,
                     status=True,
                     user=True,
-                ),  # fmt: skip
+                ),
                 logging_level=apigw.MethodLoggingLevel.ERROR,
                 tracing_enabled=True,
                 metrics_enabled=True,
             ),
         )
+        for response_type, (status, code, message) in GATEWAY_ERRORS.items():
+            self.rest_api.add_gateway_response(
+                f"{code.title().replace('_', '')}{status or ''}",
+                type=response_type,
+                status_code=status,
+                templates={"application/json": _envelope(code, message)},
+            )
         authorizer = apigw.RequestAuthorizer(
             self,
             "KeyAuthorizer",
@@ -87,32 +118,14 @@ class Api(Construct):
             content_type="application/json",
             schema=apigw.JsonSchema(schema=apigw.JsonSchemaVersion.DRAFT4, type=apigw.JsonSchemaType.OBJECT),
         )
-        options: dict[str, object] = {
-            "authorizer": authorizer,
-            "authorization_type": apigw.AuthorizationType.CUSTOM,
-        }
-        v1 = self.rest_api.root.add_resource("v1")
-        self._method(v1.add_resource("search"), "POST", self.search_function, options, validator, json_body)
-        self._method(v1.add_resource("answer"), "POST", self.answer_function, options, validator, json_body)
-        observations = v1.add_resource("observations")
-        self._method(observations, "POST", self.observations_function, options, validator, json_body)
-        one = observations.add_resource("{id}")
-        for verb in ("GET", "DELETE"):
-            self._method(one, verb, self.observations_function, options, validator, None)
-
-    @staticmethod
-    def _method(
-        resource: apigw.Resource,
-        verb: str,
-        function: lambda_.IFunction,
-        options: dict[str, object],
-        validator: apigw.RequestValidator,
-        body_model: apigw.Model | None,
-    ) -> None:
-        resource.add_method(
-            verb,
-            apigw.LambdaIntegration(function),
-            request_validator=validator,
-            request_models={"application/json": body_model} if body_model else None,
-            **options,  # type: ignore[arg-type]
-        )
+        for route in ROUTES:
+            resource = self.rest_api.root.resource_for_path(route.path)
+            secured = route.authorization == "api_key"
+            resource.add_method(
+                route.method,
+                apigw.LambdaIntegration(self.functions[route.function]),
+                request_validator=validator,
+                request_models={"application/json": json_body} if route.has_body else None,
+                authorizer=authorizer if secured else None,
+                authorization_type=apigw.AuthorizationType.CUSTOM if secured else apigw.AuthorizationType.NONE,
+            )

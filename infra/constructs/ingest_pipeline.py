@@ -3,27 +3,24 @@ partial batch responses. Nothing is lost: a record that keeps failing lands in t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from aws_cdk import Duration
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra.constants import DLQ_MAX_RECEIVE_COUNT, EVENT_SOURCES, INGEST_BATCH_SIZE, INGEST_TIMEOUT_S
 
-if TYPE_CHECKING:
-    from infra.constructs.lambda_factory import LambdaFactory
-
 
 class IngestPipeline(Construct):
     """The visibility timeout is 6× the function timeout, as AWS recommends for SQS triggers."""
 
-    def __init__(self, scope: Construct, construct_id: str, *, factory: LambdaFactory) -> None:
+    def __init__(self, scope: Construct, construct_id: str, *, bus_name: str, function: lambda_.Function) -> None:
         super().__init__(scope, construct_id)
-        self.bus = events.EventBus(self, "Bus", event_bus_name="neural-memory")
+        self.function = function
+        self.bus = events.EventBus(self, "Bus", event_bus_name=bus_name)
         self.dlq = sqs.Queue(
             self,
             "DeadLetters",
@@ -35,6 +32,7 @@ class IngestPipeline(Construct):
             self,
             "Observations",
             visibility_timeout=Duration.seconds(6 * INGEST_TIMEOUT_S),
+            retention_period=Duration.days(4),
             encryption=sqs.QueueEncryption.SQS_MANAGED,
             enforce_ssl=True,
             dead_letter_queue=sqs.DeadLetterQueue(queue=self.dlq, max_receive_count=DLQ_MAX_RECEIVE_COUNT),
@@ -47,8 +45,7 @@ class IngestPipeline(Construct):
                 event_pattern=events.EventPattern(source=[source]),
                 targets=[targets.SqsQueue(self.queue)],
             )
-        self.function = factory.function(self, "ingest", timeout_s=INGEST_TIMEOUT_S)
-        self.function.add_event_source(
+        function.add_event_source(
             sources.SqsEventSource(
                 self.queue,
                 batch_size=INGEST_BATCH_SIZE,

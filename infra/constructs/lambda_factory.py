@@ -1,5 +1,5 @@
 """One factory sets what every function shares: Python 3.13 on arm64, the core layer, JSON logs
-with retention, X-Ray tracing, and the Powertools environment."""
+with retention, X-Ray tracing, the Powertools environment and the stage."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 
-from infra.constants import LOG_RETENTION_DAYS, METRICS_NAMESPACE, SERVICE_NAME
+from infra.constants import LAMBDA_TIMEOUT_S, METRICS_NAMESPACE, SERVICE_NAME
 
 if TYPE_CHECKING:
     from constructs import Construct
@@ -21,9 +21,9 @@ FUNCTIONS_DIR = Path(__file__).resolve().parents[2] / "functions"
 class LambdaFactory:
     """Builds functions from ``functions/<name>/app.py`` with the shared settings."""
 
-    def __init__(self, layer: lambda_.ILayerVersion, environment: dict[str, str]) -> None:
+    def __init__(self, layer: lambda_.ILayerVersion, stage: str) -> None:
         self._layer = layer
-        self._environment = environment
+        self._stage = stage
 
     def function(
         self,
@@ -31,15 +31,13 @@ class LambdaFactory:
         name: str,
         *,
         memory_mb: int = 1024,
-        timeout_s: int = 15,
+        timeout_s: int = LAMBDA_TIMEOUT_S,
         environment: dict[str, str] | None = None,
     ) -> lambda_.Function:
-        """A function whose asset is its own folder and whose handler is ``app.lambda_handler``."""
+        """A function whose asset is its own folder and whose handler is ``app.lambda_handler``;
+        ``environment`` is what this function needs beyond the shared variables."""
         log_group = logs.LogGroup(
-            scope,
-            f"{name.title()}Logs",
-            retention=logs.RetentionDays(_retention()),
-            removal_policy=RemovalPolicy.DESTROY,
+            scope, f"{name.title()}Logs", retention=logs.RetentionDays.ONE_MONTH, removal_policy=RemovalPolicy.DESTROY
         )
         return lambda_.Function(
             scope,
@@ -58,11 +56,7 @@ class LambdaFactory:
                 "POWERTOOLS_SERVICE_NAME": SERVICE_NAME,
                 "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
                 "POWERTOOLS_LOG_LEVEL": "INFO",
-                **self._environment,
+                "NM_STAGE": self._stage,
                 **(environment or {}),
             },
         )
-
-
-def _retention() -> str:
-    return {30: "ONE_MONTH"}.get(LOG_RETENTION_DAYS, "ONE_MONTH")

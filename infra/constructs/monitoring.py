@@ -18,33 +18,29 @@ from neural_memory.observability import (
     METRIC_SEARCH_LATENCY,
 )
 
-from infra.constants import LATENCY_ALARM_P95_MS, METRICS_NAMESPACE, SERVICE_NAME
+from infra.constants import LATENCY_ALARM_P95_MS, METRICS_NAMESPACE, SERVICE_NAME, physical_name
 
-STAGES = ("Total", "Embed", "Retrieval", "LlmFilter", "Rerank")
+STEPS = ("Total", "Embed", "Retrieval", "LlmFilter", "Rerank")
 PERIOD = Duration.minutes(1)
 
 
-def _metric(name: str, statistic: str = "Sum", **dimensions: str) -> cw.Metric:
-    return cw.Metric(
-        namespace=METRICS_NAMESPACE,
-        metric_name=name,
-        dimensions_map={"service": SERVICE_NAME, **dimensions},
-        statistic=statistic,
-        period=PERIOD,
-    )
-
-
 class Monitoring(Construct):
-    """One dashboard and three alarms (exposed for tests and for wiring notifications)."""
+    """One dashboard and three alarms (exposed for tests and for wiring notifications). The
+    application's metrics carry the dimensions ``service`` and ``stage``, so each stage's
+    dashboard and alarms see only that stage."""
 
-    def __init__(self, scope: Construct, construct_id: str, *, rest_api: apigw.RestApi, dlq: sqs.IQueue) -> None:
+    def __init__(
+        self, scope: Construct, construct_id: str, *, stage: str, rest_api: apigw.RestApi, dlq: sqs.IQueue
+    ) -> None:
         super().__init__(scope, construct_id)
-        self.dashboard = cw.Dashboard(self, "Dashboard", dashboard_name="neural-memory")
-        for stage in STAGES:
-            name = f"{METRIC_SEARCH_LATENCY}{stage}"
+        self._stage = stage
+        _metric = self._metric
+        self.dashboard = cw.Dashboard(self, "Dashboard", dashboard_name=physical_name(stage))
+        for step in STEPS:
+            name = f"{METRIC_SEARCH_LATENCY}{step}"
             self.dashboard.add_widgets(
                 cw.GraphWidget(
-                    title=f"Search latency: {stage} (ms)",
+                    title=f"Search latency: {step} (ms)",
                     left=[_metric(name, stat) for stat in ("p50", "p95", "p99")],
                     width=8,
                 )
@@ -55,8 +51,8 @@ class Monitoring(Construct):
                 left=[
                     cw.MathExpression(
                         expression=(
-                            f"SEARCH('{{{METRICS_NAMESPACE},reason,service}} "
-                            f"MetricName=\"{METRIC_GATE_BYPASSED}\"', 'Sum', 60)"
+                            f"SEARCH('{{{METRICS_NAMESPACE},reason,service,stage}} "
+                            f'MetricName="{METRIC_GATE_BYPASSED}" stage="{stage}"\', \'Sum\', 60)'
                         ),
                         label="bypassed, by reason",
                         period=PERIOD,
@@ -80,6 +76,7 @@ class Monitoring(Construct):
         self.latency_alarm = cw.Alarm(
             self,
             "SearchLatencyP95",
+            alarm_name=physical_name(stage, "search-latency-p95"),
             metric=_metric(f"{METRIC_SEARCH_LATENCY}Total", "p95"),
             threshold=LATENCY_ALARM_P95_MS,
             evaluation_periods=5,
@@ -91,6 +88,7 @@ class Monitoring(Construct):
         self.dlq_alarm = cw.Alarm(
             self,
             "DeadLetters",
+            alarm_name=physical_name(stage, "dead-letters"),
             metric=dlq.metric_approximate_number_of_messages_visible(period=PERIOD, statistic="Maximum"),
             threshold=0,
             evaluation_periods=1,
@@ -110,6 +108,7 @@ class Monitoring(Construct):
         self.server_error_alarm = cw.Alarm(
             self,
             "ServerErrorRate",
+            alarm_name=physical_name(stage, "server-error-rate"),
             metric=errors,
             threshold=1,
             evaluation_periods=5,
@@ -120,4 +119,13 @@ class Monitoring(Construct):
         )
         self.dashboard.add_widgets(
             cw.AlarmStatusWidget(alarms=[self.latency_alarm, self.dlq_alarm, self.server_error_alarm], width=24)
+        )
+
+    def _metric(self, name: str, statistic: str = "Sum") -> cw.Metric:
+        return cw.Metric(
+            namespace=METRICS_NAMESPACE,
+            metric_name=name,
+            dimensions_map={"service": SERVICE_NAME, "stage": self._stage},
+            statistic=statistic,
+            period=PERIOD,
         )

@@ -1,16 +1,26 @@
-"""The Neural Memory stack: it only composes constructs, one per capability."""
+"""The Neural Memory stack: it composes constructs, one per capability, and decides what each
+function may touch (its environment, its secrets, its OpenSearch access), in one table."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from aws_cdk import CfnOutput, Stack
 from neural_memory.embeddings.cohere import DIMENSIONS
 from neural_memory.stores.opensearch import SCHEMA_VERSION
 
-from infra.constants import INDEX_NAME
+from infra.constants import (
+    ANSWER_TIMEOUT_S,
+    INDEX_NAME,
+    INGEST_TIMEOUT_S,
+    LAMBDA_TIMEOUT_S,
+    MAINTENANCE_TIMEOUT_S,
+    physical_name,
+)
 from infra.constructs.api import Api
 from infra.constructs.core_layer import CoreLayer
+from infra.constructs.domain_access import grant
 from infra.constructs.ingest_pipeline import IngestPipeline
 from infra.constructs.lambda_factory import LambdaFactory
 from infra.constructs.maintenance import Maintenance
@@ -19,9 +29,33 @@ from infra.constructs.provider_secrets import ProviderSecrets
 from infra.constructs.search_domain import SearchDomain
 
 if TYPE_CHECKING:
+    from aws_cdk import aws_lambda as lambda_
     from constructs import Construct
 
+    from infra.constructs.domain_access import Access
+
 EMBED_MODEL = "embed-english-v3.0"
+
+
+@dataclass(frozen=True)
+class FunctionNeeds:
+    """What one function may touch: least privilege, decided here once."""
+
+    opensearch: Access | None = None
+    secrets: tuple[str, ...] = ()  # "cohere", "anthropic"
+    timeout_s: int = LAMBDA_TIMEOUT_S
+    memory_mb: int = 1024
+
+
+NEEDS: dict[str, FunctionNeeds] = {
+    "search": FunctionNeeds("read", ("cohere", "anthropic")),
+    "answer": FunctionNeeds("read", ("cohere", "anthropic"), timeout_s=ANSWER_TIMEOUT_S),
+    "observations": FunctionNeeds("write", ("cohere",)),
+    "ingest": FunctionNeeds("write", ("cohere",), timeout_s=INGEST_TIMEOUT_S),
+    # The index bootstrap needs the embedding model's id and dimension, never its key.
+    "maintenance": FunctionNeeds("admin", timeout_s=MAINTENANCE_TIMEOUT_S),
+    "authorizer": FunctionNeeds(memory_mb=256),
+}
 
 
 class ServiceStack(Stack):
@@ -30,47 +64,68 @@ class ServiceStack(Stack):
     def __init__(self, scope: Construct, construct_id: str, *, stage: str, layer_dir: str, **kwargs: object) -> None:
         super().__init__(scope, construct_id, **kwargs)  # type: ignore[arg-type]
         prod = stage == "prod"
-        search = SearchDomain(self, "Search", prod=prod)
-        secrets = ProviderSecrets(self, "ProviderSecrets")
-        layer = CoreLayer(self, "CoreLayer", layer_dir=layer_dir).layer
-        factory = LambdaFactory(
-            layer,
-            {
+        self.search = SearchDomain(self, "Search", name=physical_name(stage), prod=prod)
+        self.secrets = ProviderSecrets(self, "ProviderSecrets")
+        self._factory = LambdaFactory(CoreLayer(self, "CoreLayer", layer_dir=layer_dir).layer, stage)
+        self.functions: dict[str, lambda_.Function] = {}
+
+        self.api = Api(self, "Api", name=physical_name(stage), make_function=self._function, prod=prod)
+        self.ingest = IngestPipeline(
+            self, "Ingest", bus_name=physical_name(stage), function=self._function(self, "ingest", {})
+        )
+        self.maintenance = Maintenance(
+            self,
+            "Maintenance",
+            function=self._function(self, "maintenance", {}),
+            index_version=f"{SCHEMA_VERSION}:{EMBED_MODEL}:{DIMENSIONS[EMBED_MODEL]}",
+        )
+        missing = set(NEEDS) - set(self.functions)
+        if missing:
+            raise ValueError(f"functions declared in NEEDS but never built: {sorted(missing)}")
+        readers = {
+            fn.role.role_arn: access
+            for name, fn in self.functions.items()
+            if fn.role is not None and (access := NEEDS[name].opensearch) is not None
+        }
+        operator = self.node.try_get_context("operator_role_arn")
+        self.search.restrict_to(INDEX_NAME, readers, str(operator) if operator else None)
+        self.monitoring = Monitoring(self, "Monitoring", stage=stage, rest_api=self.api.rest_api, dlq=self.ingest.dlq)
+
+        CfnOutput(self, "ApiUrl", value=self.api.rest_api.url, export_name=f"{construct_id}-api-url")
+        CfnOutput(self, "EventBusName", value=self.ingest.bus.event_bus_name, export_name=f"{construct_id}-event-bus")
+        CfnOutput(self, "KeysTable", value=self.api.keys.table_name, export_name=f"{construct_id}-keys-table")
+        CfnOutput(
+            self, "CohereSecretArn", value=self.secrets.cohere.secret_arn, export_name=f"{construct_id}-cohere-secret"
+        )
+        CfnOutput(
+            self,
+            "AnthropicSecretArn",
+            value=self.secrets.anthropic.secret_arn,
+            export_name=f"{construct_id}-anthropic-secret",
+        )
+
+    def _function(self, scope: Construct, name: str, environment: dict[str, str]) -> lambda_.Function:
+        """Build function ``name`` with exactly what ``NEEDS[name]`` grants it."""
+        needs = NEEDS[name]
+        env = dict(environment)
+        if needs.opensearch is not None:
+            env |= {
                 "NM_STORE": "opensearch",
-                "NM_OPENSEARCH_URL": f"https://{search.domain.domain_endpoint}",
+                "NM_OPENSEARCH_URL": f"https://{self.search.domain.domain_endpoint}",
                 "NM_OPENSEARCH_INDEX": INDEX_NAME,
                 "NM_OPENSEARCH_AWS_REGION": self.region,
                 "NM_EMBEDDER": "cohere",
                 "NM_COHERE_EMBED_MODEL": EMBED_MODEL,
-                "NM_COHERE_SECRET_ARN": secrets.cohere.secret_arn,
-                "NM_ANTHROPIC_SECRET_ARN": secrets.anthropic.secret_arn,
-            },
+            }
+        secrets = {"cohere": self.secrets.cohere, "anthropic": self.secrets.anthropic}
+        for provider in needs.secrets:
+            env[f"NM_{provider.upper()}_SECRET_ARN"] = secrets[provider].secret_arn
+        function = self._factory.function(
+            scope, name, memory_mb=needs.memory_mb, timeout_s=needs.timeout_s, environment=env
         )
-        api = Api(self, "Api", factory=factory, prod=prod)
-        ingest = IngestPipeline(self, "Ingest", factory=factory)
-        maintenance = Maintenance(
-            self,
-            "Maintenance",
-            factory=factory,
-            index_version=f"{SCHEMA_VERSION}:{EMBED_MODEL}:{DIMENSIONS[EMBED_MODEL]}",
-        )
-        readers_writers = (
-            api.search_function, api.answer_function, api.observations_function, ingest.function, maintenance.function,
-        )  # fmt: skip
-        for function in readers_writers:
-            search.domain.grant_read_write(function)
-            secrets.cohere.grant_read(function)
-        for function in (api.search_function, api.answer_function, api.observations_function):
-            secrets.anthropic.grant_read(function)
-        self.monitoring = Monitoring(self, "Monitoring", rest_api=api.rest_api, dlq=ingest.dlq)
-        self.api, self.ingest, self.search, self.maintenance = api, ingest, search, maintenance
-        CfnOutput(self, "ApiUrl", value=api.rest_api.url, export_name=f"{construct_id}-api-url")
-        CfnOutput(self, "EventBusName", value=ingest.bus.event_bus_name, export_name=f"{construct_id}-event-bus")
-        CfnOutput(self, "KeysTable", value=api.keys.table_name, export_name=f"{construct_id}-keys-table")
-        CfnOutput(self, "CohereSecretArn", value=secrets.cohere.secret_arn, export_name=f"{construct_id}-cohere-secret")
-        CfnOutput(
-            self,
-            "AnthropicSecretArn",
-            value=secrets.anthropic.secret_arn,
-            export_name=f"{construct_id}-anthropic-secret",
-        )
+        for provider in needs.secrets:
+            secrets[provider].grant_read(function)
+        if needs.opensearch is not None and function.role is not None:
+            grant(function.role, self.search.arn, INDEX_NAME, needs.opensearch)
+        self.functions[name] = function
+        return function

@@ -36,6 +36,8 @@ metrics = Metrics(
     namespace=os.getenv("POWERTOOLS_METRICS_NAMESPACE", METRICS_NAMESPACE),
     service=os.getenv("POWERTOOLS_SERVICE_NAME", SERVICE_NAME),
 )
+# Dev and prod share the namespace; the stage dimension keeps their graphs and alarms apart.
+metrics.set_default_dimensions(stage=os.getenv("NM_STAGE", "local"))
 
 
 class StageTimer:

@@ -1,0 +1,82 @@
+"""Least-privilege access to the OpenSearch domain, written once and applied twice: as each
+function role's identity policy, and as the domain's resource-based access policy, which also
+denies every other principal (an account principal holding ``es:*`` cannot read workspaces).
+
+``es:ESHttp*`` resources are ``<domain ARN>/<request path>``; the store puts the index in every
+path (``/<index>/_msearch``, ``/<index>/_bulk``, ...) so grants are scoped to it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from aws_cdk import aws_iam as iam
+
+Access = Literal["read", "write", "admin"]
+
+_READ_PATHS = ("_msearch", "_mget", "_search", "_count")
+
+
+Grant = tuple[tuple[str, ...], tuple[str, ...]]  # (actions, paths under the domain)
+
+
+def grants(index: str, access: Access) -> list[Grant]:
+    """What ``access`` allows on ``index``.
+
+    read: search and read documents (search, answer); write: also bulk writes and deletes by
+    query (observations, ingest); admin: create and check the index, purge (maintenance).
+    """
+    if access == "admin":
+        return [
+            (("es:ESHttpHead", "es:ESHttpGet", "es:ESHttpPut"), (index,)),
+            (("es:ESHttpGet",), (f"{index}/_mapping",)),
+            (("es:ESHttpPost",), (f"{index}/_delete_by_query", f"{index}/_count")),
+        ]
+    read: list[Grant] = [(("es:ESHttpGet", "es:ESHttpPost"), tuple(f"{index}/{path}" for path in _READ_PATHS))]
+    if access == "read":
+        return read
+    return [
+        *read,
+        (("es:ESHttpPost", "es:ESHttpPut"), (f"{index}/_bulk",)),
+        (("es:ESHttpPost",), (f"{index}/_delete_by_query",)),
+    ]
+
+
+def grant(role: iam.IRole, domain_arn: str, index: str, access: Access) -> None:
+    """Add the identity statements of ``access`` to ``role``."""
+    for actions, paths in grants(index, access):
+        role.add_to_principal_policy(
+            iam.PolicyStatement(actions=list(actions), resources=[f"{domain_arn}/{path}" for path in paths])
+        )
+
+
+def resource_policy(
+    domain_arn: str, index: str, roles: dict[str, Access], extra_principals: list[str]
+) -> dict[str, Any]:
+    """The domain's access policy: each role's grants, full access for ``extra_principals``
+    (a break-glass operator role), and an explicit deny for every other principal."""
+    statements: list[dict[str, Any]] = [
+        {
+            "Effect": "Allow",
+            "Principal": {"AWS": role_arn},
+            "Action": list(actions),
+            "Resource": [f"{domain_arn}/{path}" for path in paths],
+        }
+        for role_arn, access in roles.items()
+        for actions, paths in grants(index, access)
+    ]
+    allowed = [*roles, *extra_principals]
+    statements += [
+        {"Effect": "Allow", "Principal": {"AWS": arn}, "Action": "es:ESHttp*", "Resource": f"{domain_arn}/*"}
+        for arn in extra_principals
+    ]
+    statements.append(
+        {
+            "Effect": "Deny",
+            "Principal": {"AWS": "*"},
+            "Action": "es:ESHttp*",
+            "Resource": f"{domain_arn}/*",
+            "Condition": {"ArnNotEquals": {"aws:PrincipalArn": allowed}},
+        }
+    )
+    return {"Version": "2012-10-17", "Statement": statements}

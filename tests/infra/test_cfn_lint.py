@@ -1,0 +1,24 @@
+"""cfn-lint finds no error in either stage's template (warnings are listed, not failed)."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import cfnlint.api
+
+if TYPE_CHECKING:
+    from aws_cdk.assertions import Template
+
+
+def _errors(template: Template) -> list[str]:
+    matches = cfnlint.api.lint_all(json.dumps(template.to_json()))
+    return [str(m) for m in matches if m.rule.id.startswith("E")]
+
+
+def test_dev_template_has_no_cfn_lint_error(dev: Template) -> None:
+    assert _errors(dev) == []
+
+
+def test_prod_template_has_no_cfn_lint_error(prod: Template) -> None:
+    assert _errors(prod) == []

@@ -1,0 +1,94 @@
+"""Each function may touch exactly what it uses: its secrets, its OpenSearch paths; the domain's
+own access policy names the functions' roles and denies everyone else."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from tests.infra.template_reading import as_list, functions, role_of, statements_of_role, text
+
+if TYPE_CHECKING:
+    import pytest
+    from aws_cdk.assertions import Template
+
+READ_PATHS = {"_msearch", "_mget", "_search", "_count"}
+
+
+def _secret_refs(template: Template) -> set[str]:
+    return set(template.find_resources("AWS::SecretsManager::Secret"))
+
+
+def test_every_function_reads_exactly_the_secrets_named_in_its_environment(dev: Template) -> None:
+    secrets = _secret_refs(dev)
+    for name, function in functions(dev).items():
+        env = function["Properties"]["Environment"]["Variables"]
+        named = {value["Ref"] for key, value in env.items() if key.endswith("_SECRET_ARN")}
+        readable = {
+            secret
+            for statement in statements_of_role(dev, role_of(function))
+            if "secretsmanager:GetSecretValue" in as_list(statement["Action"])
+            for secret in secrets
+            if secret in text(statement["Resource"])
+        }
+        assert named == readable, name
+    uses = {
+        name: {k for k in f["Properties"]["Environment"]["Variables"] if k.endswith("_SECRET_ARN")}
+        for name, f in functions(dev).items()
+    }
+    assert uses["maintenance"] == set() and uses["authorizer"] == set() and uses["ingest"] == {"NM_COHERE_SECRET_ARN"}
+
+
+def _opensearch_grants(template: Template, role: str) -> list[tuple[str, str]]:
+    """(action, path under the domain) pairs the role's identity policy allows."""
+    pairs = []
+    for statement in statements_of_role(template, role):
+        actions = [a for a in as_list(statement["Action"]) if a.startswith("es:")]
+        for resource in as_list(statement["Resource"]):
+            path = text(resource).split(":domain/neural-memory-dev/", 1)[-1].split('"', 1)[0]
+            pairs += [(action, path) for action in actions]
+    return pairs
+
+
+def test_opensearch_grants_are_least_privilege(dev: Template) -> None:
+    grants = {name: _opensearch_grants(dev, role_of(f)) for name, f in functions(dev).items()}
+    assert grants["authorizer"] == []
+    for name in ("search", "answer"):  # read-only: searches and reads, on the index's read paths
+        assert grants[name] and all(a in {"es:ESHttpGet", "es:ESHttpPost"} for a, _ in grants[name]), name
+        assert {p.split("/", 1)[1] for _, p in grants[name]} == READ_PATHS, name
+    for name in ("observations", "ingest"):
+        assert {p.split("/", 1)[1] for _, p in grants[name]} == READ_PATHS | {"_bulk", "_delete_by_query"}, name
+    assert ("es:ESHttpPut", "neural-memory") in grants["maintenance"]
+    everything = [pair for pairs in grants.values() for pair in pairs]
+    assert not [a for a, _ in everything if a in {"es:ESHttpDelete", "es:ESHttpPatch", "es:ESHttp*"}]
+    assert all(p.startswith("neural-memory") for _, p in everything)  # never another index, never the domain root
+
+
+def test_the_domain_access_policy_allows_only_the_functions_roles(dev: Template) -> None:
+    domain = next(iter(dev.find_resources("AWS::OpenSearchService::Domain").values()))
+    statements = domain["Properties"]["AccessPolicies"]["Statement"]
+    roles = {name: role_of(f) for name, f in functions(dev).items() if name != "authorizer"}
+    allowed = [s for s in statements if s["Effect"] == "Allow"]
+    assert {s["Principal"]["AWS"]["Fn::GetAtt"][0] for s in allowed} == set(roles.values())
+    for name in ("search", "answer"):
+        actions = {a for s in allowed if s["Principal"]["AWS"]["Fn::GetAtt"][0] == roles[name] for a in s["Action"]}
+        assert actions == {"es:ESHttpGet", "es:ESHttpPost"}, name
+    (deny,) = [s for s in statements if s["Effect"] == "Deny"]
+    assert deny["Principal"] == {"AWS": "*"} and deny["Action"] == "es:ESHttp*"
+    excepted = deny["Condition"]["ArnNotEquals"]["aws:PrincipalArn"]
+    assert {e["Fn::GetAtt"][0] for e in excepted} == set(roles.values())
+
+
+def test_an_operator_role_can_be_allowed_for_break_glass(tmp_path_factory: pytest.TempPathFactory) -> None:
+    from aws_cdk.assertions import Template
+
+    from infra.app import build_app
+
+    layer = tmp_path_factory.mktemp("layer-operator")
+    (layer / "python").mkdir()
+    os.environ["CDK_OUTDIR"] = str(tmp_path_factory.mktemp("cdk-operator"))
+    oncall = "arn:aws:iam::123456789012:role/oncall"
+    app = build_app(stage="dev", layer_dir=str(layer), context={"operator_role_arn": oncall})
+    template = Template.from_stack(app.node.find_child("NeuralMemory-dev"))  # type: ignore[arg-type]
+    domain = next(iter(template.find_resources("AWS::OpenSearchService::Domain").values()))
+    assert oncall in text(domain["Properties"]["AccessPolicies"])
