@@ -35,7 +35,7 @@ lint: dev
 	$(BIN)/ruff format --check .
 
 typecheck: dev
-	$(BIN)/mypy layers/core/python/neural_memory functions
+	$(BIN)/mypy layers/core/python/neural_memory functions infra tests bench
 
 unit: dev
 	$(BIN)/python -m pytest tests/unit

@@ -12,14 +12,16 @@ from infra.constants import API_INTEGRATION_LIMIT_S
 from tests.infra.template_reading import functions, text
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from aws_cdk.assertions import Template
 
 
-def _path(resources: dict[str, Any], resource_ref: Any) -> str:
+def _path(resources: Mapping[str, Mapping[str, Any]], resource_ref: Any) -> str:
     if not isinstance(resource_ref, dict) or "Ref" not in resource_ref:
         return ""  # the API's root resource
     resource = resources[resource_ref["Ref"]]["Properties"]
-    return _path(resources, resource["ParentId"]) + "/" + resource["PathPart"]
+    return f"{_path(resources, resource['ParentId'])}/{resource['PathPart']}"
 
 
 def test_the_api_serves_exactly_the_route_table(dev: Template) -> None:
