@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
+
+R = TypeVar("R")
 
 SERVICE_NAME = "neural-memory"
 METRICS_NAMESPACE = "NeuralMemory"
@@ -30,8 +33,58 @@ METRIC_EMBEDDING_CACHE_HITS = "EmbeddingCacheHits"
 METRIC_INGEST_SUCCEEDED = "IngestSucceeded"
 METRIC_INGEST_FAILED = "IngestFailed"
 
+
+class LazyTracer:
+    """Powertools' ``Tracer``, built when the first traced call runs instead of at import.
+
+    Building it imports the X-Ray SDK, whose recorder creates botocore clients for centralized
+    sampling (about 0.2 s on a cold start) that Lambda never uses: Lambda samples the request
+    itself. Every invocation is still traced; only the handler's import stops paying for it.
+    Offers the two decorators the functions use, with Powertools' own arguments.
+    """
+
+    def __init__(self, service: str) -> None:
+        self._service = service
+        self._tracer: Tracer | None = None
+
+    def _real(self) -> Tracer:
+        if self._tracer is None:
+            self._tracer = Tracer(service=self._service)
+        return self._tracer
+
+    def capture_lambda_handler(
+        self, *, capture_response: bool | None = None, capture_error: bool | None = None
+    ) -> Callable[[Callable[..., R]], Callable[..., R]]:
+        """``Tracer.capture_lambda_handler``: one segment per invocation, with cold start and errors."""
+        return self._deferred("capture_lambda_handler", capture_response, capture_error)
+
+    def capture_method(
+        self, *, capture_response: bool | None = None, capture_error: bool | None = None
+    ) -> Callable[[Callable[..., R]], Callable[..., R]]:
+        """``Tracer.capture_method``: a subsegment per call."""
+        return self._deferred("capture_method", capture_response, capture_error)
+
+    def _deferred(
+        self, kind: str, capture_response: bool | None, capture_error: bool | None
+    ) -> Callable[[Callable[..., R]], Callable[..., R]]:
+        def decorate(function: Callable[..., R]) -> Callable[..., R]:
+            traced: Callable[..., R] | None = None
+
+            @functools.wraps(function)
+            def call(*args: Any, **kwargs: Any) -> R:
+                nonlocal traced
+                if traced is None:
+                    wrap = getattr(self._real(), kind)
+                    traced = wrap(function, capture_response=capture_response, capture_error=capture_error)
+                return traced(*args, **kwargs)
+
+            return call
+
+        return decorate
+
+
 logger = Logger(service=os.getenv("POWERTOOLS_SERVICE_NAME", SERVICE_NAME))
-tracer = Tracer(service=os.getenv("POWERTOOLS_SERVICE_NAME", SERVICE_NAME))
+tracer = LazyTracer(service=os.getenv("POWERTOOLS_SERVICE_NAME", SERVICE_NAME))
 metrics = Metrics(
     namespace=os.getenv("POWERTOOLS_METRICS_NAMESPACE", METRICS_NAMESPACE),
     service=os.getenv("POWERTOOLS_SERVICE_NAME", SERVICE_NAME),

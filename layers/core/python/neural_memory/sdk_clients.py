@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -36,16 +37,18 @@ def _resolve(api_key: ApiKey) -> str | None:
 
 
 def lazy_cohere(api_key: ApiKey, timeout_s: float, http_client: Any = None) -> LazyClient:
-    """``cohere.ClientV2``; ``ConfigurationError`` at first use when no key is configured, and
+    """Cohere's v2 client; ``ConfigurationError`` at first use when no key is configured, and
     ``SecretUnavailable`` (a ``ConfigurationError``) when its secret cannot be read."""
 
     def build() -> Any:
         key = _resolve(api_key)
         if not key:
             raise ConfigurationError("NM_COHERE_API_KEY (or NM_COHERE_SECRET_ARN) is not set")
-        import cohere
+        # The generated v2 client alone: ``cohere.ClientV2`` adds local tokenizers and avro
+        # helpers (tokenizers, fastavro: ~15 MB in the layer) that embed and rerank never use.
+        from cohere.base_client import BaseCohere
 
-        return cohere.ClientV2(api_key=key, timeout=timeout_s, httpx_client=http_client)
+        return BaseCohere(token=key, base_url=os.getenv("CO_API_URL"), timeout=timeout_s, httpx_client=http_client).v2
 
     return LazyClient(build)
 
