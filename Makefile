@@ -14,7 +14,7 @@ export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 STAGE  ?= dev
 LAYER  := .build/layers/core
 
-.PHONY: dev serve test lint typecheck unit integration infra-tests format bench openapi build synth deploy destroy clean
+.PHONY: dev serve test lint typecheck unit integration infra-tests format bench openapi build lock synth deploy destroy clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -46,12 +46,11 @@ integration: dev
 infra-tests: dev  ## CDK template assertions and cdk-nag (the layer asset is a placeholder)
 	$(BIN)/python -m pytest tests/infra
 
-build: dev  ## the Lambda layer from arm64 / cp313 wheels into $(LAYER) — no Docker
-	rm -rf $(LAYER) .build/wheels && mkdir -p $(LAYER)/python
-	$(BIN)/python -m pip wheel --quiet --no-deps -w .build/wheels .
-	$(BIN)/python -m pip install --quiet --target $(LAYER)/python --platform manylinux2014_aarch64 \
-		--implementation cp --python-version 3.13 --only-binary=:all: .build/wheels/neural_memory-*.whl
-	rm -rf $(LAYER)/python/functions $(LAYER)/python/bin
+build: dev  ## the Lambda layer from requirements/layer.txt (locked, hashed) into $(LAYER): arm64 / cp313, no Docker
+	$(BIN)/python -m infra.layer_build --target lambda --out $(LAYER)
+
+lock: dev  ## rewrite the hashes of requirements/*.txt after a pin changes
+	$(BIN)/python -m infra.layer_build lock
 
 synth: build  ## the cloud assembly in cdk.out (offline; cdk-nag fails the synth on any open finding)
 	$(BIN)/python -m infra.app
@@ -66,8 +65,9 @@ format: dev
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-bench: dev  ## search latency at 10k and 100k observations, and handler cold import
+bench: dev  ## search latency at 10k and 100k observations, and every handler's cold import from the layer
 	$(BIN)/python -m bench.search_latency
+	$(BIN)/python -m bench.cold_import
 
 openapi: dev  ## write the merged OpenAPI document
 	$(BIN)/neural-memory openapi > docs/openapi.json

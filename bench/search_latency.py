@@ -1,4 +1,5 @@
-"""Search latency through the service at 10k and 100k observations, and the search handler's cold import.
+"""Search latency through the service at 10k and 100k observations (handlers' cold import:
+``python -m bench.cold_import``).
 
     python -m bench.search_latency [--sizes 10000 100000] [--searches 300] [--embed-pool 2000]
 
@@ -13,8 +14,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,24 +33,6 @@ from neural_memory.stores.sqlite import SqliteStore
 from tqdm import tqdm
 
 from bench.synthetic import observations, search_bodies
-
-HEAVY = ("numpy", "onnxruntime", "cohere", "anthropic", "boto3", "opensearchpy", "tokenizers")
-
-
-def cold_import(runs: int = 7) -> tuple[float, list[str]]:
-    """Median seconds to import ``functions.search.app`` in a fresh interpreter, and heavy modules it loaded."""
-    code = (
-        "import sys, time; t = time.perf_counter(); import functions.search.app; "
-        f"print(time.perf_counter() - t); print(','.join(m for m in {HEAVY!r} if m in sys.modules))"
-    )
-    times, loaded = [], ""
-    for _ in range(runs):
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split(
-            "\n"
-        )
-        times.append(float(out[0]))
-        loaded = out[1]
-    return statistics.median(times), [m for m in loaded.split(",") if m]
 
 
 def build(size: int, root: Path, embedder: OnnxLocalEmbedder, pool: int, now: object) -> Service:
@@ -110,11 +91,6 @@ def main() -> None:
     parser.add_argument("--embed-pool", type=int, default=2000)
     args = parser.parse_args()
 
-    seconds, heavy = cold_import()
-    print(
-        f"search handler cold import: median {seconds * 1000:.0f} ms over 7 fresh interpreters; "
-        f"heavy modules loaded: {heavy or 'none'}"
-    )
     embedder = OnnxLocalEmbedder()
     embedder.load()
     now = utcnow()

@@ -1,5 +1,6 @@
-"""The shared layer: the locked runtime dependencies and ``neural_memory``, built by ``make build``
-from wheels for the Lambda platform (no Docker), used as a plain asset."""
+"""The shared layer: the locked runtime dependencies (``requirements/layer.txt``) and
+``neural_memory``, built by ``make build`` (``infra/layer_build.py``) from wheels for the Lambda
+platform (no Docker), used as a plain asset."""
 
 from __future__ import annotations
 
