@@ -22,8 +22,10 @@ def read_secret(arn: str) -> str:
     try:
         value = str(boto3.client("secretsmanager").get_secret_value(SecretId=arn)["SecretString"])
     except ClientError as exc:
-        code = exc.response.get("Error", {}).get("Code", "ClientError")
-        raise SecretUnavailable(f"secret {arn} cannot be read: {code}") from exc
+        error = exc.response.get("Error", {})
+        detail = " ".join(str(error.get("Message", "")).split())[:300]
+        reason = f"{error.get('Code', 'ClientError')}" + (f" ({detail})" if detail else "")
+        raise SecretUnavailable(f"secret {arn} cannot be read: {reason}") from exc
     except BotoCoreError as exc:
         raise SecretUnavailable(f"secret {arn} cannot be read: {type(exc).__name__}") from exc
     if value.startswith("{"):

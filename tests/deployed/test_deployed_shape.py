@@ -1,0 +1,280 @@
+"""Every function of the synthesized stack, run as Lambda runs it (its asset and the layer from the
+lock alone on the path, the template's environment, its role's permissions enforced by moto),
+driven by the events it gets in AWS: CloudFormation's custom-resource requests, the authorizer and
+each API route, EventBridge → SQS → ingest, and the daily schedule. A missing grant, a variable
+the template forgets or an import the layer lacks fails here, not in a first deploy."""
+
+from __future__ import annotations
+
+import copy
+import json
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from neural_memory.keys import issue_key
+from neural_memory.routes import ROUTES
+from neural_memory.stores.dynamodb_keys import DynamoKeyStore
+
+from tests.deployed.cloud import ACCOUNT, Container, allowed
+from tests.helpers.events import load_event
+
+if TYPE_CHECKING:
+    from tests.deployed.cloud import DeployedStack
+
+pytestmark = [pytest.mark.integration, pytest.mark.aws]
+NOTE_ID = "deploy-failure-1"
+NOTE_TEXT = "The console deploy failed because NEXT_PUBLIC_API_URL was missing from the environment."
+_state: dict[str, Any] = {}
+
+
+def _resource(stack: DeployedStack, kind: str) -> str:
+    (logical_id,) = [k for k, v in stack.resources.items() if v["Type"] == kind]
+    return logical_id
+
+
+def _custom_resource(stack: DeployedStack, request_type: str) -> dict[str, Any]:
+    event = load_event("cloudformation/index_create")
+    bootstrap = _resource(stack, "Custom::NeuralMemoryIndex")
+    event.update(
+        RequestType=request_type,
+        LogicalResourceId=bootstrap,
+        ResponseURL=f"http://{stack.cloudformation.address}/response",
+        ResourceProperties=stack.resolve(stack.resources[bootstrap]["Properties"]),
+    )
+    if request_type != "Create":
+        event["PhysicalResourceId"] = "index:neural-memory"
+    return event
+
+
+def test_the_index_bootstrap_answers_cloudformation_on_create_and_update(deployed: DeployedStack) -> None:
+    for request_type in ("Create", "Update"):
+        reply = deployed.invoke(
+            "maintenance", f"CloudFormation {request_type} (index bootstrap)", _custom_resource(deployed, request_type)
+        )
+        assert "errorType" not in reply, reply
+    assert [r["Status"] for r in deployed.cloudformation.seen] == ["SUCCESS", "SUCCESS"], deployed.cloudformation.seen
+    assert all(r["PhysicalResourceId"] == "index:neural-memory" for r in deployed.cloudformation.seen)
+
+
+def _authorize(stack: DeployedStack, key: str, method: str, path: str) -> dict[str, Any]:
+    event = copy.deepcopy(load_event("authorizer/request"))
+    event["headers"]["Authorization"] = event["multiValueHeaders"]["Authorization"][0] = f"Bearer {key}"
+    event.update(httpMethod=method, resource=path, path=path)
+    event["methodArn"] = f"arn:aws:execute-api:us-east-1:{ACCOUNT}:k3x9q2w7e1/v1/{method}{path}"
+    return stack.invoke("authorizer", f"REQUEST authorizer, {method} {path}", event)
+
+
+def test_the_authorizer_allows_a_stored_key_and_refuses_others(deployed: DeployedStack) -> None:
+    table = deployed.resolve.refs[_resource(deployed, "AWS::DynamoDB::Table")]
+    keys = DynamoKeyStore(table, client=deployed.moto.client("dynamodb", deployed.admin))
+    _state["key"] = issue_key(keys, "acme", datetime.now(UTC))
+    allowed_reply = _authorize(deployed, _state["key"], "POST", "/v1/search")
+    assert allowed_reply["result"]["context"] == {"workspaceId": "acme"}, allowed_reply
+    refused = _authorize(deployed, "nm_000000000000_" + "A" * 43, "POST", "/v1/search")
+    assert refused == {"errorType": "Exception", "errorMessage": "Unauthorized"}
+
+
+def _route_event(stack: DeployedStack, method: str, path: str, body: Any = None) -> dict[str, Any]:
+    """The REST proxy event API Gateway sends after the authorizer allowed the caller."""
+    policy = _authorize(stack, _state["key"], method, path)["result"]
+    samples = {
+        "POST /v1/search": "api/search_post",
+        "POST /v1/answer": "api/answer_post",
+        "POST /v1/observations": "api/observations_post",
+    }
+    template = next(r.path for r in ROUTES if r.method == method and r.pattern.match(path))
+    event = load_event(
+        samples.get(f"{method} {path}", "api/observation_get" if method == "GET" else "api/observation_delete")
+    )
+    event.update(httpMethod=method, path=path, resource=template, body=json.dumps(body) if body is not None else None)
+    event["pathParameters"] = {"id": path.rsplit("/", 1)[1]} if "{id}" in template else None
+    event["requestContext"].update(httpMethod=method, resourcePath=template)
+    event["requestContext"]["authorizer"] = {**policy["context"], "principalId": policy["principalId"]}
+    return event
+
+
+def _call(stack: DeployedStack, method: str, path: str, body: Any = None) -> tuple[int, dict[str, Any]]:
+    route = next(r for r in ROUTES if r.method == method and r.pattern.match(path))
+    reply = stack.invoke(route.function, f"API Gateway {method} {path}", _route_event(stack, method, path, body))
+    assert "errorType" not in reply, reply
+    return reply["result"]["statusCode"], json.loads(reply["result"]["body"])
+
+
+def test_every_api_route_answers_through_the_authorizer(deployed: DeployedStack) -> None:
+    occurred = (datetime.now(UTC) - timedelta(hours=1)).isoformat()
+    note = {
+        "id": NOTE_ID,
+        "source": "vercel",
+        "observationType": "deployment_error",
+        "occurredAt": occurred,
+        "title": "Deploy failed: missing NEXT_PUBLIC_API_URL",
+        "content": NOTE_TEXT,
+    }
+    status, body = _call(deployed, "POST", "/v1/observations", {"observations": [note]})
+    assert (status, body["ids"]) == (200, [NOTE_ID]), body
+    status, body = _call(deployed, "GET", f"/v1/observations/{NOTE_ID}")
+    assert status == 200 and body["content"] == NOTE_TEXT
+    # Cohere is unreachable here: hybrid search answers lexically and says so
+    status, body = _call(deployed, "POST", "/v1/search", {"query": "why did the deploy fail", "topK": 5})
+    assert status == 200 and NOTE_ID in [r["id"] for r in body["results"]], body
+    assert any(entry.startswith("vector:skipped") for entry in body["degraded"])
+    status, body = _call(deployed, "POST", "/v1/answer", {"question": "Why did the console deploy fail?"})
+    assert status == 200 and [c["id"] for c in body["citations"]][:1] == [NOTE_ID], body
+    status, body = _call(deployed, "DELETE", f"/v1/observations/{NOTE_ID}")
+    assert (status, body["deleted"]) == (200, True)
+    assert _call(deployed, "GET", f"/v1/observations/{NOTE_ID}")[0] == 404
+
+
+def _sqs_event(stack: DeployedStack, messages: list[dict[str, Any]], queue_arn: str) -> dict[str, Any]:
+    """The event Lambda's SQS event source mapping sends."""
+    records = [
+        {
+            "messageId": m["MessageId"],
+            "receiptHandle": m["ReceiptHandle"],
+            "body": m["Body"],
+            "attributes": m.get("Attributes", {}),
+            "messageAttributes": {},
+            "md5OfBody": m["MD5OfBody"],
+            "eventSource": "aws:sqs",
+            "eventSourceARN": queue_arn,
+            "awsRegion": "us-east-1",
+        }
+        for m in messages
+    ]
+    return {"Records": records}
+
+
+def _deliver(stack: DeployedStack, *samples: str) -> tuple[list[dict[str, Any]], str, str]:
+    """Put sample events on the stack's bus; what its rules delivered to the queue (read with the
+    ingest function's own credentials, as its event source mapping does)."""
+    bus = stack.resolve.refs[_resource(stack, "AWS::Events::EventBus")]
+    entries = [
+        {"Source": e["source"], "DetailType": e["detail-type"], "Detail": json.dumps(e["detail"]), "EventBusName": bus}
+        for e in (load_event(f"eventbridge/{s}") for s in samples)
+    ]
+    assert stack.moto.client("events", stack.admin).put_events(Entries=entries)["FailedEntryCount"] == 0
+    mapping = next(v["Properties"] for v in stack.resources.values() if v["Type"] == "AWS::Lambda::EventSourceMapping")
+    queue_arn = stack.resolve(mapping["EventSourceArn"])
+    queue = next(
+        stack.resolve.refs[k]
+        for k, v in stack.resources.items()
+        if v["Type"] == "AWS::SQS::Queue" and stack.resolve.attributes[(k, "Arn")] == queue_arn
+    )
+    ingest_keys = stack.credentials[stack.functions["ingest"].role]
+    sqs = stack.moto.client("sqs", ingest_keys)
+    messages = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10, WaitTimeSeconds=1, AttributeNames=["All"])
+    return messages.get("Messages", []), queue, queue_arn
+
+
+def test_webhook_events_flow_from_the_bus_through_the_queue_into_the_store(deployed: DeployedStack) -> None:
+    messages, queue, queue_arn = _deliver(deployed, "github_push", "vercel_deployment_error")
+    assert len(messages) == 2
+    reply = deployed.invoke(
+        "ingest",
+        "SQS batch (EventBridge github push, vercel deployment.error)",
+        _sqs_event(deployed, messages, queue_arn),
+    )
+    assert reply.get("result") == {"batchItemFailures": []}, (reply, deployed.container("ingest").log[-20:])
+    sqs = deployed.moto.client("sqs", deployed.credentials[deployed.functions["ingest"].role])
+    for message in messages:  # what the event source mapping does with records that succeeded
+        sqs.delete_message(QueueUrl=queue, ReceiptHandle=message["ReceiptHandle"])
+    push = load_event("eventbridge/github_push")["detail"]
+    push_id = f"github-push-{push['repository']['full_name'].replace('/', '.')}-{push['after'][:12]}"
+    assert _call(deployed, "GET", f"/v1/observations/{push_id}")[0] == 200
+
+
+def test_the_daily_purge_and_the_stack_deletion(deployed: DeployedStack) -> None:
+    purged = deployed.invoke("maintenance", "EventBridge schedule (daily purge)", load_event("schedule/purge"))
+    assert isinstance(purged.get("result", {}).get("purged"), int), purged
+    reply = deployed.invoke(
+        "maintenance", "CloudFormation Delete (index bootstrap)", _custom_resource(deployed, "Delete")
+    )
+    assert "errorType" not in reply and deployed.cloudformation.seen[-1]["Status"] == "SUCCESS"
+
+
+def test_every_opensearch_request_was_allowed_by_the_signers_grants(deployed: DeployedStack) -> None:
+    domain = _resource(deployed, "AWS::OpenSearchService::Domain")
+    domain_arn = deployed.resolve.attributes[(domain, "Arn")]
+    access_policy = deployed.resolve(deployed.resources[domain]["Properties"]["AccessPolicies"])["Statement"]
+    by_key = {deployed.access_key_of(name): name for name in deployed.functions}
+    checked, refused = set(), []
+    for request in deployed.opensearch.seen:
+        name = by_key.get(request["key"])
+        assert name is not None, f"unsigned or unknown signer: {request}"
+        function = deployed.functions[name]
+        role_arn = deployed.resolve.attributes[(function.role, "Arn")]
+        identity = [
+            statement
+            for v in deployed.resources.values()
+            if v["Type"] == "AWS::IAM::Policy" and {"Ref": function.role} in v["Properties"]["Roles"]
+            for statement in deployed.resolve(v["Properties"]["PolicyDocument"])["Statement"]
+        ]
+        action = f"es:ESHttp{request['method'].title()}"
+        resource = f"{domain_arn}/{request['path'].lstrip('/')}"
+        verdicts = (allowed(identity, action, resource), allowed(access_policy, action, resource, role_arn))
+        if False in verdicts or True not in verdicts or verdicts[0] is not True:
+            refused.append(f"{name}: {request['method']} {request['path']} {verdicts}")
+        checked.add(name)
+    assert refused == []
+    assert checked >= {"search", "answer", "observations", "ingest", "maintenance"}
+
+
+def test_traces_reach_xray_without_any_observation_content(deployed: DeployedStack) -> None:
+    assert deployed.xray.segments, "no segment reached the X-Ray daemon"
+    assert not [s for s in deployed.xray.segments if "NEXT_PUBLIC_API_URL" in s or "deploy failed" in s.lower()]
+
+
+def test_a_function_whose_role_lacks_its_secret_grant_fails_with_access_denied(deployed: DeployedStack) -> None:
+    # Given the ingest function with a role lacking only the Cohere secret grant
+    ingest = deployed.functions["ingest"]
+    iam = deployed.moto.client("iam", deployed.admin)
+    role = "IngestWithoutSecretGrant"
+    trust = iam.get_role(RoleName=deployed.resolve.refs[ingest.role])["Role"]["AssumeRolePolicyDocument"]
+    iam.create_role(RoleName=role, AssumeRolePolicyDocument=json.dumps(trust))
+    for name in iam.list_role_policies(RoleName=deployed.resolve.refs[ingest.role])["PolicyNames"]:
+        document = iam.get_role_policy(RoleName=deployed.resolve.refs[ingest.role], PolicyName=name)["PolicyDocument"]
+        kept = [s for s in document["Statement"] if not any("secretsmanager" in a for a in _actions(s))]
+        iam.put_role_policy(RoleName=role, PolicyName=name, PolicyDocument=json.dumps({**document, "Statement": kept}))
+    keys = deployed.moto.client("sts", deployed.admin).assume_role(
+        RoleArn=f"arn:aws:iam::{ACCOUNT}:role/{role}", RoleSessionName="ingest"
+    )["Credentials"]
+    container: Container = deployed.container(
+        "ingest",
+        {
+            "aws_access_key_id": keys["AccessKeyId"],
+            "aws_secret_access_key": keys["SecretAccessKey"],
+            "aws_session_token": keys["SessionToken"],
+        },
+    )
+    try:
+        # When a pull request (C tier: it must be embedded, so the Cohere key is read) arrives
+        messages, _, queue_arn = _deliver(deployed, "github_pull_request")
+        reply = container.invoke(_sqs_event(deployed, messages, queue_arn))
+        deployed.driven.append(_negative(reply))
+        # Then that record fails (to be retried, then dead-lettered), with AccessDenied as the reason
+        assert [f["itemIdentifier"] for f in reply["result"]["batchItemFailures"]] == [messages[0]["MessageId"]]
+        denied = "not authorized to perform: secretsmanager:GetSecretValue"
+        assert any("AccessDenied" in line and denied in line for line in container.log), container.log[-20:]
+    finally:
+        container.close()
+
+
+def _actions(statement: dict[str, Any]) -> list[str]:
+    actions = statement["Action"]
+    return actions if isinstance(actions, list) else [actions]
+
+
+def _negative(reply: dict[str, Any]) -> Any:
+    from tests.deployed.cloud import Driven
+
+    failures = len(reply.get("result", {}).get("batchItemFailures", []))
+    return Driven(
+        "ingest",
+        "SQS batch, role without its secret grant (negative control)",
+        f"{failures} batch item failures (AccessDenied reading the Cohere secret)",
+    )
+
+
+def test_every_function_of_the_template_was_driven(deployed: DeployedStack) -> None:
+    assert {d.function for d in deployed.driven} == set(deployed.functions)
