@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from neural_memory.observability import METRIC_RESULTS_RETURNED, metrics, record_count
 
+if TYPE_CHECKING:
+    import pytest
 
-def test_metrics_carry_service_and_stage() -> None:
+
+def test_metrics_carry_service_and_stage(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)  # the CLI's tests turn metrics off
     record_count(METRIC_RESULTS_RETURNED, 3)
     emf: dict[str, Any] = dict(metrics.serialize_metric_set())
     (directive,) = emf["_aws"]["CloudWatchMetrics"]
