@@ -103,3 +103,17 @@ def test_the_data_dir_and_every_file_in_it_are_private(tmp_path: Path, capsys: p
     files = [p for p in data.iterdir() if p.is_file()]
     assert {p.name for p in files} >= {"neural-memory.sqlite3", "embedding-cache.sqlite3"}
     assert {p.name: p.stat().st_mode & 0o777 for p in files} == dict.fromkeys((p.name for p in files), 0o600)
+
+
+def test_an_existing_shared_folder_is_left_as_it_is_and_the_files_in_it_are_private(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a data dir that already exists and is open to others (the user's own folder)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o755)
+    # When the CLI keeps its store there, Then the folder keeps its mode and the store is private
+    assert main(["keys", "create", "--workspace", "acme", "--data-dir", str(shared)]) == 0
+    capsys.readouterr()
+    assert (shared.stat().st_mode & 0o777) == 0o755
+    assert ((shared / "neural-memory.sqlite3").stat().st_mode & 0o777) == 0o600

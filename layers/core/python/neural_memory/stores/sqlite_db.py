@@ -76,12 +76,11 @@ def _add_new_columns(conn: sqlite3.Connection) -> None:
 
 
 def make_private(path: Path) -> None:
-    """Create the folder (0700) and the database file (0600) if absent, and tighten them if they
-    are readable by others: observations are private, whoever else uses the machine. SQLite gives
-    its -wal and -shm files the database file's mode."""
+    """Create the folder (0700) and the database file (0600) if absent, and tighten the file if it
+    is open to others: observations are private, whoever else uses the machine. SQLite gives its
+    -wal and -shm files the database file's mode. A folder that already exists is the user's
+    (``--data-dir /tmp``, say) and is left as it is: the files in it are private anyway."""
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    if path.parent.stat().st_mode & 0o077:
-        path.parent.chmod(0o700)
     os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
     if path.stat().st_mode & 0o077:
         path.chmod(0o600)
