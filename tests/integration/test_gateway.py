@@ -66,3 +66,23 @@ def test_the_authorizer_event_has_the_shape_api_gateway_sends(gateway_and_key: t
     assert set(event) == set(recorded) and event["type"] == "REQUEST"
     assert event["methodArn"].endswith(f"/POST{proxy['requestContext']['resourcePath']}")
     assert "authorizer" not in event["requestContext"]
+
+
+def test_an_authorizer_that_fails_is_a_500_envelope_not_a_dropped_connection(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a key store the authorizer cannot reach (DynamoDB configured without a table name)
+    monkeypatch.setenv("NM_KEY_STORE", "dynamodb")
+    from neural_memory.keys import set_key_store
+    from neural_memory.settings import get_settings
+
+    gateway = LocalGateway(build_key_store(service.settings))
+    set_key_store(None)  # the authorizer builds its store from the (broken) settings
+    get_settings.cache_clear()
+    try:
+        reply = gateway.dispatch("POST", "/v1/search", {"x-api-key": "nm_000000000000_" + "A" * 43}, b"{}")
+    finally:
+        get_settings.cache_clear()
+        set_key_store(None)
+    # Then 500 with the envelope, as API Gateway answers when an authorizer fails
+    assert reply.status == 500 and json.loads(reply.body)["error"]["code"] == "internal_error"

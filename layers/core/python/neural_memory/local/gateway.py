@@ -18,6 +18,7 @@ from neural_memory.clock import utcnow
 from neural_memory.errors import InvalidInput, MethodNotAllowed, NeuralMemoryError, NotFound, Unauthorized
 from neural_memory.http import error_reply
 from neural_memory.keys import set_key_store
+from neural_memory.observability import logger
 from neural_memory.routes import ROUTES
 
 if TYPE_CHECKING:
@@ -133,8 +134,11 @@ class LocalGateway:
             return _error(NotFound(f"no route for {method} {path}"), request_id)
         event = _proxy_event(route, match.groupdict(), method, path, url.query, headers, "", request_id, source_ip)
         if route.authorization == "api_key":
-            with self._lock:
-                authorizer = self._authorize(event, request_id)
+            try:
+                with self._lock:
+                    authorizer = self._authorize(event, request_id)
+            except NeuralMemoryError as exc:
+                return _error(exc, request_id)
             if authorizer is None:
                 return _error(Unauthorized("missing or invalid API key"), request_id)
             event["requestContext"]["authorizer"] = authorizer
@@ -155,10 +159,11 @@ class LocalGateway:
         event = authorizer_event(proxy)
         try:
             policy = self._invoke(AUTHORIZER_MODULE, event, "authorizer", request_id)
-        except Exception as exc:  # any authorizer failure refuses, as API Gateway does
-            if str(exc) != "Unauthorized":
-                raise
-            return None
+        except Exception as exc:  # "Unauthorized" is a refusal (401); anything else a failure (500), as in AWS
+            if str(exc) == "Unauthorized":
+                return None
+            logger.exception("the authorizer failed")
+            raise NeuralMemoryError("the authorizer failed; see the server log") from exc
         statements = policy.get("policyDocument", {}).get("Statement", [])
         allowed = any(
             s.get("Effect") == "Allow"
