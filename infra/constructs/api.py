@@ -21,20 +21,22 @@ if TYPE_CHECKING:
 
 THROTTLE_RATE = 100
 THROTTLE_BURST = 200
+MESSAGE_STRING = "$context.error.messageString"
 # API Gateway's own errors (refused key, throttling, timeouts, ...) in the API's envelope.
 GATEWAY_ERRORS = {
     apigw.ResponseType.UNAUTHORIZED: ("401", "unauthorized", "missing or invalid API key"),
     apigw.ResponseType.ACCESS_DENIED: ("403", "forbidden", "this key may not call this route"),
     apigw.ResponseType.THROTTLED: ("429", "throttled", "too many requests; retry later"),
     apigw.ResponseType.INTEGRATION_TIMEOUT: ("504", "timeout", "the request took too long"),
-    apigw.ResponseType.DEFAULT_4_XX: (None, "bad_request", "$context.error.message"),
-    apigw.ResponseType.DEFAULT_5_XX: (None, "internal_error", "$context.error.message"),
+    apigw.ResponseType.DEFAULT_4_XX: (None, "bad_request", MESSAGE_STRING),
+    apigw.ResponseType.DEFAULT_5_XX: (None, "internal_error", MESSAGE_STRING),
 }
 
 
 def _envelope(code: str, message: str) -> str:
     body = {"error": {"code": code, "message": message, "details": []}, "requestId": "$context.requestId"}
-    return json.dumps(body)
+    # API Gateway's own message, already a quoted and escaped JSON string: inserted as is.
+    return json.dumps(body).replace(f'"{MESSAGE_STRING}"', MESSAGE_STRING)
 
 
 class Api(Construct):
