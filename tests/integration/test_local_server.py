@@ -4,7 +4,9 @@ schemathesis against the generated OpenAPI document finding no 5xx."""
 from __future__ import annotations
 
 import json
+import socket
 import threading
+import time
 import urllib.error
 import urllib.request
 from collections import Counter
@@ -26,6 +28,7 @@ from tests.helpers.events import EVENTS, NOW
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from pathlib import Path
 
     from neural_memory.embeddings.onnx_local import OnnxLocalEmbedder
 
@@ -145,3 +148,96 @@ def test_generated_requests_never_get_a_5xx(server: Running) -> None:
         check()
     # And the generated requests really reached the handlers: successes and validation errors alike
     assert statuses[200] > 0 and statuses[400] > 0 and statuses[401] == 0
+
+
+def _raw(url: str, data: bytes, read_for_s: float = 5.0) -> bytes:
+    """Send bytes as they are; everything the server answers until it closes (or time runs out)."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=read_for_s) as connection:
+        connection.sendall(data)
+        received = b""
+        deadline = time.monotonic() + read_for_s
+        while time.monotonic() < deadline:
+            try:
+                chunk = connection.recv(65536)
+            except TimeoutError:
+                break
+            if not chunk:
+                break
+            received += chunk
+        return received
+
+
+def _replies(raw: bytes) -> list[tuple[int, dict[str, Any]]]:
+    """(status, JSON body) of every response in a raw byte stream."""
+    replies = []
+    while raw:
+        head, _, rest = raw.partition(b"\r\n\r\n")
+        status = int(head.split(b" ", 2)[1])
+        length = int(
+            next(line.split(b":", 1)[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))
+        )
+        replies.append((status, json.loads(rest[:length]) if length else {}))
+        raw = rest[length:]
+    return replies
+
+
+def test_a_chunked_body_is_read_as_one_body_never_as_a_second_request(server: Running) -> None:
+    body = b'{"query": "deploy", "topK": 1}'
+    smuggled = b"GET /v1/observations/note-deploy-env-vars HTTP/1.1\r\nHost: x\r\n\r\n"
+    chunked = (
+        (
+            f"POST /v1/search HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {server.key}\r\n"
+            "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        ).encode()
+        + f"{len(body):x}\r\n".encode()
+        + body
+        + b"\r\n0\r\n\r\n"
+    )
+    replies = _replies(_raw(server.url, chunked))
+    assert [status for status, _ in replies] == [200] and "results" in replies[0][1]
+    # Both framings at once is the classic smuggling vector: refused, connection closed, nothing else run
+    both = (
+        (
+            f"POST /v1/search HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {server.key}\r\nContent-Length: 0\r\n"
+            f"Transfer-Encoding: chunked\r\n\r\n{len(smuggled):x}\r\n"
+        ).encode()
+        + smuggled
+        + b"\r\n0\r\n\r\n"
+    )
+    replies = _replies(_raw(server.url, both))
+    assert [status for status, _ in replies] == [400] and replies[0][1]["error"]["code"] == "bad_request"
+
+
+@pytest.mark.parametrize("length", [b"-1", b"abc", b"1, 2"])
+def test_a_content_length_that_is_not_a_count_is_refused_with_the_envelope(server: Running, length: bytes) -> None:
+    request = b"POST /v1/search HTTP/1.1\r\nHost: x\r\nContent-Length: " + length + b"\r\n\r\n{}"
+    replies = _replies(_raw(server.url, request))
+    assert [status for status, _ in replies] == [400] and replies[0][1]["error"]["code"] == "bad_request"
+
+
+def test_head_options_and_oversized_request_parts_answer_the_envelope(server: Running) -> None:
+    head = _raw(server.url, b"HEAD / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200") and head.endswith(b"\r\n\r\n")  # headers only, as HEAD requires
+    options = _replies(_raw(server.url, b"OPTIONS /v1/search HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"))
+    assert options[0][0] == 405 and options[0][1]["error"]["code"] == "method_not_allowed"
+    long_uri = _replies(_raw(server.url, b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n"))
+    assert long_uri[0][0] == 414 and long_uri[0][1]["error"]["code"] == "uri_too_long"
+    big_header = _replies(_raw(server.url, b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 70_000 + b"\r\n\r\n"))
+    assert big_header[0][0] == 431 and big_header[0][1]["error"]["code"] == "headers_too_large"
+
+
+def test_a_stalled_body_is_dropped_after_the_idle_timeout(tmp_path: Path) -> None:
+    # Given a server with a 1 s idle timeout
+    settings_ = Settings(data_dir=tmp_path)
+    keys = SqliteKeyStore(settings_.sqlite_path)
+    httpd = LocalApiServer(("127.0.0.1", 0), LocalGateway(keys), settings_.max_body_bytes, True, idle_timeout_s=1.0)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        # When a client announces 100 bytes and sends 10, Then the server closes within a few seconds
+        began = time.monotonic()
+        answer = _raw(httpd.url, b"POST /v1/search HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789", 10)
+        assert time.monotonic() - began < 5 and answer == b""
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
