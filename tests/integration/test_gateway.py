@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import threading
 from typing import TYPE_CHECKING
 
 import pytest
@@ -13,12 +14,19 @@ from neural_memory.keys import issue_key, revoke
 from neural_memory.local.gateway import LocalGateway, authorizer_event
 from neural_memory.observability import logger
 from neural_memory.routes import ROUTES
+from neural_memory.service import Service, set_service
 from neural_memory.stores import build_key_store
+from neural_memory.stores.sqlite import SqliteStore
 
 from tests.helpers.events import load_event
+from tests.helpers.fakes import HashEmbedder
 
 if TYPE_CHECKING:
-    from neural_memory.service import Service
+    from collections.abc import Sequence
+
+    from neural_memory.embeddings.base import InputType
+    from neural_memory.models import Vector
+    from neural_memory.settings import Settings
 
 pytestmark = pytest.mark.integration
 
@@ -86,3 +94,44 @@ def test_an_authorizer_that_fails_is_a_500_envelope_not_a_dropped_connection(
         set_key_store(None)
     # Then 500 with the envelope, as API Gateway answers when an authorizer fails
     assert reply.status == 500 and json.loads(reply.body)["error"]["code"] == "internal_error"
+
+
+class _HeldEmbedder(HashEmbedder):
+    """Embeds documents only once released: an ingest that takes as long as the test wants."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.started, self.release = threading.Event(), threading.Event()
+
+    def embed(self, texts: Sequence[str], input_type: InputType) -> list[Vector]:
+        if input_type == "search_document":
+            self.started.set()
+            assert self.release.wait(30)
+        return super().embed(texts, input_type)
+
+
+def test_a_search_is_not_held_up_by_an_ingest_that_is_embedding(settings: Settings) -> None:
+    # Given an ingest through the gateway whose embedding is in progress (held)
+    embedder = _HeldEmbedder()
+    service = Service(SqliteStore(settings.sqlite_path), embedder, settings)
+    set_service(service)
+    keys = build_key_store(settings)
+    gateway, key = LocalGateway(keys), issue_key(keys, "acme", utcnow())
+    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+    observation = {"source": "manual", "observationType": "note", "title": "held", "occurredAt": "2025-12-14T10:00:00Z"}
+    note = json.dumps({"observations": [observation]}).encode()
+    replies: list[int] = []
+    ingest = threading.Thread(
+        target=lambda: replies.append(gateway.dispatch("POST", "/v1/observations", headers, note).status)
+    )
+    ingest.start()
+    try:
+        assert embedder.started.wait(10)
+        # When a search arrives meanwhile, Then it is answered while the ingest still waits
+        search = gateway.dispatch("POST", "/v1/search", headers, b'{"query": "anything", "mode": "keyword"}')
+        assert search.status == 200 and not replies
+    finally:
+        embedder.release.set()
+        ingest.join(30)
+        set_service(None)
+    assert replies == [200]

@@ -101,14 +101,15 @@ def _without_unused_validation_response(document: dict[str, Any]) -> dict[str, A
 class LocalGateway:
     """Turns HTTP requests into API Gateway REST proxy events for the functions' handlers.
 
-    Handlers run one at a time, as in one Lambda container: the Powertools resolver keeps the
-    current event on a module-level object. ``keys`` becomes the key store of the authorizer
-    handler in this process.
+    Each function's handler runs one request at a time, as one Lambda container does (the
+    Powertools resolver keeps the current event on a module-level object), but functions never
+    wait on each other: a search is not held up by an ingest embedding its batch. ``keys`` becomes
+    the key store of the authorizer handler in this process.
     """
 
     def __init__(self, keys: KeyStore) -> None:
         set_key_store(keys)
-        self._lock = threading.Lock()
+        self._locks = {name: threading.Lock() for name in {route.function for route in ROUTES} | {"authorizer"}}
         self._openapi: dict[str, Any] | None = None
 
     def dispatch(
@@ -135,7 +136,7 @@ class LocalGateway:
         event = _proxy_event(route, match.groupdict(), method, path, url.query, headers, "", request_id, source_ip)
         if route.authorization == "api_key":
             try:
-                with self._lock:
+                with self._locks["authorizer"]:
                     authorizer = self._authorize(event, request_id)
             except NeuralMemoryError as exc:
                 return _error(exc, request_id)
@@ -146,7 +147,7 @@ class LocalGateway:
             event["body"] = body.decode("utf-8") or None
         except UnicodeDecodeError:
             return _error(InvalidInput("body", "not valid UTF-8"), request_id)
-        with self._lock:
+        with self._locks[route.function]:
             reply = self._invoke(route.module, event, route.function, request_id)
         reply_headers = {k: str(v) for k, v in (reply.get("headers") or {}).items()}
         for name, values in (reply.get("multiValueHeaders") or {}).items():
