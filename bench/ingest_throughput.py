@@ -2,6 +2,10 @@
 
     python -m bench.ingest_throughput [--count 10000] [--batch 64]
 
+Side by side, in the same run, the raw model: the same texts (what ingestion embeds: title and
+chunk) through the embedder alone, sorted by length and in batches of its own size, with nothing
+else; the ratio of the two is what ingestion costs on top of the model.
+
 Short synthetic observations — a title and one sentence of 8-15 words, like a commit line, a PR
 title or a chat turn — from GitHub, Vercel, notes and agents, with unique texts so the embedding
 cache cannot help, indexed in batches into a fresh embedded store: validation, tiering, chunking,
@@ -23,6 +27,7 @@ from pathlib import Path
 os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
 
 from neural_memory.clock import utcnow
+from neural_memory.ingest.prepare import embedding_text, prepare
 from neural_memory.ingest.tiers import DEFAULT_POLICY, is_embedded, tier_for
 from neural_memory.service import build_service
 from neural_memory.settings import Settings
@@ -55,11 +60,24 @@ def main() -> None:
                 bar.update(len(batch))
         seconds = time.perf_counter() - began
         count = service.store.count("bench")
+        texts = [
+            embedding_text(prepared.record.title, chunk.text)
+            for prepared in (prepare(o, now=now, policy=DEFAULT_POLICY, ttl_days=7) for o in items)
+            if is_embedded(prepared.record.tier)
+            for chunk in prepared.chunks
+        ]
+        began = time.perf_counter()
+        service.embedder.embed(sorted(texts, key=len), "search_document")
+        raw_seconds = time.perf_counter() - began
     words = sum(len(f"{o.title} {o.content}".split()) for o in items) / len(items)
     embedded = sum(1 for o in items if is_embedded(tier_for(o.observation_type, o.tier, DEFAULT_POLICY)))
     print(
         f"{count} observations ({words:.0f} words each on average; {embedded} embedded, unique texts) "
         f"in {seconds:.1f} s: {count / seconds:.0f} observations/s"
+    )
+    print(
+        f"raw model on the same {len(texts)} texts, nothing else: {raw_seconds:.1f} s "
+        f"({count / raw_seconds:.0f} observations/s); ingestion reaches {raw_seconds / seconds:.0%} of it"
     )
 
 
