@@ -1,5 +1,6 @@
 """The embedded store's in-memory mirror is provably the store: random sequences of writes (ids
-repeated within a batch included), deletes and purges, by one store or by two stores on one file
+repeated within a batch included), deletes, purges and restarts (which load the saved mirror), by
+one store or by two stores on one file
 (as two processes are: each has its own connection and mirror), and after each step every search
 is compared with a brute-force oracle computed from the SQLite rows themselves."""
 
@@ -69,7 +70,10 @@ upsert = st.tuples(
 )
 delete = st.tuples(st.just("delete"), st.sampled_from(WORKSPACES), st.sampled_from(IDS))
 purge = st.tuples(st.just("purge"))
-operations = st.lists(st.tuples(st.integers(0, 1), st.one_of(upsert, upsert, delete, purge)), min_size=1, max_size=12)
+restart = st.tuples(st.just("restart"))  # close the store (saving its mirror) and open it again
+operations = st.lists(
+    st.tuples(st.integers(0, 1), st.one_of(upsert, upsert, delete, purge, restart)), min_size=1, max_size=12
+)
 
 
 def _oracle(store: SqliteStore, workspace: str, query: str, live_at: datetime) -> tuple[dict[str, float], list[float]]:
@@ -127,6 +131,9 @@ def _apply(stores: list[SqliteStore], op: tuple[int, Any]) -> None:
         store.upsert(workspace, [_record(i, w, expired) for i, w, expired in batch])
     elif kind == "delete":
         store.delete(*args)
+    elif kind == "restart":
+        store.close()
+        stores[which] = SqliteStore(store._path)
     else:
         store.purge_expired(NOW)
 
@@ -174,3 +181,51 @@ def test_an_id_repeated_within_one_batch_leaves_no_stale_chunk(tmp_path: Path) -
     assert store.retrieve("acme", text="session", vector=None, model_id=None, flt=flt, limit=10).lexical == []
     _check(store)
     assert len(store.retrieve("acme", text="console", vector=None, model_id=None, flt=flt, limit=5).lexical) == 1
+
+
+def _snapshot(path: Path) -> Path:
+    return path.with_name("store.mirror.npz")
+
+
+def _search_all(store: SqliteStore) -> list[tuple[str, float]]:
+    vector = EMBEDDER.embed(["deploy failed"], "search_query")[0]
+    flt = Filter(live_at=NOW)
+    got = store.retrieve("acme", text="deploy failed", vector=vector, model_id=EMBEDDER.model_id, flt=flt, limit=50)
+    return [(h.observation.id, round(h.score, 4)) for h in (*got.lexical, *got.vector)]
+
+
+def test_a_restart_loads_the_saved_mirror_instead_of_rebuilding_it(tmp_path: Path) -> None:
+    # Given a store that searched (its mirror built) and closed (its mirror saved)
+    path = tmp_path / "store.sqlite3"
+    first = SqliteStore(path)
+    first.upsert("acme", [_record(i, ["deploy", "failed", w], expired=False) for i, w in zip(IDS, WORDS, strict=False)])
+    before = _search_all(first)
+    first.close()
+    saved = _snapshot(path).stat().st_mtime_ns
+    assert _snapshot(path).stat().st_mode & 0o777 == 0o600
+    # When the store is opened again, Then the same answers come from the snapshot (not rewritten)
+    again = SqliteStore(path)
+    assert _search_all(again) == before
+    assert _snapshot(path).stat().st_mtime_ns == saved
+    _check(again)
+
+
+def test_a_stale_or_damaged_snapshot_is_rebuilt_never_used(tmp_path: Path) -> None:
+    path = tmp_path / "store.sqlite3"
+    store = SqliteStore(path)
+    store.upsert("acme", [_record("a", ["deploy", "failed"], expired=False)])
+    _search_all(store)
+    store.close()
+    # Given a write the snapshot did not see (another process, which did not close)
+    other = SqliteStore(path)
+    other.upsert("acme", [_record("b", ["deploy", "failed", "again"], expired=False)])
+    # Then a restart rebuilds: the new observation is found, every score is the oracle's
+    restarted = SqliteStore(path)
+    assert {i for i, _ in _search_all(restarted)} == {"a", "b"}
+    _check(restarted)
+    restarted.close()
+    # Given a damaged snapshot, Then it is rebuilt from SQLite, not trusted
+    _snapshot(path).write_bytes(b"PK\x03\x04 not a snapshot")
+    damaged = SqliteStore(path)
+    assert {i for i, _ in _search_all(damaged)} == {"a", "b"}
+    _check(damaged)

@@ -79,6 +79,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         pass
     finally:
         server.server_close()
+        close = getattr(service.store, "close", None)
+        if close is not None:
+            close()  # the embedded store saves its in-memory index, so the next start is instant
     return 0
 
 

@@ -18,7 +18,7 @@ from neural_memory.models import Hit, ObservationRecord, Retrieved, UpsertOutcom
 from neural_memory.stores.record_fields import FIELD_NAMES, RECORD_FIELDS
 from neural_memory.stores.sqlite_db import LazyConnection, bump_generation, connect, read_generation
 from neural_memory.stores.sqlite_fts import COLUMN_WEIGHTS, Tokenizer
-from neural_memory.stores.sqlite_mirror import ChunkMirror, ChunkRow
+from neural_memory.stores.sqlite_mirror import ChunkMirror, ChunkRow, load_snapshot, save_snapshot
 
 if TYPE_CHECKING:
     import sqlite3
@@ -50,6 +50,8 @@ class SqliteStore:
         self._path = path
         self._lock = threading.RLock()
         self._db = LazyConnection(lambda: connect(path))
+        # The mirror as of a generation, so a restart need not rebuild it (stale or damaged: rebuilt).
+        self._snapshot = path.with_name(f"{path.stem}.mirror.npz")
         self._tokenizer_: Tokenizer | None = None
         self._mirror: ChunkMirror | None = None
 
@@ -64,8 +66,12 @@ class SqliteStore:
         return self._tokenizer_
 
     def close(self) -> None:
-        """Close the database connection (reopened on next use)."""
+        """Save the mirror for the next start (when it is current) and close the database
+        connection (reopened on next use)."""
         with self._lock:
+            mirror = self._mirror
+            if mirror is not None and self._db.is_open() and mirror.generation == read_generation(self._conn):
+                save_snapshot(mirror, self._snapshot)
             self._db.close()
             self._tokenizer_ = None
             self._mirror = None
@@ -299,8 +305,12 @@ class SqliteStore:
             and (model_id is None or (mirror.model_id, mirror.dimension) == (model_id, dimension))
         ):
             return mirror
-        self._mirror = self._load_mirror(model_id, dimension or 1, generation)
-        return self._mirror
+        loaded = load_snapshot(self._snapshot, generation, model_id, dimension or 1)
+        if loaded is None:
+            loaded = self._load_mirror(model_id, dimension or 1, generation)
+            save_snapshot(loaded, self._snapshot)
+        self._mirror = loaded
+        return loaded
 
     def _load_mirror(self, model_id: str | None, dimension: int, generation: int) -> ChunkMirror:
         mirror = ChunkMirror(model_id, dimension, generation)

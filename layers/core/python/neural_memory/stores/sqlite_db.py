@@ -137,6 +137,10 @@ class LazyConnection:
             self._conn = self._opener()
         return self._conn
 
+    def is_open(self) -> bool:
+        """Whether the connection is open now."""
+        return self._conn is not None
+
     def close(self) -> None:
         """Close it if open."""
         if self._conn is not None:

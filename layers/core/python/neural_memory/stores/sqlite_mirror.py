@@ -9,9 +9,12 @@ product, the lexical side is FTS5's own bm25() formula over FTS5's own terms.
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import zipfile
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -20,6 +23,7 @@ from neural_memory.stores.sqlite_fts import BM25_B, BM25_K1
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
+    from pathlib import Path
 
     from numpy.typing import NDArray
 
@@ -101,6 +105,7 @@ class _Postings:
 
 
 _COLUMNS = ("workspace", "source", "observation_type", "actor_name", "tier", "session_id")
+_ROW_ARRAYS = ("has_vector", "rowids", "alive", "length", "occurred", "expires")
 
 
 class ChunkMirror:
@@ -262,3 +267,81 @@ class ChunkMirror:
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top], kind="stable")]
         return [(int(self._rowids[rows[i]]), float(scores[i])) for i in top]
+
+
+SNAPSHOT_FORMAT = 1
+
+
+def save_snapshot(mirror: ChunkMirror, path: Path) -> None:
+    """Write what the mirror holds next to the database (atomically, mode 0600), so a restart at
+    the same generation loads it in a moment instead of rebuilding it from SQLite."""
+    n = mirror._size
+    live = mirror._alive[:n]
+    terms: list[str] = []
+    offsets, positions, frequencies = [0], [], []
+    for term, postings in mirror._postings.items():
+        at, weight = postings.arrays()
+        keep = live[at]
+        if keep.any():
+            terms.append(term)
+            positions.append(at[keep])
+            frequencies.append(weight[keep])
+            offsets.append(offsets[-1] + int(keep.sum()))
+    meta = {
+        "format": SNAPSHOT_FORMAT,
+        "generation": mirror.generation,
+        "model_id": mirror.model_id,
+        "dimension": mirror.dimension,
+        "live_tokens": mirror._live_tokens,
+        "dictionaries": {c: list(d._codes) for c, d in mirror._dicts.items()},
+        "terms": terms,
+    }
+    payload: dict[str, Any] = {f"codes_{c}": mirror._codes[c][:n] for c in _COLUMNS}
+    payload |= {name: getattr(mirror, f"_{name}")[:n] for name in _ROW_ARRAYS}
+    payload |= {
+        "meta": np.array(json.dumps(meta)),
+        "vectors": mirror._vectors[:n],
+        "offsets": np.asarray(offsets, dtype=np.int64),
+        "positions": np.concatenate(positions) if positions else np.zeros(0, dtype=np.int64),
+        "frequencies": np.concatenate(frequencies) if frequencies else np.zeros(0, dtype=np.float32),
+    }
+    temporary = path.with_name(path.name + ".tmp")
+    with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as handle:
+        np.savez(handle, **payload)
+    os.replace(temporary, path)
+
+
+def load_snapshot(path: Path, generation: int, model_id: str | None, dimension: int) -> ChunkMirror | None:
+    """The mirror saved at ``generation`` for this model, or None when there is none, it is stale
+    (another generation or model) or it does not read back whole (then it is rebuilt, never used)."""
+    try:
+        with np.load(path, allow_pickle=False) as saved:
+            meta = json.loads(str(saved["meta"]))
+            if (meta["format"], meta["generation"], meta["model_id"], meta["dimension"]) != (
+                SNAPSHOT_FORMAT, generation, model_id, dimension,
+            ):  # fmt: skip
+                return None
+            mirror = ChunkMirror(model_id, dimension, generation)
+            n = len(saved["rowids"])
+            mirror._grow(n)
+            mirror._vectors[:n] = saved["vectors"]
+            for name in _ROW_ARRAYS:
+                getattr(mirror, f"_{name}")[:n] = saved[name]
+            for column in _COLUMNS:
+                mirror._codes[column][:n] = saved[f"codes_{column}"]
+                mirror._dicts[column]._codes = {v: i for i, v in enumerate(meta["dictionaries"][column])}
+            offsets, positions, frequencies = saved["offsets"], saved["positions"], saved["frequencies"]
+            if len(offsets) != len(meta["terms"]) + 1 or offsets[-1] != len(positions) != len(frequencies):
+                return None
+            for i, term in enumerate(meta["terms"]):
+                postings = mirror._postings[term] = _Postings()
+                postings._positions = positions[offsets[i] : offsets[i + 1]].astype(np.int64)
+                postings._frequencies = frequencies[offsets[i] : offsets[i + 1]].astype(np.float32)
+    except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError, zipfile.BadZipFile):
+        return None
+    alive = mirror._alive[:n]
+    mirror._size = n
+    mirror._live = int(alive.sum())
+    mirror._live_tokens = int(meta["live_tokens"])
+    mirror._position = {int(r): i for i, r in enumerate(mirror._rowids[:n]) if alive[i]}
+    return mirror
