@@ -79,7 +79,7 @@ operations = st.lists(
 def _oracle(store: SqliteStore, workspace: str, query: str, live_at: datetime) -> tuple[dict[str, float], list[float]]:
     """Lexical: FTS5's own bm25 per observation (best chunk) relative to the best; vector: the
     best cosine per chunk by brute force over the embeddings stored in SQLite."""
-    conn = store._conn
+    conn = store._reader().conn
     live = int(live_at.timestamp() * 1000)
     per_chunk = conn.execute(
         "SELECT o.id, bm25(chunks_fts, 2.0, 1.0) FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "

@@ -99,7 +99,7 @@ def test_long_content_is_chunked_and_search_returns_the_parent_once(settings: Se
     store = svc.store
     assert isinstance(store, SqliteStore)
     # Then it was cut into several chunks, each searchable
-    chunks = store._conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    chunks = store._reader().conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
     assert chunks > 3
     # When searching for a word of the last chunk, Then one result per parent, its snippet from there
     results = svc.search("acme", request("kerberos ticket", llm_filter=False), "r").results

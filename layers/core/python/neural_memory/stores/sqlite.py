@@ -9,20 +9,22 @@ plain text to tokenize (never as MATCH syntax), so no FTS5 syntax from a caller 
 from __future__ import annotations
 
 import threading
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from neural_memory.clock import to_ms
 from neural_memory.models import Hit, ObservationRecord, Retrieved, UpsertOutcome
+from neural_memory.stores.read_write_lock import ReadWriteLock
 from neural_memory.stores.record_fields import FIELD_NAMES, RECORD_FIELDS
-from neural_memory.stores.sqlite_db import LazyConnection, bump_generation, connect, read_generation
+from neural_memory.stores.sqlite_db import LazyConnection, bump_generation, connect, connect_reader, read_generation
 from neural_memory.stores.sqlite_fts import COLUMN_WEIGHTS, Tokenizer
 from neural_memory.stores.sqlite_mirror import ChunkMirror, ChunkRow, load_snapshot, save_snapshot
 
 if TYPE_CHECKING:
     import sqlite3
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Iterator, Sequence
     from datetime import datetime
     from pathlib import Path
 
@@ -43,13 +45,32 @@ def _record(row: Sequence[Any]) -> ObservationRecord:
     return ObservationRecord(**{f.name: f.from_sqlite(value) for f, value in zip(RECORD_FIELDS, row, strict=True)})
 
 
+class _Reader:
+    """One thread's connection to the file and its tokenizer (FTS5's, through a temp table)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.tokenizer = Tokenizer(conn)
+
+
 class SqliteStore:
-    """Observations of every workspace in one file; safe to share between threads."""
+    """Observations of every workspace in one file; safe to share between threads.
+
+    Searches run in parallel: each thread reads through its own connection, and the mirror is
+    guarded by a readers-writer lock. Writes in this process take turns (SQLite allows one writer
+    at a time anyway, across processes too); a write holds the mirror alone only while it commits
+    and applies itself to the mirror, so a search never waits for a batch being embedded or
+    written, and never sees SQLite and the mirror at different generations.
+    """
 
     def __init__(self, path: Path) -> None:
         self._path = path
-        self._lock = threading.RLock()
+        self._write_lock = threading.Lock()
+        self._mirror_lock = ReadWriteLock()
         self._db = LazyConnection(lambda: connect(path))
+        self._readers = threading.local()
+        self._reader_conns: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
         # The mirror as of a generation, so a restart need not rebuild it (stale or damaged: rebuilt).
         self._snapshot = path.with_name(f"{path.stem}.mirror.npz")
         self._tokenizer_: Tokenizer | None = None
@@ -57,6 +78,7 @@ class SqliteStore:
 
     @property
     def _conn(self) -> sqlite3.Connection:
+        """The connection writes go through (callers hold ``_write_lock``)."""
         return self._db.get()
 
     @property
@@ -65,16 +87,33 @@ class SqliteStore:
             self._tokenizer_ = Tokenizer(self._conn)
         return self._tokenizer_
 
+    def _reader(self) -> _Reader:
+        """This thread's read connection (opened after the schema is in place)."""
+        reader: _Reader | None = getattr(self._readers, "reader", None)
+        if reader is None:
+            with self._write_lock:
+                self._db.get()  # creates the file and schema once
+            conn = connect_reader(self._path)
+            with self._readers_lock:
+                self._reader_conns.append(conn)
+            reader = self._readers.reader = _Reader(conn)
+        return reader
+
     def close(self) -> None:
-        """Save the mirror for the next start (when it is current) and close the database
-        connection (reopened on next use)."""
-        with self._lock:
+        """Save the mirror for the next start (when it is current) and close every connection
+        (reopened on next use)."""
+        with self._write_lock, self._mirror_lock.writing():
             mirror = self._mirror
             if mirror is not None and self._db.is_open() and mirror.generation == read_generation(self._conn):
                 save_snapshot(mirror, self._snapshot)
             self._db.close()
             self._tokenizer_ = None
             self._mirror = None
+            with self._readers_lock:
+                for conn in self._reader_conns:
+                    conn.close()
+                self._reader_conns.clear()
+                self._readers = threading.local()
 
     # ------------------------------------------------------------------ writes
 
@@ -86,7 +125,7 @@ class SqliteStore:
         # SQLite may give the new chunks those very rowids, so both are tracked by rowid, in order.
         removed: set[int] = set()
         alive: dict[int, tuple[IndexedObservation, int]] = {}
-        with self._lock:
+        with self._write_lock:
             conn = self._conn
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -99,12 +138,26 @@ class SqliteStore:
                             removed.add(rowid)
                     alive.update((rowid, (item, n)) for n, rowid in enumerate(self._write_chunks(conn, pk, item)))
                 generation = bump_generation(conn)
-                conn.execute("COMMIT")
+                self._commit(conn, generation, workspace_id, removed, [(r, *where) for r, where in alive.items()])
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
-            self._sync_mirror(generation, workspace_id, removed, [(rowid, *where) for rowid, where in alive.items()])
         return outcome
+
+    def _commit(
+        self,
+        conn: sqlite3.Connection,
+        generation: int,
+        workspace_id: str,
+        removed: Iterable[int],
+        written: Sequence[tuple[int, IndexedObservation, int]],
+    ) -> None:
+        """Commit and apply the write to the mirror as one step for searches in this process
+        (the new rows are tokenized first, so searches wait only for the commit itself)."""
+        tokens = self._tokens(written) if self._mirror is not None else None
+        with self._mirror_lock.writing():
+            conn.execute("COMMIT")
+            self._sync_mirror(generation, workspace_id, removed, written, tokens)
 
     def _write_record(
         self, conn: sqlite3.Connection, workspace_id: str, item: IndexedObservation
@@ -149,6 +202,7 @@ class SqliteStore:
         workspace_id: str,
         removed: Iterable[int],
         written: Sequence[tuple[int, IndexedObservation, int]],
+        tokens: Sequence[tuple[dict[str, float], int]] | None,
     ) -> None:
         """Apply our own committed write to the mirror, or drop a mirror that missed another
         process's write (it reloads on next use)."""
@@ -159,7 +213,8 @@ class SqliteStore:
             self._mirror = None
             return
         mirror.remove(removed)
-        tokens = self._tokenizer.rows([(item.record.title, item.chunks[n].text) for _, item, n in written])
+        if tokens is None:  # the mirror was loaded while this write was being made
+            tokens = self._tokens(written)
         rows = []
         for (rowid, item, n), (terms, length) in zip(written, tokens, strict=True):
             rec, chunk = item.record, item.chunks[n]
@@ -183,9 +238,12 @@ class SqliteStore:
         mirror.add(rows)
         mirror.generation = generation
 
+    def _tokens(self, written: Sequence[tuple[int, IndexedObservation, int]]) -> list[tuple[dict[str, float], int]]:
+        return self._tokenizer.rows([(item.record.title, item.chunks[n].text) for _, item, n in written])
+
     def delete(self, workspace_id: str, observation_id: str) -> bool:
         """Delete the observation and its chunks; False if it is not in this workspace."""
-        with self._lock:
+        with self._write_lock:
             conn = self._conn
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -199,16 +257,15 @@ class SqliteStore:
                 conn.execute("DELETE FROM chunks WHERE obs_pk = ?", (row[0],))
                 conn.execute("DELETE FROM observations WHERE pk = ?", (row[0],))
                 generation = bump_generation(conn)
-                conn.execute("COMMIT")
+                self._commit(conn, generation, workspace_id, chunks, [])
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
-            self._sync_mirror(generation, workspace_id, chunks, [])
         return True
 
     def purge_expired(self, now: datetime) -> int:
         """Delete expired observations and their chunks in one transaction; returns how many."""
-        with self._lock:
+        with self._write_lock:
             conn = self._conn
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -228,29 +285,30 @@ class SqliteStore:
                     conn.execute(f"DELETE FROM chunks WHERE obs_pk IN ({marks})", batch)
                     conn.execute(f"DELETE FROM observations WHERE pk IN ({marks})", batch)
                 generation = bump_generation(conn)
-                conn.execute("COMMIT")
+                self._commit(conn, generation, "", chunks, [])
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
-            self._sync_mirror(generation, "", chunks, [])
         return len(pks)
 
     # ------------------------------------------------------------------ reads
 
     def get(self, workspace_id: str, observation_id: str) -> ObservationRecord | None:
         """The observation, or None if it is not in this workspace."""
-        with self._lock:
-            row = self._conn.execute(
+        row = (
+            self._reader()
+            .conn.execute(
                 f"SELECT {_RECORD_COLUMNS} FROM observations o WHERE o.workspace_id = ? AND o.id = ?",
                 (workspace_id, observation_id),
-            ).fetchone()
+            )
+            .fetchone()
+        )
         return None if row is None else _record(row)
 
     def count(self, workspace_id: str) -> int:
         """Observations held by the workspace."""
-        with self._lock:
-            row = self._conn.execute("SELECT count(*) FROM observations WHERE workspace_id = ?", (workspace_id,))
-            return int(row.fetchone()[0])
+        row = self._reader().conn.execute("SELECT count(*) FROM observations WHERE workspace_id = ?", (workspace_id,))
+        return int(row.fetchone()[0])
 
     def retrieve(
         self,
@@ -263,13 +321,21 @@ class SqliteStore:
         limit: int,
     ) -> Retrieved:
         """Lexical and vector hits under the same filter (see the ``Store`` contract)."""
-        with self._lock:
-            use_vector = vector is not None and model_id is not None
-            mirror = self._mirror_for(model_id if use_vector else None, len(vector) if vector else None)
-            keep = mirror.mask(workspace_id, flt)
-            lexical = mirror.lexical_search(keep, self._tokenizer.query_terms(text), limit) if text else []
-            semantic = mirror.vector_search(keep, np.asarray(vector, dtype=np.float32), limit) if use_vector else []
-            records = self._records(workspace_id, {rowid for rowid, _ in (*lexical, *semantic)})
+        reader = self._reader()
+        terms = reader.tokenizer.query_terms(text) if text else []
+        want = (model_id, len(vector)) if vector is not None and model_id is not None else None
+        while True:
+            with self._mirror_lock.reading(), _read_transaction(reader.conn) as generation:
+                mirror = self._mirror
+                if mirror is not None and mirror.generation == generation and _serves(mirror, want):
+                    keep = mirror.mask(workspace_id, flt)
+                    lexical = mirror.lexical_search(keep, terms, limit) if terms else []
+                    semantic = mirror.vector_search(keep, np.asarray(vector, dtype=np.float32), limit) if want else []
+                    # Same snapshot as the mirror's generation: a rowid cannot name another chunk.
+                    records = _records(reader.conn, workspace_id, {rowid for rowid, _ in (*lexical, *semantic)})
+                    break
+            with self._mirror_lock.writing():
+                self._refresh_mirror(reader.conn, want)
         return Retrieved(
             lexical=[
                 Hit(observation=records[r][1], chunk_no=records[r][0], score=s) for r, s in lexical if r in records
@@ -279,75 +345,90 @@ class SqliteStore:
             ],
         )
 
-    def _records(self, workspace_id: str, rowids: set[int]) -> dict[int, tuple[int, ObservationRecord]]:
-        """(chunk number, observation) per chunk rowid, in one read, scoped to the workspace."""
-        if not rowids:
-            return {}
-        placeholders = ", ".join("?" * len(rowids))
-        # CROSS JOIN keeps chunks as the outer loop: look up the few rowids, rather than let the
-        # planner walk the workspace index over every observation (70 ms at 100k).
-        rows = self._conn.execute(
-            f"SELECT c.rowid, c.chunk_no, {_RECORD_COLUMNS} FROM chunks c CROSS JOIN observations o "
-            f"ON o.pk = c.obs_pk WHERE c.rowid IN ({placeholders}) AND o.workspace_id = ?",
-            (*rowids, workspace_id),
-        ).fetchall()
-        return {int(r[0]): (int(r[1]), _record(r[2:])) for r in rows}
+    def _refresh_mirror(self, conn: sqlite3.Connection, want: tuple[str, int] | None) -> None:
+        """Make the mirror current (another process wrote, or a vector search needs another
+        model's vectors): the saved snapshot if it matches, else rebuilt from SQLite. Holds the
+        mirror's write lock, so no write of this process commits meanwhile."""
+        with _read_transaction(conn) as generation:
+            mirror = self._mirror
+            if mirror is not None and mirror.generation == generation and _serves(mirror, want):
+                return  # another thread refreshed it first
+            model_id, dimension = want or (None, 1)
+            loaded = load_snapshot(self._snapshot, generation, model_id, dimension)
+            if loaded is None:
+                loaded = _load_mirror(conn, model_id, dimension, generation)
+                save_snapshot(loaded, self._snapshot)
+            self._mirror = loaded
 
-    def _mirror_for(self, model_id: str | None, dimension: int | None) -> ChunkMirror:
-        """The in-memory mirror, (re)loaded when another process wrote or a vector search needs
-        another model's vectors."""
-        generation = read_generation(self._conn)
-        mirror = self._mirror
-        fresh = mirror is not None and mirror.generation == generation
-        if (
-            fresh
-            and mirror is not None
-            and (model_id is None or (mirror.model_id, mirror.dimension) == (model_id, dimension))
-        ):
-            return mirror
-        loaded = load_snapshot(self._snapshot, generation, model_id, dimension or 1)
-        if loaded is None:
-            loaded = self._load_mirror(model_id, dimension or 1, generation)
-            save_snapshot(loaded, self._snapshot)
-        self._mirror = loaded
-        return loaded
 
-    def _load_mirror(self, model_id: str | None, dimension: int, generation: int) -> ChunkMirror:
-        mirror = ChunkMirror(model_id, dimension, generation)
-        cursor = self._conn.execute(
-            "SELECT c.rowid, o.workspace_id, o.source, o.observation_type, o.actor_name, o.tier, o.session_id, "
-            "o.occurred_at, o.expires_at, CASE WHEN c.model_id = ? THEN c.embedding END "
-            "FROM chunks c JOIN observations o ON o.pk = c.obs_pk",
-            (model_id,),
+@contextmanager
+def _read_transaction(conn: sqlite3.Connection) -> Iterator[int]:
+    """One consistent snapshot of the file for the block; yields its write generation."""
+    conn.execute("BEGIN")
+    try:
+        yield read_generation(conn)
+    finally:
+        conn.execute("COMMIT")
+
+
+def _serves(mirror: ChunkMirror, want: tuple[str, int] | None) -> bool:
+    """Whether the mirror holds the vectors a search needs (any mirror serves a lexical one)."""
+    return want is None or (mirror.model_id, mirror.dimension) == want
+
+
+def _records(conn: sqlite3.Connection, workspace_id: str, rowids: set[int]) -> dict[int, tuple[int, ObservationRecord]]:
+    """(chunk number, observation) per chunk rowid, in one read, scoped to the workspace."""
+    if not rowids:
+        return {}
+    placeholders = ", ".join("?" * len(rowids))
+    # CROSS JOIN keeps chunks as the outer loop: look up the few rowids, rather than let the
+    # planner walk the workspace index over every observation (70 ms at 100k).
+    rows = conn.execute(
+        f"SELECT c.rowid, c.chunk_no, {_RECORD_COLUMNS} FROM chunks c CROSS JOIN observations o "
+        f"ON o.pk = c.obs_pk WHERE c.rowid IN ({placeholders}) AND o.workspace_id = ?",
+        (*rowids, workspace_id),
+    ).fetchall()
+    return {int(r[0]): (int(r[1]), _record(r[2:])) for r in rows}
+
+
+def _load_mirror(conn: sqlite3.Connection, model_id: str | None, dimension: int, generation: int) -> ChunkMirror:
+    """The mirror built from the rows (inside the caller's read transaction at ``generation``)."""
+    mirror = ChunkMirror(model_id, dimension, generation)
+    cursor = conn.execute(
+        "SELECT c.rowid, o.workspace_id, o.source, o.observation_type, o.actor_name, o.tier, o.session_id, "
+        "o.occurred_at, o.expires_at, CASE WHEN c.model_id = ? THEN c.embedding END "
+        "FROM chunks c JOIN observations o ON o.pk = c.obs_pk",
+        (model_id,),
+    )
+    while batch := cursor.fetchmany(4096):
+        mirror.add(
+            [
+                ChunkRow(
+                    chunk_rowid=r[0],
+                    workspace_id=r[1],
+                    source=r[2],
+                    observation_type=r[3],
+                    actor_name=r[4],
+                    tier=r[5],
+                    session_id=r[6],
+                    occurred_ms=r[7],
+                    expires_ms=r[8],
+                    vector=None if r[9] is None else np.frombuffer(r[9], dtype=np.float32),
+                )
+                for r in batch
+            ]
         )
-        while batch := cursor.fetchmany(4096):
-            mirror.add(
-                [
-                    ChunkRow(
-                        chunk_rowid=r[0],
-                        workspace_id=r[1],
-                        source=r[2],
-                        observation_type=r[3],
-                        actor_name=r[4],
-                        tier=r[5],
-                        session_id=r[6],
-                        occurred_ms=r[7],
-                        expires_ms=r[8],
-                        vector=None if r[9] is None else np.frombuffer(r[9], dtype=np.float32),
-                    )
-                    for r in batch
-                ]
-            )
-        # Postings and lengths straight from FTS5's index, so terms are exactly FTS5's.
-        weight = " ".join(f"WHEN '{col}' THEN {w}" for col, w in COLUMN_WEIGHTS.items())
-        lengths: dict[int, int] = {}
-        for term, doc, frequency, count in self._conn.execute(
-            f"SELECT term, doc, sum(CASE col {weight} ELSE 1.0 END), count(*) FROM chunks_vocab GROUP BY term, doc"
-        ):
-            at = mirror.position_of(doc)
-            if at is not None:
-                mirror.add_posting(term, at, frequency)
-                lengths[at] = lengths.get(at, 0) + count
-        for at, length in lengths.items():
-            mirror.set_length(at, length)
-        return mirror
+    # Postings and lengths straight from FTS5's index, so terms are exactly FTS5's.
+    weight = " ".join(f"WHEN '{col}' THEN {w}" for col, w in COLUMN_WEIGHTS.items())
+    lengths: dict[int, int] = {}
+    for term, doc, frequency, count in conn.execute(
+        f"SELECT term, doc, sum(CASE col {weight} ELSE 1.0 END), count(*) FROM chunks_vocab GROUP BY term, doc"
+    ):
+        at = mirror.position_of(doc)
+        if at is not None:
+            mirror.add_posting(term, at, frequency)
+            lengths[at] = lengths.get(at, 0) + count
+    for at, length in lengths.items():
+        mirror.set_length(at, length)
+    mirror.settle()
+    return mirror

@@ -106,6 +106,13 @@ def connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
+def connect_reader(path: Path) -> sqlite3.Connection:
+    """A further connection to a database ``connect`` has set up, for one thread's reads."""
+    conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30.0)
+    conn.execute("PRAGMA foreign_keys = ON")
+    return conn
+
+
 def bump_generation(conn: sqlite3.Connection) -> int:
     """Increment the write generation inside the current transaction and return the new value.
 

@@ -82,7 +82,8 @@ class _Dictionary:
 
 
 class _Postings:
-    """Positions and weighted frequencies of one term; appends are merged on the next read."""
+    """Positions and weighted frequencies of one term; appends are merged by ``settle()``, which
+    writers call before readers may look (reads never change anything, so they can run at once)."""
 
     __slots__ = ("_frequencies", "_pending_f", "_pending_p", "_positions")
 
@@ -96,11 +97,13 @@ class _Postings:
         self._pending_p.append(position)
         self._pending_f.append(frequency)
 
-    def arrays(self) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+    def settle(self) -> None:
         if self._pending_p:
             self._positions = np.concatenate([self._positions, np.array(self._pending_p, dtype=np.int64)])
             self._frequencies = np.concatenate([self._frequencies, np.array(self._pending_f, dtype=np.float32)])
             self._pending_p, self._pending_f = [], []
+
+    def arrays(self) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
         return self._positions, self._frequencies
 
 
@@ -110,7 +113,11 @@ _ROW_ARRAYS = ("has_vector", "rowids", "alive", "length", "occurred", "expires")
 
 class ChunkMirror:
     """Every chunk of the store; vectors of ``model_id`` only. Positions are never reused: a
-    replaced or deleted chunk is marked dead, and the mirror is rebuilt on the next load."""
+    replaced or deleted chunk is marked dead, and the mirror is rebuilt on the next load.
+
+    Searches only read, so any number may run at once; a change (``add``, ``remove``, bulk
+    loading ending in ``settle``) must have the mirror to itself (``SqliteStore`` holds a
+    readers-writer lock)."""
 
     def __init__(self, model_id: str | None, dimension: int, generation: int = 0) -> None:
         self.model_id = model_id
@@ -129,6 +136,7 @@ class ChunkMirror:
         self._codes: dict[str, NDArray[np.int32]] = {c: np.zeros(_INITIAL_CAPACITY, dtype=np.int32) for c in _COLUMNS}
         self._dicts: dict[str, _Dictionary] = {c: _Dictionary() for c in _COLUMNS}
         self._postings: dict[str, _Postings] = {}
+        self._unsettled: set[str] = set()
         self._position: dict[int, int] = {}
 
     def __len__(self) -> int:
@@ -170,6 +178,7 @@ class ChunkMirror:
             self._size += 1
             self._live += 1
             self._live_tokens += row.length
+        self.settle()
 
     def position_of(self, chunk_rowid: int) -> int | None:
         """Where a chunk sits (for bulk loading of postings)."""
@@ -181,6 +190,13 @@ class ChunkMirror:
         if postings is None:
             postings = self._postings[term] = _Postings()
         postings.append(position, frequency)
+        self._unsettled.add(term)
+
+    def settle(self) -> None:
+        """Merge the postings appended since the last call (before searches may read them)."""
+        for term in self._unsettled:
+            self._postings[term].settle()
+        self._unsettled.clear()
 
     def set_length(self, position: int, length: int) -> None:
         """Set a chunk's token count (bulk loading)."""

@@ -1,0 +1,66 @@
+"""The embedded store under threads, as ``serve`` runs it: searches in parallel with writes, and
+never a ghost — every hit's record is the chunk that was scored, at one generation."""
+
+from __future__ import annotations
+
+import random
+import threading
+from typing import TYPE_CHECKING
+
+import pytest
+from neural_memory.filters import Filter
+from neural_memory.stores.sqlite import SqliteStore
+
+from tests.integration.test_mirror_oracle import EMBEDDER, NOW, WORDS, _record
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+pytestmark = pytest.mark.integration
+
+
+def test_searches_racing_writes_only_ever_return_records_that_hold_the_query_word(tmp_path: Path) -> None:
+    # Given a store with a few observations, searched by four threads while one thread keeps
+    # replacing and deleting them (rowids are reused; a stale mirror would pair a score with
+    # another chunk's record)
+    store = SqliteStore(tmp_path / "memory.db")
+    ids = [f"obs-{i}" for i in range(12)]
+    store.upsert("acme", [_record(obs_id, [WORDS[i % len(WORDS)]], False) for i, obs_id in enumerate(ids)])
+    stop = threading.Event()
+    failures: list[str] = []
+    searches = [0]
+
+    def write() -> None:
+        rng = random.Random(1)
+        while not stop.is_set():
+            batch = [_record(rng.choice(ids), rng.sample(WORDS, rng.randint(1, 4)), False) for _ in range(3)]
+            store.upsert("acme", batch)
+            store.delete("acme", rng.choice(ids))
+
+    def search(seed: int) -> None:
+        rng = random.Random(seed)
+        while not stop.is_set():
+            word = rng.choice(WORDS)
+            vector = EMBEDDER.embed([word], "search_query")[0]
+            try:
+                found = store.retrieve(
+                    "acme", text=word, vector=vector, model_id=EMBEDDER.model_id, flt=Filter(live_at=NOW), limit=20
+                )
+            except Exception as exc:  # noqa: BLE001 - any failure under concurrency is the finding
+                failures.append(repr(exc))
+                return
+            searches[0] += 1
+            failures.extend(
+                f"{hit.observation.id} lacks {word!r}" for hit in found.lexical if word not in hit.observation.content
+            )
+
+    threads = [threading.Thread(target=write)] + [threading.Thread(target=search, args=(s,)) for s in range(4)]
+    # When they run for a while
+    for thread in threads:
+        thread.start()
+    stop.wait(3.0)
+    stop.set()
+    for thread in threads:
+        thread.join(30)
+    # Then no search failed or returned a record whose text is not what was scored
+    assert searches[0] > 50 and failures == []
