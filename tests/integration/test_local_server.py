@@ -162,6 +162,8 @@ def _raw(url: str, data: bytes, read_for_s: float = 5.0) -> bytes:
                 chunk = connection.recv(65536)
             except TimeoutError:
                 break
+            except ConnectionResetError:  # a server may reset after refusing a request it did not read
+                break
             if not chunk:
                 break
             received += chunk
@@ -221,10 +223,66 @@ def test_head_options_and_oversized_request_parts_answer_the_envelope(server: Ru
     assert head.startswith(b"HTTP/1.1 200") and head.endswith(b"\r\n\r\n")  # headers only, as HEAD requires
     options = _replies(_raw(server.url, b"OPTIONS /v1/search HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"))
     assert options[0][0] == 405 and options[0][1]["error"]["code"] == "method_not_allowed"
-    long_uri = _replies(_raw(server.url, b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n"))
+    long_uri = _replies(
+        _raw(server.url, b"GET /" + b"a" * 10_000 + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    )
     assert long_uri[0][0] == 414 and long_uri[0][1]["error"]["code"] == "uri_too_long"
-    big_header = _replies(_raw(server.url, b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 70_000 + b"\r\n\r\n"))
-    assert big_header[0][0] == 431 and big_header[0][1]["error"]["code"] == "headers_too_large"
+    for request in (
+        b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 70_000 + b"\r\n\r\n",
+        b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n",  # the request line counts as header bytes
+    ):
+        too_large = _replies(_raw(server.url, request))
+        assert too_large[0][0] == 431 and too_large[0][1]["error"]["code"] == "headers_too_large"
+
+
+def test_waitress_own_refusals_answer_the_envelope(server: Running) -> None:
+    far_beyond = b"POST /v1/search HTTP/1.1\r\nHost: x\r\nContent-Length: 20000000\r\n\r\n"  # refused unread
+    body_limit = _replies(_raw(server.url, far_beyond))
+    assert body_limit[0][0] == 413 and body_limit[0][1]["error"]["code"] == "payload_too_large"
+    chunked_over_limit = (
+        b"POST /v1/search HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        + b"".join(b"10000\r\n" + b"x" * 0x10000 + b"\r\n" for _ in range(17))
+        + b"0\r\n\r\n"
+    )
+    assert _replies(_raw(server.url, chunked_over_limit))[0][0] == 413
+    gzip = _replies(_raw(server.url, b"POST /v1/search HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n"))
+    assert gzip[0][0] == 501 and gzip[0][1]["error"]["code"] == "not_implemented"
+    garbage = _replies(_raw(server.url, b"\x00\x01 nonsense\r\n\r\n"))
+    assert garbage[0][0] == 400 and garbage[0][1]["error"]["code"] == "bad_request"
+
+
+def test_requests_run_at_once_not_one_after_another(server: Running, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a search that can finish only when a second search and a GET are running with it
+    from neural_memory.service import get_service
+
+    service = get_service()
+    together = threading.Barrier(3, timeout=10)
+    original_search, original_get = service.search, service.get
+
+    def search(*args: Any, **kwargs: Any) -> Any:
+        together.wait()
+        return original_search(*args, **kwargs)
+
+    def get(*args: Any, **kwargs: Any) -> Any:
+        together.wait()
+        return original_get(*args, **kwargs)
+
+    monkeypatch.setattr(service, "search", search)
+    monkeypatch.setattr(service, "get", get)
+    statuses: list[int] = []
+    calls = [
+        lambda: server.request("POST", "/v1/search", {"query": "deploy"}, server.auth()),
+        lambda: server.request("POST", "/v1/search", {"query": "billing"}, server.auth()),
+        lambda: server.request("GET", "/v1/observations/note-deploy-env-vars", None, server.auth()),
+    ]
+    threads = [threading.Thread(target=lambda c=c: statuses.append(c()[0])) for c in calls]
+    # When the three are sent at once
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(20)
+    # Then all three complete (run one at a time, the barrier would break: 500s)
+    assert sorted(statuses) == [200, 200, 200]
 
 
 def test_a_stalled_body_is_dropped_after_the_idle_timeout(tmp_path: Path) -> None:

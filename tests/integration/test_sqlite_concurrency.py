@@ -46,7 +46,7 @@ def test_searches_racing_writes_only_ever_return_records_that_hold_the_query_wor
                 found = store.retrieve(
                     "acme", text=word, vector=vector, model_id=EMBEDDER.model_id, flt=Filter(live_at=NOW), limit=20
                 )
-            except Exception as exc:  # noqa: BLE001 - any failure under concurrency is the finding
+            except Exception as exc:  # any failure under concurrency is the finding
                 failures.append(repr(exc))
                 return
             searches[0] += 1

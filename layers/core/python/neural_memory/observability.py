@@ -9,11 +9,12 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
 
 R = TypeVar("R")
 
@@ -83,7 +84,32 @@ class LazyTracer:
         return decorate
 
 
-logger = Logger(service=os.getenv("POWERTOOLS_SERVICE_NAME", SERVICE_NAME))
+class RequestScopedFormatter(LambdaPowertoolsFormatter):
+    """Powertools' JSON formatter, except that keys appended once the logger is built (what
+    ``inject_lambda_context`` adds per invocation: request id, correlation id, cold start) belong
+    to the thread that appended them. Lambda runs one invocation per process, so nothing changes
+    there; the local server runs several handler instances at once on threads, and none may log
+    another's request id."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sealed = False
+
+    def append_keys(self, **additional_keys: Any) -> None:
+        if self.sealed:
+            self.thread_safe_append_keys(**additional_keys)
+        else:
+            super().append_keys(**additional_keys)
+
+    def remove_keys(self, keys: Iterable[str]) -> None:
+        keys = list(keys)
+        super().remove_keys(keys)
+        self.thread_safe_remove_keys(keys)
+
+
+_formatter = RequestScopedFormatter()
+logger = Logger(service=os.getenv("POWERTOOLS_SERVICE_NAME", SERVICE_NAME), logger_formatter=_formatter)
+_formatter.sealed = True  # the service's own keys are in; from now on keys are per invocation
 tracer = LazyTracer(service=os.getenv("POWERTOOLS_SERVICE_NAME", SERVICE_NAME))
 metrics = Metrics(
     namespace=os.getenv("POWERTOOLS_METRICS_NAMESPACE", METRICS_NAMESPACE),

@@ -119,6 +119,8 @@ class IngestSettings(_Base):
     ingest_routes: dict[str, str] = Field(default_factory=dict)
 
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
+    # Local server: requests handled at once (each function runs up to this many handler instances).
+    serve_concurrency: int = Field(default=8, ge=1, le=256)
     collaborative_ttl_days: float = Field(default=7.0, gt=0)
     tier_policy: dict[str, Tier] = Field(default_factory=lambda: dict(DEFAULT_POLICY))
     chunk_tokens: int = Field(default=200, ge=32, le=2000)

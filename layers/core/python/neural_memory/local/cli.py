@@ -33,6 +33,8 @@ def _settings(args: argparse.Namespace) -> Settings:
         overrides["store"] = args.store
     if getattr(args, "opensearch_url", None):
         overrides["opensearch_url"] = args.opensearch_url
+    if getattr(args, "concurrency", None) is not None:
+        overrides["serve_concurrency"] = args.concurrency
     return Settings(**overrides)
 
 
@@ -60,7 +62,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         service.embedder.embed(["warm up"], "search_query")  # load the model before the first request
     samples = None if args.no_samples else Path(args.samples)
     demo = ensure_demo(service, keys, settings.data_dir, samples, utcnow())
-    server = LocalApiServer((args.host, args.port), LocalGateway(keys), settings.max_body_bytes, args.quiet)
+    concurrency = settings.serve_concurrency
+    gateway = LocalGateway(keys, concurrency=concurrency)
+    server = LocalApiServer((args.host, args.port), gateway, settings.max_body_bytes, args.quiet, threads=concurrency)
     where = (
         f"OpenSearch {settings.opensearch_url} index {settings.opensearch_index} ({index})"
         if settings.store == "opensearch"
@@ -72,12 +76,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
         note = "new key" if demo.created_key else "key"
         print(f"  demo {note} (also in {demo.key_file}):", flush=True)
         print(f"  {demo.key}", flush=True)
+    print(f"  {concurrency} requests at once (--concurrency)", flush=True)
     print(f"  OpenAPI: {server.url}/openapi.json   Ctrl-C to stop", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
+        server.shutdown()
         server.server_close()
         close = getattr(service.store, "close", None)
         if close is not None:
@@ -277,6 +283,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--samples", default="events", help="folder of sample events to load into 'demo'")
     serve.add_argument("--no-samples", action="store_true", help="do not load sample events")
     serve.add_argument("--quiet", action="store_true", help="no access log")
+    serve.add_argument(
+        "--concurrency",
+        type=int,
+        help="requests handled at once; each function runs up to this many handler instances "
+        "(default 8, or NM_SERVE_CONCURRENCY)",
+    )
     data_dir(serve)
     serve.set_defaults(func=cmd_serve)
 
@@ -345,7 +357,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``neural-memory`` console script."""
     args = build_parser().parse_args(argv)
-    if args.command != "serve":
+    if args.command == "serve":
+        # EMF lines are for CloudWatch, and Powertools keeps one metric set per process, which
+        # the server's concurrent handler instances would mix; latency is in every reply.
+        os.environ["POWERTOOLS_METRICS_DISABLED"] = "true"
+    else:
         # EMF lines belong to the API's logs, not to a terminal command's output.
         os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     result: int = args.func(args)

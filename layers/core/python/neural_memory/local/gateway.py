@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import fnmatch
 import importlib
+import importlib.util
 import json
+import queue
+import sys
 import threading
 import uuid
 from dataclasses import dataclass, field
@@ -22,7 +25,8 @@ from neural_memory.observability import logger
 from neural_memory.routes import ROUTES
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Mapping
+    from types import ModuleType
 
     from neural_memory.keys import KeyStore
     from neural_memory.routes import Route
@@ -98,18 +102,68 @@ def _without_unused_validation_response(document: dict[str, Any]) -> dict[str, A
             del schemas[name]
 
 
+class FunctionPool:
+    """Up to ``size`` instances of one function's handler module, as Lambda runs up to that many
+    execution environments of a function at once: each instance serves one request at a time (the
+    Powertools resolver keeps the current event on a module-level object), and instances are
+    made on demand. The first is the module itself; the others are fresh executions of its file.
+    All of them share the process's service, so one store and one model serve every instance."""
+
+    def __init__(self, module: str, size: int) -> None:
+        self.module = module
+        self.size = size
+        self._free = threading.Semaphore(size)
+        self._idle: queue.LifoQueue[ModuleType] = queue.LifoQueue()
+        self._made = 0
+        self._making = threading.Lock()
+
+    def invoke(self, event: dict[str, Any], context: LocalLambdaContext) -> dict[str, Any]:
+        """Run the handler on a free instance (waiting for one when all ``size`` are busy)."""
+        with self._free:
+            try:
+                instance = self._idle.get_nowait()
+            except queue.Empty:
+                instance = self._new_instance()
+            try:
+                reply: dict[str, Any] = instance.lambda_handler(event, context)
+                return reply
+            finally:
+                self._idle.put(instance)
+
+    def _new_instance(self) -> ModuleType:
+        with self._making:
+            number = self._made
+            self._made += 1
+        if number == 0:
+            return importlib.import_module(self.module)
+        origin = importlib.util.find_spec(self.module)
+        if origin is None or origin.origin is None:
+            raise ModuleNotFoundError(self.module)
+        name = f"{self.module}__instance{number}"
+        spec = importlib.util.spec_from_file_location(name, origin.origin)
+        if spec is None or spec.loader is None:
+            raise ModuleNotFoundError(self.module)
+        instance = importlib.util.module_from_spec(spec)
+        sys.modules[name] = instance  # pydantic and Powertools resolve annotations through it
+        spec.loader.exec_module(instance)
+        return instance
+
+
+DEFAULT_CONCURRENCY = 8
+
+
 class LocalGateway:
     """Turns HTTP requests into API Gateway REST proxy events for the functions' handlers.
 
-    Each function's handler runs one request at a time, as one Lambda container does (the
-    Powertools resolver keeps the current event on a module-level object), but functions never
-    wait on each other: a search is not held up by an ingest embedding its batch. ``keys`` becomes
-    the key store of the authorizer handler in this process.
+    Each function runs up to ``concurrency`` requests at once on its own ``FunctionPool`` (like
+    Lambda's concurrent execution environments), so functions never wait on each other and
+    searches run in parallel. ``keys`` becomes the key store of the authorizer handler.
     """
 
-    def __init__(self, keys: KeyStore) -> None:
+    def __init__(self, keys: KeyStore, concurrency: int = DEFAULT_CONCURRENCY) -> None:
         set_key_store(keys)
-        self._locks = {name: threading.Lock() for name in {route.function for route in ROUTES} | {"authorizer"}}
+        modules = {route.function: route.module for route in ROUTES} | {"authorizer": AUTHORIZER_MODULE}
+        self._pools = {function: FunctionPool(module, concurrency) for function, module in modules.items()}
         self._openapi: dict[str, Any] | None = None
 
     def dispatch(
@@ -136,8 +190,7 @@ class LocalGateway:
         event = _proxy_event(route, match.groupdict(), method, path, url.query, headers, "", request_id, source_ip)
         if route.authorization == "api_key":
             try:
-                with self._locks["authorizer"]:
-                    authorizer = self._authorize(event, request_id)
+                authorizer = self._authorize(event, request_id)
             except NeuralMemoryError as exc:
                 return _error(exc, request_id)
             if authorizer is None:
@@ -147,8 +200,7 @@ class LocalGateway:
             event["body"] = body.decode("utf-8") or None
         except UnicodeDecodeError:
             return _error(InvalidInput("body", "not valid UTF-8"), request_id)
-        with self._locks[route.function]:
-            reply = self._invoke(route.module, event, route.function, request_id)
+        reply = self._invoke(route.function, event, request_id)
         reply_headers = {k: str(v) for k, v in (reply.get("headers") or {}).items()}
         for name, values in (reply.get("multiValueHeaders") or {}).items():
             reply_headers[name] = ", ".join(str(v) for v in values)
@@ -159,7 +211,7 @@ class LocalGateway:
         Allow for this method, None when it refuses (``Unauthorized``) or denies."""
         event = authorizer_event(proxy)
         try:
-            policy = self._invoke(AUTHORIZER_MODULE, event, "authorizer", request_id)
+            policy = self._invoke("authorizer", event, request_id)
         except Exception as exc:  # "Unauthorized" is a refusal (401); anything else a failure (500), as in AWS
             if str(exc) == "Unauthorized":
                 return None
@@ -175,10 +227,9 @@ class LocalGateway:
             return None
         return {**(policy.get("context") or {}), "principalId": policy.get("principalId")}
 
-    @staticmethod
-    def _invoke(module: str, event: dict[str, Any], function: str, request_id: str) -> dict[str, Any]:
-        handler: Callable[[dict[str, Any], Any], dict[str, Any]] = importlib.import_module(module).lambda_handler
-        return handler(event, LocalLambdaContext(function_name=function, aws_request_id=request_id))
+    def _invoke(self, function: str, event: dict[str, Any], request_id: str) -> dict[str, Any]:
+        context = LocalLambdaContext(function_name=function, aws_request_id=request_id)
+        return self._pools[function].invoke(event, context)
 
 
 def _list(value: Any) -> list[str]:

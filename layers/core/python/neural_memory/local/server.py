@@ -1,47 +1,93 @@
-"""A small threaded HTTP server in front of ``LocalGateway`` (loopback by default).
+"""The local HTTP server: waitress (a maintained, pure-Python WSGI server) in front of
+``LocalGateway``, on loopback by default.
 
-HTTP/1.1 framing is strict, because a lenient reader is how requests get smuggled: a body is read
-by its ``Content-Length`` or its chunked encoding, never both; a length that is not a
-non-negative number is refused; every read has a time limit; and every reply, including the
-errors raised while parsing the request line and headers (414, 431, 400), is the JSON envelope.
+Why waitress: its HTTP/1.1 parser is strict and has a record of fixed request-smuggling reports
+(chunked bodies, invalid or negative ``Content-Length``, unsupported transfer codings are all
+refused); it reads the whole request, within the header and body limits, before a worker thread
+sees it, so a client that stalls holds a socket, never a worker, and is dropped after the idle
+timeout; and WSGI fits the synchronous Lambda handlers the gateway calls. It needs no compiler
+and runs wherever Python does.
+
+What waitress answers itself (400, 413, 431, 500, 501) is rewritten into the API's JSON
+envelope, as is everything the gateway answers (404, 405, 414, …); HEAD is answered as GET
+without the body.
 """
 
 from __future__ import annotations
 
+import logging
 import sys
+import time
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from waitress.channel import HTTPChannel
+from waitress.parser import HTTPRequestParser, ParsingError
+from waitress.server import create_server
+from waitress.task import ErrorTask
 
 from neural_memory.errors import NeuralMemoryError, PayloadTooLarge
 from neural_memory.http import error_body, error_reply
+from neural_memory.local.gateway import DEFAULT_CONCURRENCY
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
     from neural_memory.local.gateway import LocalGateway
 
 IDLE_TIMEOUT_S = 30.0
-_PARSE_ERRORS = {
+MAX_HEADER_BYTES = 64 * 1024
+MAX_TARGET_BYTES = 8 * 1024  # a request target beyond this is answered 414
+# waitress's own refusals, named as the API names its errors.
+_WAITRESS_CODES = {
     400: "bad_request",
-    408: "request_timeout",
-    411: "length_required",
-    414: "uri_too_long",
+    413: "payload_too_large",
     431: "headers_too_large",
+    500: "internal_error",
     501: "not_implemented",
-    505: "http_version_not_supported",
 }
 
 
-class BadFraming(NeuralMemoryError):
-    """The request's body framing cannot be trusted; the connection is closed after the reply."""
+class UriTooLong(NeuralMemoryError):
+    """The request target is longer than ``MAX_TARGET_BYTES``."""
 
-    code = "bad_request"
-    status = HTTPStatus.BAD_REQUEST
+    code = "uri_too_long"
+    status = HTTPStatus.REQUEST_URI_TOO_LONG
 
 
-class LocalApiServer(ThreadingHTTPServer):
-    """Serves the gateway; ``daemon_threads`` so Ctrl-C never waits on a slow client."""
+class _EnvelopeErrorTask(ErrorTask):  # type: ignore[misc]  # waitress is untyped
+    """waitress's error reply (a plain-text page) as the API's JSON envelope."""
 
-    daemon_threads = True
+    def execute(self) -> None:
+        error = self.request.error
+        body = error_body(_WAITRESS_CODES.get(error.code, "bad_request"), str(error.body), "local").encode()
+        self.status = f"{error.code} {error.reason}"
+        self.response_headers.append(("Content-Type", "application/json"))
+        self.set_close_on_finish()
+        self.content_length = len(body)
+        self.write(body)
+
+
+class _StrictParser(HTTPRequestParser):  # type: ignore[misc]
+    """waitress's parser, refusing a request framed both by Content-Length and by
+    Transfer-Encoding (waitress would read the chunks; RFC 9112 calls the pair a smuggling
+    attempt to be handled as an error, and the error reply closes the connection)."""
+
+    def parse_header(self, header_plus: bytes) -> None:
+        names = {line.split(b":", 1)[0].strip().lower() for line in header_plus.split(b"\r\n")[1:]}
+        if b"content-length" in names and b"transfer-encoding" in names:
+            raise ParsingError("a request may not carry both Transfer-Encoding and Content-Length")
+        super().parse_header(header_plus)
+
+
+class _EnvelopeChannel(HTTPChannel):  # type: ignore[misc]
+    parser_class = _StrictParser
+    error_task_class = _EnvelopeErrorTask
+
+
+class LocalApiServer:
+    """Serves ``gateway`` on ``address`` with ``threads`` worker threads (the most requests
+    handled at once; each function's handler pool in the gateway has as many instances)."""
 
     def __init__(
         self,
@@ -50,118 +96,94 @@ class LocalApiServer(ThreadingHTTPServer):
         max_body_bytes: int,
         quiet: bool,
         idle_timeout_s: float = IDLE_TIMEOUT_S,
+        threads: int = DEFAULT_CONCURRENCY,
     ) -> None:
-        super().__init__(address, _RequestHandler)
         self.gateway = gateway
         self.max_body_bytes = max_body_bytes
         self.quiet = quiet
-        self.idle_timeout_s = idle_timeout_s
+        logging.getLogger("waitress").setLevel(logging.ERROR if quiet else logging.WARNING)
+        self._server = create_server(
+            self._application,
+            host=address[0],
+            port=address[1],
+            threads=threads,
+            ident="neural-memory",
+            max_request_header_size=MAX_HEADER_BYTES,
+            # waitress reads a body up to 16x the limit, so a client sending a moderately
+            # oversized one reads our 413 instead of a broken pipe; beyond that it refuses at once.
+            max_request_body_size=16 * max_body_bytes,
+            channel_timeout=idle_timeout_s,
+            cleanup_interval=max(idle_timeout_s / 4, 0.25),
+            expose_tracebacks=False,
+        )
+        self._server.channel_class = _EnvelopeChannel
 
     @property
     def url(self) -> str:
-        host, port = self.server_address[:2]
-        return f"http://{host!s}:{port}"
+        """Where it listens, e.g. ``http://127.0.0.1:8080``."""
+        return f"http://{self._server.effective_host}:{self._server.effective_port}"
 
+    def serve_forever(self) -> None:
+        """Serve until ``shutdown()`` (or Ctrl-C)."""
+        self._server.run()
 
-class _RequestHandler(BaseHTTPRequestHandler):
-    server: LocalApiServer
-    protocol_version = "HTTP/1.1"
+    def shutdown(self) -> None:
+        """Stop serving: the event loop closes every socket and returns from ``serve_forever``."""
+        from waitress import wasyncore
 
-    def setup(self) -> None:
-        super().setup()
-        self.connection.settimeout(self.server.idle_timeout_s)  # a stalled client holds a thread this long at most
+        self._server.trigger.pull_trigger(lambda: wasyncore.close_all(self._server._map))
 
-    def _serve(self) -> None:
+    def server_close(self) -> None:
+        """Let the worker threads finish their requests and stop."""
+        self._server.task_dispatcher.shutdown()
+
+    def _application(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        began = time.perf_counter()
+        method = environ["REQUEST_METHOD"]
+        target = environ.get("REQUEST_URI") or environ.get("PATH_INFO") or "/"
+        status, body, headers = self._answer(environ, method, target)
+        payload = body.encode()
+        response_headers = [(k, v) for k, v in headers.items() if k.lower() not in {"content-length", "connection"}]
+        response_headers.append(("Content-Length", str(len(payload))))
+        start_response(f"{status} {_reason(status)}", response_headers)
+        if not self.quiet:
+            took = (time.perf_counter() - began) * 1000
+            sys.stderr.write(f"{environ.get('REMOTE_ADDR', '-')} {method} {target[:200]} {status} {took:.0f} ms\n")
+        return [] if method == "HEAD" else [payload]
+
+    def _answer(self, environ: dict[str, Any], method: str, target: str) -> tuple[int, str, dict[str, str]]:
         try:
-            body = self._body()
-        except (BadFraming, PayloadTooLarge) as exc:
+            if len(target) > MAX_TARGET_BYTES:
+                raise UriTooLong(f"the request target is longer than {MAX_TARGET_BYTES} bytes")
+            if int(environ.get("CONTENT_LENGTH") or 0) > self.max_body_bytes:  # chunked: the decoded length
+                raise PayloadTooLarge(self.max_body_bytes)
+        except NeuralMemoryError as exc:
             status, headers, envelope = error_reply(exc, "local")
-            self._reply(status, envelope, headers, close=True)
-            return
-        except TimeoutError:
-            self.close_connection = True
-            return
-        headers = dict(self.headers.items())
-        method = "GET" if self.command == "HEAD" else self.command
-        reply = self.server.gateway.dispatch(method, self.path, headers, body, self.client_address[0])
-        self._reply(reply.status, reply.body, reply.headers)
+            return status, envelope, headers
+        body = environ["wsgi.input"].read()
+        reply = self.gateway.dispatch(
+            "GET" if method == "HEAD" else method,
+            target,
+            _headers(environ),
+            body,
+            environ.get("REMOTE_ADDR", "127.0.0.1"),
+        )
+        return reply.status, reply.body, reply.headers
 
-    def _body(self) -> bytes:
-        """The request body, by its Content-Length or its chunked encoding, within the size limit."""
-        limit = self.server.max_body_bytes
-        encodings = self.headers.get_all("Transfer-Encoding") or []
-        lengths = self.headers.get_all("Content-Length") or []
-        if encodings and lengths:
-            raise BadFraming("a request may not carry both Transfer-Encoding and Content-Length")
-        if encodings:
-            if [e.strip().lower() for e in ",".join(encodings).split(",")] != ["chunked"]:
-                raise BadFraming("only the chunked transfer coding is supported")
-            return self._chunked(limit)
-        if len(set(lengths)) > 1:
-            raise BadFraming("conflicting Content-Length headers")
-        text = lengths[0].strip() if lengths else "0"
-        if not text.isdigit():
-            raise BadFraming("Content-Length must be a non-negative integer")
-        length = int(text)
-        if length > limit:
-            self._drain(length)
-            raise PayloadTooLarge(limit)
-        return self.rfile.read(length) if length else b""
 
-    def _drain(self, length: int) -> None:
-        """Read a moderately oversize body so the client reads the 413 instead of a broken pipe;
-        beyond 16x the limit, stop reading (the connection is closed)."""
-        remaining = length if length <= 16 * self.server.max_body_bytes else 0
-        while remaining > 0:
-            chunk = self.rfile.read(min(remaining, 1 << 16))
-            if not chunk:
-                break
-            remaining -= len(chunk)
+def _headers(environ: dict[str, Any]) -> dict[str, str]:
+    """The request's header fields, named as clients write them (``X-Api-Key``)."""
+    headers = {
+        key[5:].replace("_", "-").title(): str(value) for key, value in environ.items() if key.startswith("HTTP_")
+    }
+    for key, name in (("CONTENT_TYPE", "Content-Type"), ("CONTENT_LENGTH", "Content-Length")):
+        if environ.get(key):
+            headers[name] = str(environ[key])
+    return headers
 
-    def _chunked(self, limit: int) -> bytes:
-        body = bytearray()
-        while True:
-            line = self.rfile.readline(1024)
-            size_text = line.split(b";", 1)[0].strip()
-            if not line.endswith(b"\n") or not size_text or any(c not in b"0123456789abcdefABCDEF" for c in size_text):
-                raise BadFraming("malformed chunk size")
-            size = int(size_text, 16)
-            if size == 0:
-                break
-            if len(body) + size > limit:
-                raise PayloadTooLarge(limit)
-            body += self.rfile.read(size)
-            if self.rfile.readline(3) not in (b"\r\n", b"\n"):
-                raise BadFraming("malformed chunk")
-        for _ in range(100):  # trailer fields, up to the blank line
-            if self.rfile.readline(8192) in (b"\r\n", b"\n", b""):
-                break
-        return bytes(body)
 
-    def _reply(self, status: int, body: str, headers: dict[str, str], close: bool = False) -> None:
-        payload = b"" if self.command == "HEAD" else body.encode()
-        self.send_response(status)
-        headers = {"Content-Type": "application/json", **headers}
-        for name, value in headers.items():
-            if name.lower() not in {"content-length", "connection"}:
-                self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body.encode())))
-        if close:
-            self.send_header("Connection", "close")
-            self.close_connection = True
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
-        """Errors found while parsing the request line and headers, in the envelope too."""
-        self.close_connection = True
-        envelope = error_body(_PARSE_ERRORS.get(code, "bad_request"), message or explain or "bad request", "local")
-        command = getattr(self, "command", None)
-        self.command = command or "GET"  # _reply omits the body only for HEAD
-        self._reply(code, envelope, {}, close=True)
-
-    do_GET = do_POST = do_DELETE = do_PUT = do_PATCH = do_HEAD = do_OPTIONS = _serve
-
-    def log_message(self, format: str, *args: object) -> None:  # BaseHTTPRequestHandler's signature
-        if not self.server.quiet:
-            sys.stderr.write(f"{self.address_string()} {format % args}\n")
+def _reason(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "Unknown"
