@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import random
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from neural_memory.models import ObservationIn
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 COMPONENTS = [
     "auth",
@@ -107,28 +111,29 @@ QUERIES = [
 
 def observations(count: int, seed: int, now: datetime) -> list[ObservationIn]:
     """``count`` observations spread over the 6 days before ``now`` (so collaborative ones are live)."""
+    return list(iter_observations(count, seed, now))
+
+
+def iter_observations(count: int, seed: int, now: datetime) -> Iterator[ObservationIn]:
+    """``observations()`` one at a time (a million do not fit in memory as objects)."""
     rng = random.Random(seed)
-    out = []
     for i in range(count):
         source = rng.choice(list(SOURCES))
         kind = rng.choice(SOURCES[source])
         component, verb, detail = rng.choice(COMPONENTS), rng.choice(VERBS), rng.choice(DETAILS)
         body = " ".join(rng.choice(WORDS) for _ in range(rng.randint(20, 60)))
-        out.append(
-            ObservationIn.model_validate(
-                {
-                    "id": f"syn-{i}",
-                    "source": source,
-                    "observationType": kind,
-                    "actorName": rng.choice(ACTORS),
-                    "occurredAt": now - timedelta(seconds=rng.randint(0, 6 * 86400)),
-                    "title": f"{verb} {component}: {detail}",
-                    "content": f"{detail} in {component}. {body}",
-                    "sessionId": f"sess-{rng.randint(0, 500)}" if source == "agent" else None,
-                }
-            )
+        yield ObservationIn.model_validate(
+            {
+                "id": f"syn-{i}",
+                "source": source,
+                "observationType": kind,
+                "actorName": rng.choice(ACTORS),
+                "occurredAt": now - timedelta(seconds=rng.randint(0, 6 * 86400)),
+                "title": f"{verb} {component}: {detail}",
+                "content": f"{detail} in {component}. {body}",
+                "sessionId": f"sess-{rng.randint(0, 500)}" if source == "agent" else None,
+            }
         )
-    return out
 
 
 def search_bodies(count: int, seed: int, now: datetime) -> list[dict[str, object]]:

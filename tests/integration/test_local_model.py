@@ -58,3 +58,41 @@ def test_a_tampered_model_file_is_refused(tmp_path: Path) -> None:
     # When loaded, Then it is refused with the fix in the message
     with pytest.raises(ConfigurationError, match="sha256"):
         OnnxLocalEmbedder(model_path=fake).load()
+
+
+def test_documents_embedded_in_the_background_equal_those_embedded_inline_at_low_priority(
+    embedder: OnnxLocalEmbedder,
+) -> None:
+    # Given an embedder whose documents yield to queries (as `serve` builds it)
+    import os
+    import sys
+    import threading
+
+    from neural_memory.embeddings.onnx_local import DocumentWorkers
+    from neural_memory.embeddings.onnx_local import OnnxLocalEmbedder as Embedder
+
+    background = Embedder(documents_yield_to_queries=True)
+    seen: list[tuple[str, int]] = []
+    original = DocumentWorkers._embed_part
+
+    def spy(self: DocumentWorkers, texts: list[str]) -> list[list[float]]:
+        nice = os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) if sys.platform == "linux" else 0
+        seen.append((threading.current_thread().name, nice))
+        return original(self, texts)
+
+    texts = [f"deploy {i} failed on the {'long ' * (i % 7)}build" for i in range(40)]
+    try:
+        DocumentWorkers._embed_part = spy  # type: ignore[method-assign]
+        vectors = background.embed(texts, "search_document")
+    finally:
+        DocumentWorkers._embed_part = original  # type: ignore[method-assign]
+    # Then the vectors are the inline ones, in order, made on the low-priority workers
+    expected = embedder.embed(texts, "search_document")
+    assert all(
+        max(abs(a - b) for a, b in zip(v, e, strict=True)) < 1e-4 for v, e in zip(vectors, expected, strict=True)
+    )
+    assert seen and all(name.startswith("nm-embed-documents") for name, _ in seen)
+    if sys.platform == "linux":
+        assert all(nice >= DocumentWorkers.NICE for _, nice in seen)
+    # and a query is still embedded on the calling thread
+    assert background.embed(["why did it fail"], "search_query") == embedder.embed(["why did it fail"], "search_query")

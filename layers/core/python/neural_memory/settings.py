@@ -56,6 +56,8 @@ class ProviderSettings(_Base):
     """Which embedder (and later reranker and gate) the service uses, and their credentials."""
 
     embedder: EmbedderName = "onnx"
+    # The local model embeds documents on low-priority threads, so searches come first (serve).
+    documents_yield_to_queries: bool = False
     cohere_api_key: SecretStr | None = None
     cohere_embed_model: str = "embed-english-v3.0"
     cohere_timeout_s: float = Field(default=10.0, gt=0)

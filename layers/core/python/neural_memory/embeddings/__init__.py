@@ -18,7 +18,7 @@ def build_embedder(settings: Settings) -> Embedder | None:
     if settings.embedder == "onnx":
         from neural_memory.embeddings.onnx_local import OnnxLocalEmbedder
 
-        return OnnxLocalEmbedder()
+        return OnnxLocalEmbedder(documents_yield_to_queries=settings.documents_yield_to_queries)
     if settings.embedder == "cohere":
         from neural_memory.embeddings.cohere import CohereEmbedder
 

@@ -35,6 +35,8 @@ def _settings(args: argparse.Namespace) -> Settings:
         overrides["opensearch_url"] = args.opensearch_url
     if getattr(args, "concurrency", None) is not None:
         overrides["serve_concurrency"] = args.concurrency
+    if args.command == "serve":
+        overrides.setdefault("documents_yield_to_queries", True)  # an ingest never holds up a search
     return Settings(**overrides)
 
 
@@ -358,6 +360,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``neural-memory`` console script."""
     args = build_parser().parse_args(argv)
     if args.command == "serve":
+        # Concurrent searches each scan on their own thread; BLAS's own helper threads would only
+        # oversubscribe the cores (measured: 6 clients p95 173 -> 130 ms at 100k, 1 client unchanged).
+        for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ.setdefault(variable, "1")
         # EMF lines are for CloudWatch, and Powertools keeps one metric set per process, which
         # the server's concurrent handler instances would mix; latency is in every reply.
         os.environ["POWERTOOLS_METRICS_DISABLED"] = "true"
