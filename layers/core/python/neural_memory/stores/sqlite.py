@@ -16,6 +16,7 @@ import numpy as np
 
 from neural_memory.clock import to_ms
 from neural_memory.models import Hit, ObservationRecord, Retrieved, UpsertOutcome
+from neural_memory.stores.partitioned_vectors import PARTITION_FROM, TRAINING_SAMPLE, PartitionedVectors, partitions_for
 from neural_memory.stores.read_write_lock import ReadWriteLock
 from neural_memory.stores.record_fields import FIELD_NAMES, RECORD_FIELDS
 from neural_memory.stores.sqlite_db import LazyConnection, bump_generation, connect, connect_reader, read_generation
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
     from datetime import datetime
     from pathlib import Path
 
+    from numpy.typing import NDArray
+
     from neural_memory.filters import Filter
     from neural_memory.models import Vector
     from neural_memory.stores.base import IndexedObservation
@@ -38,6 +41,8 @@ _INSERT = (
     f"INSERT INTO observations (workspace_id, {', '.join(FIELD_NAMES)}) "
     f"VALUES (?, {', '.join('?' * len(FIELD_NAMES))}) RETURNING pk"
 )
+# Approximate (partitioned) vector search fetches this many times ``limit`` before exact re-scoring.
+CANDIDATES = 2
 _UPDATE = f"UPDATE observations SET {', '.join(f'{f.name} = ?' for f in _UPDATABLE)} WHERE pk = ?"
 
 
@@ -330,7 +335,11 @@ class SqliteStore:
                 if mirror is not None and mirror.generation == generation and _serves(mirror, want):
                     keep = mirror.mask(workspace_id, flt)
                     lexical = mirror.lexical_search(keep, terms, limit) if terms else []
-                    semantic = mirror.vector_search(keep, np.asarray(vector, dtype=np.float32), limit) if want else []
+                    query = np.asarray(vector, dtype=np.float32)
+                    wanted = limit * CANDIDATES if mirror.partitioned is not None else limit
+                    semantic = mirror.vector_search(keep, query, wanted) if want else []
+                    if mirror.partitioned is not None:  # approximate candidates, exact scores
+                        semantic = _rescored(reader.conn, semantic, query, limit)
                     # Same snapshot as the mirror's generation: a rowid cannot name another chunk.
                     records = _records(reader.conn, workspace_id, {rowid for rowid, _ in (*lexical, *semantic)})
                     break
@@ -359,6 +368,38 @@ class SqliteStore:
                 loaded = _load_mirror(conn, model_id, dimension, generation)
                 save_snapshot(loaded, self._snapshot)
             self._mirror = loaded
+
+
+def _fill_partitions(conn: sqlite3.Connection, mirror: ChunkMirror, sample: NDArray[np.float32], parts: int) -> None:
+    """Train the mirror's partitioned vectors on ``sample``, then stream every vector into them."""
+    mirror.partitioned = PartitionedVectors.train(sample, parts)
+    cursor = conn.execute("SELECT rowid, embedding FROM chunks WHERE model_id = ?", (mirror.model_id,))
+    while batch := cursor.fetchmany(16384):
+        at = [(mirror.position_of(rowid), blob) for rowid, blob in batch]
+        kept = [(position, blob) for position, blob in at if position is not None]
+        if kept:
+            positions = np.fromiter((p for p, _ in kept), dtype=np.int64, count=len(kept))
+            vectors = np.frombuffer(b"".join(b for _, b in kept), dtype=np.float32).reshape(len(kept), -1)
+            mirror.add_vectors(positions, vectors)
+
+
+def _rescored(
+    conn: sqlite3.Connection, hits: list[tuple[int, float]], query: NDArray[np.float32], limit: int
+) -> list[tuple[int, float]]:
+    """Exact cosines (clipped to [0, 1]) of approximate vector hits, from their float32 vectors; best ``limit``."""
+    if not hits:
+        return []
+    rowids = [rowid for rowid, _ in hits]
+    rows = conn.execute(
+        f"SELECT rowid, embedding FROM chunks WHERE rowid IN ({', '.join('?' * len(rowids))})", rowids
+    ).fetchall()
+    scored = [
+        (int(rowid), min(1.0, max(0.0, float(np.frombuffer(blob, dtype=np.float32) @ query))))
+        for rowid, blob in rows
+        if blob is not None
+    ]
+    scored.sort(key=lambda hit: -hit[1])
+    return scored[:limit]
 
 
 @contextmanager
@@ -392,15 +433,25 @@ def _records(conn: sqlite3.Connection, workspace_id: str, rowids: set[int]) -> d
 
 
 def _load_mirror(conn: sqlite3.Connection, model_id: str | None, dimension: int, generation: int) -> ChunkMirror:
-    """The mirror built from the rows (inside the caller's read transaction at ``generation``)."""
+    """The mirror built from the rows (inside the caller's read transaction at ``generation``).
+
+    A store with ``PARTITION_FROM`` vectors or more gets partitioned vectors: a first pass reads
+    the rows and a sample of vectors to train the partitions, a second pass streams the vectors
+    into them, so the float32 matrix never has to fit in memory."""
+    count = conn.execute("SELECT count(*) FROM chunks WHERE model_id = ?", (model_id,)).fetchone()[0]
+    partitioned = count >= PARTITION_FROM and model_id is not None
+    every = max(count // TRAINING_SAMPLE, 1)
+    sample: list[NDArray[np.float32]] = []
     mirror = ChunkMirror(model_id, dimension, generation)
     cursor = conn.execute(
         "SELECT c.rowid, o.workspace_id, o.source, o.observation_type, o.actor_name, o.tier, o.session_id, "
-        "o.occurred_at, o.expires_at, CASE WHEN c.model_id = ? THEN c.embedding END "
+        "o.occurred_at, o.expires_at, CASE WHEN c.model_id = ? AND (NOT ? OR c.rowid % ? = 0) THEN c.embedding END "
         "FROM chunks c JOIN observations o ON o.pk = c.obs_pk",
-        (model_id,),
+        (model_id, partitioned, every),
     )
     while batch := cursor.fetchmany(4096):
+        if partitioned:
+            sample.extend(np.frombuffer(r[9], dtype=np.float32) for r in batch if r[9] is not None)
         mirror.add(
             [
                 ChunkRow(
@@ -413,11 +464,13 @@ def _load_mirror(conn: sqlite3.Connection, model_id: str | None, dimension: int,
                     session_id=r[6],
                     occurred_ms=r[7],
                     expires_ms=r[8],
-                    vector=None if r[9] is None else np.frombuffer(r[9], dtype=np.float32),
+                    vector=None if r[9] is None or partitioned else np.frombuffer(r[9], dtype=np.float32),
                 )
                 for r in batch
             ]
         )
+    if partitioned:
+        _fill_partitions(conn, mirror, np.stack(sample), partitions_for(count))
     # Postings and lengths straight from FTS5's index, so terms are exactly FTS5's.
     weight = " ".join(f"WHEN '{col}' THEN {w}" for col, w in COLUMN_WEIGHTS.items())
     lengths: dict[int, int] = {}

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from neural_memory.clock import to_ms
+from neural_memory.stores.partitioned_vectors import PartitionedVectors
 from neural_memory.stores.sqlite_fts import BM25_B, BM25_K1
 
 if TYPE_CHECKING:
@@ -119,14 +120,24 @@ class ChunkMirror:
     loading ending in ``settle``) must have the mirror to itself (``SqliteStore`` holds a
     readers-writer lock)."""
 
-    def __init__(self, model_id: str | None, dimension: int, generation: int = 0) -> None:
+    def __init__(
+        self,
+        model_id: str | None,
+        dimension: int,
+        generation: int = 0,
+        partitioned: PartitionedVectors | None = None,
+    ) -> None:
+        """``partitioned``: keep vectors compressed in partitions (large stores) instead of as a
+        float32 matrix; vector search is then approximate and its hits are re-scored by the store."""
         self.model_id = model_id
         self.dimension = dimension
         self.generation = generation
+        self.partitioned = partitioned
         self._size = 0
         self._live = 0
         self._live_tokens = 0
-        self._vectors: NDArray[np.float32] = np.zeros((_INITIAL_CAPACITY, dimension), dtype=np.float32)
+        rows = 0 if partitioned is not None else _INITIAL_CAPACITY
+        self._vectors: NDArray[np.float32] = np.zeros((rows, dimension), dtype=np.float32)
         self._has_vector: NDArray[np.bool_] = np.zeros(_INITIAL_CAPACITY, dtype=bool)
         self._rowids: NDArray[np.int64] = np.zeros(_INITIAL_CAPACITY, dtype=np.int64)
         self._alive: NDArray[np.bool_] = np.zeros(_INITIAL_CAPACITY, dtype=bool)
@@ -147,7 +158,8 @@ class ChunkMirror:
         if needed <= capacity:
             return
         new = max(needed, capacity * 2)
-        self._vectors = np.resize(self._vectors, (new, self.dimension))
+        if self.partitioned is None:
+            self._vectors = np.resize(self._vectors, (new, self.dimension))
         for name in ("_has_vector", "_rowids", "_alive", "_length", "_occurred", "_expires"):
             grown = np.resize(getattr(self, name), new)
             grown[capacity:] = 0
@@ -159,11 +171,11 @@ class ChunkMirror:
         """Append rows; a chunk already present is replaced."""
         self.remove(row.chunk_rowid for row in rows)
         self._grow(self._size + len(rows))
+        embedded: list[tuple[int, NDArray[np.float32]]] = []
         for row in rows:
             at = self._size
             if row.vector is not None and row.vector.shape == (self.dimension,):
-                self._vectors[at] = row.vector
-                self._has_vector[at] = True
+                embedded.append((at, row.vector))
             self._rowids[at] = row.chunk_rowid
             self._alive[at] = True
             self._length[at] = row.length
@@ -178,7 +190,18 @@ class ChunkMirror:
             self._size += 1
             self._live += 1
             self._live_tokens += row.length
+        if embedded:
+            positions, vectors = zip(*embedded, strict=True)
+            self.add_vectors(np.asarray(positions, dtype=np.int64), np.stack(vectors))
         self.settle()
+
+    def add_vectors(self, positions: NDArray[np.int64], vectors: NDArray[np.float32]) -> None:
+        """Give the rows at ``positions`` their vectors (of the mirror's model)."""
+        self._has_vector[positions] = True
+        if self.partitioned is not None:
+            self.partitioned.add(positions, vectors)
+        else:
+            self._vectors[positions] = vectors
 
     def position_of(self, chunk_rowid: int) -> int | None:
         """Where a chunk sits (for bulk loading of postings)."""
@@ -239,6 +262,9 @@ class ChunkMirror:
         n = self._size
         if n == 0 or limit <= 0:
             return []
+        if self.partitioned is not None:
+            found = self.partitioned.search(keep & self._has_vector[:n], query, limit)
+            return [(int(self._rowids[at]), min(1.0, max(0.0, score))) for at, score in found]
         rows = np.flatnonzero(keep & self._has_vector[:n])
         if rows.size == 0:
             return []
@@ -285,7 +311,7 @@ class ChunkMirror:
         return [(int(self._rowids[rows[i]]), float(scores[i])) for i in top]
 
 
-SNAPSHOT_FORMAT = 1
+SNAPSHOT_FORMAT = 2
 
 
 def save_snapshot(mirror: ChunkMirror, path: Path) -> None:
@@ -316,7 +342,8 @@ def save_snapshot(mirror: ChunkMirror, path: Path) -> None:
     payload |= {name: getattr(mirror, f"_{name}")[:n] for name in _ROW_ARRAYS}
     payload |= {
         "meta": np.array(json.dumps(meta)),
-        "vectors": mirror._vectors[:n],
+        "vectors": mirror._vectors[:n] if mirror.partitioned is None else np.zeros((0, mirror.dimension), np.float32),
+        "partitioned": np.zeros(0, np.uint8) if mirror.partitioned is None else mirror.partitioned.to_array(),
         "offsets": np.asarray(offsets, dtype=np.int64),
         "positions": np.concatenate(positions) if positions else np.zeros(0, dtype=np.int64),
         "frequencies": np.concatenate(frequencies) if frequencies else np.zeros(0, dtype=np.float32),
@@ -337,10 +364,17 @@ def load_snapshot(path: Path, generation: int, model_id: str | None, dimension: 
                 SNAPSHOT_FORMAT, generation, model_id, dimension,
             ):  # fmt: skip
                 return None
-            mirror = ChunkMirror(model_id, dimension, generation)
+            partitioned = saved["partitioned"]
+            mirror = ChunkMirror(
+                model_id,
+                dimension,
+                generation,
+                PartitionedVectors.from_array(partitioned) if partitioned.size else None,
+            )
             n = len(saved["rowids"])
             mirror._grow(n)
-            mirror._vectors[:n] = saved["vectors"]
+            if mirror.partitioned is None:
+                mirror._vectors[:n] = saved["vectors"]
             for name in _ROW_ARRAYS:
                 getattr(mirror, f"_{name}")[:n] = saved[name]
             for column in _COLUMNS:
