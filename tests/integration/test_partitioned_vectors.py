@@ -18,6 +18,8 @@ from neural_memory.stores.sqlite import SqliteStore
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from numpy.typing import NDArray
+
 pytestmark = pytest.mark.integration
 
 NOW = datetime(2025, 12, 14, tzinfo=UTC)
@@ -26,7 +28,7 @@ DIMENSION = 32
 COUNT = 3000
 
 
-def _observation(i: int, vector: np.ndarray) -> IndexedObservation:  # type: ignore[type-arg]
+def _observation(i: int, vector: NDArray[np.float32]) -> IndexedObservation:
     record = ObservationRecord(
         id=f"obs-{i}",
         source="github" if i % 3 else "vercel",
@@ -49,11 +51,12 @@ def _observation(i: int, vector: np.ndarray) -> IndexedObservation:  # type: ign
     return IndexedObservation(record=record, chunks=[chunk], model_id=MODEL)
 
 
-def _vectors(count: int, seed: int) -> np.ndarray:  # type: ignore[type-arg]
+def _vectors(count: int, seed: int) -> NDArray[np.float32]:
     rng = np.random.default_rng(seed)
     centres = rng.standard_normal((40, DIMENSION))
     vectors = centres[rng.integers(0, 40, count)] + rng.normal(0, 0.5, (count, DIMENSION))
-    return (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+    unit: NDArray[np.float32] = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+    return unit
 
 
 def test_partitioned_search_has_exact_scores_high_recall_and_survives_a_restart(
@@ -67,11 +70,11 @@ def test_partitioned_search_has_exact_scores_high_recall_and_survives_a_restart(
     queries = _vectors(30, seed=2)
     github = Filter(live_at=NOW, sources=("github",))
 
-    def exact(query: np.ndarray, keep: np.ndarray) -> list[int]:  # type: ignore[type-arg]
+    def exact(query: NDArray[np.float32], keep: NDArray[np.bool_]) -> list[int]:
         scores = np.where(keep, vectors @ query, -np.inf)
         return [int(i) for i in np.argsort(-scores)[:10]]
 
-    def found(s: SqliteStore, query: np.ndarray, flt: Filter) -> list[tuple[int, float]]:  # type: ignore[type-arg]
+    def found(s: SqliteStore, query: NDArray[np.float32], flt: Filter) -> list[tuple[int, float]]:
         hits = s.retrieve("acme", text=None, vector=query.tolist(), model_id=MODEL, flt=flt, limit=10).vector
         return [(int(h.observation.id.split("-")[1]), h.score) for h in hits]
 

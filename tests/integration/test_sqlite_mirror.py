@@ -65,15 +65,11 @@ def test_lexical_ranking_and_scores_equal_fts5_bm25(settings: Settings, query: s
     hits = store.retrieve("acme", text=query, vector=None, model_id=None, flt=Filter(live_at=NOW), limit=50).lexical
     # Then it returns FTS5's own bm25() ranking and relative scores for that workspace
     match = fts_query(query)
-    reference = (
-        store._reader()
-        .conn.execute(  # FTS5 itself is the reference
-            "SELECT o.id, bm25(chunks_fts, 2.0, 1.0) AS rank FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
-            "JOIN observations o ON o.pk = c.obs_pk WHERE chunks_fts MATCH ? AND o.workspace_id = 'acme' ORDER BY rank",
-            (match,),
-        )
-        .fetchall()
+    reference_sql = (  # FTS5 itself is the reference
+        "SELECT o.id, bm25(chunks_fts, 2.0, 1.0) AS rank FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
+        "JOIN observations o ON o.pk = c.obs_pk WHERE chunks_fts MATCH ? AND o.workspace_id = 'acme' ORDER BY rank"
     )
+    reference = store._reader().conn.execute(reference_sql, (match,)).fetchall()
     assert [h.observation.id for h in hits] == [row[0] for row in reference]
     if reference:
         best = reference[0][1]
