@@ -105,3 +105,23 @@ def test_partitioned_search_has_exact_scores_high_recall_and_survives_a_restart(
     top = found(restarted, target, Filter(live_at=NOW))
     assert top[0][0] == COUNT and top[0][1] == pytest.approx(1.0, abs=1e-5)
     assert 0 not in {i for i, _ in top}
+
+
+def test_a_damaged_partitions_file_is_rebuilt_never_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a partitioned store whose saved partitions file was damaged while it was stopped
+    monkeypatch.setattr(sqlite_store, "PARTITION_FROM", 1000)
+    vectors = _vectors(1500, seed=3)
+    store = SqliteStore(tmp_path / "memory.db")
+    store.upsert("acme", [_observation(i, v) for i, v in enumerate(vectors)])
+    flt = Filter(live_at=NOW)
+    before = store.retrieve("acme", text=None, vector=vectors[5].tolist(), model_id=MODEL, flt=flt, limit=5).vector
+    store.close()
+    (saved,) = tmp_path.glob("*.faiss")
+    saved.write_bytes(saved.read_bytes()[:1000])
+    # When the store restarts and searches, Then it rebuilds the partitions and answers as before
+    restarted = SqliteStore(tmp_path / "memory.db")
+    after = restarted.retrieve("acme", text=None, vector=vectors[5].tolist(), model_id=MODEL, flt=flt, limit=5).vector
+    assert [h.observation.id for h in after] == [h.observation.id for h in before] and after[
+        0
+    ].observation.id == "obs-5"
+    assert len(list(tmp_path.glob("*.faiss"))) == 1  # the rebuilt snapshot's partitions only

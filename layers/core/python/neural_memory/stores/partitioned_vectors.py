@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from numpy.typing import NDArray
 
 PARTITION_FROM = 200_000  # vectors; below this the exact float32 scan is as fast
@@ -85,12 +87,11 @@ class PartitionedVectors:
         scores, positions = self._index.search(query.reshape(1, -1).astype(np.float32), limit, params=params)
         return [(int(p), float(s)) for p, s in zip(positions[0], scores[0], strict=True) if p >= 0]
 
-    def to_array(self) -> NDArray[np.uint8]:
-        """The index as bytes (saved in the mirror's snapshot)."""
-        array: NDArray[np.uint8] = _faiss().serialize_index(self._index)
-        return array
+    def write(self, path: Path) -> None:
+        """Save the index to ``path`` (a snapshot's companion file; the caller makes it atomic)."""
+        _faiss().write_index(self._index, str(path))
 
     @classmethod
-    def from_array(cls, array: NDArray[np.uint8]) -> PartitionedVectors:
-        """The index saved by ``to_array``."""
-        return cls(_faiss().deserialize_index(np.ascontiguousarray(array, dtype=np.uint8)))
+    def read(cls, path: Path) -> PartitionedVectors:
+        """The index saved by ``write`` (read straight into place: no second copy in memory)."""
+        return cls(_faiss().read_index(str(path)))

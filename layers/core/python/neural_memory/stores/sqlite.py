@@ -375,12 +375,10 @@ def _fill_partitions(conn: sqlite3.Connection, mirror: ChunkMirror, sample: NDAr
     mirror.partitioned = PartitionedVectors.train(sample, parts)
     cursor = conn.execute("SELECT rowid, embedding FROM chunks WHERE model_id = ?", (mirror.model_id,))
     while batch := cursor.fetchmany(16384):
-        at = [(mirror.position_of(rowid), blob) for rowid, blob in batch]
-        kept = [(position, blob) for position, blob in at if position is not None]
-        if kept:
-            positions = np.fromiter((p for p, _ in kept), dtype=np.int64, count=len(kept))
-            vectors = np.frombuffer(b"".join(b for _, b in kept), dtype=np.float32).reshape(len(kept), -1)
-            mirror.add_vectors(positions, vectors)
+        positions = mirror.positions_of(np.fromiter((rowid for rowid, _ in batch), dtype=np.int64, count=len(batch)))
+        vectors = np.frombuffer(b"".join(blob for _, blob in batch), dtype=np.float32).reshape(len(batch), -1)
+        present = positions >= 0
+        mirror.add_vectors(positions[present], vectors[present])
 
 
 def _rescored(
@@ -474,11 +472,12 @@ def _load_mirror(conn: sqlite3.Connection, model_id: str | None, dimension: int,
     # Postings and lengths straight from FTS5's index, so terms are exactly FTS5's.
     weight = " ".join(f"WHEN '{col}' THEN {w}" for col, w in COLUMN_WEIGHTS.items())
     lengths: dict[int, int] = {}
+    slots = mirror.slots()  # a plain list: the loop below runs once per (term, chunk)
     for term, doc, frequency, count in conn.execute(
         f"SELECT term, doc, sum(CASE col {weight} ELSE 1.0 END), count(*) FROM chunks_vocab GROUP BY term, doc"
     ):
-        at = mirror.position_of(doc)
-        if at is not None:
+        at = slots[doc] if doc < len(slots) else -1
+        if at >= 0:
             mirror.add_posting(term, at, frequency)
             lengths[at] = lengths.get(at, 0) + count
     for at, length in lengths.items():

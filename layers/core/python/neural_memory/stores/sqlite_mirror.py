@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import uuid
 import zipfile
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -89,7 +90,7 @@ class _Postings:
     __slots__ = ("_frequencies", "_pending_f", "_pending_p", "_positions")
 
     def __init__(self) -> None:
-        self._positions: NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self._positions: NDArray[np.int32] = np.zeros(0, dtype=np.int32)
         self._frequencies: NDArray[np.float32] = np.zeros(0, dtype=np.float32)
         self._pending_p: list[int] = []
         self._pending_f: list[float] = []
@@ -100,11 +101,11 @@ class _Postings:
 
     def settle(self) -> None:
         if self._pending_p:
-            self._positions = np.concatenate([self._positions, np.array(self._pending_p, dtype=np.int64)])
+            self._positions = np.concatenate([self._positions, np.array(self._pending_p, dtype=np.int32)])
             self._frequencies = np.concatenate([self._frequencies, np.array(self._pending_f, dtype=np.float32)])
             self._pending_p, self._pending_f = [], []
 
-    def arrays(self) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+    def arrays(self) -> tuple[NDArray[np.int32], NDArray[np.float32]]:
         return self._positions, self._frequencies
 
 
@@ -148,7 +149,8 @@ class ChunkMirror:
         self._dicts: dict[str, _Dictionary] = {c: _Dictionary() for c in _COLUMNS}
         self._postings: dict[str, _Postings] = {}
         self._unsettled: set[str] = set()
-        self._position: dict[int, int] = {}
+        # Position of each live chunk by rowid (-1: none); rowids are SQLite's, dense and small.
+        self._slot: NDArray[np.int32] = np.full(_INITIAL_CAPACITY, -1, dtype=np.int32)
 
     def __len__(self) -> int:
         return self._live
@@ -186,7 +188,7 @@ class ChunkMirror:
                 self._codes[column][at] = self._dicts[column].encode(value)
             for term, frequency in row.terms.items():
                 self.add_posting(term, at, frequency)
-            self._position[row.chunk_rowid] = at
+            self._set_slot(row.chunk_rowid, at)
             self._size += 1
             self._live += 1
             self._live_tokens += row.length
@@ -203,9 +205,30 @@ class ChunkMirror:
         else:
             self._vectors[positions] = vectors
 
+    def _set_slot(self, rowid: int, position: int) -> None:
+        if rowid >= self._slot.shape[0]:
+            grown = np.full(max(rowid + 1, 2 * self._slot.shape[0]), -1, dtype=np.int32)
+            grown[: self._slot.shape[0]] = self._slot
+            self._slot = grown
+        self._slot[rowid] = position
+
     def position_of(self, chunk_rowid: int) -> int | None:
         """Where a chunk sits (for bulk loading of postings)."""
-        return self._position.get(chunk_rowid)
+        if 0 <= chunk_rowid < self._slot.shape[0] and (at := int(self._slot[chunk_rowid])) >= 0:
+            return at
+        return None
+
+    def slots(self) -> list[int]:
+        """Position by rowid (-1: none), as a list, for bulk loading."""
+        slots: list[int] = self._slot.tolist()
+        return slots
+
+    def positions_of(self, chunk_rowids: NDArray[np.int64]) -> NDArray[np.int64]:
+        """``position_of`` for many rowids at once (-1 where absent)."""
+        inside = (chunk_rowids >= 0) & (chunk_rowids < self._slot.shape[0])
+        out = np.full(chunk_rowids.shape, -1, dtype=np.int64)
+        out[inside] = self._slot[chunk_rowids[inside]]
+        return out
 
     def add_posting(self, term: str, position: int, frequency: float) -> None:
         """Record that the chunk at ``position`` holds ``term`` (weighted frequency)."""
@@ -229,8 +252,9 @@ class ChunkMirror:
     def remove(self, chunk_rowids: Iterable[int]) -> None:
         """Forget these chunks (unknown ids are ignored)."""
         for rowid in chunk_rowids:
-            at = self._position.pop(rowid, None)
+            at = self.position_of(rowid)
             if at is not None:
+                self._slot[rowid] = -1
                 self._alive[at] = False
                 self._live -= 1
                 self._live_tokens -= int(self._length[at])
@@ -311,7 +335,7 @@ class ChunkMirror:
         return [(int(self._rowids[rows[i]]), float(scores[i])) for i in top]
 
 
-SNAPSHOT_FORMAT = 2
+SNAPSHOT_FORMAT = 3
 
 
 def save_snapshot(mirror: ChunkMirror, path: Path) -> None:
@@ -329,8 +353,17 @@ def save_snapshot(mirror: ChunkMirror, path: Path) -> None:
             positions.append(at[keep])
             frequencies.append(weight[keep])
             offsets.append(offsets[-1] + int(keep.sum()))
+    partitions_file = None
+    if mirror.partitioned is not None:
+        # faiss reads its own file straight into place; the snapshot names the file it goes with.
+        partitions_file = f"{path.stem}.{uuid.uuid4().hex}.faiss"
+        temporary = path.with_name(partitions_file + ".tmp")
+        os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
+        mirror.partitioned.write(temporary)
+        os.replace(temporary, path.with_name(partitions_file))
     meta = {
         "format": SNAPSHOT_FORMAT,
+        "partitions_file": partitions_file,
         "generation": mirror.generation,
         "model_id": mirror.model_id,
         "dimension": mirror.dimension,
@@ -343,15 +376,17 @@ def save_snapshot(mirror: ChunkMirror, path: Path) -> None:
     payload |= {
         "meta": np.array(json.dumps(meta)),
         "vectors": mirror._vectors[:n] if mirror.partitioned is None else np.zeros((0, mirror.dimension), np.float32),
-        "partitioned": np.zeros(0, np.uint8) if mirror.partitioned is None else mirror.partitioned.to_array(),
         "offsets": np.asarray(offsets, dtype=np.int64),
-        "positions": np.concatenate(positions) if positions else np.zeros(0, dtype=np.int64),
+        "positions": np.concatenate(positions) if positions else np.zeros(0, dtype=np.int32),
         "frequencies": np.concatenate(frequencies) if frequencies else np.zeros(0, dtype=np.float32),
     }
     temporary = path.with_name(path.name + ".tmp")
     with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as handle:
         np.savez(handle, **payload)
     os.replace(temporary, path)
+    for other in path.parent.glob(f"{path.stem}.*.faiss"):
+        if other.name != partitions_file:
+            other.unlink(missing_ok=True)  # the partitions of an older snapshot
 
 
 def load_snapshot(path: Path, generation: int, model_id: str | None, dimension: int) -> ChunkMirror | None:
@@ -364,34 +399,37 @@ def load_snapshot(path: Path, generation: int, model_id: str | None, dimension: 
                 SNAPSHOT_FORMAT, generation, model_id, dimension,
             ):  # fmt: skip
                 return None
-            partitioned = saved["partitioned"]
-            mirror = ChunkMirror(
-                model_id,
-                dimension,
-                generation,
-                PartitionedVectors.from_array(partitioned) if partitioned.size else None,
-            )
+            partitions_file = meta.get("partitions_file")
+            partitioned = PartitionedVectors.read(path.with_name(partitions_file)) if partitions_file else None
+            mirror = ChunkMirror(model_id, dimension, generation, partitioned)
+            # The arrays np.load made are the mirror's own: assigned, not copied (it grows them
+            # on the next write).
             n = len(saved["rowids"])
-            mirror._grow(n)
-            if mirror.partitioned is None:
-                mirror._vectors[:n] = saved["vectors"]
+            if partitioned is None:
+                mirror._vectors = saved["vectors"]
             for name in _ROW_ARRAYS:
-                getattr(mirror, f"_{name}")[:n] = saved[name]
+                setattr(mirror, f"_{name}", saved[name])
             for column in _COLUMNS:
-                mirror._codes[column][:n] = saved[f"codes_{column}"]
+                mirror._codes[column] = saved[f"codes_{column}"]
                 mirror._dicts[column]._codes = {v: i for i, v in enumerate(meta["dictionaries"][column])}
             offsets, positions, frequencies = saved["offsets"], saved["positions"], saved["frequencies"]
             if len(offsets) != len(meta["terms"]) + 1 or offsets[-1] != len(positions) != len(frequencies):
                 return None
+            if positions.dtype != np.int32 or frequencies.dtype != np.float32:
+                return None
             for i, term in enumerate(meta["terms"]):
                 postings = mirror._postings[term] = _Postings()
-                postings._positions = positions[offsets[i] : offsets[i + 1]].astype(np.int64)
-                postings._frequencies = frequencies[offsets[i] : offsets[i + 1]].astype(np.float32)
-    except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError, zipfile.BadZipFile):
+                postings._positions = positions[offsets[i] : offsets[i + 1]]  # views of one array
+                postings._frequencies = frequencies[offsets[i] : offsets[i + 1]]
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError, json.JSONDecodeError, zipfile.BadZipFile):
+        # RuntimeError: faiss refusing a damaged partitions file
         return None
     alive = mirror._alive[:n]
     mirror._size = n
     mirror._live = int(alive.sum())
     mirror._live_tokens = int(meta["live_tokens"])
-    mirror._position = {int(r): i for i, r in enumerate(mirror._rowids[:n]) if alive[i]}
+    live = np.flatnonzero(alive)
+    rowids = mirror._rowids[live]
+    mirror._slot = np.full(int(rowids.max(initial=0)) + 1, -1, dtype=np.int32)
+    mirror._slot[rowids] = live
     return mirror
