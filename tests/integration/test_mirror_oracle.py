@@ -210,6 +210,22 @@ def test_a_restart_loads_the_saved_mirror_instead_of_rebuilding_it(tmp_path: Pat
     _check(again)
 
 
+def test_a_keyword_search_after_a_restart_uses_the_saved_mirror_with_its_vectors(tmp_path: Path) -> None:
+    # Given a store whose mirror (with vectors) was saved when it closed
+    path = tmp_path / "store.sqlite3"
+    first = SqliteStore(path)
+    first.upsert("acme", [_record(i, ["deploy", w], expired=False) for i, w in zip(IDS, WORDS, strict=False)])
+    before = _search_all(first)
+    first.close()
+    saved = _snapshot(path).stat().st_mtime_ns
+    # When a restarted store first searches by keyword only, then by vector too
+    again = SqliteStore(path)
+    again.retrieve("acme", text="deploy", vector=None, model_id=None, flt=Filter(live_at=NOW), limit=5)
+    # Then neither search rebuilt the mirror (the snapshot is untouched) and answers are the same
+    assert _search_all(again) == before
+    assert _snapshot(path).stat().st_mtime_ns == saved
+
+
 def test_a_stale_or_damaged_snapshot_is_rebuilt_never_used(tmp_path: Path) -> None:
     path = tmp_path / "store.sqlite3"
     store = SqliteStore(path)

@@ -362,9 +362,10 @@ class SqliteStore:
             mirror = self._mirror
             if mirror is not None and mirror.generation == generation and _serves(mirror, want):
                 return  # another thread refreshed it first
-            model_id, dimension = want or (None, 1)
-            loaded = load_snapshot(self._snapshot, generation, model_id, dimension)
+            # A keyword search takes a saved mirror of any model rather than rebuild one without vectors.
+            loaded = load_snapshot(self._snapshot, generation, want)
             if loaded is None:
+                model_id, dimension = want or (None, 1)
                 loaded = _load_mirror(conn, model_id, dimension, generation)
                 save_snapshot(loaded, self._snapshot)
             self._mirror = loaded

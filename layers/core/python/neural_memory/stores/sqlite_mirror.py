@@ -87,13 +87,14 @@ class _Postings:
     """Positions and weighted frequencies of one term; appends are merged by ``settle()``, which
     writers call before readers may look (reads never change anything, so they can run at once)."""
 
-    __slots__ = ("_frequencies", "_pending_f", "_pending_p", "_positions")
+    __slots__ = ("_frequencies", "_pending_f", "_pending_p", "_positions", "_weights")
 
     def __init__(self) -> None:
         self._positions: NDArray[np.int32] = np.zeros(0, dtype=np.int32)
         self._frequencies: NDArray[np.float32] = np.zeros(0, dtype=np.float32)
         self._pending_p: list[int] = []
         self._pending_f: list[float] = []
+        self._weights: tuple[object, NDArray[np.float32]] | None = None
 
     def append(self, position: int, frequency: float) -> None:
         self._pending_p.append(position)
@@ -107,6 +108,17 @@ class _Postings:
 
     def arrays(self) -> tuple[NDArray[np.int32], NDArray[np.float32]]:
         return self._positions, self._frequencies
+
+    def weights(self, key: object, norms: NDArray[np.float32]) -> NDArray[np.float32]:
+        """BM25's term-frequency part per posting, ``tf (k1 + 1) / (tf + norm)``, for the rows'
+        length ``norms`` identified by ``key`` (kept until the norms change: between writes, a
+        query pays only for the idf multiply and the scatter)."""
+        cached = self._weights
+        if cached is None or cached[0] != key:
+            tf = self._frequencies
+            weights = (tf * (BM25_K1 + 1.0) / (tf + norms[self._positions])).astype(np.float32)
+            cached = self._weights = (key, weights)
+        return cached[1]
 
 
 _COLUMNS = ("workspace", "source", "observation_type", "actor_name", "tier", "session_id")
@@ -149,6 +161,7 @@ class ChunkMirror:
         self._dicts: dict[str, _Dictionary] = {c: _Dictionary() for c in _COLUMNS}
         self._postings: dict[str, _Postings] = {}
         self._unsettled: set[str] = set()
+        self._norms: tuple[tuple[int, int, int], NDArray[np.float32]] | None = None
         # Position of each live chunk by rowid (-1: none); rowids are SQLite's, dense and small.
         self._slot: NDArray[np.int32] = np.full(_INITIAL_CAPACITY, -1, dtype=np.int32)
 
@@ -303,29 +316,39 @@ class ChunkMirror:
         if n == 0 or limit <= 0 or not terms:
             return []
         scores = np.zeros(n, dtype=np.float32)
-        matched = np.zeros(n, dtype=bool)
         rows_total = max(self._live, 1)
-        average = self._live_tokens / rows_total or 1.0
+        key, norms = self._length_norms()
+        every_row_alive = self._live == n
         for term in terms:
             postings = self._postings.get(term)
             if postings is None:
                 continue
-            positions, frequencies = postings.arrays()
-            live = self._alive[positions]
-            positions, frequencies = positions[live], frequencies[live]
-            hits = positions.size
+            positions, _ = postings.arrays()
+            # idf counts every live row holding the term (FTS5's document frequency).
+            hits = positions.size if every_row_alive else int(np.count_nonzero(self._alive[positions]))
             if hits == 0:
                 continue
             idf = max(math.log((rows_total - hits + 0.5) / (hits + 0.5)), _MIN_IDF)
-            norm = BM25_K1 * (1.0 - BM25_B + BM25_B * self._length[positions] / average)
-            scores[positions] += idf * frequencies * (BM25_K1 + 1.0) / (frequencies + norm)
-            matched[positions] = True
-        rows = np.flatnonzero(keep & matched)
+            scores[positions] += np.float32(idf) * postings.weights(key, norms)
+        # Every posting adds a positive score, so a row holds a term exactly when its score is > 0;
+        # rows the filter drops (dead ones included) are cut here, after one pass per term.
+        rows = np.flatnonzero(keep & (scores > 0))
         if rows.size == 0:
             return []
         top = self._top(rows, scores[rows], limit)
         best = top[0][1] or 1.0
         return [(rowid, score / best) for rowid, score in top]
+
+    def _length_norms(self) -> tuple[tuple[int, int, int], NDArray[np.float32]]:
+        """BM25's length normalisation per row, ``k1 * (1 - b + b * length / average)``, and the
+        key it was computed for; kept until a write changes the rows or the average length."""
+        key = (self._size, self._live, self._live_tokens)
+        cached = self._norms
+        if cached is None or cached[0] != key:
+            average = self._live_tokens / max(self._live, 1) or 1.0
+            norms = BM25_K1 * (1.0 - BM25_B + BM25_B * self._length[: self._size] / average)
+            cached = self._norms = (key, norms.astype(np.float32))
+        return cached
 
     def _top(self, rows: NDArray[np.int64], scores: NDArray[np.float32], limit: int) -> list[tuple[int, float]]:
         """(chunk rowid, score) of the ``limit`` highest ``scores`` (aligned with ``rows``), best first."""
@@ -389,15 +412,17 @@ def save_snapshot(mirror: ChunkMirror, path: Path) -> None:
             other.unlink(missing_ok=True)  # the partitions of an older snapshot
 
 
-def load_snapshot(path: Path, generation: int, model_id: str | None, dimension: int) -> ChunkMirror | None:
-    """The mirror saved at ``generation`` for this model, or None when there is none, it is stale
-    (another generation or model) or it does not read back whole (then it is rebuilt, never used)."""
+def load_snapshot(path: Path, generation: int, want: tuple[str, int] | None) -> ChunkMirror | None:
+    """The mirror saved at ``generation`` with the vectors of ``want`` (model, dimension; None:
+    any, for a search without vectors), or None when there is none, it is stale (another
+    generation or model) or it does not read back whole (then it is rebuilt, never used)."""
     try:
         with np.load(path, allow_pickle=False) as saved:
             meta = json.loads(str(saved["meta"]))
-            if (meta["format"], meta["generation"], meta["model_id"], meta["dimension"]) != (
-                SNAPSHOT_FORMAT, generation, model_id, dimension,
-            ):  # fmt: skip
+            if (meta["format"], meta["generation"]) != (SNAPSHOT_FORMAT, generation):
+                return None
+            model_id, dimension = meta["model_id"], meta["dimension"]
+            if want is not None and (model_id, dimension) != want:
                 return None
             partitions_file = meta.get("partitions_file")
             partitioned = PartitionedVectors.read(path.with_name(partitions_file)) if partitions_file else None
