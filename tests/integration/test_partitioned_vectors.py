@@ -125,3 +125,24 @@ def test_a_damaged_partitions_file_is_rebuilt_never_used(tmp_path: Path, monkeyp
         0
     ].observation.id == "obs-5"
     assert len(list(tmp_path.glob("*.faiss"))) == 1  # the rebuilt snapshot's partitions only
+
+
+def test_a_store_that_grows_past_the_threshold_moves_its_vectors_into_partitions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a store searched while small (its mirror holds float32 vectors)
+    monkeypatch.setattr(sqlite_store, "PARTITION_FROM", 1000)
+    vectors = _vectors(1600, seed=4)
+    store = SqliteStore(tmp_path / "memory.db")
+    store.upsert("acme", [_observation(i, v) for i, v in enumerate(vectors[:800])])
+    flt = Filter(live_at=NOW)
+    store.retrieve("acme", text=None, vector=vectors[0].tolist(), model_id=MODEL, flt=flt, limit=5)
+    assert store._mirror is not None and store._mirror.partitioned is None
+    # When it grows past the threshold
+    store.upsert("acme", [_observation(i, v) for i, v in enumerate(vectors[800:], start=800)])
+    # Then its vectors are partitioned and old and new observations are found with exact scores
+    mirror = store._mirror
+    assert mirror is not None and mirror.partitioned is not None and len(mirror.partitioned) == 1600
+    for i in (3, 1203):
+        hits = store.retrieve("acme", text=None, vector=vectors[i].tolist(), model_id=MODEL, flt=flt, limit=5).vector
+        assert hits[0].observation.id == f"obs-{i}" and hits[0].score == pytest.approx(1.0, abs=1e-5)

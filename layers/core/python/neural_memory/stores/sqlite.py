@@ -242,6 +242,7 @@ class SqliteStore:
             )
         mirror.add(rows)
         mirror.generation = generation
+        mirror.partition_if_large(PARTITION_FROM)  # once, when the store grows past it
 
     def _tokens(self, written: Sequence[tuple[int, IndexedObservation, int]]) -> list[tuple[dict[str, float], int]]:
         return self._tokenizer.rows([(item.record.title, item.chunks[n].text) for _, item, n in written])
@@ -367,6 +368,8 @@ class SqliteStore:
             if loaded is None:
                 model_id, dimension = want or (None, 1)
                 loaded = _load_mirror(conn, model_id, dimension, generation)
+                save_snapshot(loaded, self._snapshot)
+            elif loaded.partition_if_large(PARTITION_FROM):  # saved while the store was smaller
                 save_snapshot(loaded, self._snapshot)
             self._mirror = loaded
 

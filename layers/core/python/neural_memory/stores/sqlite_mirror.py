@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from neural_memory.clock import to_ms
-from neural_memory.stores.partitioned_vectors import PartitionedVectors
+from neural_memory.stores.partitioned_vectors import TRAINING_SAMPLE, PartitionedVectors, partitions_for
 from neural_memory.stores.sqlite_fts import BM25_B, BM25_K1
 
 if TYPE_CHECKING:
@@ -224,6 +224,26 @@ class ChunkMirror:
             grown[: self._slot.shape[0]] = self._slot
             self._slot = grown
         self._slot[rowid] = position
+
+    def partition_if_large(self, threshold: int) -> bool:
+        """Move the float32 vectors into partitions once the mirror holds ``threshold`` live
+        ones (a store that grew, or a snapshot saved when it was smaller); True if it did."""
+        if self.partitioned is not None:
+            return False
+        n = self._size
+        rows = np.flatnonzero(self._has_vector[:n] & self._alive[:n])
+        if rows.size < threshold:
+            return False
+        sample = rows[:: max(rows.size // TRAINING_SAMPLE, 1)]
+        partitioned = PartitionedVectors.train(self._vectors[sample], partitions_for(rows.size))
+        for start in range(0, rows.size, 65536):
+            chunk = rows[start : start + 65536]
+            partitioned.add(chunk, self._vectors[chunk])
+        self._has_vector[:n] = False
+        self._has_vector[rows] = True  # dead rows' vectors were not carried over
+        self.partitioned = partitioned
+        self._vectors = np.zeros((0, self.dimension), dtype=np.float32)
+        return True
 
     def position_of(self, chunk_rowid: int) -> int | None:
         """Where a chunk sits (for bulk loading of postings)."""
