@@ -477,9 +477,13 @@ def _load_mirror(conn: sqlite3.Connection, model_id: str | None, dimension: int,
     weight = " ".join(f"WHEN '{col}' THEN {w}" for col, w in COLUMN_WEIGHTS.items())
     lengths: dict[int, int] = {}
     slots = mirror.slots()  # a plain list: the loop below runs once per (term, chunk)
+    previous = None
     for term, doc, frequency, count in conn.execute(
         f"SELECT term, doc, sum(CASE col {weight} ELSE 1.0 END), count(*) FROM chunks_vocab GROUP BY term, doc"
     ):
+        if term != previous:  # rows come term by term: settle each, so only one term's list is pending
+            mirror.settle()
+            previous = term
         at = slots[doc] if doc < len(slots) else -1
         if at >= 0:
             mirror.add_posting(term, at, frequency)
