@@ -14,7 +14,7 @@ export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 STAGE  ?= dev
 LAYER  := .build/layers/core
 
-.PHONY: dev serve test lint typecheck unit integration infra-tests format bench openapi build lock synth deploy destroy clean
+.PHONY: dev serve test lint typecheck unit integration infra-tests format bench bench-scale bench-concurrency openapi build lock synth deploy destroy clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -68,6 +68,12 @@ format: dev
 bench: dev  ## search latency at 10k and 100k observations, and every handler's cold import from the layer
 	$(BIN)/python -m bench.search_latency
 	$(BIN)/python -m bench.cold_import
+
+bench-scale: dev  ## a million observations: latency, restart, memory, recall (builds .bench-data/ once, ~5 min)
+	$(BIN)/python -m bench.scale --size 1000000
+
+bench-concurrency: dev  ## eight clients over HTTP against a real serve at 100k (6 searching, 2 ingesting)
+	$(BIN)/python -m bench.concurrency --size 100000 --data-dir .bench-data/c100k
 
 openapi: dev  ## write the merged OpenAPI document
 	$(BIN)/neural-memory openapi > docs/openapi.json

@@ -299,3 +299,46 @@ def test_a_stalled_body_is_dropped_after_the_idle_timeout(tmp_path: Path) -> Non
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+def test_serve_answers_with_its_concurrency_and_ctrl_c_saves_the_index(tmp_path: Path) -> None:
+    # Given the real `neural-memory serve` process with the samples, 3 requests at once
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [sys.executable, "-m", "neural_memory.local.cli", "serve", "--port", str(port), "--quiet"]
+    command += ["--data-dir", str(tmp_path), "--concurrency", "3"]
+    env = {**os.environ, "NM_SERVE_CONCURRENCY": "9"}  # the flag wins over the environment
+    server = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and not (tmp_path / "demo-api-key").exists():
+            time.sleep(0.2)
+        running = Running(f"http://127.0.0.1:{port}", (tmp_path / "demo-api-key").read_text().strip())
+        while time.monotonic() < deadline:
+            try:
+                status, body = running.request("POST", "/v1/search", {"query": "deploy failed"}, running.auth())
+                break
+            except OSError:
+                time.sleep(0.2)
+        # When it has answered a search (building and saving its index), taken a write (the
+        # saved index is now behind), and is stopped with Ctrl-C
+        assert status == 200 and body["results"]
+        snapshot = tmp_path / "neural-memory.mirror.npz"
+        built = snapshot.stat().st_mtime_ns
+        note = {"id": "n-1", "source": "manual", "observationType": "note", "occurredAt": "2025-12-12T10:00:00Z"}
+        note |= {"title": "Ctrl-C", "content": "the index is saved when serve stops"}
+        assert running.request("POST", "/v1/observations", {"observations": [note]}, running.auth())[0] == 200
+        server.send_signal(signal.SIGINT)
+        output, _ = server.communicate(timeout=60)
+    finally:
+        if server.poll() is None:
+            server.kill()
+    # Then it said how many requests it runs at once, exited cleanly, and saved its index (0600)
+    assert "3 requests at once" in output and server.returncode == 0, output
+    assert snapshot.stat().st_mtime_ns > built and snapshot.stat().st_mode & 0o777 == 0o600
