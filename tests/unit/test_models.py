@@ -112,3 +112,35 @@ def test_observation_batch_is_1_to_100(count: int) -> None:
     with pytest.raises(ValidationError) as caught:
         ObservationsRequest.model_validate({"observations": [VALID_OBSERVATION] * count})
     assert _loc(caught.value) == "observations"
+
+
+def test_a_title_is_derived_from_the_content_when_absent() -> None:
+    from datetime import UTC, datetime
+
+    from neural_memory.ingest.prepare import prepare
+    from neural_memory.ingest.tiers import DEFAULT_POLICY
+
+    now = datetime(2025, 12, 14, tzinfo=UTC)
+    untitled = {key: value for key, value in VALID_OBSERVATION.items() if key != "title"}
+    # Given a chat turn without a title, a short one, and a titled observation
+    turn = {**untitled, "content": "I moved the deploy to Friday because the billing migration is not done yet."}
+    short = {**untitled, "content": "  sounds good  "}
+    observations = ObservationsRequest.model_validate({"observations": [turn, short, VALID_OBSERVATION]}).observations
+    # When they are prepared for the store
+    titles = [prepare(o, now=now, policy=DEFAULT_POLICY, ttl_days=7).record.title for o in observations]
+    # Then the first words become the title (marked when cut), and a given title is kept
+    assert titles == [
+        "I moved the deploy to Friday because the billing migration is not…",
+        "sounds good",
+        "Push to main",
+    ]
+
+
+@pytest.mark.parametrize("content", [None, "", "   "])
+def test_without_a_title_the_content_is_required_and_named(content: str | None) -> None:
+    untitled = {key: value for key, value in VALID_OBSERVATION.items() if key != "title"}
+    if content is not None:
+        untitled["content"] = content
+    with pytest.raises(ValidationError) as err:
+        ObservationsRequest.model_validate({"observations": [untitled]})
+    assert _loc(err.value) == "observations.0.content"

@@ -233,8 +233,10 @@ class ObservationIn(RequestModel):
     observation_type: Slug
     actor_name: ActorName | None = None
     occurred_at: Timestamp
-    title: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)]
-    content: Annotated[str, StringConstraints(max_length=MAX_CONTENT_CHARS)] = ""
+    title: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)] | None = Field(
+        default=None, description="Optional: when absent, the first words of `content` (a chat turn has no title)."
+    )
+    content: Annotated[str, StringConstraints(max_length=MAX_CONTENT_CHARS)] = Field(default="", validate_default=True)
     url: Url | None = None
     session_id: SessionId | None = None
     parent_id: ObservationId | None = None
@@ -242,6 +244,14 @@ class ObservationIn(RequestModel):
     metadata: dict[Annotated[str, StringConstraints(min_length=1, max_length=100)], JsonValue] = Field(
         default_factory=dict
     )
+
+    @field_validator("content")
+    @classmethod
+    def _content_when_untitled(cls, value: str, info: ValidationInfo) -> str:
+        # Only when the title is absent (not when it failed its own checks: one error is enough).
+        if "title" in info.data and info.data["title"] is None and not value.strip():
+            raise ValueError("must not be empty when there is no title (the title is derived from it)")
+        return value
 
     @field_validator("metadata")
     @classmethod

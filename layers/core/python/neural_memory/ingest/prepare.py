@@ -18,8 +18,19 @@ if TYPE_CHECKING:
     from neural_memory.models import Tier
 
 
-_RESOLVED = {"id", "source_type", "ingested_at", "expires_at", "tier", "content_hash"}
+_RESOLVED = {"id", "source_type", "title", "ingested_at", "expires_at", "tier", "content_hash"}
+TITLE_WORDS = 12  # a derived title: the first words of the content
 _COPIED = (set(ObservationRecord.model_fields) & set(ObservationIn.model_fields)) - _RESOLVED
+
+
+def resolved_title(observation: ObservationIn) -> str:
+    """The client's title, or the first ``TITLE_WORDS`` words of the content (a chat turn or an
+    agent's note has no title of its own)."""
+    if observation.title:
+        return observation.title
+    words = observation.content.split()
+    title = " ".join(words[:TITLE_WORDS])[:200]
+    return title + "…" if len(words) > TITLE_WORDS else title
 
 
 def observation_id(observation: ObservationIn) -> str:
@@ -32,7 +43,7 @@ def observation_id(observation: ObservationIn) -> str:
         observation.observation_type,
         observation.url,
         observation.occurred_at.isoformat(),
-        observation.title,
+        resolved_title(observation),
     )
 
 
@@ -55,15 +66,17 @@ def prepare(
     tier = tier_for(observation.observation_type, observation.tier, policy)
     # Every field the client may send is copied as sent; the rest is resolved here.
     copied = observation.model_dump(include=_COPIED)
+    title = resolved_title(observation)
     record = ObservationRecord(
         **copied,
         id=observation_id(observation),
         source_type=observation.source_type or observation.observation_type,
+        title=title,
         ingested_at=now,
         expires_at=expiry_for(tier, observation.occurred_at, ttl_days),
         tier=tier,
         content_hash=content_hash(
-            observation.title,
+            title,
             observation.content,
             observation.url,
             tier,

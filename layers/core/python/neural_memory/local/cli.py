@@ -238,10 +238,26 @@ def cmd_purge(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    """Score retrieval on a BEIR-layout dataset; the last line is one JSON object."""
+    """Score retrieval on a BEIR-layout or a LoCoMo-layout dataset; the last line is one JSON object."""
+    from neural_memory.local import conversations
+
+    folder = Path(args.dataset)
+    if conversations.is_conversation_dataset(folder):
+        result = conversations.run(folder, args.mode, args.rerank, _settings(args))
+        if not args.json:
+            print(
+                f"{result['mode']} ({result['dataset']}, {result['questions']} questions in "
+                f"{result['conversations']} conversations): evidence recall@10 {result['recall@10']:.4f}, "
+                f"hit@10 {result['hit@10']:.4f}"
+            )
+            for name, scores in result["by_category"].items():
+                print(f"  {name:<12} {scores['questions']:>4} questions: recall@10 {scores['recall@10']:.4f}, "
+                      f"hit@10 {scores['hit@10']:.4f}")  # fmt: skip
+        print(json.dumps(result))
+        return 0
     from neural_memory.local.evaluation import run
 
-    result = run(Path(args.dataset), args.mode, args.rerank, args.split, _settings(args))
+    result = run(folder, args.mode, args.rerank, args.split, _settings(args))
     if not args.json:
         print(
             f"{result['mode']} ({result['split']}, {result['queries']} queries): "
@@ -342,8 +358,13 @@ def build_parser() -> argparse.ArgumentParser:
     data_dir(purge)
     purge.set_defaults(func=cmd_purge)
 
-    evaluate = commands.add_parser("eval", help="nDCG@10 and recall@100 on a BEIR-layout dataset")
-    evaluate.add_argument("dataset", help="folder with corpus.jsonl[.gz], queries.jsonl, qrels/<split>.tsv")
+    evaluate = commands.add_parser(
+        "eval", help="nDCG@10 and recall@100 on a BEIR dataset; evidence recall@10 and hit@10 on LoCoMo"
+    )
+    evaluate.add_argument(
+        "dataset",
+        help="folder with corpus.jsonl[.gz], queries.jsonl, qrels/<split>.tsv (BEIR), or a LoCoMo *.json[.gz]",
+    )
     evaluate.add_argument("--mode", default="hybrid", choices=["hybrid", "semantic", "keyword"])
     evaluate.add_argument("--rerank", default="fast", choices=["fast", "balanced", "thorough"])
     evaluate.add_argument("--split", default="test", help="qrels file to score (tune on train, report test)")
