@@ -32,8 +32,10 @@ def test_gate_scores_drops_and_blends(settings: Settings) -> None:
     svc.index("acme", DEPLOY_NOTES)
     # When searching
     reply = svc.search("acme", request(), "r1")
-    # Then one call scored the candidates, the irrelevant were dropped and counted
-    assert len(claude.requests) == 1
+    # Then one call scored the candidates, without a temperature (deprecated for current Claude
+    # models, which answer 400 to it; the SDK no longer has the parameter), and the irrelevant
+    # were dropped and counted
+    assert len(claude.requests) == 1 and "temperature" not in claude.requests[0]
     assert reply.llm.bypassed is False and reply.llm.reason is None
     assert reply.llm.filtered == 5
     assert {r.id for r in reply.results} == {"d1", "d2"}

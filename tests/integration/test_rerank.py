@@ -39,6 +39,36 @@ def test_balanced_reranks_with_cohere(settings: Settings) -> None:
     assert cohere.requests[0]["model"] == "rerank-v3.5" and cohere.requests[0]["top_n"] == 3
 
 
+def test_cohere_results_below_its_floor_are_dropped_and_counted(settings: Settings) -> None:
+    # Given Cohere scoring notes about Fridays 0.95 and every other note 0.2
+    cohere = FakeCohere(cohere_prefers("Fridays"))
+    svc = service(settings, reranker=cohere.reranker())
+    svc.index("acme", DEPLOY_NOTES)
+    # When searching in balanced mode with the default floor, and with one of 0.1
+    default = svc.search("acme", request(rerank="balanced", llm_filter=False, top_k=5), "r")
+    lowered = svc.search("acme", request(rerank="balanced", llm_filter=False, top_k=5, rerank_min_score=0.1), "r")
+    # Then the 0.4 default keeps only the 0.95 ones and counts the rest in `threshold`
+    assert [r.scores.rerank for r in default.results] == [0.95] * len(default.results) and default.results
+    assert default.threshold.rerank_min_score == 0.4
+    assert default.threshold.rerank_dropped == 5 - len(default.results)
+    # and a floor of 0.1 keeps all five
+    assert len(lowered.results) == 5
+    assert (lowered.threshold.rerank_min_score, lowered.threshold.rerank_dropped) == (0.1, 0)
+
+
+def test_the_llm_reranker_has_no_default_floor_and_fast_mode_none_at_all(settings: Settings) -> None:
+    cohere = FakeCohere(cohere_prefers("deploy"))
+    claude = FakeClaude(score_by_title("rollback", hit=0.8, miss=0.3))
+    svc = service(settings, scorer=claude.scorer(), reranker=cohere.reranker())
+    svc.index("acme", DEPLOY_NOTES)
+    thorough = svc.search("acme", request(rerank="thorough", llm_filter=False, top_k=3), "r")
+    fast = svc.search("acme", request(llm_filter=False, top_k=3, rerank_min_score=0.9), "r")
+    assert len(thorough.results) == 3 and thorough.threshold.rerank_min_score is None
+    assert any((r.scores.rerank or 0) < 0.4 for r in thorough.results)
+    assert len(fast.results) == 3 and fast.threshold.rerank_min_score is None
+    assert fast.threshold.rerank_dropped == 0
+
+
 @pytest.mark.parametrize(
     "reply",
     [

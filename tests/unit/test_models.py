@@ -144,3 +144,10 @@ def test_without_a_title_the_content_is_required_and_named(content: str | None) 
     with pytest.raises(ValidationError) as err:
         ObservationsRequest.model_validate({"observations": [untitled]})
     assert _loc(err.value) == "observations.0.content"
+
+
+@pytest.mark.parametrize("value", [1.5, -0.1, "0.4", True])
+def test_rerank_min_score_is_a_number_in_0_1(value: object) -> None:
+    with pytest.raises(ValidationError) as err:
+        SearchRequest.model_validate({"query": "deploy", "rerankMinScore": value})
+    assert _loc(err.value) == "rerankMinScore"

@@ -3,11 +3,17 @@
 Two documented, bounded methods (``NM_FUSION``):
 
 - ``convex`` (default): ``fused = alpha * v + (1 - alpha) * l`` where ``l`` is BM25 divided by
-  the query's best BM25 and ``v`` is cosine similarity rescaled from [min_similarity, 1] to
-  [0, 1] (hits below the model's minimum similarity were already dropped). Tuned on SciFact's
-  *train* qrels: alpha 0.7 and a 0.2 floor for all-MiniLM-L6-v2 gave nDCG@10 0.7395 against
-  0.7249 for the best rank fusion (RRF, k = 5). The cosine term is absolute, so a weak vector
-  signal stays weak.
+  the query's best BM25 and ``v`` is cosine similarity rescaled from [the model's minimum
+  similarity, the query's best cosine] to [0, 1] (hits below the minimum were already dropped),
+  alpha 0.5. Both sides are relative to the query's best, because the two score scales differ
+  by kind of data (abstracts score cosines of 0.6-0.8, chat turns 0.3-0.5); the cosine stays
+  anchored at the model's floor, so a weak vector hit does not outweigh a lexical match just by
+  being the best of a weak list. An observation missing from a list that was cut at the
+  retrieval limit takes that list's lowest score (it ranked below the last one kept), not zero,
+  so one retriever's cut does not sink what the other ranks first. Chosen on SciFact *train*
+  and LoCoMo *dev* (leave-one-conversation-out) with ``python -m bench.fusion_experiments``:
+  nDCG@10 0.7363 and evidence recall@10 0.6642, against 0.7395 and 0.6077 for the former
+  absolute-cosine mix (alpha 0.7) fitted to SciFact alone (docs/benchmarks.md has the grid).
 - ``rrf``: reciprocal-rank fusion normalised by its maximum, ``sum_r 1/(k + rank_r) / (R/(k+1))``.
 
 Either way ``R`` (the retrievers that count) is the ones that ran *and could have found the
@@ -35,11 +41,14 @@ def fuse(
     vector: Sequence[Hit] | None,
     *,
     method: FusionMethod = "convex",
-    alpha: float = 0.7,
+    alpha: float = 0.5,
     min_similarity: float = 0.0,
     k: int = 60,
+    cut: tuple[bool, bool] = (False, False),
 ) -> list[Candidate]:
-    """Fuse the lists of the retrievers that ran (None = did not run), best first.
+    """Fuse the lists of the retrievers that ran (None = did not run), best first. ``cut``:
+    whether the lexical and the vector retriever returned as many hits as they were asked for
+    (so an observation missing from that list ranked below its last entry).
 
     Each observation keeps its best chunk per retriever (dedup by parent); ties are broken by
     the vector score, then the lexical score, then id, so the order is deterministic.
@@ -61,6 +70,21 @@ def fuse(
             setattr(candidate, kind, hit.score)
             if kind == "vector" and candidate.lexical_rank is None:
                 candidate.chunk_no = hit.chunk_no
+    cosines = [c.vector for c in candidates.values() if c.vector is not None]
+    lexicals = [c.lexical for c in candidates.values() if c.lexical is not None]
+    best_cosine = max(cosines, default=1.0)
+
+    def similarity_of(cosine: float) -> float:
+        # From the model's floor (0) to the query's best cosine (1).
+        if best_cosine <= min_similarity:
+            return 1.0
+        return max(0.0, (cosine - min_similarity) / (best_cosine - min_similarity))
+
+    # Missing from a list that was cut at the retrieval limit means scoring at most its last
+    # entry: that, not zero, stands in for the missing score (a turn the vector side ranked 41st
+    # is not unrelated to the query). Missing from a list that was not cut means not found: zero.
+    vector_floor = similarity_of(min(cosines)) if cut[1] and cosines else 0.0
+    lexical_floor = min(lexicals) if cut[0] and lexicals else 0.0
     for candidate in candidates.values():
         lexical_counts = lexical is not None
         vector_counts = vector is not None and is_embedded(candidate.observation.tier)
@@ -69,9 +93,10 @@ def fuse(
             total = sum(1.0 / (k + r) for r in ranks if r is not None)
             candidate.fused = min(1.0, total * (k + 1) / max(int(lexical_counts) + int(vector_counts), 1))
             continue
-        similarity = max(0.0, ((candidate.vector or 0.0) - min_similarity) / (1.0 - min_similarity))
+        similarity = vector_floor if candidate.vector is None else similarity_of(candidate.vector)
+        lexical_score = lexical_floor if candidate.lexical is None else candidate.lexical
         weight = alpha if lexical_counts and vector_counts else float(vector_counts)
-        candidate.fused = min(1.0, weight * similarity + (1.0 - weight) * (candidate.lexical or 0.0))
+        candidate.fused = min(1.0, weight * similarity + (1.0 - weight) * lexical_score)
     return sorted(
         candidates.values(),
         key=lambda c: (-c.fused, -(c.vector or 0.0), -(c.lexical or 0.0), c.observation.id),

@@ -21,6 +21,7 @@ from pydantic import (
     Field,
     JsonValue,
     StrictBool,
+    StrictFloat,
     StrictInt,
     StringConstraints,
     ValidationInfo,
@@ -134,6 +135,11 @@ class SearchRequest(RequestModel):
     filters: SearchFilters | None = None
     mode: SearchMode = "hybrid"
     rerank: RerankMode = "fast"
+    rerank_min_score: Annotated[StrictFloat, Field(ge=0.0, le=1.0)] | None = Field(
+        default=None,
+        description="Drop reranked results scoring below this; default 0.4 with Cohere (balanced), "
+        "none with the LLM (thorough); no effect without a rerank (fast). Counted in `threshold`.",
+    )
     llm_filter: StrictBool = True
     exclude_session_id: SessionId | None = None
     explain: StrictBool = False
@@ -204,10 +210,14 @@ class LlmStatus(WireModel):
 
 
 class ThresholdStatus(WireModel):
-    """The minimum cosine similarity applied to vector hits, and how many hits it dropped."""
+    """The minimum cosine similarity applied to vector hits, and how many hits it dropped; the
+    minimum rerank score applied to reranked results (null when none applied), and how many it
+    dropped."""
 
     min_similarity: float
     dropped: int
+    rerank_min_score: float | None = None
+    rerank_dropped: int = 0
 
 
 class SearchResponse(WireModel):

@@ -100,6 +100,7 @@ class SearchPipeline:
                 vector = self._embed_query(request, degraded)
         use_lexical = request.mode in ("keyword", "hybrid")
         model_id = self._embedder.model_id if self._embedder and vector else None
+        limit = request.top_k * config.overfetch_factor
         with timer.stage("retrieval"):
             retrieved = self._store.retrieve(
                 workspace_id,
@@ -107,7 +108,7 @@ class SearchPipeline:
                 vector=vector,
                 model_id=model_id,
                 flt=flt,
-                limit=request.top_k * config.overfetch_factor,
+                limit=limit,
             )
         degraded.extend(retrieved.degraded)
         floor = config.min_similarity_for(model_id)
@@ -121,10 +122,17 @@ class SearchPipeline:
                 alpha=config.fusion_alpha,
                 min_similarity=floor,
                 k=config.rrf_k,
+                cut=(len(retrieved.lexical) >= limit, len(retrieved.vector) >= limit),
             )
             candidates = sorted((self._time_and_tier(c, now) for c in candidates), key=_by_final)
         llm, candidates = self._gate(request, candidates, timer)
-        candidates = self._rerank(request, candidates, degraded, timer)
+        candidates, rerank_floor = self._rerank(request, candidates, degraded, timer)
+        if rerank_floor is not None:
+            kept_above = [c for c in candidates if (c.rerank or 0.0) >= rerank_floor]
+            threshold = threshold.model_copy(
+                update={"rerank_min_score": rerank_floor, "rerank_dropped": len(candidates) - len(kept_above)}
+            )
+            candidates = kept_above
         kept = candidates[: request.top_k]
         results = [self._result(c, request, llm) for c in kept]
         latency = Latency(
@@ -217,8 +225,10 @@ class SearchPipeline:
 
     def _rerank(
         self, request: SearchRequest, candidates: list[Candidate], degraded: list[str], timer: StageTimer
-    ) -> list[Candidate]:
-        """Rerank by mode; a mode that is unavailable or fails degrades to the next cheaper one."""
+    ) -> tuple[list[Candidate], float | None]:
+        """Rerank by mode; a mode that is unavailable or fails degrades to the next cheaper one.
+        Also returns the minimum rerank score to apply: the request's, else Cohere's default when
+        Cohere ranked last (balanced), none when the LLM did (thorough) or nothing reranked."""
         mode: RerankMode = request.rerank
         while mode != "fast" and candidates:
             reranker, why_not = self._reranker(mode)
@@ -226,14 +236,17 @@ class SearchPipeline:
                 try:
                     with timer.stage("rerank"):
                         reranked = reranker.rerank(request.query, candidates, request.top_k)
-                    return [c.model_copy(update={"final": c.rerank or 0.0}) for c in reranked]
+                    floor = request.rerank_min_score
+                    if floor is None and mode == "balanced":
+                        floor = self._settings.cohere_rerank_min_score
+                    return [c.model_copy(update={"final": c.rerank or 0.0}) for c in reranked], floor
                 except RerankFailed as exc:
                     why_not = str(exc)
             logger.warning("rerank degraded", extra={"mode": mode, "reason": why_not})
             record_reason(METRIC_RERANK_DEGRADED, mode)
             degraded.append(f"rerank:{mode}->{_CHEAPER[mode]} ({why_not})")
             mode = _CHEAPER[mode]
-        return candidates
+        return candidates, None
 
     def _result(self, candidate: Candidate, request: SearchRequest, llm: LlmStatus) -> SearchResult:
         record = candidate.observation

@@ -61,6 +61,8 @@ class ProviderSettings(_Base):
     cohere_api_key: SecretStr | None = None
     cohere_embed_model: str = "embed-english-v3.0"
     cohere_timeout_s: float = Field(default=10.0, gt=0)
+    # A Cohere rerank's relevance floor when the request names none (the seed's 0.4).
+    cohere_rerank_min_score: float = Field(default=0.4, ge=0.0, le=1.0)
     anthropic_api_key: SecretStr | None = None
     # In AWS the keys come from Secrets Manager (read once per container) instead of plain env.
     cohere_secret_arn: str | None = None
@@ -90,7 +92,7 @@ class SearchSettings(_Base):
 
     overfetch_factor: int = Field(default=4, ge=1, le=20)
     fusion: Literal["convex", "rrf"] = "convex"
-    fusion_alpha: float = Field(default=0.7, ge=0.0, le=1.0)
+    fusion_alpha: float = Field(default=0.5, ge=0.0, le=1.0)
     rrf_k: int = Field(default=60, ge=1)
     # Minimum cosine similarity of a vector hit, per embedding model (0 for models not listed).
     min_similarity: dict[str, float] = Field(

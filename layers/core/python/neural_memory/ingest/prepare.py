@@ -24,13 +24,14 @@ _COPIED = (set(ObservationRecord.model_fields) & set(ObservationIn.model_fields)
 
 
 def resolved_title(observation: ObservationIn) -> str:
-    """The client's title, or the first ``TITLE_WORDS`` words of the content (a chat turn or an
-    agent's note has no title of its own)."""
+    """The client's title, or who said it and the first ``TITLE_WORDS`` words of the content (a
+    chat turn or an agent's note has no title of its own). The speaker matters: "what did Caroline
+    research" is answered by Caroline's own turns, which never name her."""
     if observation.title:
         return observation.title
     words = observation.content.split()
-    title = " ".join(words[:TITLE_WORDS])[:200]
-    return title + "…" if len(words) > TITLE_WORDS else title
+    title = " ".join(words[:TITLE_WORDS])[:200] + ("…" if len(words) > TITLE_WORDS else "")
+    return f"{observation.actor_name}: {title}" if observation.actor_name else title
 
 
 def observation_id(observation: ObservationIn) -> str:

@@ -1,0 +1,246 @@
+"""Fusion experiments on both development sets: which way of combining the lexical and vector
+lists holds on documents (SciFact train, nDCG@10) *and* conversations (LoCoMo dev, evidence
+recall@10, cross-validated by leaving one conversation out).
+
+    python -m bench.fusion_experiments --scifact DIR --locomo DIR [--split train]
+
+Each query's two candidate lists are retrieved once through the service's store, exactly as a
+search retrieves them (same limits, same filter, the model's similarity floor); every method is
+then applied to the same lists, so the methods are compared on equal terms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+
+from typing import TYPE_CHECKING
+
+from neural_memory.clock import utcnow
+from neural_memory.filters import Filter
+from neural_memory.fusion import fuse
+from neural_memory.local import conversations, evaluation
+from neural_memory.models import Hit
+from neural_memory.service import Service, build_service
+from neural_memory.settings import Settings
+from tqdm import tqdm
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+Lists = tuple[list[Hit], list[Hit], tuple[bool, bool]]  # lexical, vector (above the floor), cut
+
+
+@dataclass
+class Query:
+    """A query's retrieved lists and what counts as relevant."""
+
+    group: str  # the conversation (LoCoMo) or "scifact"
+    lists: Lists
+    relevant: dict[str, int]
+
+
+def retrieve(service: Service, workspace: str, text: str, limit: int) -> Lists:
+    """The lexical and vector lists a hybrid search of ``text`` would fuse."""
+    embedder = service.embedder
+    assert embedder is not None
+    vector = embedder.embed([text], "search_query")[0]
+    found = service.store.retrieve(
+        workspace, text=text, vector=vector, model_id=embedder.model_id, flt=Filter(live_at=utcnow()), limit=limit
+    )
+    floor = service.settings.min_similarity_for(embedder.model_id)
+    cut = (len(found.lexical) >= limit, len(found.vector) >= limit)
+    return found.lexical, [hit for hit in found.vector if hit.score >= floor], cut
+
+
+def scifact_queries(service: Service, folder: Path, split: str) -> list[Query]:
+    """SciFact ``split`` queries (top 100 searched, so 400 candidates per list)."""
+    dataset = evaluation.load_beir(folder, split)
+    evaluation.index(service, dataset)
+    return [
+        Query("scifact", retrieve(service, evaluation.WORKSPACE, text[:2000], 400), dataset.qrels[query_id])
+        for query_id, text in tqdm(dataset.queries.items(), desc=f"scifact {split}", file=sys.stderr)
+    ]
+
+
+def locomo_queries(service: Service, folder: Path) -> list[Query]:
+    """LoCoMo questions (top 10 searched, so 40 candidates per list)."""
+    talks = conversations.load_conversations(folder)
+    out = []
+    for talk in talks:
+        for start in range(0, len(talk.turns), 100):
+            service.index(talk.sample_id, talk.turns[start : start + 100])
+        for question in tqdm(talk.questions, desc=f"locomo {talk.sample_id}", file=sys.stderr):
+            lists = retrieve(service, talk.sample_id, question.text, 40)
+            out.append(Query(talk.sample_id, lists, dict.fromkeys(question.evidence, 1)))
+    return out
+
+
+# ----------------------------------------------------------------------------- methods
+
+
+def _best_per_observation(hits: list[Hit]) -> dict[str, float]:
+    best: dict[str, float] = {}
+    for hit in hits:
+        best.setdefault(hit.observation.id, hit.score)
+    return best
+
+
+def absolute(alpha: float, floor: float) -> Callable[[Query], list[str]]:
+    """The former default: cosine rescaled from [floor, 1] (absolute), BM25 / best."""
+
+    def rank(query: Query) -> list[str]:
+        lists = query.lists
+        lexical, vector = _best_per_observation(lists[0]), _best_per_observation(lists[1])
+        best_l = max(lexical.values(), default=1.0) or 1.0
+        fused = {
+            i: alpha * max(0.0, (vector.get(i, 0.0) - floor) / (1 - floor)) + (1 - alpha) * lexical.get(i, 0.0) / best_l
+            for i in set(lexical) | set(vector)
+        }
+        return sorted(fused, key=lambda i: (-fused[i], i))
+
+    return rank
+
+
+def anchored(alpha: float, floor: float, impute: bool) -> Callable[[Query], list[str]]:
+    """Cosine rescaled from [floor, the query's best] (relative, but anchored at the model's
+    floor rather than at zero), BM25 / best; ``impute``: a missing score is the list's lowest."""
+
+    def rank(query: Query) -> list[str]:
+        lists = query.lists
+        lexical, vector = _best_per_observation(lists[0]), _best_per_observation(lists[1])
+        best_l = max(lexical.values(), default=1.0) or 1.0
+        best_v = max(vector.values(), default=1.0)
+        v = {i: max(0.0, (c - floor) / (best_v - floor)) if best_v > floor else 1.0 for i, c in vector.items()}
+        lx = {i: c / best_l for i, c in lexical.items()}
+        miss_v = min(v.values(), default=0.0) if impute else 0.0
+        miss_l = min(lx.values(), default=0.0) if impute else 0.0
+        fused = {i: alpha * v.get(i, miss_v) + (1 - alpha) * lx.get(i, miss_l) for i in set(lx) | set(v)}
+        return sorted(fused, key=lambda i: (-fused[i], i))
+
+    return rank
+
+
+def convex(alpha: float, floor: float) -> Callable[[Query], list[str]]:
+    """The product's convex fusion (both sides relative to the query's best, the cosine from the
+    model's floor; a missing score from a cut list is that list's lowest)."""
+
+    def rank(query: Query) -> list[str]:
+        lists = query.lists
+        fused = fuse(lists[0], lists[1], method="convex", alpha=alpha, min_similarity=floor, cut=lists[2])
+        return [c.observation.id for c in fused]
+
+    return rank
+
+
+def rrf(k: int) -> Callable[[Query], list[str]]:
+    """The product's reciprocal-rank fusion."""
+
+    def rank(query: Query) -> list[str]:
+        lists = query.lists
+        return [c.observation.id for c in fuse(lists[0], lists[1], method="rrf", k=k)]
+
+    return rank
+
+
+def normalised(alpha: float, how: str) -> Callable[[Query], list[str]]:
+    """Both lists normalised the same way over the query's own candidates, then mixed, a missing
+    score taking the list's lowest: ``max`` (divided by the best), ``minmax`` (to [0, 1]) or
+    ``zscore`` (distribution-based: mean 0, sd 1)."""
+
+    def scale(scores: dict[str, float]) -> dict[str, float]:
+        if not scores:
+            return {}
+        values = list(scores.values())
+        if how == "max":
+            high = max(values)
+            return {k: v / high if high > 0 else 0.0 for k, v in scores.items()}
+        if how == "minmax":
+            low, high = min(values), max(values)
+            return {k: (v - low) / (high - low) if high > low else 1.0 for k, v in scores.items()}
+        mean = sum(values) / len(values)
+        sd = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values)) or 1.0
+        return {k: (v - mean) / sd for k, v in scores.items()}
+
+    def rank(query: Query) -> list[str]:
+        lists = query.lists
+        lexical, vector = scale(_best_per_observation(lists[0])), scale(_best_per_observation(lists[1]))
+        missing_l = min(lexical.values(), default=0.0)
+        missing_v = min(vector.values(), default=0.0)
+        ids = set(lexical) | set(vector)
+        fused = {i: alpha * vector.get(i, missing_v) + (1 - alpha) * lexical.get(i, missing_l) for i in ids}
+        return sorted(fused, key=lambda i: (-fused[i], i))
+
+    return rank
+
+
+# ----------------------------------------------------------------------------- scoring
+
+
+def score(queries: list[Query], method: Callable[[Query], list[str]], metric: str) -> float:
+    """Mean nDCG@10 or evidence recall@10 of ``method`` over ``queries``."""
+    values = []
+    for query in queries:
+        ranked = method(query)
+        if metric == "ndcg":
+            values.append(evaluation.ndcg_at(ranked, query.relevant))
+        else:
+            values.append(len(set(ranked[:10]) & set(query.relevant)) / len(query.relevant))
+    return sum(values) / len(values) if values else 0.0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scifact", type=Path, required=True, help="SciFact in BEIR layout")
+    parser.add_argument("--locomo", type=Path, required=True, help="a folder with LoCoMo's JSON")
+    parser.add_argument("--split", default="train", help="SciFact split to tune on")
+    args = parser.parse_args()
+
+    settings = Settings()
+    with tempfile.TemporaryDirectory(prefix="nm-fusion-") as tmp:
+        service = build_service(settings.model_copy(update={"data_dir": Path(tmp)}))
+        if service.embedding_cache is not None:
+            from neural_memory.embeddings.cache import EmbeddingCache
+
+            service.embedding_cache = EmbeddingCache(settings.embedding_cache_path)
+        science = scifact_queries(service, args.scifact, args.split)
+        talk = locomo_queries(service, args.locomo)
+    floor = settings.min_similarity_for(service.embedder.model_id if service.embedder else None)
+
+    methods: dict[str, Callable[[Query], list[str]]] = {"keyword": lambda q: list(_best_per_observation(q.lists[0]))}
+    methods["semantic"] = lambda q: list(_best_per_observation(q.lists[1]))
+    for alpha in (0.3, 0.4, 0.5, 0.6, 0.7):
+        methods[f"absolute a={alpha}"] = absolute(alpha, floor)
+    for alpha in (0.45, 0.5, 0.55, 0.6):
+        methods[f"convex a={alpha}"] = convex(alpha, floor)
+    for alpha in (0.5, 0.55, 0.6, 0.65):
+        methods[f"relative a={alpha}"] = normalised(alpha, "max")
+    for impute in (False, True):
+        for alpha in (0.5, 0.6):
+            methods[f"anchored{'+imp' if impute else ''} a={alpha}"] = anchored(alpha, floor, impute)
+    for k in (5, 20, 60):
+        methods[f"rrf k={k}"] = rrf(k)
+    for how in ("minmax", "zscore"):
+        for alpha in (0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7):
+            methods[f"{how} a={alpha}"] = normalised(alpha, how)
+
+    groups = sorted({q.group for q in talk})
+    print(f"{'method':<16} {'SciFact ' + args.split + ' nDCG@10':>22} {'LoCoMo recall@10':>17}  per conversation")
+    for name, method in methods.items():
+        per = [score([q for q in talk if q.group == g], method, "recall") for g in groups]
+        print(
+            f"{name:<16} {score(science, method, 'ndcg'):>22.4f} {score(talk, method, 'recall'):>17.4f}  "
+            + " ".join(f"{v:.3f}" for v in per),
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
