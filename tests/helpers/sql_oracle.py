@@ -26,9 +26,12 @@ def render_sqlite(flt: Filter, table: str = "o") -> tuple[str, list[object]]:
     if flt.occurred_to is not None:
         clauses.append(f"{table}.occurred_at <= ?")
         params.append(to_ms(flt.occurred_to))
-    if flt.exclude_session_id is not None:
+    if flt.exclude_session_id is not None and flt.exclude_after is None:
         clauses.append(f"({table}.session_id IS NULL OR {table}.session_id != ?)")
         params.append(flt.exclude_session_id)
+    elif flt.exclude_session_id is not None and flt.exclude_after is not None:
+        clauses.append(f"({table}.session_id IS NULL OR {table}.session_id != ? OR {table}.occurred_at <= ?)")
+        params.extend([flt.exclude_session_id, to_ms(flt.exclude_after)])
     return " AND ".join(clauses), params
 
 

@@ -34,6 +34,8 @@ DATA: list[dict[str, Any]] = [
      "occurredAt": "2025-11-20T12:00:00Z", "title": "acme note: why the deploy failed", "tier": "A"},
     {"id": "decision-1", "source": "manual", "observationType": "decision", "actorName": "mona lisa",
      "occurredAt": "2025-12-12T00:00:00Z", "title": "acme decision: advisory locks for billing"},
+    {"id": "turn-0", "source": "agent", "observationType": "conversation_turn", "actorName": "support-bot",
+     "occurredAt": "2025-12-13T13:00:00Z", "title": "acme chat: customer opens the thread", "sessionId": "sess-42"},
     {"id": "turn-1", "source": "agent", "observationType": "conversation_turn", "actorName": "support-bot",
      "occurredAt": "2025-12-13T13:45:00Z", "title": "acme chat: customer asks about 429", "sessionId": "sess-42"},
     {"id": "turn-2", "source": "agent", "observationType": "conversation_turn", "actorName": "support-bot",
@@ -55,14 +57,34 @@ def _live(obs: dict[str, Any]) -> bool:
     return _tier(obs) != "C" or _at(obs["occurredAt"]) + timedelta(days=7) > NOW
 
 
-def _matches(obs: dict[str, Any], filters: dict[str, Any], exclude_session: str | None) -> bool:
+# A session to exclude: its id, or its id and the compact boundary after which it is excluded.
+Exclude = str | tuple[str, str] | None
+
+
+def exclusion(exclude: Exclude) -> dict[str, str]:
+    """The request fields of an exclusion."""
+    if exclude is None:
+        return {}
+    if isinstance(exclude, str):
+        return {"excludeSessionId": exclude}
+    return {"excludeSessionId": exclude[0], "excludeAfter": exclude[1]}
+
+
+def _excluded(obs: dict[str, Any], exclude: Exclude) -> bool:
+    fields = exclusion(exclude)
+    if not fields or obs.get("sessionId") != fields["excludeSessionId"]:
+        return False
+    return "excludeAfter" not in fields or _at(obs["occurredAt"]) > _at(fields["excludeAfter"])
+
+
+def _matches(obs: dict[str, Any], filters: dict[str, Any], exclude: Exclude) -> bool:
     checks = [
         _live(obs),
         obs["source"] in filters.get("sourceTypes", [obs["source"]]),
         obs["observationType"] in filters.get("observationTypes", [obs["observationType"]]),
         obs["actorName"] in filters.get("actorNames", [obs["actorName"]]),
         _tier(obs) in filters.get("tiers", [_tier(obs)]),
-        exclude_session is None or obs.get("sessionId") != exclude_session,
+        not _excluded(obs, exclude),
     ]
     date_range = filters.get("dateRange", {})
     if "start" in date_range:
@@ -72,7 +94,7 @@ def _matches(obs: dict[str, Any], filters: dict[str, Any], exclude_session: str 
     return all(checks)
 
 
-CASES: list[tuple[str, dict[str, Any], str | None]] = [
+CASES: list[tuple[str, dict[str, Any], Exclude]] = [
     ("none", {}, None),
     ("one source", {"sourceTypes": ["vercel"]}, None),
     ("two sources", {"sourceTypes": ["github", "manual"]}, None),
@@ -89,6 +111,9 @@ CASES: list[tuple[str, dict[str, Any], str | None]] = [
     ("date in another zone", {"dateRange": {"start": "2025-12-12T12:01:02+02:00"}}, None),
     ("unknown value", {"actorNames": ["nobody"]}, None),
     ("exclude session", {}, "sess-42"),
+    ("exclude a session after its compact boundary", {}, ("sess-42", "2025-12-13T13:30:00Z")),
+    ("compact boundary in another zone, equal to a turn's time", {}, ("sess-42", "2025-12-13T14:00:00+01:00")),
+    ("compact boundary before every turn", {"sourceTypes": ["agent"]}, ("sess-42", "2025-12-01T00:00:00Z")),
     (
         "combined",
         {
@@ -111,27 +136,26 @@ def loaded(service: Service, lambda_context: LocalLambdaContext) -> Service:
     return service
 
 
-@pytest.mark.parametrize(("name", "filters", "exclude_session"), CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(("name", "filters", "exclude"), CASES, ids=[c[0] for c in CASES])
 @pytest.mark.parametrize("mode", ["hybrid", "keyword", "semantic"])
 def test_filters_return_exactly_the_matching_observations(
     loaded: Service,
     lambda_context: LocalLambdaContext,
     name: str,
     filters: dict[str, Any],
-    exclude_session: str | None,
+    exclude: Exclude,
     mode: str,
 ) -> None:
     # Given ten observations across sources, types, actors, tiers, dates and sessions (one expired)
     body: dict[str, Any] = {"query": "acme", "topK": 100, "mode": mode, "llmFilter": False}
     if filters:
         body["filters"] = filters
-    if exclude_session:
-        body["excludeSessionId"] = exclude_session
+    body |= exclusion(exclude)
     # When searching with the filter
     status, reply = search(body, lambda_context)
     # Then exactly the matching observations come back (semantic mode cannot see never-embedded E tier)
     assert status == 200, reply
-    expected = {o["id"] for o in DATA if _matches(o, filters, exclude_session)}
+    expected = {o["id"] for o in DATA if _matches(o, filters, exclude)}
     if mode == "semantic":
         expected = {i for i in expected if _tier(next(o for o in DATA if o["id"] == i)) != "E"}
     assert {r["id"] for r in reply["results"]} == expected

@@ -28,7 +28,7 @@ from opensearchpy import OpenSearch
 from tests.helpers.events import ROOT
 from tests.helpers.fakes import HashEmbedder
 from tests.helpers.pipeline import NOW, note
-from tests.integration.test_search_filters import CASES, DATA, _matches
+from tests.integration.test_search_filters import CASES, DATA, _matches, exclusion
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -65,8 +65,7 @@ def test_every_filter_returns_exactly_the_matching_observations(svc: Service) ->
     # When each filter case is searched, Then exactly the matching ones come back
     for name, filters, exclude in CASES:
         extra: dict[str, Any] = {"filters": filters} if filters else {}
-        if exclude:
-            extra["excludeSessionId"] = exclude
+        extra |= exclusion(exclude)
         assert _ids(svc, **extra) == {o["id"] for o in DATA if _matches(o, filters, exclude)}, name
 
 

@@ -151,3 +151,11 @@ def test_rerank_min_score_is_a_number_in_0_1(value: object) -> None:
     with pytest.raises(ValidationError) as err:
         SearchRequest.model_validate({"query": "deploy", "rerankMinScore": value})
     assert _loc(err.value) == "rerankMinScore"
+
+
+def test_a_compact_boundary_needs_the_session_it_bounds() -> None:
+    with pytest.raises(ValidationError) as err:
+        SearchRequest.model_validate({"query": "deploy", "excludeAfter": "2025-12-13T13:30:00Z"})
+    assert _loc(err.value) == "excludeAfter"
+    bounded = {"query": "deploy", "excludeSessionId": "s-1", "excludeAfter": "2025-12-13T13:30:00+01:00"}
+    assert SearchRequest.model_validate(bounded).exclude_after is not None

@@ -33,6 +33,9 @@ class Filter:
     occurred_from: datetime | None = None
     occurred_to: datetime | None = None
     exclude_session_id: str | None = None
+    # With ``exclude_session_id``: only that session's records after this moment are excluded
+    # (the compact boundary: what an agent has lost from its context stays findable).
+    exclude_after: datetime | None = None
 
     def terms(self) -> list[tuple[str, tuple[str, ...]]]:
         """The exact-match conditions as (stored field, allowed values), only those that are set.
@@ -48,10 +51,16 @@ class Filter:
         return [(name, values) for name, values in pairs if values]
 
 
-def compile_filter(filters: SearchFilters | None, *, live_at: datetime, exclude_session_id: str | None) -> Filter:
+def compile_filter(
+    filters: SearchFilters | None,
+    *,
+    live_at: datetime,
+    exclude_session_id: str | None,
+    exclude_after: datetime | None = None,
+) -> Filter:
     """Turn the validated API filters into the neutral ``Filter`` (duplicates removed, order kept)."""
     if filters is None:
-        return Filter(live_at=live_at, exclude_session_id=exclude_session_id)
+        return Filter(live_at=live_at, exclude_session_id=exclude_session_id, exclude_after=exclude_after)
     date_range = filters.date_range
     return Filter(
         live_at=live_at,
@@ -62,6 +71,7 @@ def compile_filter(filters: SearchFilters | None, *, live_at: datetime, exclude_
         occurred_from=date_range.start if date_range else None,
         occurred_to=date_range.end if date_range else None,
         exclude_session_id=exclude_session_id,
+        exclude_after=exclude_after,
     )
 
 
@@ -90,6 +100,12 @@ def render_opensearch(flt: Filter) -> list[dict[str, Any]]:
         bounds["lte"] = to_iso(flt.occurred_to)
     if bounds:
         clauses.append({"range": {"occurred_at": bounds}})
-    if flt.exclude_session_id is not None:
+    if flt.exclude_session_id is not None and flt.exclude_after is None:
         clauses.append({"bool": {"must_not": [{"term": {"session_id": flt.exclude_session_id}}]}})
+    elif flt.exclude_session_id is not None and flt.exclude_after is not None:
+        later = [
+            {"term": {"session_id": flt.exclude_session_id}},
+            {"range": {"occurred_at": {"gt": to_iso(flt.exclude_after)}}},
+        ]
+        clauses.append({"bool": {"must_not": [{"bool": {"filter": later}}]}})
     return clauses

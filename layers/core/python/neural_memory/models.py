@@ -142,7 +142,17 @@ class SearchRequest(RequestModel):
     )
     llm_filter: StrictBool = True
     exclude_session_id: SessionId | None = None
+    exclude_after: Timestamp | None = Field(
+        default=None,
+        description="With excludeSessionId: exclude only that session's observations after this moment "
+        "(an agent's compact boundary: the turns it has lost from its context stay searchable).",
+    )
     explain: StrictBool = False
+
+    @field_validator("exclude_after")
+    @classmethod
+    def _boundary_of_a_session(cls, value: datetime | None, info: ValidationInfo) -> datetime | None:
+        return _needs_session(value, info)
 
 
 class Scores(WireModel):
@@ -442,6 +452,20 @@ class AnswerRequest(RequestModel):
     top_k: StrictInt = Field(default=5, ge=1, le=20)
     mode: SearchMode = "hybrid"
     exclude_session_id: SessionId | None = None
+    exclude_after: Timestamp | None = Field(
+        default=None, description="With excludeSessionId: exclude only that session's observations after this moment."
+    )
+
+    @field_validator("exclude_after")
+    @classmethod
+    def _boundary_of_a_session(cls, value: datetime | None, info: ValidationInfo) -> datetime | None:
+        return _needs_session(value, info)
+
+
+def _needs_session(value: datetime | None, info: ValidationInfo) -> datetime | None:
+    if value is not None and info.data.get("exclude_session_id") is None:
+        raise ValueError("needs excludeSessionId: it bounds the exclusion of that session")
+    return value
 
 
 class Citation(WireModel):

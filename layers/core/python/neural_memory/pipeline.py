@@ -93,7 +93,12 @@ class SearchPipeline:
         config = self._settings
         timer = StageTimer()
         degraded: list[str] = []
-        flt = compile_filter(request.filters, live_at=now, exclude_session_id=request.exclude_session_id)
+        flt = compile_filter(
+            request.filters,
+            live_at=now,
+            exclude_session_id=request.exclude_session_id,
+            exclude_after=request.exclude_after,
+        )
         vector = None
         if request.mode != "keyword":
             with timer.stage("embed"):

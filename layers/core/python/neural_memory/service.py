@@ -99,6 +99,7 @@ class Service:
                 "filters": request.filters,
                 "mode": request.mode,
                 "excludeSessionId": request.exclude_session_id,
+                "excludeAfter": request.exclude_after,
             }
         )
         with timer.stage("search"):

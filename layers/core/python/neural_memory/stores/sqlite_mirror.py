@@ -309,7 +309,10 @@ class ChunkMirror:
         if flt.exclude_session_id is not None:
             session = self._dicts["session_id"].get(flt.exclude_session_id)
             if session is not None:
-                keep &= self._codes["session_id"][:n] != session
+                excluded = self._codes["session_id"][:n] == session
+                if flt.exclude_after is not None:
+                    excluded &= self._occurred[:n] > to_ms(flt.exclude_after)
+                keep &= ~excluded
         result: NDArray[np.bool_] = keep
         return result
 
