@@ -20,6 +20,9 @@ def render_sqlite(flt: Filter, table: str = "o") -> tuple[str, list[object]]:
     for column, values in flt.terms():
         clauses.append(f"{table}.{column} IN ({', '.join('?' * len(values))})")
         params.extend(values)
+    for column, values in flt.excluded_terms():
+        clauses.append(f"({table}.{column} IS NULL OR {table}.{column} NOT IN ({', '.join('?' * len(values))}))")
+        params.extend(values)
     if flt.occurred_from is not None:
         clauses.append(f"{table}.occurred_at >= ?")
         params.append(to_ms(flt.occurred_from))

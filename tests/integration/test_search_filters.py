@@ -86,6 +86,13 @@ def _matches(obs: dict[str, Any], filters: dict[str, Any], exclude: Exclude) -> 
         _tier(obs) in filters.get("tiers", [_tier(obs)]),
         not _excluded(obs, exclude),
     ]
+    excluded = filters.get("not", {})
+    checks += [
+        obs["source"] not in excluded.get("sourceTypes", []),
+        obs["observationType"] not in excluded.get("observationTypes", []),
+        obs["actorName"] not in excluded.get("actorNames", []),
+        _tier(obs) not in excluded.get("tiers", []),
+    ]
     date_range = filters.get("dateRange", {})
     if "start" in date_range:
         checks.append(_at(obs["occurredAt"]) >= _at(date_range["start"]))
@@ -110,6 +117,16 @@ CASES: list[tuple[str, dict[str, Any], Exclude]] = [
     ("date both, inclusive", {"dateRange": {"start": "2025-12-10T09:00:00Z", "end": "2025-12-12T10:01:02Z"}}, None),
     ("date in another zone", {"dateRange": {"start": "2025-12-12T12:01:02+02:00"}}, None),
     ("unknown value", {"actorNames": ["nobody"]}, None),
+    ("not from a bot", {"not": {"actorNames": ["hubot", "support-bot"]}}, None),
+    ("anything but deployments", {"not": {"sourceTypes": ["vercel"]}}, None),
+    ("not a type, not a tier", {"not": {"observationTypes": ["push"], "tiers": ["C"]}}, None),
+    (
+        "include and exclude on the same field",
+        {"sourceTypes": ["github", "vercel"], "not": {"sourceTypes": ["vercel"]}},
+        None,
+    ),
+    ("exclude everything included", {"tiers": ["A"], "not": {"tiers": ["A", "E"]}}, None),
+    ("exclude an unknown value", {"not": {"actorNames": ["nobody"]}}, None),
     ("exclude session", {}, "sess-42"),
     ("exclude a session after its compact boundary", {}, ("sess-42", "2025-12-13T13:30:00Z")),
     ("compact boundary in another zone, equal to a turn's time", {}, ("sess-42", "2025-12-13T14:00:00+01:00")),

@@ -33,6 +33,10 @@ class Filter:
     occurred_from: datetime | None = None
     occurred_to: datetime | None = None
     exclude_session_id: str | None = None
+    not_sources: tuple[str, ...] = ()
+    not_observation_types: tuple[str, ...] = ()
+    not_actor_names: tuple[str, ...] = ()
+    not_tiers: tuple[str, ...] = ()
     # With ``exclude_session_id``: only that session's records after this moment are excluded
     # (the compact boundary: what an agent has lost from its context stays findable).
     exclude_after: datetime | None = None
@@ -50,6 +54,17 @@ class Filter:
         )
         return [(name, values) for name, values in pairs if values]
 
+    def excluded_terms(self) -> list[tuple[str, tuple[str, ...]]]:
+        """The exclusions (``filters.not``) as (stored field, excluded values), only those set; a
+        record with no value in that field is never excluded by it."""
+        pairs = (
+            ("source", self.not_sources),
+            ("observation_type", self.not_observation_types),
+            ("actor_name", self.not_actor_names),
+            ("tier", self.not_tiers),
+        )
+        return [(name, values) for name, values in pairs if values]
+
 
 def compile_filter(
     filters: SearchFilters | None,
@@ -62,6 +77,7 @@ def compile_filter(
     if filters is None:
         return Filter(live_at=live_at, exclude_session_id=exclude_session_id, exclude_after=exclude_after)
     date_range = filters.date_range
+    excluded = filters.excluded
     return Filter(
         live_at=live_at,
         sources=tuple(dict.fromkeys(filters.source_types or ())),
@@ -72,6 +88,10 @@ def compile_filter(
         occurred_to=date_range.end if date_range else None,
         exclude_session_id=exclude_session_id,
         exclude_after=exclude_after,
+        not_sources=tuple(dict.fromkeys(excluded.source_types or ())) if excluded else (),
+        not_observation_types=tuple(dict.fromkeys(excluded.observation_types or ())) if excluded else (),
+        not_actor_names=tuple(dict.fromkeys(excluded.actor_names or ())) if excluded else (),
+        not_tiers=tuple(dict.fromkeys(excluded.tiers or ())) if excluded else (),
     )
 
 
@@ -93,6 +113,7 @@ def render_opensearch(flt: Filter) -> list[dict[str, Any]]:
         }
     ]
     clauses.extend({"terms": {field: list(values)}} for field, values in flt.terms())
+    clauses.extend({"bool": {"must_not": [{"terms": {field: list(values)}}]}} for field, values in flt.excluded_terms())
     bounds: dict[str, str] = {}
     if flt.occurred_from is not None:
         bounds["gte"] = to_iso(flt.occurred_from)

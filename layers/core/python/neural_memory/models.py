@@ -117,14 +117,26 @@ ActorList = Annotated[list[ActorName], Field(min_length=1, max_length=MAX_FILTER
 TierList = Annotated[list[Tier], Field(min_length=1, max_length=MAX_FILTER_VALUES)]
 
 
+class ExcludedValues(RequestModel):
+    """Values an observation must not have (``filters.not``): any listed value excludes it."""
+
+    source_types: SlugList | None = None
+    observation_types: SlugList | None = None
+    actor_names: ActorList | None = None
+    tiers: TierList | None = None
+
+
 class SearchFilters(RequestModel):
-    """Filters combined with AND; the values inside one list are combined with OR."""
+    """Filters combined with AND; the values inside one list are combined with OR; ``not``
+    excludes observations having any of its values (a field may be both included and excluded:
+    ``sourceTypes: [github, vercel], not: {sourceTypes: [vercel]}`` keeps github)."""
 
     source_types: SlugList | None = None
     observation_types: SlugList | None = None
     actor_names: ActorList | None = None
     tiers: TierList | None = None
     date_range: DateRange | None = None
+    excluded: ExcludedValues | None = Field(default=None, alias="not")
 
 
 class SearchRequest(RequestModel):

@@ -302,6 +302,8 @@ class ChunkMirror:
         keep &= self._expires[:n] > to_ms(flt.live_at)
         for column, values in flt.terms():
             keep &= self._dicts[column].lookup(values)[self._codes[column][:n] + 1]
+        for column, values in flt.excluded_terms():  # a null never matches, so it is never excluded
+            keep &= ~self._dicts[column].lookup(values)[self._codes[column][:n] + 1]
         if flt.occurred_from is not None:
             keep &= self._occurred[:n] >= to_ms(flt.occurred_from)
         if flt.occurred_to is not None:
