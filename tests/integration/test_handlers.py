@@ -49,7 +49,7 @@ def test_sample_search_event_answers_with_results_and_every_latency_key(
     first = body["results"][0]
     assert set(first) == {
         "id", "title", "url", "snippet", "score", "source", "observationType", "actorName", "occurredAt", "tier",
-        "metadata", "scores",
+        "metadata", "scores", "duplicates",
     }  # fmt: skip
     assert first["metadata"]["vectorScore"] == first["scores"]["vector"] == first["metadata"]["relevanceScore"]
 
@@ -72,7 +72,7 @@ def test_unconfigured_rerank_degrades_to_fast_and_says_so(loaded: Service, lambd
 def test_gate_bypass_reasons(loaded: Service, lambda_context: LocalLambdaContext) -> None:
     # Given more than five candidates
     sample = json.loads(load_event("api/observations_post")["body"])["observations"][0]
-    extra = [{**sample, "id": f"n{i}"} for i in range(3)]
+    extra = [{**sample, "id": f"n{i}", "title": f"{sample['title']} ({i})"} for i in range(3)]  # not copies
     ingest({"observations": extra}, lambda_context)
     _, many = search({"query": "the", "topK": 10}, lambda_context)
     _, off = search({"query": "the", "llmFilter": False}, lambda_context)

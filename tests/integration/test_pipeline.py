@@ -61,7 +61,8 @@ def test_recency_favours_the_newer_collaborative_observation(settings: Settings)
             ),
         ],
     )
-    results = svc.search("acme", request("deploy env var", llm_filter=False), "r").results
+    # (the same text twice: kept apart, not collapsed, to compare their recency)
+    results = svc.search("acme", request("deploy env var", llm_filter=False, collapse_duplicates=False), "r").results
     assert [r.id for r in results] == ["new", "old"]
     assert results[0].scores.recency == pytest.approx(0.5 ** (1 / 3.5), abs=1e-4)
     assert results[1].scores.recency == pytest.approx(0.5 ** (6 / 3.5), abs=1e-4)
@@ -83,7 +84,8 @@ def test_tier_boosts_and_final_stays_in_range(settings: Settings) -> None:
             ),
         ],
     )
-    results = {r.id: r for r in svc.search("acme", request("advisory lock billing", mode="keyword"), "r").results}
+    same_text = request("advisory lock billing", mode="keyword", collapse_duplicates=False)  # compared, not collapsed
+    results = {r.id: r for r in svc.search("acme", same_text, "r").results}
     # Then A keeps its fused score (boost 1.5 / 1.5), C gets (0.7 fused + 0.3 * 0.5) * 1.2 / 1.5
     assert results["a"].score == pytest.approx(results["a"].scores.fused or 0, abs=1e-4)
     expected_c = (0.7 * (results["c"].scores.fused or 0) + 0.3 * 0.5) * 1.2 / 1.5

@@ -153,6 +153,13 @@ class SearchRequest(RequestModel):
         "none with the LLM (thorough); no effect without a rerank (fast). Counted in `threshold`.",
     )
     llm_filter: StrictBool = True
+    max_per_session: StrictInt | None = Field(
+        default=None, ge=1, le=100, description="At most this many results from any one session."
+    )
+    collapse_duplicates: StrictBool = Field(
+        default=True,
+        description="Collapse observations with the same title and text into the best one (listed in `duplicates`).",
+    )
     exclude_session_id: SessionId | None = None
     exclude_after: Timestamp | None = Field(
         default=None,
@@ -210,6 +217,9 @@ class SearchResult(WireModel):
     tier: Tier
     metadata: ResultMetadata
     scores: Scores
+    duplicates: list[str] = Field(
+        default_factory=list, description="Ids of observations with the same title and text, collapsed into this one."
+    )
     explain: list[StageExplanation] | None = Field(default=None, exclude_if=lambda value: value is None)
 
 
@@ -451,6 +461,7 @@ class Candidate(DomainModel):
     llm: float | None = None
     rerank: float | None = None
     final: float = 0.0
+    duplicates: list[str] = Field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- answer

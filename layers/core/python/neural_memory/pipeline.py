@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, overload
 
+from neural_memory.diversity import cap_per_session, collapse_duplicates
 from neural_memory.errors import BackendUnavailable, ConfigurationError, InvalidInput
 from neural_memory.filters import compile_filter
 from neural_memory.fusion import fuse
@@ -130,6 +131,10 @@ class SearchPipeline:
                 cut=(len(retrieved.lexical) >= limit, len(retrieved.vector) >= limit),
             )
             candidates = sorted((self._time_and_tier(c, now) for c in candidates), key=_by_final)
+            if request.collapse_duplicates:
+                candidates = collapse_duplicates(candidates)
+            if request.max_per_session is not None:
+                candidates = cap_per_session(candidates, request.max_per_session)
         llm, candidates = self._gate(request, candidates, timer)
         candidates, rerank_floor = self._rerank(request, candidates, degraded, timer)
         if rerank_floor is not None:
@@ -282,6 +287,7 @@ class SearchPipeline:
                 rerank=_round(candidate.rerank),
                 final=final,
             ),
+            duplicates=candidate.duplicates,
             explain=explain,
         )
 

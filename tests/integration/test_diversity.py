@@ -1,0 +1,65 @@
+"""Duplicates collapsed into the best copy and at most N results per session, on both stores."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from neural_memory.models import ObservationIn, SearchRequest
+
+from tests.integration.test_store_conformance import svc  # noqa: F401 - the two-store fixture
+
+if TYPE_CHECKING:
+    from neural_memory.service import Service
+
+pytestmark = pytest.mark.integration
+
+
+def _obs(obs_id: str, title: str, content: str, session: str | None = None) -> ObservationIn:
+    body: dict[str, Any] = {"id": obs_id, "source": "manual", "observationType": "note", "tier": "A"}
+    body |= {"occurredAt": "2025-12-12T10:00:00Z", "title": title, "content": content}
+    if session:
+        body["sessionId"] = session
+    return ObservationIn.model_validate(body)
+
+
+def _search(service: Service, **fields: Any) -> list[tuple[str, list[str]]]:
+    request = SearchRequest.model_validate(
+        {"query": "billing lock", "topK": 10, "mode": "keyword", "llmFilter": False, **fields}
+    )
+    return [(r.id, r.duplicates) for r in service.search("acme", request, "r").results]
+
+
+def test_copies_collapse_into_the_best_one_which_lists_them(svc: Service) -> None:  # noqa: F811
+    # Given the same note three times (once re-formatted) and a different one
+    svc.index(
+        "acme",
+        [
+            _obs("a", "Billing lock", "We take an advisory lock before billing runs."),
+            _obs("b", "billing LOCK", "We take an  advisory lock, before billing runs!"),
+            _obs("c", "Billing lock", "We take an advisory lock before billing runs."),
+            _obs("d", "Billing lock timeout", "The billing lock times out after 30 seconds."),
+        ],
+    )
+    # When searching (collapse is on by default)
+    results = dict(_search(svc))
+    # Then one copy stands for the three, listing the two others, and the different note stays
+    (kept,) = [i for i in results if i in {"a", "b", "c"}]
+    assert sorted(results[kept]) == sorted({"a", "b", "c"} - {kept}) and results["d"] == []
+    # And with collapse off every copy comes back, none listing duplicates
+    assert sorted(_search(svc, collapseDuplicates=False)) == [("a", []), ("b", []), ("c", []), ("d", [])]
+
+
+def test_at_most_n_results_per_session(svc: Service) -> None:  # noqa: F811
+    # Given four notes of session s1, two of s2 and one without a session
+    notes = [_obs(f"s1-{i}", f"billing lock {i}", f"billing lock step {i}", "s1") for i in range(4)]
+    notes += [_obs(f"s2-{i}", f"billing lock other {i}", f"billing lock again {i}", "s2") for i in range(2)]
+    notes.append(_obs("free", "billing lock alone", "billing lock with no session"))
+    svc.index("acme", notes)
+    # When searching with one result per session, and with one result at all
+    one_each = [i for i, _ in _search(svc, maxPerSession=1)]
+    top_one = _search(svc, maxPerSession=1, topK=1)
+    # Then each session gives its best result only, the free note is not capped
+    assert sorted(i.split("-")[0] for i in one_each) == ["free", "s1", "s2"]
+    assert len(top_one) == 1
+    assert len(_search(svc, maxPerSession=3)) == 3 + 2 + 1
