@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from aws_cdk.assertions import Match
+from neural_memory.stores.opensearch import SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from aws_cdk.assertions import Template
@@ -120,7 +121,9 @@ def test_ingestion_rules_queue_dlq_and_partial_batch_failures(dev: Template) -> 
 
 
 def test_maintenance_bootstraps_the_index_and_purges_daily(dev: Template) -> None:
-    dev.has_resource_properties("Custom::NeuralMemoryIndex", {"IndexVersion": "1:embed-english-v3.0:1024"})
+    dev.has_resource_properties(
+        "Custom::NeuralMemoryIndex", {"IndexVersion": f"{SCHEMA_VERSION}:embed-english-v3.0:1024"}
+    )
     dev.has_resource_properties("AWS::Events::Rule", {"ScheduleExpression": "rate(1 day)"})
 
 

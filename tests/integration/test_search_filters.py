@@ -21,19 +21,23 @@ pytestmark = pytest.mark.integration
 # Every title holds "acme", so a lexical search for it reaches every live observation.
 DATA: list[dict[str, Any]] = [
     {"id": "push-1", "source": "github", "observationType": "push", "actorName": "octocat",
-     "occurredAt": "2025-12-01T10:00:00Z", "title": "acme push: fix login redirect"},
+     "occurredAt": "2025-12-01T10:00:00Z", "title": "acme push: fix login redirect",
+     "metadata": {"repo": "acme/api", "pr": 42, "urgent": True, "labels": ["bug"]}},
     {"id": "pr-1", "source": "github", "observationType": "pull_request_merged", "actorName": "hubot",
-     "occurredAt": "2025-12-10T09:00:00Z", "title": "acme PR merged: session refresh in middleware"},
+     "occurredAt": "2025-12-10T09:00:00Z", "title": "acme PR merged: session refresh in middleware",
+     "metadata": {"repo": "acme/api", "pr": 42.0, "urgent": False}},
     {"id": "pr-old", "source": "github", "observationType": "pull_request_opened", "actorName": "octocat",
      "occurredAt": "2025-12-02T09:00:00Z", "title": "acme PR opened long ago: expired by now"},
     {"id": "deploy-1", "source": "vercel", "observationType": "deployment_error", "actorName": "octocat",
-     "occurredAt": "2025-12-12T10:01:02Z", "title": "acme deployment failed: console production"},
+     "occurredAt": "2025-12-12T10:01:02Z", "title": "acme deployment failed: console production",
+     "metadata": {"repo": "acme/console", "pr": "42", "urgent": 1}},
     {"id": "deploy-2", "source": "vercel", "observationType": "deployment_succeeded", "actorName": "hubot",
      "occurredAt": "2025-12-13T08:00:00Z", "title": "acme deployment succeeded: console preview"},
     {"id": "note-1", "source": "manual", "observationType": "note", "actorName": "octocat",
      "occurredAt": "2025-11-20T12:00:00Z", "title": "acme note: why the deploy failed", "tier": "A"},
     {"id": "decision-1", "source": "manual", "observationType": "decision", "actorName": "mona lisa",
-     "occurredAt": "2025-12-12T00:00:00Z", "title": "acme decision: advisory locks for billing"},
+     "occurredAt": "2025-12-12T00:00:00Z", "title": "acme decision: advisory locks for billing",
+     "metadata": {"repo": "acme/api", "pr": 7, "nested": {"repo": "acme/api"}}},
     {"id": "turn-0", "source": "agent", "observationType": "conversation_turn", "actorName": "support-bot",
      "occurredAt": "2025-12-13T13:00:00Z", "title": "acme chat: customer opens the thread", "sessionId": "sess-42"},
     {"id": "turn-1", "source": "agent", "observationType": "conversation_turn", "actorName": "support-bot",
@@ -98,7 +102,21 @@ def _matches(obs: dict[str, Any], filters: dict[str, Any], exclude: Exclude) -> 
         checks.append(_at(obs["occurredAt"]) >= _at(date_range["start"]))
     if "end" in date_range:
         checks.append(_at(obs["occurredAt"]) <= _at(date_range["end"]))
+    metadata = obs.get("metadata", {})
+    wanted = filters.get("metadata", {})
+    checks += [key in metadata and _same_value(metadata[key], value) for key, value in wanted.items()]
+    if "anyOf" in filters:
+        checks.append(any(_matches(obs, group, None) for group in filters["anyOf"]))
     return all(checks)
+
+
+def _same_value(stored: object, wanted: object) -> bool:
+    """JSON equality: the same kind (a boolean is no number) and value (42 equals 42.0)."""
+    if isinstance(wanted, bool) or isinstance(stored, bool):
+        return stored is wanted
+    if isinstance(wanted, int | float):
+        return isinstance(stored, int | float) and stored == wanted
+    return isinstance(stored, str) and stored == wanted
 
 
 CASES: list[tuple[str, dict[str, Any], Exclude]] = [
@@ -127,6 +145,30 @@ CASES: list[tuple[str, dict[str, Any], Exclude]] = [
     ),
     ("exclude everything included", {"tiers": ["A"], "not": {"tiers": ["A", "E"]}}, None),
     ("exclude an unknown value", {"not": {"actorNames": ["nobody"]}}, None),
+    ("metadata string", {"metadata": {"repo": "acme/api"}}, None),
+    ("metadata number: 42 is 42.0, not the string 42", {"metadata": {"pr": 42}}, None),
+    ("metadata string of digits", {"metadata": {"pr": "42"}}, None),
+    ("metadata true is not 1", {"metadata": {"urgent": True}}, None),
+    ("metadata false", {"metadata": {"urgent": False}}, None),
+    ("metadata keys combined", {"metadata": {"repo": "acme/api", "pr": 7}}, None),
+    ("metadata: a nested value is not a top-level key", {"metadata": {"repo": "acme/console", "pr": 7}}, None),
+    ("metadata: unknown key", {"metadata": {"nothing": "here"}}, None),
+    ("anyOf two groups", {"anyOf": [{"sourceTypes": ["vercel"]}, {"actorNames": ["mona lisa"]}]}, None),
+    ("anyOf with an empty match", {"anyOf": [{"actorNames": ["nobody"]}, {"tiers": ["A"]}]}, None),
+    ("anyOf matching nothing", {"anyOf": [{"actorNames": ["nobody"]}, {"metadata": {"repo": "none"}}]}, None),
+    (
+        "anyOf under top-level conditions, with not, dates and metadata in groups",
+        {
+            "sourceTypes": ["github", "vercel", "manual"],
+            "anyOf": [
+                {"observationTypes": ["push"], "not": {"actorNames": ["octocat"]}},
+                {"dateRange": {"start": "2025-12-12T00:00:00Z"}, "metadata": {"repo": "acme/api"}},
+                {"metadata": {"urgent": 1}},
+            ],
+        },
+        None,
+    ),
+    ("anyOf and a session excluded", {"anyOf": [{"sourceTypes": ["agent"]}, {"tiers": ["A"]}]}, "sess-42"),
     ("exclude session", {}, "sess-42"),
     ("exclude a session after its compact boundary", {}, ("sess-42", "2025-12-13T13:30:00Z")),
     ("compact boundary in another zone, equal to a turn's time", {}, ("sess-42", "2025-12-13T14:00:00+01:00")),

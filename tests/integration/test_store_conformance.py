@@ -222,6 +222,7 @@ def _every_field_set() -> ObservationRecord:
         "text": "acme roundtrip title",
         "stored": "acme roundtrip content",
         "json": {"nested": [1, "two", {"three": True}]},
+        "keywords": ["first", "second"],
         "integer": 7,
         "float": 0.25,
         "boolean": True,
@@ -245,5 +246,6 @@ def test_every_record_field_round_trips(svc: Service) -> None:
     assert read is not None
     assert {name: getattr(read, name) for name in FIELD_NAMES} == {name: getattr(record, name) for name in FIELD_NAMES}
     later = record.occurred_at - timedelta(days=1)
-    hits = svc.store.retrieve("acme", text="roundtrip", vector=None, model_id=None, flt=Filter(live_at=later), limit=5)
+    flt = Filter(live_at=later, include_superseded=True)  # superseded_by is set too
+    hits = svc.store.retrieve("acme", text="roundtrip", vector=None, model_id=None, flt=flt, limit=5)
     assert [hit.observation for hit in hits.lexical] == [record]

@@ -62,6 +62,16 @@ def test_search_defaults_match_api_md() -> None:
             "filters.dateRange",
         ),
         ({"query": "q", "excludeSessionId": ""}, "excludeSessionId"),
+        ({"query": "q", "filters": {"metadata": {}}}, "filters.metadata"),
+        ({"query": "q", "filters": {"metadata": {"repo": {"name": "api"}}}}, "filters.metadata.repo"),
+        ({"query": "q", "filters": {"metadata": {"labels": ["bug"]}}}, "filters.metadata.labels"),
+        ({"query": "q", "filters": {"metadata": {"owner": None}}}, "filters.metadata.owner"),
+        ({"query": "q", "filters": {"metadata": {"ratio": float("nan")}}}, "filters.metadata.ratio"),
+        ({"query": "q", "filters": {"metadata": {"": "x"}}}, "filters.metadata..[key]"),
+        ({"query": "q", "filters": {"anyOf": []}}, "filters.anyOf"),
+        ({"query": "q", "filters": {"anyOf": [{"tiers": ["A"]}] * 11}}, "filters.anyOf"),
+        ({"query": "q", "filters": {"anyOf": [{"anyOf": [{"tiers": ["A"]}]}]}}, "filters.anyOf.0.anyOf"),
+        ({"query": "q", "filters": {"anyOf": [{"tiers": ["B"]}]}}, "filters.anyOf.0.tiers.0"),
     ],
 )
 def test_bad_search_input_names_the_field(body: dict[str, Any], field: str) -> None:
@@ -92,6 +102,8 @@ def test_date_range_accepts_either_end_and_equal_ends() -> None:
         ({"id": "has/slash"}, "observations.0.id"),
         ({"content": "x" * 200_001}, "observations.0.content"),
         ({"metadata": {"blob": "x" * 20_000}}, "observations.0.metadata"),
+        ({"metadata": {"ratio": float("nan")}}, "observations.0.metadata"),
+        ({"metadata": {"deep": {"limit": float("inf")}}}, "observations.0.metadata"),
         ({"unknown": 1}, "observations.0.unknown"),
     ],
 )

@@ -6,15 +6,18 @@ it as a required argument and add it themselves.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from neural_memory.clock import to_iso
 
+MetadataScalar = bool | int | float | str
+
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from datetime import datetime
 
-    from neural_memory.models import SearchFilters
+    from neural_memory.models import FilterGroup, SearchFilters
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +43,13 @@ class Filter:
     # With ``exclude_session_id``: only that session's records after this moment are excluded
     # (the compact boundary: what an agent has lost from its context stays findable).
     exclude_after: datetime | None = None
+    # Metadata keys that must hold exactly these values (type included: True is not 1).
+    metadata: tuple[tuple[str, MetadataScalar], ...] = ()
+    # At least one of these must match too (``anyOf``); a group uses only the conditions above
+    # from ``sources`` to ``metadata`` (no TTL, session or groups of its own).
+    any_of: tuple[Filter, ...] = ()
+    # False: records another one supersedes (``superseded_by`` set) are not retrieved.
+    include_superseded: bool = False
 
     def terms(self) -> list[tuple[str, tuple[str, ...]]]:
         """The exact-match conditions as (stored field, allowed values), only those that are set.
@@ -72,27 +82,60 @@ def compile_filter(
     live_at: datetime,
     exclude_session_id: str | None,
     exclude_after: datetime | None = None,
+    include_superseded: bool = False,
 ) -> Filter:
     """Turn the validated API filters into the neutral ``Filter`` (duplicates removed, order kept)."""
-    if filters is None:
-        return Filter(live_at=live_at, exclude_session_id=exclude_session_id, exclude_after=exclude_after)
-    date_range = filters.date_range
-    excluded = filters.excluded
-    return Filter(
+    rules = Filter(
         live_at=live_at,
-        sources=tuple(dict.fromkeys(filters.source_types or ())),
-        observation_types=tuple(dict.fromkeys(filters.observation_types or ())),
-        actor_names=tuple(dict.fromkeys(filters.actor_names or ())),
-        tiers=tuple(dict.fromkeys(filters.tiers or ())),
-        occurred_from=date_range.start if date_range else None,
-        occurred_to=date_range.end if date_range else None,
         exclude_session_id=exclude_session_id,
         exclude_after=exclude_after,
-        not_sources=tuple(dict.fromkeys(excluded.source_types or ())) if excluded else (),
-        not_observation_types=tuple(dict.fromkeys(excluded.observation_types or ())) if excluded else (),
-        not_actor_names=tuple(dict.fromkeys(excluded.actor_names or ())) if excluded else (),
-        not_tiers=tuple(dict.fromkeys(excluded.tiers or ())) if excluded else (),
+        include_superseded=include_superseded,
     )
+    if filters is None:
+        return rules
+    groups = tuple(_conditions(Filter(live_at=live_at), group) for group in filters.any_of or ())
+    return replace(_conditions(rules, filters), any_of=groups)
+
+
+def _conditions(base: Filter, group: FilterGroup) -> Filter:
+    """``base`` with the conditions of one filter group."""
+    date_range = group.date_range
+    excluded = group.excluded
+    return replace(
+        base,
+        sources=_unique(group.source_types),
+        observation_types=_unique(group.observation_types),
+        actor_names=_unique(group.actor_names),
+        tiers=_unique(group.tiers),
+        occurred_from=date_range.start if date_range else None,
+        occurred_to=date_range.end if date_range else None,
+        not_sources=_unique(excluded.source_types) if excluded else (),
+        not_observation_types=_unique(excluded.observation_types) if excluded else (),
+        not_actor_names=_unique(excluded.actor_names) if excluded else (),
+        not_tiers=_unique(excluded.tiers) if excluded else (),
+        metadata=tuple((group.metadata or {}).items()),
+    )
+
+
+def _unique(values: Sequence[str] | None) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(values or ()))
+
+
+def metadata_term(key: str, value: MetadataScalar) -> str:
+    """One metadata pair as an exact keyword, typed so ``"1"``, ``1`` and ``true`` stay apart and
+    ``1`` equals ``1.0`` (OpenSearch indexes these beside each document: ``metadata_terms``)."""
+    if isinstance(value, bool):
+        typed = f"b:{str(value).lower()}"
+    elif isinstance(value, int | float):
+        typed = f"n:{float(value)!r}"
+    else:
+        typed = f"s:{value}"
+    return f"{key}={typed}"
+
+
+def metadata_terms(metadata: dict[str, Any]) -> list[str]:
+    """``metadata_term`` of every top-level key holding a string, number or boolean."""
+    return [metadata_term(key, value) for key, value in metadata.items() if isinstance(value, bool | int | float | str)]
 
 
 def render_opensearch(flt: Filter) -> list[dict[str, Any]]:
@@ -112,15 +155,12 @@ def render_opensearch(flt: Filter) -> list[dict[str, Any]]:
             }
         }
     ]
-    clauses.extend({"terms": {field: list(values)}} for field, values in flt.terms())
-    clauses.extend({"bool": {"must_not": [{"terms": {field: list(values)}}]}} for field, values in flt.excluded_terms())
-    bounds: dict[str, str] = {}
-    if flt.occurred_from is not None:
-        bounds["gte"] = to_iso(flt.occurred_from)
-    if flt.occurred_to is not None:
-        bounds["lte"] = to_iso(flt.occurred_to)
-    if bounds:
-        clauses.append({"range": {"occurred_at": bounds}})
+    clauses.extend(_condition_clauses(flt))
+    if not flt.include_superseded:
+        clauses.append({"bool": {"must_not": [{"exists": {"field": "superseded_by"}}]}})
+    if flt.any_of:
+        groups = [{"bool": {"filter": _condition_clauses(group)}} for group in flt.any_of]
+        clauses.append({"bool": {"should": groups, "minimum_should_match": 1}})
     if flt.exclude_session_id is not None and flt.exclude_after is None:
         clauses.append({"bool": {"must_not": [{"term": {"session_id": flt.exclude_session_id}}]}})
     elif flt.exclude_session_id is not None and flt.exclude_after is not None:
@@ -129,4 +169,19 @@ def render_opensearch(flt: Filter) -> list[dict[str, Any]]:
             {"range": {"occurred_at": {"gt": to_iso(flt.exclude_after)}}},
         ]
         clauses.append({"bool": {"must_not": [{"bool": {"filter": later}}]}})
+    return clauses
+
+
+def _condition_clauses(flt: Filter) -> list[dict[str, Any]]:
+    """The clauses of one group's conditions: terms, exclusions, the date range and metadata."""
+    clauses: list[dict[str, Any]] = [{"terms": {field: list(values)}} for field, values in flt.terms()]
+    clauses.extend({"bool": {"must_not": [{"terms": {field: list(values)}}]}} for field, values in flt.excluded_terms())
+    bounds: dict[str, str] = {}
+    if flt.occurred_from is not None:
+        bounds["gte"] = to_iso(flt.occurred_from)
+    if flt.occurred_to is not None:
+        bounds["lte"] = to_iso(flt.occurred_to)
+    if bounds:
+        clauses.append({"range": {"occurred_at": bounds}})
+    clauses.extend({"term": {"metadata_terms": metadata_term(key, value)}} for key, value in flt.metadata)
     return clauses

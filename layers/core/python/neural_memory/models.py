@@ -8,6 +8,7 @@ dates, so bad input is a 400 naming the field, never a 500.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated, Literal
@@ -20,6 +21,7 @@ from pydantic import (
     ConfigDict,
     Field,
     JsonValue,
+    PlainValidator,
     StrictBool,
     StrictFloat,
     StrictInt,
@@ -39,6 +41,8 @@ MAX_FILTER_VALUES = 50
 MAX_QUERY_CHARS = 2000
 MAX_CONTENT_CHARS = 200_000
 MAX_METADATA_BYTES = 16_384
+MAX_METADATA_VALUE_CHARS = 500
+MAX_SUPERSEDES = 20
 
 Slug = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")]
 ActorName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
@@ -126,10 +130,30 @@ class ExcludedValues(RequestModel):
     tiers: TierList | None = None
 
 
-class SearchFilters(RequestModel):
-    """Filters combined with AND; the values inside one list are combined with OR; ``not``
+MetadataKey = Annotated[str, StringConstraints(min_length=1, max_length=100)]
+
+
+def _metadata_scalar(value: object) -> object:
+    """A metadata filter value: kept as its JSON type (``true`` is not ``1``, nor ``"1"``)."""
+    if isinstance(value, str) and len(value) <= MAX_METADATA_VALUE_CHARS:
+        return value
+    if isinstance(value, bool | int) or (isinstance(value, float) and math.isfinite(value)):
+        return value
+    raise ValueError(f"must be a string (at most {MAX_METADATA_VALUE_CHARS} characters), a finite number or a boolean")
+
+
+MetadataValue = Annotated[
+    bool | int | float | str, PlainValidator(_metadata_scalar, json_schema_input_type=bool | int | float | str)
+]
+MAX_FILTER_GROUPS = 10
+
+
+class FilterGroup(RequestModel):
+    """Conditions combined with AND; the values inside one list are combined with OR; ``not``
     excludes observations having any of its values (a field may be both included and excluded:
-    ``sourceTypes: [github, vercel], not: {sourceTypes: [vercel]}`` keeps github)."""
+    ``sourceTypes: [github, vercel], not: {sourceTypes: [vercel]}`` keeps github); ``metadata``
+    keeps observations whose metadata has each key at exactly that value (a string, number or
+    boolean of the same type: ``true`` is not ``1``)."""
 
     source_types: SlugList | None = None
     observation_types: SlugList | None = None
@@ -137,6 +161,16 @@ class SearchFilters(RequestModel):
     tiers: TierList | None = None
     date_range: DateRange | None = None
     excluded: ExcludedValues | None = Field(default=None, alias="not")
+    metadata: Annotated[dict[MetadataKey, MetadataValue], Field(min_length=1, max_length=MAX_FILTER_VALUES)] | None = (
+        None
+    )
+
+
+class SearchFilters(FilterGroup):
+    """The filter groups' conditions at the top level, and ``anyOf``: at least one of these groups
+    must match as well (an OR of ANDs; a group holds no ``anyOf`` of its own)."""
+
+    any_of: Annotated[list[FilterGroup], Field(min_length=1, max_length=MAX_FILTER_GROUPS)] | None = None
 
 
 class SearchRequest(RequestModel):
@@ -165,6 +199,9 @@ class SearchRequest(RequestModel):
         default=None,
         description="With excludeSessionId: exclude only that session's observations after this moment "
         "(an agent's compact boundary: the turns it has lost from its context stay searchable).",
+    )
+    include_superseded: StrictBool = Field(
+        default=False, description="Also return observations that a newer one supersedes (they carry `supersededBy`)."
     )
     explain: StrictBool = False
 
@@ -219,6 +256,11 @@ class SearchResult(WireModel):
     scores: Scores
     duplicates: list[str] = Field(
         default_factory=list, description="Ids of observations with the same title and text, collapsed into this one."
+    )
+    superseded_by: str | None = Field(
+        default=None,
+        description="The observation that replaces this one (only with `includeSuperseded`).",
+        exclude_if=lambda value: value is None,
     )
     explain: list[StageExplanation] | None = Field(default=None, exclude_if=lambda value: value is None)
 
@@ -286,6 +328,11 @@ class ObservationIn(RequestModel):
     metadata: dict[Annotated[str, StringConstraints(min_length=1, max_length=100)], JsonValue] = Field(
         default_factory=dict
     )
+    supersedes: Annotated[list[ObservationId], Field(min_length=1, max_length=MAX_SUPERSEDES)] | None = Field(
+        default=None,
+        description="Ids of observations this one replaces (a newer decision, a corrected fact): they drop out "
+        "of search unless `includeSuperseded` is true, and carry `supersededBy` when read.",
+    )
 
     @field_validator("content")
     @classmethod
@@ -295,10 +342,21 @@ class ObservationIn(RequestModel):
             raise ValueError("must not be empty when there is no title (the title is derived from it)")
         return value
 
+    @field_validator("supersedes")
+    @classmethod
+    def _not_itself(cls, value: list[str] | None, info: ValidationInfo) -> list[str] | None:
+        if value is not None and info.data.get("id") in value:
+            raise ValueError("an observation cannot supersede itself")
+        return None if value is None else list(dict.fromkeys(value))
+
     @field_validator("metadata")
     @classmethod
     def _metadata_size(cls, value: dict[str, JsonValue]) -> dict[str, JsonValue]:
-        if len(json.dumps(value, default=str)) > MAX_METADATA_BYTES:
+        try:  # NaN and Infinity are not JSON: stores (and SQLite's JSON functions) refuse them
+            serialised = json.dumps(value, default=str, allow_nan=False)
+        except ValueError:
+            raise ValueError("metadata must not hold NaN or Infinity") from None
+        if len(serialised) > MAX_METADATA_BYTES:
             raise ValueError(f"metadata must serialise to at most {MAX_METADATA_BYTES} bytes")
         return value
 
@@ -336,6 +394,8 @@ class ObservationOut(WireModel):
     parent_id: str | None
     tier: Tier
     metadata: dict[str, JsonValue]
+    supersedes: list[str] | None
+    superseded_by: str | None
     request_id: str
 
 
@@ -421,6 +481,9 @@ class ObservationRecord(DomainModel):
     parent_id: str | None
     metadata: dict[str, JsonValue]
     content_hash: str
+    supersedes: list[str] | None = None
+    # Set by the store's supersession bookkeeping, never by a client.
+    superseded_by: str | None = None
 
 
 class Hit(DomainModel):

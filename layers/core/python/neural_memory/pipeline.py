@@ -99,6 +99,7 @@ class SearchPipeline:
             live_at=now,
             exclude_session_id=request.exclude_session_id,
             exclude_after=request.exclude_after,
+            include_superseded=request.include_superseded,
         )
         vector = None
         if request.mode != "keyword":
@@ -275,6 +276,7 @@ class SearchPipeline:
             actor_name=record.actor_name,
             occurred_at=record.occurred_at,
             tier=record.tier,
+            superseded_by=record.superseded_by,
             metadata=ResultMetadata(
                 relevance_score=_round(candidate.llm) if not llm.bypassed else vector, vector_score=vector
             ),

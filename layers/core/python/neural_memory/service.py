@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
+from neural_memory import supersession
 from neural_memory.answering import AnswerFailed, extractive_answer
 from neural_memory.clock import utcnow
 from neural_memory.embeddings.cache import text_key
@@ -137,8 +138,15 @@ class Service:
             )
             for o in observations
         ]
+        linking = any(item.record.supersedes for item in items)
+        if linking:
+            supersession.check_no_cycle(self.store, workspace_id, items)
+        before = supersession.previous_links(self.store, workspace_id, items)
+        supersession.mark_incoming(self.store, workspace_id, items)
         self._embed(workspace_id, items)
         outcome = self.store.upsert(workspace_id, items)
+        if linking or before:
+            supersession.mark_stored(self.store, workspace_id, items, before)
         record_count(METRIC_OBSERVATIONS_CREATED, len(outcome.created))
         record_count(METRIC_OBSERVATIONS_UPDATED, len(outcome.updated))
         return outcome
@@ -183,9 +191,12 @@ class Service:
         return ObservationOut(**record.model_dump(exclude={"content_hash"}), request_id=request_id)
 
     def delete(self, workspace_id: str, observation_id: str, request_id: str) -> DeleteResponse:
-        """Delete one observation of the workspace with its chunks, or ``NotFound``."""
-        if not self.store.delete(workspace_id, observation_id):
+        """Delete one observation of the workspace with its chunks, or ``NotFound``; what it
+        superseded is current again."""
+        record = self.store.get(workspace_id, observation_id)
+        if record is None or not self.store.delete(workspace_id, observation_id):
             raise NotFound(f"observation {observation_id!r} not found")
+        supersession.unmark_deleted(self.store, workspace_id, observation_id, record.supersedes or [])
         return DeleteResponse(id=observation_id, deleted=True, request_id=request_id)
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 from neural_memory.models import Chunk, DomainModel, ObservationRecord
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
     from datetime import datetime
 
     from neural_memory.filters import Filter
@@ -43,6 +43,10 @@ class Store(Protocol):
         """The observation, or None if it is not in this workspace."""
         ...
 
+    def get_many(self, workspace_id: str, observation_ids: Sequence[str]) -> dict[str, ObservationRecord]:
+        """The observations of this workspace among ``observation_ids``, by id (one read)."""
+        ...
+
     def delete(self, workspace_id: str, observation_id: str) -> bool:
         """Delete the observation and its chunks; False if it was not in this workspace."""
         ...
@@ -59,6 +63,15 @@ class Store(Protocol):
     ) -> Retrieved:
         """Up to ``limit`` chunk hits per retriever: lexical if ``text``, vector if ``vector``
         (compared only with chunks embedded by ``model_id``), both under the same filter."""
+        ...
+
+    def superseders(self, workspace_id: str, ids: Sequence[str]) -> dict[str, str]:
+        """For each of ``ids`` that a stored observation lists in ``supersedes``, that
+        observation's id (the latest to occur, when several do); ids nobody supersedes are absent."""
+        ...
+
+    def set_superseded_by(self, workspace_id: str, changes: Mapping[str, str | None]) -> None:
+        """Set ``superseded_by`` of these observations (None clears it); absent ids are skipped."""
         ...
 
     def purge_expired(self, now: datetime) -> int:

@@ -22,19 +22,19 @@ from typing import TYPE_CHECKING, Any
 
 from neural_memory.clock import to_iso
 from neural_memory.errors import BackendUnavailable, ConfigurationError, NeuralMemoryError
-from neural_memory.filters import render_opensearch
+from neural_memory.filters import metadata_terms, render_opensearch
 from neural_memory.models import Hit, ObservationRecord, Retrieved, UpsertOutcome
 from neural_memory.stores.record_fields import RECORD_FIELDS
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
     from datetime import datetime
 
     from neural_memory.filters import Filter
     from neural_memory.models import Vector
     from neural_memory.stores.base import IndexedObservation
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: metadata_terms, supersedes, superseded_by
 HNSW_M = 16  # graph degree: recall vs memory
 HNSW_EF_CONSTRUCTION = 128  # build-time beam: recall vs indexing speed
 HNSW_EF_SEARCH = 100  # query-time beam: recall vs latency
@@ -45,6 +45,7 @@ _NO_EMBEDDING = {"excludes": ["embedding"]}
 _DOC_NAMES = {"id": "observation_id"}
 _TYPES: dict[str, dict[str, Any]] = {
     "keyword": {"type": "keyword"},
+    "keywords": {"type": "keyword"},
     "text": {"type": "text", "analyzer": "english"},
     "stored": {"type": "text", "index": False},
     "time": {"type": "date"},
@@ -80,6 +81,7 @@ def index_body(dimension: int, model_id: str) -> dict[str, Any]:
                 "model_id": keyword,
                 "chunk_no": {"type": "integer"},
                 "text": _TYPES["text"],
+                "metadata_terms": keyword,  # metadata filters (filters.metadata_terms)
                 "embedding": {
                     "type": "knn_vector",
                     "dimension": dimension,
@@ -210,17 +212,22 @@ class OpenSearchStore:
             if getattr(rec, f.name) is not None and (f.name != "content" or chunk_no == 0)
         }
         doc |= {"workspace_id": workspace_id, "chunk_no": chunk_no, "text": chunk.text}
+        if terms := metadata_terms(rec.metadata):
+            doc["metadata_terms"] = terms
         if chunk.vector is not None:
             doc["embedding"] = chunk.vector
             doc["model_id"] = item.model_id
         return doc
 
-    def _bulk(self, actions: dict[str, dict[str, Any]]) -> None:
+    def _bulk(self, actions: dict[str, dict[str, Any]], op: str = "index") -> None:
+        """``index`` whole documents, or ``update`` some of their fields, by document id."""
         pending = dict(actions)
+        if not pending:
+            return
         for attempt in range(self._max_retries + 1):
             lines: list[dict[str, Any]] = []
             for _id, doc in pending.items():
-                lines += [{"index": {"_index": self._index, "_id": _id}}, doc]
+                lines += [{op: {"_index": self._index, "_id": _id}}, doc if op == "index" else {"doc": doc}]
             reply = self._call(self._client.bulk, index=self._index, body=lines, refresh=self._refresh)
             if not reply.get("errors"):
                 return
@@ -239,6 +246,39 @@ class OpenSearchStore:
             if attempt < self._max_retries:
                 time.sleep(0.2 * 2**attempt)
         raise BackendUnavailable(f"OpenSearch kept refusing {len(pending)} documents (throttled or unavailable)")
+
+    def superseders(self, workspace_id: str, ids: Sequence[str]) -> dict[str, str]:
+        """For each of ``ids`` that a stored observation lists in ``supersedes``, that observation
+        (the latest to occur, when several do)."""
+        if not ids:
+            return {}
+        query = {
+            "bool": {
+                "filter": [
+                    {"term": {"workspace_id": workspace_id}},
+                    {"term": {"chunk_no": 0}},
+                    {"terms": {"supersedes": list(ids)}},
+                ]
+            }
+        }
+        body = {"query": query, "size": 10_000, "_source": ["observation_id", "supersedes", "occurred_at"]}
+        hits = self._call(self._client.search, index=self._index, body=body)["hits"]["hits"]
+        found: dict[str, str] = {}
+        for hit in sorted(hits, key=lambda h: (h["_source"]["occurred_at"], h["_source"]["observation_id"])):
+            source = hit["_source"]
+            found |= {target: source["observation_id"] for target in source["supersedes"] if target in ids}
+        return found
+
+    def set_superseded_by(self, workspace_id: str, changes: Mapping[str, str | None]) -> None:
+        """Set (or clear, with None) ``superseded_by`` on every chunk of these observations."""
+        if not changes:
+            return
+        query = {
+            "bool": {"filter": [{"term": {"workspace_id": workspace_id}}, {"terms": {"observation_id": list(changes)}}]}
+        }
+        body = {"query": query, "size": 10_000, "_source": ["observation_id"]}
+        hits = self._call(self._client.search, index=self._index, body=body)["hits"]["hits"]
+        self._bulk({h["_id"]: {"superseded_by": changes[h["_source"]["observation_id"]]} for h in hits}, op="update")
 
     def delete(self, workspace_id: str, observation_id: str) -> bool:
         """Delete every chunk of the observation in this workspace."""
@@ -270,6 +310,20 @@ class OpenSearchStore:
         if not doc.get("found") or doc["_source"].get("workspace_id") != workspace_id:
             return None
         return _record(doc["_source"], doc["_source"].get("content", ""))
+
+    def get_many(self, workspace_id: str, observation_ids: Sequence[str]) -> dict[str, ObservationRecord]:
+        """The observations of this workspace among ``observation_ids`` (their chunk 0s, one mget)."""
+        ids = list(dict.fromkeys(observation_ids))
+        if not ids:
+            return {}
+        firsts = [doc_id(workspace_id, i, 0) for i in ids]
+        reply = self._call(self._client.mget, index=self._index, body={"ids": firsts})
+        records = [
+            _record(d["_source"], d["_source"].get("content", ""))
+            for d in reply["docs"]
+            if d.get("found") and d["_source"].get("workspace_id") == workspace_id
+        ]
+        return {record.id: record for record in records}
 
     def count(self, workspace_id: str) -> int:
         """Observations (chunk-0 documents) of the workspace."""

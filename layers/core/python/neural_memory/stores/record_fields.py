@@ -16,7 +16,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 from neural_memory.clock import from_iso, from_ms, to_iso, to_ms
 from neural_memory.models import Indexing, ObservationRecord
 
-Kind = Literal["keyword", "text", "stored", "time", "json", "integer", "float", "boolean"]
+Kind = Literal["keyword", "keywords", "text", "stored", "time", "json", "integer", "float", "boolean"]
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class RecordField:
             return None
         if self.kind == "time":
             return to_ms(value)
-        if self.kind == "json":
+        if self.kind in ("json", "keywords"):
             return json.dumps(value, separators=(",", ":"))
         return value
 
@@ -43,7 +43,7 @@ class RecordField:
             return None if self.nullable else _default(self.name)
         if self.kind == "time":
             return from_ms(value)
-        if self.kind == "json":
+        if self.kind in ("json", "keywords"):
             return json.loads(value)
         if self.kind == "boolean":
             return bool(value)
@@ -81,6 +81,8 @@ def _kind(name: str, annotation: Any, metadata: list[Any]) -> tuple[Kind, bool]:
     simple: dict[Any, Kind] = {datetime: "time", int: "integer", float: "float", bool: "boolean"}
     if annotation in simple:
         return simple[annotation], nullable
+    if origin is list and get_args(annotation) == (str,):
+        return "keywords", nullable  # exact values, each searchable (a JSON array in SQLite)
     if origin in (dict, list):
         return "json", nullable
     raise TypeError(f"ObservationRecord.{name}: no store knows how to keep a {annotation!r}; add it to record_fields")

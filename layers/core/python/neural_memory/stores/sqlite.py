@@ -25,13 +25,13 @@ from neural_memory.stores.sqlite_mirror import ChunkMirror, ChunkRow, load_snaps
 
 if TYPE_CHECKING:
     import sqlite3
-    from collections.abc import Iterable, Iterator, Sequence
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
     from datetime import datetime
     from pathlib import Path
 
     from numpy.typing import NDArray
 
-    from neural_memory.filters import Filter
+    from neural_memory.filters import Filter, MetadataScalar
     from neural_memory.models import Vector
     from neural_memory.stores.base import IndexedObservation
 
@@ -269,6 +269,24 @@ class SqliteStore:
                 raise
         return True
 
+    def set_superseded_by(self, workspace_id: str, changes: Mapping[str, str | None]) -> None:
+        """Set (or clear, with None) ``superseded_by`` of these observations, in one transaction."""
+        if not changes:
+            return
+        with self._write_lock:
+            conn = self._conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.executemany(
+                    "UPDATE observations SET superseded_by = ? WHERE workspace_id = ? AND id = ?",
+                    [(by, workspace_id, target) for target, by in changes.items()],
+                )
+                generation = bump_generation(conn)
+                self._commit(conn, generation, workspace_id, [], [])  # the mirror holds no supersession
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+
     def purge_expired(self, now: datetime) -> int:
         """Delete expired observations and their chunks in one transaction; returns how many."""
         with self._write_lock:
@@ -311,6 +329,40 @@ class SqliteStore:
         )
         return None if row is None else _record(row)
 
+    def get_many(self, workspace_id: str, observation_ids: Sequence[str]) -> dict[str, ObservationRecord]:
+        """The observations of this workspace among ``observation_ids``, by id (one read)."""
+        ids = list(dict.fromkeys(observation_ids))
+        if not ids:
+            return {}
+        rows = (
+            self._reader()
+            .conn.execute(
+                f"SELECT {_RECORD_COLUMNS} FROM observations o "
+                f"WHERE o.workspace_id = ? AND o.id IN ({', '.join('?' * len(ids))})",
+                (workspace_id, *ids),
+            )
+            .fetchall()
+        )
+        records = [_record(row) for row in rows]
+        return {record.id: record for record in records}
+
+    def superseders(self, workspace_id: str, ids: Sequence[str]) -> dict[str, str]:
+        """For each of ``ids`` that a stored observation lists in ``supersedes``, that observation
+        (the latest to occur, when several do)."""
+        if not ids:
+            return {}
+        rows = (
+            self._reader()
+            .conn.execute(
+                "SELECT m.value, o.id FROM observations o, json_each(o.supersedes) m "
+                f"WHERE o.workspace_id = ? AND o.supersedes IS NOT NULL AND m.value IN ({', '.join('?' * len(ids))}) "
+                "ORDER BY o.occurred_at, o.id",
+                (workspace_id, *ids),
+            )
+            .fetchall()
+        )
+        return {str(target): str(by) for target, by in rows}
+
     def count(self, workspace_id: str) -> int:
         """Observations held by the workspace."""
         row = self._reader().conn.execute("SELECT count(*) FROM observations WHERE workspace_id = ?", (workspace_id,))
@@ -334,7 +386,7 @@ class SqliteStore:
             with self._mirror_lock.reading(), _read_transaction(reader.conn) as generation:
                 mirror = self._mirror
                 if mirror is not None and mirror.generation == generation and _serves(mirror, want):
-                    keep = mirror.mask(workspace_id, flt)
+                    keep = mirror.mask(workspace_id, flt, _SqlRowLookup(reader.conn, workspace_id))
                     lexical = mirror.lexical_search(keep, terms, limit) if terms else []
                     query = np.asarray(vector, dtype=np.float32)
                     wanted = limit * CANDIDATES if mirror.partitioned is not None else limit
@@ -412,6 +464,44 @@ def _read_transaction(conn: sqlite3.Connection) -> Iterator[int]:
         yield read_generation(conn)
     finally:
         conn.execute("COMMIT")
+
+
+class _SqlRowLookup:
+    """``RowLookup`` over one connection, inside the search's read transaction."""
+
+    def __init__(self, conn: sqlite3.Connection, workspace_id: str) -> None:
+        self._conn = conn
+        self._workspace_id = workspace_id
+
+    def metadata(self, pairs: Sequence[tuple[str, MetadataScalar]]) -> NDArray[np.int64]:
+        """Chunk rowids whose observation's metadata has each key at exactly its value: the same
+        JSON type (a boolean is not a number) and, for numbers, the same value (42 = 42.0)."""
+        clauses: list[str] = []
+        params: list[object] = []
+        for key, value in pairs:
+            if isinstance(value, bool):
+                clauses.append("EXISTS (SELECT 1 FROM json_each(o.metadata) m WHERE m.key = ? AND m.type = ?)")
+                params += [key, "true" if value else "false"]
+            else:
+                kinds = "('integer', 'real')" if isinstance(value, int | float) else "('text')"
+                clauses.append(
+                    "EXISTS (SELECT 1 FROM json_each(o.metadata) m "
+                    f"WHERE m.key = ? AND m.type IN {kinds} AND m.atom = ?)"
+                )
+                params += [key, value]
+        return self._chunks(" AND ".join(clauses), params)
+
+    def superseded(self) -> NDArray[np.int64]:
+        """Chunk rowids whose observation another one supersedes (a partial index keeps it cheap)."""
+        return self._chunks("o.superseded_by IS NOT NULL", [])
+
+    def _chunks(self, condition: str, params: list[object]) -> NDArray[np.int64]:
+        rows = self._conn.execute(
+            "SELECT c.rowid FROM observations o JOIN chunks c ON c.obs_pk = o.pk "
+            f"WHERE o.workspace_id = ? AND {condition}",
+            [self._workspace_id, *params],
+        ).fetchall()
+        return np.fromiter((rowid for (rowid,) in rows), dtype=np.int64, count=len(rows))
 
 
 def _serves(mirror: ChunkMirror, want: tuple[str, int] | None) -> bool:

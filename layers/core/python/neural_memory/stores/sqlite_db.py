@@ -48,6 +48,13 @@ CREATE TABLE IF NOT EXISTS api_keys (
 """
 
 
+# Indexes on columns a file made by an earlier version gains in ``_add_new_columns`` (so created
+# after it). Partial: only the few superseding and superseded observations are indexed.
+_INDEXES_OF_ADDED_COLUMNS = """
+CREATE INDEX IF NOT EXISTS observations_superseded ON observations (workspace_id) WHERE superseded_by IS NOT NULL;
+CREATE INDEX IF NOT EXISTS observations_superseding ON observations (workspace_id) WHERE supersedes IS NOT NULL;
+"""
+
 _SQL_TYPES = {"time": "INTEGER", "integer": "INTEGER", "boolean": "INTEGER", "float": "REAL"}
 
 
@@ -98,6 +105,7 @@ def connect(path: Path) -> sqlite3.Connection:
     conn.execute("PRAGMA foreign_keys = ON")
     conn.executescript(SCHEMA)
     _add_new_columns(conn)
+    conn.executescript(_INDEXES_OF_ADDED_COLUMNS)
     conn.execute(
         "INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO NOTHING",
         (str(SCHEMA_VERSION),),

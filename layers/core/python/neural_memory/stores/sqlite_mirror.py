@@ -15,7 +15,7 @@ import os
 import uuid
 import zipfile
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from numpy.typing import NDArray
 
-    from neural_memory.filters import Filter
+    from neural_memory.filters import Filter, MetadataScalar
 
 NO_EXPIRY = np.iinfo(np.int64).max
 NULL_CODE = -1
@@ -123,6 +123,18 @@ class _Postings:
 
 _COLUMNS = ("workspace", "source", "observation_type", "actor_name", "tier", "session_id")
 _ROW_ARRAYS = ("has_vector", "rowids", "alive", "length", "occurred", "expires")
+
+
+class RowLookup(Protocol):
+    """What the mirror does not hold, read from the database in the search's own transaction."""
+
+    def metadata(self, pairs: Sequence[tuple[str, MetadataScalar]]) -> NDArray[np.int64]:
+        """Chunk rowids of the workspace whose observation has every (key, value) pair."""
+        ...
+
+    def superseded(self) -> NDArray[np.int64]:
+        """Chunk rowids of the workspace whose observation another one supersedes."""
+        ...
 
 
 class ChunkMirror:
@@ -292,22 +304,26 @@ class ChunkMirror:
                 self._live -= 1
                 self._live_tokens -= int(self._length[at])
 
-    def mask(self, workspace_id: str, flt: Filter) -> NDArray[np.bool_]:
-        """Rows of ``workspace_id`` that pass ``flt`` (the numpy rendering of the neutral filter)."""
+    def mask(self, workspace_id: str, flt: Filter, lookup: RowLookup | None = None) -> NDArray[np.bool_]:
+        """Rows of ``workspace_id`` that pass ``flt`` (the numpy rendering of the neutral filter).
+
+        The mirror holds neither metadata nor supersession: ``lookup`` reads those rows (without
+        it, a metadata filter is an error and nothing counts as superseded).
+        """
         n = self._size
         workspace = self._dicts["workspace"].get(workspace_id)
         if workspace is None:
             return np.zeros(n, dtype=bool)
         keep = self._alive[:n] & (self._codes["workspace"][:n] == workspace)
         keep &= self._expires[:n] > to_ms(flt.live_at)
-        for column, values in flt.terms():
-            keep &= self._dicts[column].lookup(values)[self._codes[column][:n] + 1]
-        for column, values in flt.excluded_terms():  # a null never matches, so it is never excluded
-            keep &= ~self._dicts[column].lookup(values)[self._codes[column][:n] + 1]
-        if flt.occurred_from is not None:
-            keep &= self._occurred[:n] >= to_ms(flt.occurred_from)
-        if flt.occurred_to is not None:
-            keep &= self._occurred[:n] <= to_ms(flt.occurred_to)
+        keep &= self._conditions(flt, lookup)
+        if flt.any_of:
+            either = np.zeros(n, dtype=bool)
+            for group in flt.any_of:
+                either |= self._conditions(group, lookup)
+            keep &= either
+        if not flt.include_superseded and lookup is not None:
+            keep &= ~self._rows_mask(lookup.superseded())
         if flt.exclude_session_id is not None:
             session = self._dicts["session_id"].get(flt.exclude_session_id)
             if session is not None:
@@ -317,6 +333,32 @@ class ChunkMirror:
                 keep &= ~excluded
         result: NDArray[np.bool_] = keep
         return result
+
+    def _conditions(self, flt: Filter, lookup: RowLookup | None) -> NDArray[np.bool_]:
+        """Rows passing one group's conditions (terms, exclusions, dates, metadata), any workspace."""
+        n = self._size
+        keep = np.ones(n, dtype=bool)
+        for column, values in flt.terms():
+            keep &= self._dicts[column].lookup(values)[self._codes[column][:n] + 1]
+        for column, values in flt.excluded_terms():  # a null never matches, so it is never excluded
+            keep &= ~self._dicts[column].lookup(values)[self._codes[column][:n] + 1]
+        if flt.occurred_from is not None:
+            keep &= self._occurred[:n] >= to_ms(flt.occurred_from)
+        if flt.occurred_to is not None:
+            keep &= self._occurred[:n] <= to_ms(flt.occurred_to)
+        if flt.metadata:
+            if lookup is None:
+                raise ValueError("a metadata filter needs a RowLookup")
+            keep &= self._rows_mask(lookup.metadata(flt.metadata))
+        return keep
+
+    def _rows_mask(self, chunk_rowids: NDArray[np.int64]) -> NDArray[np.bool_]:
+        """True at the positions of these chunk rowids (those the mirror holds)."""
+        n = self._size
+        positions = self.positions_of(chunk_rowids)
+        rows = np.zeros(n, dtype=bool)
+        rows[positions[(positions >= 0) & (positions < n)]] = True
+        return rows
 
     def vector_search(self, keep: NDArray[np.bool_], query: NDArray[np.float32], limit: int) -> list[tuple[int, float]]:
         """The ``limit`` best (chunk rowid, cosine clipped to [0, 1]) among embedded rows in ``keep``

@@ -1,0 +1,127 @@
+"""Supersession on both stores: a replaced observation drops out of search, carries
+``supersededBy``, and comes back when what replaced it goes; chains resolve and cycles are refused."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from neural_memory.errors import InvalidInput
+from neural_memory.models import SearchRequest
+
+from tests.helpers.handlers import ingest
+from tests.helpers.pipeline import NOW, note
+from tests.integration.test_store_conformance import svc  # noqa: F401  (the two-store fixture)
+
+if TYPE_CHECKING:
+    from neural_memory.local.gateway import LocalLambdaContext
+    from neural_memory.service import Service
+
+pytestmark = pytest.mark.integration
+WS = "acme"
+
+
+def decision(obs_id: str, hours_ago: int, *supersedes: str) -> Any:
+    extra: dict[str, Any] = {"supersedes": list(supersedes)} if supersedes else {}
+    return note(obs_id, f"billing decision {obs_id}", occurred_at=NOW - timedelta(hours=hours_ago), **extra)
+
+
+def found(service: Service, *, include: bool = False) -> dict[str, str | None]:
+    """Every billing decision the search returns, with its ``supersededBy``."""
+    body = {"query": "billing decision", "topK": 50, "mode": "keyword", "llmFilter": False}
+    reply = service.search(WS, SearchRequest.model_validate({**body, "includeSuperseded": include}), "r")
+    return {r.id: r.superseded_by for r in reply.results}
+
+
+def test_a_chain_leaves_only_the_newest_current(svc: Service) -> None:  # noqa: F811
+    # Given a decision replaced twice, one write at a time
+    svc.index(WS, [decision("a", 3)])
+    svc.index(WS, [decision("b", 2, "a")])
+    svc.index(WS, [decision("c", 1, "b")])
+    # When searching, Then only the newest is current; with includeSuperseded every link shows
+    assert found(svc) == {"c": None}
+    assert found(svc, include=True) == {"a": "b", "b": "c", "c": None}
+    # And reading a replaced one names what replaced it
+    assert svc.get(WS, "a", "r").superseded_by == "b"
+    assert svc.get(WS, "c", "r").supersedes == ["b"]
+
+
+def test_an_observation_written_after_its_replacement_is_already_superseded(svc: Service) -> None:  # noqa: F811
+    # Given the newer decision arrives first (events out of order)
+    svc.index(WS, [decision("new", 1, "old")])
+    # When the older one arrives, Then it is superseded at once
+    svc.index(WS, [decision("old", 5)])
+    assert found(svc) == {"new": None}
+    # And rewriting it (a redelivery) keeps the mark
+    svc.index(WS, [decision("old", 5)])
+    assert found(svc, include=True) == {"new": None, "old": "new"}
+
+
+def test_links_inside_one_batch(svc: Service) -> None:  # noqa: F811
+    # Given the old and the new decision in the same batch, the new one first
+    svc.index(WS, [decision("b", 1, "a"), decision("a", 2)])
+    # Then the old one is superseded
+    assert found(svc, include=True) == {"a": "b", "b": None}
+
+
+def test_rewriting_without_a_link_or_deleting_restores_the_old_one(svc: Service) -> None:  # noqa: F811
+    # Given a -> b -> c
+    svc.index(WS, [decision("a", 3), decision("b", 2, "a"), decision("c", 1, "b")])
+    assert found(svc) == {"c": None}
+    # When c is deleted, Then b is current again (a stays replaced by b)
+    svc.delete(WS, "c", "r")
+    assert found(svc) == {"b": None}
+    # When b is rewritten without its link, Then a is current again
+    svc.index(WS, [decision("b", 2)])
+    assert found(svc) == {"a": None, "b": None}
+
+
+def test_a_target_two_observations_replace_stays_replaced_until_both_go(svc: Service) -> None:  # noqa: F811
+    # Given a replaced by b and by c
+    svc.index(WS, [decision("a", 3), decision("b", 2, "a"), decision("c", 1, "a")])
+    assert set(found(svc)) == {"b", "c"}
+    # When one of them is deleted, Then a is still replaced (by the other)
+    svc.delete(WS, "c", "r")
+    assert found(svc, include=True) == {"a": "b", "b": None}
+
+
+@pytest.mark.parametrize(
+    ("stored", "batch", "chain"),
+    [
+        ([decision("a", 2, "b")], [decision("b", 1, "a")], "b -> a -> b"),
+        ([], [decision("x", 2, "y"), decision("y", 1, "x")], "x -> y -> x"),
+        ([decision("b", 2, "c"), decision("c", 3, "a")], [decision("a", 1, "b")], "a -> b -> c -> a"),
+    ],
+    ids=["with a stored one", "inside the batch", "three long"],
+)
+def test_cycles_are_refused_and_nothing_is_written(
+    svc: Service,  # noqa: F811
+    stored: list[Any],
+    batch: list[Any],
+    chain: str,
+) -> None:
+    # Given links that would close a cycle
+    if stored:
+        svc.index(WS, stored)
+    before = svc.store.count(WS)
+    # When the batch is written, Then it is refused, naming the field and the cycle
+    with pytest.raises(InvalidInput) as refused:
+        svc.index(WS, batch)
+    assert refused.value.field == "observations.0.supersedes"
+    assert chain in refused.value.message
+    assert svc.store.count(WS) == before
+
+
+def test_a_cycle_is_a_400_over_http(service: Service, lambda_context: LocalLambdaContext) -> None:
+    # Given a stored decision that replaces another
+    first = decision("a", 2, "b").model_dump(mode="json", by_alias=True, exclude_none=True)
+    assert ingest({"observations": [first]}, lambda_context)[0] == 200
+    # When the other one claims to replace it, or itself
+    second = decision("b", 1, "a").model_dump(mode="json", by_alias=True, exclude_none=True)
+    status, body = ingest({"observations": [second]}, lambda_context)
+    itself = {**second, "supersedes": ["b"]}
+    status_self, body_self = ingest({"observations": [itself]}, lambda_context)
+    # Then both are 400s naming the field
+    assert status == 400 and body["error"]["details"][0]["field"] == "observations.0.supersedes", body
+    assert status_self == 400 and body_self["error"]["details"][0]["field"] == "observations.0.supersedes", body_self
