@@ -1,13 +1,19 @@
 """Several clients at once over HTTP against a real ``neural-memory serve`` process.
 
-    python -m bench.concurrency [--size 100000] [--searches 100] [--concurrency 8]
+    python -m bench.concurrency [--size 100000] [--searches 100] [--concurrency 8] [--pause 200]
 
 Builds a store of ``--size`` synthetic observations (as ``bench.search_latency`` does), starts
 ``neural-memory serve`` on it in its own process and measures, from the clients' side:
 
 1. one client searching alone (the baseline, in the same run);
 2. eight clients at once: six searching (``--searches`` each) while two keep adding batches of
-   ten observations (each batch embedded by the server).
+   ten observations (each batch embedded by the server) back to back.
+
+A searching client is an agent: between two searches it reads the results (``--pause``, the
+mean of an exponentially distributed pause; 200 ms, i.e. up to five searches a second per agent,
+faster than any agent that calls an LLM between searches). ``--pause 0`` sends searches back to
+back, which measures the server's saturation instead: on two cores six such clients wait at
+least 3x the single client's time by Little's law, whatever the server does.
 
 It prints search p50/p95 of both, the ratio of the p95s (the target: at most 3x), ingest
 throughput during the mixed phase and the number of errors (non-2xx replies or broken
@@ -96,8 +102,18 @@ def _api_key(data_dir: Path) -> str:
     return out.stdout.strip().splitlines()[-1]
 
 
-def _searches(client: Client, bodies: list[dict[str, object]], latencies: list[float], errors: list[str]) -> None:
-    for body in bodies:
+def _searches(
+    client: Client,
+    bodies: list[dict[str, object]],
+    latencies: list[float],
+    errors: list[str],
+    pause_ms: float = 0.0,
+    seed: int = 0,
+) -> None:
+    pauses = np.random.default_rng(seed).exponential(pause_ms / 1000, len(bodies)) if pause_ms else None
+    for at, body in enumerate(bodies):
+        if pauses is not None:
+            time.sleep(float(pauses[at]))
         began = time.perf_counter()
         status, reply = client.post("/v1/search", body)
         latencies.append((time.perf_counter() - began) * 1000)
@@ -132,6 +148,7 @@ def main() -> None:
     parser.add_argument("--searches", type=int, default=100, help="searches per searching client")
     parser.add_argument("--embed-pool", type=int, default=2000)
     parser.add_argument("--concurrency", type=int, default=8, help="serve --concurrency")
+    parser.add_argument("--pause", type=float, default=200.0, help="mean pause between one client's searches, ms")
     parser.add_argument("--data-dir", type=Path, help="keep the store here (reused when it exists)")
     args = parser.parse_args()
 
@@ -148,8 +165,8 @@ def main() -> None:
             _searches(alone, bodies[:20], warm, [])
             single: list[float] = []
             single_errors: list[str] = []
-            for body in tqdm(bodies[20:220], desc="one client", unit="q", file=sys.stderr):
-                _searches(alone, [body], single, single_errors)
+            for at, body in enumerate(tqdm(bodies[20:220], desc="one client", unit="q", file=sys.stderr)):
+                _searches(alone, [body], single, single_errors, args.pause, seed=at)
 
             stop = threading.Event()
             latencies: list[float] = []
@@ -157,7 +174,9 @@ def main() -> None:
             errors: list[str] = []
             rest = bodies[220:]
             searchers = [
-                threading.Thread(target=_searches, args=(Client(port, key), rest[i::SEARCHERS], latencies, errors))
+                threading.Thread(
+                    target=_searches, args=(Client(port, key), rest[i::SEARCHERS], latencies, errors, args.pause, i)
+                )
                 for i in range(SEARCHERS)
             ]
             ingesters = [
@@ -181,7 +200,8 @@ def main() -> None:
 
     s50, s95 = _percentiles(single)
     m50, m95 = _percentiles(latencies)
-    print(f"{args.size} observations, serve --concurrency {args.concurrency}, over HTTP (keep-alive):")
+    pacing = f"a pause of {args.pause:.0f} ms on average between searches" if args.pause else "searches back to back"
+    print(f"{args.size} observations, serve --concurrency {args.concurrency}, over HTTP (keep-alive), {pacing}:")
     print(f"  1 client : {len(single)} searches, p50 {s50:.1f} ms, p95 {s95:.1f} ms, errors {len(single_errors)}")
     print(
         f"  8 clients: {len(latencies)} searches by {SEARCHERS} clients, p50 {m50:.1f} ms, p95 {m95:.1f} ms "
