@@ -200,6 +200,11 @@ class SearchRequest(RequestModel):
         description="With excludeSessionId: exclude only that session's observations after this moment "
         "(an agent's compact boundary: the turns it has lost from its context stay searchable).",
     )
+    auto_filters: StrictBool = Field(
+        default=False,
+        description='Turn a time phrase of the query ("last week", "since Monday", "in March") into a '
+        "dateRange; falls back to the query as written when that leaves fewer than topK results.",
+    )
     include_superseded: StrictBool = Field(
         default=False, description="Also return observations that a newer one supersedes (they carry `supersededBy`)."
     )
@@ -294,6 +299,15 @@ class ThresholdStatus(WireModel):
     rerank_dropped: int = 0
 
 
+class AutoFiltersStatus(WireModel):
+    """What ``autoFilters`` inferred and whether the search kept it."""
+
+    applied_filters: SearchFilters | None = Field(description="The inferred filters (null: none recognised).")
+    phrases: list[str] = Field(description="The query's words that became filters.")
+    query: str = Field(description="The query text that was searched (without those words, unless it fell back).")
+    fell_back: bool = Field(description="True when the inferred filters left fewer than topK results.")
+
+
 class SearchResponse(WireModel):
     """Reply of ``POST /v1/search``."""
 
@@ -303,6 +317,7 @@ class SearchResponse(WireModel):
     llm: LlmStatus
     threshold: ThresholdStatus
     degraded: list[str]
+    auto_filters: AutoFiltersStatus | None = Field(default=None, exclude_if=lambda value: value is None)
 
 
 # --------------------------------------------------------------------------- observations

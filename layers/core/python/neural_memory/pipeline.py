@@ -22,7 +22,9 @@ from neural_memory.errors import BackendUnavailable, ConfigurationError, Invalid
 from neural_memory.filters import compile_filter
 from neural_memory.fusion import fuse
 from neural_memory.gating import ScoringFailed
+from neural_memory.implicit_filters import narrowed
 from neural_memory.models import (
+    AutoFiltersStatus,
     Latency,
     LlmStatus,
     ResultMetadata,
@@ -69,6 +71,7 @@ class SearchOutcome:
     threshold: ThresholdStatus
     degraded: list[str] = field(default_factory=list)
     texts: dict[str, str] = field(default_factory=dict)  # full text of each result, for answers
+    auto_filters: AutoFiltersStatus | None = None
 
 
 class SearchPipeline:
@@ -90,7 +93,32 @@ class SearchPipeline:
 
     def run(self, workspace_id: str, request: SearchRequest, now: datetime) -> SearchOutcome:
         """Search ``workspace_id``; raises ``InvalidInput`` or ``BackendUnavailable`` only when no
-        answer is possible (e.g. semantic mode with no embedder)."""
+        answer is possible (e.g. semantic mode with no embedder). With ``autoFilters``, first
+        with the filters the query implies; if those leave fewer than ``topK`` results, again as
+        written (named in ``degraded``)."""
+        if not request.auto_filters:
+            return self._run(workspace_id, request, now)
+        implied = narrowed(request, now)
+        if implied is None:
+            outcome = self._run(workspace_id, request, now)
+            outcome.auto_filters = AutoFiltersStatus(
+                applied_filters=None, phrases=[], query=request.query, fell_back=False
+            )
+            return outcome
+        narrow_request, status = implied
+        outcome = self._run(workspace_id, narrow_request, now)
+        outcome.auto_filters = status
+        if len(outcome.results) >= request.top_k:
+            return outcome
+        wide = self._run(workspace_id, request, now)
+        wide.degraded.append(
+            f"autoFilters:fallback ({len(outcome.results)} of {request.top_k} results within {status.phrases[0]!r})"
+        )
+        wide.auto_filters = status.model_copy(update={"query": request.query, "fell_back": True})
+        wide.latency = wide.latency.model_copy(update={"total": wide.latency.total + outcome.latency.total})
+        return wide
+
+    def _run(self, workspace_id: str, request: SearchRequest, now: datetime) -> SearchOutcome:
         config = self._settings
         timer = StageTimer()
         degraded: list[str] = []

@@ -88,6 +88,7 @@ class Service:
             llm=outcome.llm,
             threshold=outcome.threshold,
             degraded=outcome.degraded,
+            auto_filters=outcome.auto_filters,
         )
 
     def answer(self, workspace_id: str, request: AnswerRequest, request_id: str) -> AnswerResponse:
