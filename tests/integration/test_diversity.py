@@ -63,3 +63,47 @@ def test_at_most_n_results_per_session(svc: Service) -> None:  # noqa: F811
     assert sorted(i.split("-")[0] for i in one_each) == ["free", "s1", "s2"]
     assert len(top_one) == 1
     assert len(_search(svc, maxPerSession=3)) == 3 + 2 + 1
+
+
+def _ranked(service: Service, **fields: Any) -> list[str]:
+    request = SearchRequest.model_validate({"query": "billing lock", "topK": 10, "llmFilter": False, **fields})
+    return [r.id for r in service.search("acme", request, "r").results]
+
+
+def test_near_duplicates_by_vector_collapse_when_a_vector_search_ran(svc: Service) -> None:  # noqa: F811
+    # Given a note and the same words in another order (not an exact copy; the same vector)
+    svc.index(
+        "acme",
+        [
+            _obs("a", "Billing lock", "We take an advisory lock before billing runs."),
+            _obs("b", "Billing lock", "Before billing runs, we take an advisory lock."),
+            _obs("d", "Billing lock timeout", "The billing lock times out after 30 seconds."),
+        ],
+    )
+    # When searching in hybrid mode, Then they are one result listing the other
+    results = dict(_search(svc, mode="hybrid"))
+    (kept,) = [i for i in results if i in {"a", "b"}]
+    assert results[kept] == [{"a": "b", "b": "a"}[kept]] and results["d"] == []
+    # And keyword mode (no vectors) collapses only exact copies
+    assert sorted(i for i, _ in _search(svc)) == ["a", "b", "d"]
+
+
+TWINS = [
+    _obs("first", "billing lock advisory postgres", "billing lock advisory postgres session"),
+    _obs("twin", "billing lock advisory postgres", "billing lock advisory postgres session retry backoff"),
+    _obs("other", "billing lock", "invoices emailed nightly by the cron worker"),
+]
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "keyword"])
+def test_diversity_trades_a_near_twin_for_a_different_result(svc: Service, mode: str) -> None:  # noqa: F811
+    # Given a note, a near twin of it (similar, not a duplicate) and a different note
+    svc.index("acme", TWINS)
+    plain = _ranked(svc, mode=mode, topK=2)
+    assert sorted(plain) == ["first", "twin"], plain
+    # When two results are asked for with diversity (cosine in hybrid, word overlap in keyword mode)
+    varied = _ranked(svc, mode=mode, topK=2, diversity=0.7)
+    # Then the best stays first and the different note takes the second place
+    assert varied == [plain[0], "other"]
+    # And with topK 1 diversity changes nothing
+    assert _ranked(svc, mode=mode, topK=1, diversity=0.7) == plain[:1]

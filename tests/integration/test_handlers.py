@@ -72,7 +72,8 @@ def test_unconfigured_rerank_degrades_to_fast_and_says_so(loaded: Service, lambd
 def test_gate_bypass_reasons(loaded: Service, lambda_context: LocalLambdaContext) -> None:
     # Given more than five candidates
     sample = json.loads(load_event("api/observations_post")["body"])["observations"][0]
-    extra = [{**sample, "id": f"n{i}", "title": f"{sample['title']} ({i})"} for i in range(3)]  # not copies
+    topics = ["the billing worker retries webhooks", "the search index was rebuilt", "the on-call rota changed"]
+    extra = [{**sample, "id": f"n{i}", "title": topic, "content": f"{topic} today."} for i, topic in enumerate(topics)]
     ingest({"observations": extra}, lambda_context)
     _, many = search({"query": "the", "topK": 10}, lambda_context)
     _, off = search({"query": "the", "llmFilter": False}, lambda_context)

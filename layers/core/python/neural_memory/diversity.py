@@ -1,21 +1,27 @@
 """Keeping the top of a result list varied: duplicate observations collapsed into the best of
-them, and at most N results from one session.
+them (the same words, or vectors at cosine >= 0.97), at most N results from one session, and
+maximal marginal relevance (``diversity``) choosing the final list.
 
-Runs on the fused, ranked candidates before the relevance gate and the reranker, so neither
-spends a call on a copy. Both steps keep the order of what remains.
+Collapse and the session cap run on the fused, ranked candidates before the relevance gate and
+the reranker, so neither spends a call on a copy; both keep the order of what remains. MMR runs
+last, on the final scores.
 """
 
 from __future__ import annotations
 
+import math
+import operator
 import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
-    from neural_memory.models import Candidate
+    from neural_memory.models import Candidate, Vector
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+NEAR_DUPLICATE_COSINE = 0.97
+DIVERSITY_HEAD = 50  # candidates compared pairwise (near duplicates, MMR); the rest keep their order
 
 
 def duplicate_key(candidate: Candidate) -> str:
@@ -51,3 +57,89 @@ def cap_per_session(candidates: Sequence[Candidate], limit: int) -> list[Candida
             taken[session] = taken.get(session, 0) + 1
         out.append(candidate)
     return out
+
+
+def collapse_near_duplicates(
+    candidates: Sequence[Candidate], vectors: Mapping[tuple[str, int], Vector], threshold: float = NEAR_DUPLICATE_COSINE
+) -> list[Candidate]:
+    """Collapse each candidate whose vector is at cosine >= ``threshold`` to a better-ranked kept
+    one into it (listed in its ``duplicates``); candidates without a vector are always kept. Only
+    the first ``DIVERSITY_HEAD`` are compared."""
+    head = [c.model_copy(update={"duplicates": list(c.duplicates)}) for c in candidates[:DIVERSITY_HEAD]]
+    cosines = _pairwise([vectors.get((c.observation.id, c.chunk_no)) for c in head])
+    kept: list[int] = []
+    for i, candidate in enumerate(head):
+        matches = [(cosine, j) for j in kept if (cosine := cosines[i][j]) is not None and cosine >= threshold]
+        if matches:
+            owner = head[max(matches)[1]]
+            owner.duplicates.extend([candidate.observation.id, *candidate.duplicates])
+        else:
+            kept.append(i)
+    return [head[i] for i in kept] + list(candidates[DIVERSITY_HEAD:])
+
+
+def mmr(
+    candidates: Sequence[Candidate], vectors: Mapping[tuple[str, int], Vector], diversity: float, count: int
+) -> list[Candidate]:
+    """Maximal marginal relevance: repeatedly take the candidate maximising
+    ``(1 - diversity) * final - diversity * (its highest similarity to those taken)``, ``count``
+    times, then the rest in their order. Similarity is the cosine of the candidates' vectors, or
+    the overlap of their words (Jaccard) where either has no vector. Picks among the first
+    ``DIVERSITY_HEAD``."""
+    pool = list(candidates[:DIVERSITY_HEAD])
+    if diversity <= 0 or len(pool) <= 1:
+        return list(candidates)
+    cosines = _pairwise([vectors.get((c.observation.id, c.chunk_no)) for c in pool])
+    words = [set(duplicate_key(c).split()) for c in pool]
+    closest = [0.0] * len(pool)  # each candidate's highest similarity to those taken so far
+    remaining = list(range(len(pool)))
+    order: list[int] = []
+    while remaining and len(order) < count:
+        pick = max(remaining, key=lambda i: (1 - diversity) * pool[i].final - diversity * closest[i])
+        remaining.remove(pick)
+        order.append(pick)
+        for i in remaining:
+            cosine = cosines[i][pick]
+            similarity = max(0.0, cosine) if cosine is not None else _overlap(words[i], words[pick])
+            closest[i] = max(closest[i], similarity)
+    return [pool[i] for i in order] + [pool[i] for i in remaining] + list(candidates[DIVERSITY_HEAD:])
+
+
+def _overlap(a: set[str], b: set[str]) -> float:
+    """Jaccard overlap of two word sets."""
+    union = a | b
+    return len(a & b) / len(union) if union else 0.0
+
+
+def _pairwise(vectors: Sequence[Vector | None]) -> list[list[float | None]]:
+    """Cosine of every pair (None where either vector is missing). numpy where installed (the
+    embedded store); the Lambda layer has none, and there ``math.sumprod`` does the dot products."""
+    n = len(vectors)
+    out: list[list[float | None]] = [[None] * n for _ in range(n)]
+    present = [i for i, vector in enumerate(vectors) if vector is not None]
+    try:
+        import numpy as np
+    except ImportError:
+        units = {i: _unit(vectors[i] or []) for i in present}
+        for i in present:
+            for j in present:
+                out[i][j] = _dot(units[i], units[j])
+        return out
+    if present:
+        matrix = np.asarray([vectors[i] for i in present], dtype=np.float32)
+        matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+        cosines = (matrix @ matrix.T).tolist()
+        for a, i in enumerate(present):
+            for b, j in enumerate(present):
+                out[i][j] = cosines[a][b]
+    return out
+
+
+def _dot(a: Sequence[float], b: Sequence[float]) -> float:
+    sumprod = getattr(math, "sumprod", None)  # Python 3.12+
+    return float(sumprod(a, b)) if sumprod else sum(map(operator.mul, a, b))
+
+
+def _unit(vector: Sequence[float]) -> list[float]:
+    norm = math.sqrt(_dot(vector, vector))
+    return [x / norm for x in vector] if norm > 0 else list(vector)

@@ -192,7 +192,13 @@ class SearchRequest(RequestModel):
     )
     collapse_duplicates: StrictBool = Field(
         default=True,
-        description="Collapse observations with the same title and text into the best one (listed in `duplicates`).",
+        description="Collapse observations with the same title and text, or vectors at cosine >= 0.97, into the "
+        "best one (listed in `duplicates`).",
+    )
+    diversity: Annotated[StrictFloat, Field(ge=0.0, le=1.0)] = Field(
+        default=0.0,
+        description="0 (off) .. 1: pick results by maximal marginal relevance, trading score for being unlike "
+        "those already picked (cosine of vectors, word overlap where there is none).",
     )
     exclude_session_id: SessionId | None = None
     exclude_after: Timestamp | None = Field(

@@ -17,7 +17,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, overload
 
-from neural_memory.diversity import cap_per_session, collapse_duplicates
+from neural_memory.diversity import (
+    DIVERSITY_HEAD,
+    cap_per_session,
+    collapse_duplicates,
+    collapse_near_duplicates,
+    mmr,
+)
 from neural_memory.errors import BackendUnavailable, ConfigurationError, InvalidInput
 from neural_memory.filters import compile_filter
 from neural_memory.fusion import fuse
@@ -160,8 +166,9 @@ class SearchPipeline:
                 cut=(len(retrieved.lexical) >= limit, len(retrieved.vector) >= limit),
             )
             candidates = sorted((self._time_and_tier(c, now) for c in candidates), key=_by_final)
+            vectors = self._vectors(workspace_id, request, model_id, candidates)
             if request.collapse_duplicates:
-                candidates = collapse_duplicates(candidates)
+                candidates = collapse_near_duplicates(collapse_duplicates(candidates), vectors)
             if request.max_per_session is not None:
                 candidates = cap_per_session(candidates, request.max_per_session)
         llm, candidates = self._gate(request, candidates, timer)
@@ -172,6 +179,8 @@ class SearchPipeline:
                 update={"rerank_min_score": rerank_floor, "rerank_dropped": len(candidates) - len(kept_above)}
             )
             candidates = kept_above
+        if request.diversity > 0:
+            candidates = mmr(candidates, vectors, request.diversity, request.top_k)
         kept = candidates[: request.top_k]
         results = [self._result(c, request, llm) for c in kept]
         latency = Latency(
@@ -189,6 +198,15 @@ class SearchPipeline:
             degraded=degraded,
             texts={c.observation.id: c.observation.content for c in kept},
         )
+
+    def _vectors(
+        self, workspace_id: str, request: SearchRequest, model_id: str | None, candidates: list[Candidate]
+    ) -> dict[tuple[str, int], Vector]:
+        """The candidates' vectors, when a vector search ran and near-duplicates or MMR need them."""
+        if model_id is None or not candidates or not (request.collapse_duplicates or request.diversity > 0):
+            return {}
+        keys = [(c.observation.id, c.chunk_no) for c in candidates[:DIVERSITY_HEAD]]
+        return self._store.chunk_vectors(workspace_id, model_id, keys)
 
     def _embed_query(self, request: SearchRequest, degraded: list[str]) -> Vector | None:
         if self._embedder is None:

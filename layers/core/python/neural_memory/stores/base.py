@@ -65,6 +65,13 @@ class Store(Protocol):
         (compared only with chunks embedded by ``model_id``), both under the same filter."""
         ...
 
+    def chunk_vectors(
+        self, workspace_id: str, model_id: str, chunks: Sequence[tuple[str, int]]
+    ) -> dict[tuple[str, int], Vector]:
+        """The vectors ``model_id`` made of these (observation id, chunk number) chunks of the
+        workspace; chunks without one (E tier, another model) are absent."""
+        ...
+
     def superseders(self, workspace_id: str, ids: Sequence[str]) -> dict[str, str]:
         """For each of ``ids`` that a stored observation lists in ``supersedes``, that
         observation's id (the latest to occur, when several do); ids nobody supersedes are absent."""

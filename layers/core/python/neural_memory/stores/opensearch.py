@@ -247,6 +247,28 @@ class OpenSearchStore:
                 time.sleep(0.2 * 2**attempt)
         raise BackendUnavailable(f"OpenSearch kept refusing {len(pending)} documents (throttled or unavailable)")
 
+    def chunk_vectors(
+        self, workspace_id: str, model_id: str, chunks: Sequence[tuple[str, int]]
+    ) -> dict[tuple[str, int], Vector]:
+        """The vectors ``model_id`` made of these (observation id, chunk number) chunks (one mget)."""
+        keys = list(dict.fromkeys(chunks))
+        if not keys:
+            return {}
+        reply = self._call(
+            self._client.mget,
+            index=self._index,
+            body={"ids": [doc_id(workspace_id, observation_id, n) for observation_id, n in keys]},
+            _source_includes=["embedding", "model_id", "workspace_id"],
+        )
+        return {
+            key: doc["_source"]["embedding"]
+            for key, doc in zip(keys, reply["docs"], strict=True)
+            if doc.get("found")
+            and doc["_source"].get("workspace_id") == workspace_id
+            and doc["_source"].get("model_id") == model_id
+            and "embedding" in doc["_source"]
+        }
+
     def superseders(self, workspace_id: str, ids: Sequence[str]) -> dict[str, str]:
         """For each of ``ids`` that a stored observation lists in ``supersedes``, that observation
         (the latest to occur, when several do)."""

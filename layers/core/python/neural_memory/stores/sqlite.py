@@ -346,6 +346,30 @@ class SqliteStore:
         records = [_record(row) for row in rows]
         return {record.id: record for record in records}
 
+    def chunk_vectors(
+        self, workspace_id: str, model_id: str, chunks: Sequence[tuple[str, int]]
+    ) -> dict[tuple[str, int], Vector]:
+        """The vectors ``model_id`` made of these (observation id, chunk number) chunks (one read)."""
+        wanted = set(chunks)
+        ids = list(dict.fromkeys(observation_id for observation_id, _ in chunks))
+        if not ids:
+            return {}
+        rows = (
+            self._reader()
+            .conn.execute(
+                "SELECT o.id, c.chunk_no, c.embedding FROM observations o JOIN chunks c ON c.obs_pk = o.pk "
+                f"WHERE o.workspace_id = ? AND o.id IN ({', '.join('?' * len(ids))}) AND c.model_id = ? "
+                "AND c.embedding IS NOT NULL",
+                (workspace_id, *ids, model_id),
+            )
+            .fetchall()
+        )
+        return {
+            (str(observation_id), int(chunk_no)): np.frombuffer(blob, dtype=np.float32).tolist()
+            for observation_id, chunk_no, blob in rows
+            if (observation_id, chunk_no) in wanted
+        }
+
     def superseders(self, workspace_id: str, ids: Sequence[str]) -> dict[str, str]:
         """For each of ``ids`` that a stored observation lists in ``supersedes``, that observation
         (the latest to occur, when several do)."""
