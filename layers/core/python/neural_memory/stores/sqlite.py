@@ -357,7 +357,9 @@ class SqliteStore:
         rows = (
             self._reader()
             .conn.execute(
-                "SELECT o.id, c.chunk_no, c.embedding FROM observations o JOIN chunks c ON c.obs_pk = o.pk "
+                # CROSS JOIN keeps the few observations as the outer loop (else the planner may walk
+                # every chunk of the model: 70 ms at 100k).
+                "SELECT o.id, c.chunk_no, c.embedding FROM observations o CROSS JOIN chunks c ON c.obs_pk = o.pk "
                 f"WHERE o.workspace_id = ? AND o.id IN ({', '.join('?' * len(ids))}) AND c.model_id = ? "
                 "AND c.embedding IS NOT NULL",
                 (workspace_id, *ids, model_id),
