@@ -380,7 +380,10 @@ class SqliteStore:
         rows = (
             self._reader()
             .conn.execute(
-                "SELECT m.value, o.id FROM observations o, json_each(o.supersedes) m "
+                # The partial index holds only observations that supersede others (the planner
+                # would rather walk the whole workspace in time order).
+                "SELECT m.value, o.id "
+                "FROM observations o INDEXED BY observations_superseding, json_each(o.supersedes) m "
                 f"WHERE o.workspace_id = ? AND o.supersedes IS NOT NULL AND m.value IN ({', '.join('?' * len(ids))}) "
                 "ORDER BY o.occurred_at, o.id",
                 (workspace_id, *ids),
@@ -515,15 +518,16 @@ class _SqlRowLookup:
                     f"WHERE m.key = ? AND m.type IN {kinds} AND m.atom = ?)"
                 )
                 params += [key, value]
-        return self._chunks(" AND ".join(clauses), params)
+        return self._chunks("observations o", " AND ".join(clauses), params)
 
     def superseded(self) -> NDArray[np.int64]:
-        """Chunk rowids whose observation another one supersedes (a partial index keeps it cheap)."""
-        return self._chunks("o.superseded_by IS NOT NULL", [])
+        """Chunk rowids whose observation another one supersedes (read from a partial index of
+        only those, so a search pays nothing for a workspace without supersession)."""
+        return self._chunks("observations o INDEXED BY observations_superseded", "o.superseded_by IS NOT NULL", [])
 
-    def _chunks(self, condition: str, params: list[object]) -> NDArray[np.int64]:
+    def _chunks(self, observations: str, condition: str, params: list[object]) -> NDArray[np.int64]:
         rows = self._conn.execute(
-            "SELECT c.rowid FROM observations o JOIN chunks c ON c.obs_pk = o.pk "
+            f"SELECT c.rowid FROM {observations} CROSS JOIN chunks c ON c.obs_pk = o.pk "
             f"WHERE o.workspace_id = ? AND {condition}",
             [self._workspace_id, *params],
         ).fetchall()

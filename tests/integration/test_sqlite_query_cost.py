@@ -1,0 +1,57 @@
+"""The embedded store's per-search reads stay proportional to what they return, not to the store:
+counted in SQLite virtual-machine steps, so a query plan that walks every row fails here (one did:
+reading the head's vectors walked every chunk of the model, 70 ms at 100k)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+from neural_memory.stores.sqlite import SqliteStore, _SqlRowLookup
+
+from tests.integration.test_mirror_oracle import EMBEDDER, _record
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+pytestmark = pytest.mark.integration
+STEP = 100  # the progress handler runs every STEP virtual-machine instructions
+
+
+def _steps(store: SqliteStore, read: Callable[[], object]) -> int:
+    conn = store._reader().conn
+    calls = [0]
+
+    def count() -> int:
+        calls[0] += 1
+        return 0
+
+    conn.set_progress_handler(count, STEP)
+    try:
+        read()
+    finally:
+        conn.set_progress_handler(None, STEP)
+    return calls[0] * STEP
+
+
+@pytest.mark.parametrize("size", [500, 4000])
+def test_reads_of_a_few_observations_cost_the_same_in_a_small_and_a_large_store(tmp_path: Path, size: int) -> None:
+    # Given a store of `size` embedded observations
+    store = SqliteStore(tmp_path / "memory.db")
+    words = ["alpha", "beta", "gamma", "delta"]
+    for start in range(0, size, 500):
+        store.upsert("acme", [_record(f"o{i}", [words[i % 4], f"w{i}"], False) for i in range(start, start + 500)])
+    wanted = [f"o{i}" for i in range(0, 50, 5)]
+    # When ten observations' vectors, records and supersession links are read
+    costs = {
+        "chunk_vectors": _steps(
+            store, lambda: store.chunk_vectors("acme", EMBEDDER.model_id, [(i, 0) for i in wanted])
+        ),
+        "get_many": _steps(store, lambda: store.get_many("acme", wanted)),
+        "superseders": _steps(store, lambda: store.superseders("acme", wanted)),
+        "superseded rows": _steps(store, lambda: _SqlRowLookup(store._reader().conn, "acme").superseded()),
+    }
+    # Then each costs a few thousand steps at most, whatever the store's size (a scan of 4000
+    # rows alone is tens of thousands)
+    assert all(steps <= 5000 for steps in costs.values()), costs
