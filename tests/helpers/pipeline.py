@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 import httpx2
+from neural_memory.filter_inference import AnthropicFilterProposer
 from neural_memory.gating import AnthropicScorer
 from neural_memory.models import ObservationIn, SearchRequest
 from neural_memory.rerank.cohere import CohereReranker
@@ -47,9 +48,10 @@ DEPLOY_NOTES = [
 ]
 
 
-def service(settings: Settings, scorer: Any = None, reranker: Any = None) -> Service:
+def service(settings: Settings, scorer: Any = None, reranker: Any = None, proposer: Any = None) -> Service:
+    store = SqliteStore(settings.sqlite_path)
     return Service(
-        SqliteStore(settings.sqlite_path), HashEmbedder(), settings, clock=lambda: NOW, scorer=scorer, reranker=reranker
+        store, HashEmbedder(), settings, clock=lambda: NOW, scorer=scorer, reranker=reranker, proposer=proposer
     )
 
 
@@ -95,6 +97,10 @@ class FakeClaude:
     def scorer(self) -> AnthropicScorer:
         client = httpx2.Client(transport=httpx2.MockTransport(self.handle))
         return AnthropicScorer(api_key="test-key", timeout_s=1.0, http_client=client)
+
+    def proposer(self) -> AnthropicFilterProposer:
+        client = httpx2.Client(transport=httpx2.MockTransport(self.handle))
+        return AnthropicFilterProposer(api_key="test-key", timeout_s=1.0, http_client=client)
 
 
 def score_by_title(pattern: str, hit: float = 0.9, miss: float = 0.1) -> Callable[[dict[str, Any]], httpx2.Response]:

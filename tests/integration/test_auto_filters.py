@@ -6,15 +6,20 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+import httpx2
 import pytest
-from neural_memory.models import SearchRequest
+from neural_memory.clock import to_iso
+from neural_memory.models import ObservationIn, SearchRequest
 
-from tests.helpers.pipeline import NOW, note
+from tests.helpers.pipeline import NOW, FakeClaude, claude_reply, note, service
 from tests.integration.test_store_conformance import svc  # noqa: F401  (the two-store fixture)
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from neural_memory.models import SearchResponse
     from neural_memory.service import Service
+    from neural_memory.settings import Settings
 
 pytestmark = pytest.mark.integration
 WS = "acme"
@@ -65,3 +70,115 @@ def test_without_a_phrase_or_when_off_nothing_is_inferred(svc: Service) -> None:
     assert len(reply.results) == 5
     plain = svc.search(WS, SearchRequest.model_validate({"query": "deploy notes last week", "mode": "keyword"}), "r")
     assert plain.auto_filters is None
+
+
+# ----------------------------------------------------------------------------- with the LLM
+
+TEAM = [
+    ("p1", "github", "push", "alice", 2, "login redirect fixed"),
+    ("p2", "github", "push", "bob", 2, "login page styles"),
+    ("p3", "github", "push", "alice", 20, "login tokens rotated"),
+    ("d1", "vercel", "deployment_error", "alice", 1, "login service deploy failed"),
+]
+
+
+def _team(service: Service) -> None:
+    service.index(
+        WS,
+        [
+            ObservationIn.model_validate(
+                {"id": i, "source": src, "observationType": kind, "actorName": actor, "tier": "A",
+                 "occurredAt": to_iso(NOW - timedelta(days=days)), "title": title}
+            )
+            for i, src, kind, actor, days, title in TEAM
+        ],
+    )  # fmt: skip
+
+
+def _filters_reply(**tool_input: Any) -> Callable[[dict[str, Any]], httpx2.Response]:
+    def respond(body: dict[str, Any]) -> httpx2.Response:
+        block = {"type": "tool_use", "id": "toolu_01", "name": "apply_filters", "input": tool_input}
+        return httpx2.Response(200, json=claude_reply(content=[block]))
+
+    return respond
+
+
+def test_the_llm_infers_actor_type_and_dates_from_the_workspace_values(settings: Settings) -> None:
+    # Given pushes by alice and bob, recent and older, and an LLM that reads the query
+    last_week = {"start": to_iso(NOW - timedelta(days=7)), "end": to_iso(NOW)}
+    claude = FakeClaude(
+        _filters_reply(query="login", actorNames=["alice"], observationTypes=["push"], dateRange=last_week)
+    )
+    memory = service(settings, proposer=claude.proposer())
+    _team(memory)
+    # When searching "what did alice push last week" with autoFilters
+    reply = _search(memory, "what did alice push last week", 1)
+    # Then only alice's recent push comes back, and the reply shows what the LLM applied
+    assert [r.id for r in reply.results] == ["p1"]
+    status = reply.auto_filters
+    assert status is not None and status.by == "llm" and status.query == "login" and not status.fell_back
+    assert status.applied_filters is not None
+    assert status.applied_filters.actor_names == ["alice"] and status.applied_filters.observation_types == ["push"]
+    # And the tool offered exactly the workspace's values, as enums, with no temperature sent
+    (sent,) = claude.requests
+    properties = sent["tools"][0]["input_schema"]["properties"]
+    assert set(properties["actorNames"]["items"]["enum"]) == {"alice", "bob"}
+    assert set(properties["observationTypes"]["items"]["enum"]) == {"push", "deployment_error"}
+    assert set(properties["sourceTypes"]["items"]["enum"]) == {"github", "vercel"}
+    assert sent["tool_choice"] == {"type": "tool", "name": "apply_filters"} and "temperature" not in sent
+
+
+def test_an_actor_the_workspace_does_not_hold_is_never_searched(settings: Settings) -> None:
+    # Given an LLM that answers with an actor nobody in the workspace is (and a real one)
+    claude = FakeClaude(_filters_reply(query="login", actorNames=["mallory", "bob"]))
+    memory = service(settings, proposer=claude.proposer())
+    _team(memory)
+    reply = _search(memory, "what did mallory and bob do on login", 1)
+    # Then the invented actor is dropped and only the real one filters
+    assert reply.auto_filters is not None and reply.auto_filters.applied_filters is not None
+    assert reply.auto_filters.applied_filters.actor_names == ["bob"]
+    assert [r.id for r in reply.results] == ["p2"]
+
+
+def _timeout(body: dict[str, Any]) -> httpx2.Response:
+    raise httpx2.ReadTimeout("timed out")
+
+
+@pytest.mark.parametrize(
+    ("respond", "reason"),
+    [
+        (lambda body: httpx2.Response(429, json={"type": "error", "error": {"type": "rate_limit_error"}}), "error"),
+        (lambda body: httpx2.Response(500, json={"type": "error", "error": {"type": "api_error"}}), "error"),
+        (_timeout, "timeout"),
+        (lambda body: httpx2.Response(200, text="<html>oops</html>"), "error"),
+        (lambda body: httpx2.Response(200, json=claude_reply(content=[{"type": "text", "text": "hi"}])), "error"),
+        (_filters_reply(actorNames=["alice"]), "error"),  # no query
+        (_filters_reply(query="login", dateRange={"start": "last tuesday"}), "error"),
+    ],
+    ids=["429", "500", "timeout", "not json", "no tool call", "no query left", "a date that is not one"],
+)
+def test_a_failing_llm_falls_back_to_time_phrases_and_says_so(
+    settings: Settings, respond: Callable[[dict[str, Any]], httpx2.Response], reason: str
+) -> None:
+    # Given an LLM that fails in one way
+    memory = service(settings, proposer=FakeClaude(respond).proposer())
+    _team(memory)
+    # When searching with a time phrase
+    reply = _search(memory, "login in the last 7 days", 2)
+    # Then the offline rules still apply the date range, and degraded names the failure
+    assert reply.auto_filters is not None and reply.auto_filters.by == "rules"
+    assert reply.auto_filters.phrases == ["in the last 7 days"]
+    assert not reply.auto_filters.fell_back and {r.id for r in reply.results} <= {"p1", "p2", "d1"}
+    assert any(d.startswith(f"autoFilters:llm {reason} (") for d in reply.degraded), reply.degraded
+
+
+def test_known_values_come_from_the_workspace_alone(svc: Service) -> None:  # noqa: F811
+    # Given the team's observations in one workspace and one more actor in another
+    _team(svc)
+    svc.index("other", [note("x", "elsewhere", actor_name="eve")])
+    # When the workspace's values are read, Then they are its own, the most frequent first
+    values = svc.store.known_values(WS, 10)
+    assert values["actor_name"] == ["alice", "bob"]
+    assert values["observation_type"] == ["push", "deployment_error"]
+    assert values["source"] == ["github", "vercel"]
+    assert svc.store.known_values(WS, 1)["actor_name"] == ["alice"]

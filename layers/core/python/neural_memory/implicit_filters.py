@@ -20,7 +20,7 @@ import calendar
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 
 from neural_memory.models import AutoFiltersStatus, SearchFilters
 
@@ -71,19 +71,33 @@ def find_time_phrase(query: str, now: datetime) -> TimePhrase | None:
 def narrowed(request: SearchRequest, now: datetime) -> tuple[SearchRequest, AutoFiltersStatus] | None:
     """The request with its time phrase turned into ``filters.dateRange`` (and taken out of the
     query), or None when there is none or the client already gave a date range (theirs wins)."""
-    filters = request.filters
-    if filters is not None and filters.date_range is not None:
+    if request.filters is not None and request.filters.date_range is not None:
         return None
     found = find_time_phrase(request.query, now)
     if found is None or not found.remaining:
         return None
-    bounds = {"start": found.start, "end": found.end}
-    date_range = {key: value for key, value in bounds.items() if value is not None}
-    wire = filters.model_dump(by_alias=True, exclude_none=True) if filters is not None else {}
-    merged = SearchFilters.model_validate({**wire, "dateRange": date_range})
-    applied = SearchFilters.model_validate({"dateRange": date_range})
-    status = AutoFiltersStatus(applied_filters=applied, phrases=[found.phrase], query=found.remaining, fell_back=False)
-    return request.model_copy(update={"filters": merged, "query": found.remaining}), status
+    inferred = {"dateRange": date_bounds(found.start, found.end)}
+    return with_inferred(request, inferred, found.remaining, phrases=[found.phrase], by="rules")
+
+
+def with_inferred(
+    request: SearchRequest, inferred: dict[str, Any], query: str, *, phrases: list[str], by: Literal["llm", "rules"]
+) -> tuple[SearchRequest, AutoFiltersStatus] | None:
+    """The request narrowed by ``inferred`` (wire-named filters) and searching ``query``; a filter
+    the client gave wins over an inferred one of the same name. None if nothing is left to apply."""
+    wire = request.filters.model_dump(by_alias=True, exclude_none=True) if request.filters is not None else {}
+    applied = {name: value for name, value in inferred.items() if value and name not in wire}
+    if not applied or not query.strip():
+        return None
+    merged = SearchFilters.model_validate({**wire, **applied})
+    status = AutoFiltersStatus(
+        applied_filters=SearchFilters.model_validate(applied), phrases=phrases, query=query, fell_back=False, by=by
+    )
+    return request.model_copy(update={"filters": merged, "query": query}), status
+
+
+def date_bounds(start: datetime | None, end: datetime | None) -> dict[str, datetime]:
+    return {key: value for key, value in (("start", start), ("end", end)) if value is not None}
 
 
 def _resolve(match: re.Match[str], now: datetime) -> tuple[datetime, datetime | None]:

@@ -208,8 +208,9 @@ class SearchRequest(RequestModel):
     )
     auto_filters: StrictBool = Field(
         default=False,
-        description='Turn a time phrase of the query ("last week", "since Monday", "in March") into a '
-        "dateRange; falls back to the query as written when that leaves fewer than topK results.",
+        description="Infer filters from the query: actors, types, sources and dates by the LLM (only values the "
+        'workspace holds), or time phrases ("last week", "since Monday") without one; falls back to the '
+        "query as written when that leaves fewer than topK results.",
     )
     include_superseded: StrictBool = Field(
         default=False, description="Also return observations that a newer one supersedes (they carry `supersededBy`)."
@@ -312,6 +313,9 @@ class AutoFiltersStatus(WireModel):
     phrases: list[str] = Field(description="The query's words that became filters.")
     query: str = Field(description="The query text that was searched (without those words, unless it fell back).")
     fell_back: bool = Field(description="True when the inferred filters left fewer than topK results.")
+    by: Literal["llm", "rules"] | None = Field(
+        default=None, description="Who inferred them: the LLM, or the offline time phrases (null: nothing inferred)."
+    )
 
 
 class SearchResponse(WireModel):

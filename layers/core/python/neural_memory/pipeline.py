@@ -25,10 +25,11 @@ from neural_memory.diversity import (
     mmr,
 )
 from neural_memory.errors import BackendUnavailable, ConfigurationError, InvalidInput
+from neural_memory.filter_inference import FilterProposer, InferenceFailed, KnownValuesCache
 from neural_memory.filters import compile_filter
 from neural_memory.fusion import fuse
 from neural_memory.gating import ScoringFailed
-from neural_memory.implicit_filters import narrowed
+from neural_memory.implicit_filters import date_bounds, narrowed, with_inferred
 from neural_memory.models import (
     AutoFiltersStatus,
     Latency,
@@ -90,12 +91,15 @@ class SearchPipeline:
         settings: Settings,
         scorer: RelevanceScorer | None = None,
         cohere: Reranker | None = None,
+        proposer: FilterProposer | None = None,
     ) -> None:
         self._store = store
         self._embedder = embedder
         self._settings = settings
         self._scorer = scorer
         self._cohere = cohere
+        self._proposer = proposer
+        self._known = KnownValuesCache(store)
 
     def run(self, workspace_id: str, request: SearchRequest, now: datetime) -> SearchOutcome:
         """Search ``workspace_id``; raises ``InvalidInput`` or ``BackendUnavailable`` only when no
@@ -104,15 +108,18 @@ class SearchPipeline:
         written (named in ``degraded``)."""
         if not request.auto_filters:
             return self._run(workspace_id, request, now)
-        implied = narrowed(request, now)
+        notes: list[str] = []
+        implied = self._implied(workspace_id, request, now, notes)
         if implied is None:
             outcome = self._run(workspace_id, request, now)
             outcome.auto_filters = AutoFiltersStatus(
                 applied_filters=None, phrases=[], query=request.query, fell_back=False
             )
+            outcome.degraded[:0] = notes
             return outcome
         narrow_request, status = implied
         outcome = self._run(workspace_id, narrow_request, now)
+        outcome.degraded[:0] = notes
         outcome.auto_filters = status
         if len(outcome.results) >= request.top_k:
             return outcome
@@ -122,7 +129,29 @@ class SearchPipeline:
         )
         wide.auto_filters = status.model_copy(update={"query": request.query, "fell_back": True})
         wide.latency = wide.latency.model_copy(update={"total": wide.latency.total + outcome.latency.total})
+        wide.degraded[:0] = notes
         return wide
+
+    def _implied(
+        self, workspace_id: str, request: SearchRequest, now: datetime, notes: list[str]
+    ) -> tuple[SearchRequest, AutoFiltersStatus] | None:
+        """Filters the query implies: the LLM's, constrained to the workspace's values, when one
+        is configured; the offline time phrases otherwise or when it fails (noted in ``notes``)."""
+        if self._proposer is not None:
+            try:
+                proposal = self._proposer.propose(request.query, now, self._known.get(workspace_id))
+            except InferenceFailed as exc:
+                logger.warning("filter inference failed; using time phrases", extra={"reason": exc.detail})
+                notes.append(f"autoFilters:llm {exc.reason} ({exc.detail}); time phrases only")
+            else:
+                inferred = {
+                    "sourceTypes": list(proposal.sources),
+                    "observationTypes": list(proposal.observation_types),
+                    "actorNames": list(proposal.actor_names),
+                    "dateRange": date_bounds(proposal.start, proposal.end),
+                }
+                return with_inferred(request, inferred, proposal.query, phrases=[], by="llm")
+        return narrowed(request, now)
 
     def _run(self, workspace_id: str, request: SearchRequest, now: datetime) -> SearchOutcome:
         config = self._settings

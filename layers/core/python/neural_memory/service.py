@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from neural_memory.answering import AnthropicAnswerer
     from neural_memory.embeddings.base import Embedder
     from neural_memory.embeddings.cache import EmbeddingCache
+    from neural_memory.filter_inference import FilterProposer
     from neural_memory.gating import RelevanceScorer
     from neural_memory.models import AnswerRequest, ObservationIn
     from neural_memory.rerank.base import Reranker
@@ -65,6 +66,7 @@ class Service:
         scorer: RelevanceScorer | None = None,
         reranker: Reranker | None = None,
         answerer: AnthropicAnswerer | None = None,
+        proposer: FilterProposer | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -72,7 +74,7 @@ class Service:
         self.embedding_cache = embedding_cache
         self._answerer = answerer
         self._clock = clock
-        self._pipeline = SearchPipeline(store, embedder, settings, scorer=scorer, cohere=reranker)
+        self._pipeline = SearchPipeline(store, embedder, settings, scorer=scorer, cohere=reranker, proposer=proposer)
 
     def search(self, workspace_id: str, request: SearchRequest, request_id: str) -> SearchResponse:
         """Run the pipeline and emit its latency and result metrics."""
@@ -213,13 +215,16 @@ def build_service(settings: Settings) -> Service:
         cache = EmbeddingCache(settings.embedding_cache_path)
     # Keys are read (from Secrets Manager in AWS) when a provider is first used, so a function
     # reads only the secrets it needs, and an unreadable one degrades that provider with a reason.
-    scorer = answerer = None
+    scorer = answerer = proposer = None
     if settings.anthropic_configured:
         from neural_memory.answering import AnthropicAnswerer  # the SDK itself loads on first call
+        from neural_memory.filter_inference import AnthropicFilterProposer
         from neural_memory.gating import AnthropicScorer
 
-        scorer = AnthropicScorer(settings.anthropic_key, model=settings.gate_model, timeout_s=settings.gate_timeout_s)
-        answerer = AnthropicAnswerer(settings.anthropic_key, model=settings.gate_model)
+        key, model, timeout_s = settings.anthropic_key, settings.gate_model, settings.gate_timeout_s
+        scorer = AnthropicScorer(key, model=model, timeout_s=timeout_s)
+        answerer = AnthropicAnswerer(key, model=model)
+        proposer = AnthropicFilterProposer(key, model=model, timeout_s=timeout_s)
     reranker = None
     if settings.cohere_configured:
         from neural_memory.rerank.cohere import CohereReranker
@@ -233,6 +238,7 @@ def build_service(settings: Settings) -> Service:
         scorer=scorer,
         reranker=reranker,
         answerer=answerer,
+        proposer=proposer,
     )
 
 

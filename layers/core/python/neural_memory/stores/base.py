@@ -24,6 +24,10 @@ if TYPE_CHECKING:
     from neural_memory.models import Retrieved, UpsertOutcome, Vector
 
 
+# The fields whose values autoFilters may infer (``known_values``).
+KNOWN_FIELDS = ("source", "observation_type", "actor_name")
+
+
 class IndexedObservation(DomainModel):
     """A record with its chunks, ready to write; ``model_id`` names the space of the chunk vectors."""
 
@@ -70,6 +74,11 @@ class Store(Protocol):
     ) -> dict[tuple[str, int], Vector]:
         """The vectors ``model_id`` made of these (observation id, chunk number) chunks of the
         workspace; chunks without one (E tier, another model) are absent."""
+        ...
+
+    def known_values(self, workspace_id: str, limit: int) -> dict[str, list[str]]:
+        """The workspace's distinct ``source``, ``observation_type`` and ``actor_name`` values, the
+        most frequent first, at most ``limit`` of each."""
         ...
 
     def superseders(self, workspace_id: str, ids: Sequence[str]) -> dict[str, str]:

@@ -24,6 +24,7 @@ from neural_memory.clock import to_iso
 from neural_memory.errors import BackendUnavailable, ConfigurationError, NeuralMemoryError
 from neural_memory.filters import metadata_terms, render_opensearch
 from neural_memory.models import Hit, ObservationRecord, Retrieved, UpsertOutcome
+from neural_memory.stores.base import KNOWN_FIELDS
 from neural_memory.stores.record_fields import RECORD_FIELDS
 
 if TYPE_CHECKING:
@@ -268,6 +269,13 @@ class OpenSearchStore:
             and doc["_source"].get("model_id") == model_id
             and "embedding" in doc["_source"]
         }
+
+    def known_values(self, workspace_id: str, limit: int) -> dict[str, list[str]]:
+        """Distinct values by field, the most frequent first (terms aggregations over chunk 0s)."""
+        query = {"bool": {"filter": [{"term": {"workspace_id": workspace_id}}, {"term": {"chunk_no": 0}}]}}
+        aggs = {field: {"terms": {"field": field, "size": limit}} for field in KNOWN_FIELDS}
+        reply = self._call(self._client.search, index=self._index, body={"query": query, "size": 0, "aggs": aggs})
+        return {field: [str(b["key"]) for b in reply["aggregations"][field]["buckets"]] for field in KNOWN_FIELDS}
 
     def superseders(self, workspace_id: str, ids: Sequence[str]) -> dict[str, str]:
         """For each of ``ids`` that a stored observation lists in ``supersedes``, that observation

@@ -16,6 +16,7 @@ import numpy as np
 
 from neural_memory.clock import to_ms
 from neural_memory.models import Hit, ObservationRecord, Retrieved, UpsertOutcome
+from neural_memory.stores.base import KNOWN_FIELDS
 from neural_memory.stores.partitioned_vectors import PARTITION_FROM, TRAINING_SAMPLE, PartitionedVectors, partitions_for
 from neural_memory.stores.read_write_lock import ReadWriteLock
 from neural_memory.stores.record_fields import FIELD_NAMES, RECORD_FIELDS
@@ -371,6 +372,19 @@ class SqliteStore:
             for observation_id, chunk_no, blob in rows
             if (observation_id, chunk_no) in wanted
         }
+
+    def known_values(self, workspace_id: str, limit: int) -> dict[str, list[str]]:
+        """Distinct values by field, the most frequent first (one pass over the workspace)."""
+        conn = self._reader().conn
+        found: dict[str, list[str]] = {}
+        for column in KNOWN_FIELDS:
+            rows = conn.execute(
+                f"SELECT {column} FROM observations WHERE workspace_id = ? AND {column} IS NOT NULL "
+                f"GROUP BY {column} ORDER BY count(*) DESC, {column} LIMIT ?",
+                (workspace_id, limit),
+            ).fetchall()
+            found[column] = [str(value) for (value,) in rows]
+        return found
 
     def superseders(self, workspace_id: str, ids: Sequence[str]) -> dict[str, str]:
         """For each of ``ids`` that a stored observation lists in ``supersedes``, that observation

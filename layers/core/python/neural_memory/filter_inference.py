@@ -1,0 +1,213 @@
+"""The LLM half of ``autoFilters``: one forced tool call turns a query into filters, constrained to
+the values the workspace holds ("what did alice push last week" → ``actorNames: [alice]``,
+``observationTypes: [push]``, last week's dates).
+
+The tool's schema lists the workspace's sources, observation types and actors as enums, and the
+reply is checked again here: a value the workspace does not hold is dropped, never searched (the
+model cannot invent an actor), dates must carry a zone and be in order, and the query text left
+must not be empty. Any failure raises ``InferenceFailed``; the pipeline then uses the offline
+time phrases and names the failure in ``degraded``. The SDK is imported on first use.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from neural_memory.clock import to_iso
+from neural_memory.errors import ConfigurationError
+from neural_memory.models import Timestamp
+from neural_memory.sdk_clients import lazy_anthropic
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from neural_memory.sdk_clients import ApiKey
+    from neural_memory.stores.base import Store
+
+TOOL_NAME = "apply_filters"
+MAX_KNOWN = 200  # values of each kind offered to the model (the most frequent first)
+SYSTEM_PROMPT = (
+    "You turn a search query over an engineering team's memory into filters. Use a filter only when "
+    "the query asks for it (a person, a kind of event, a source, a time); use only the listed values. "
+    "Put the words that remain to be searched in `query`, without the words that became filters. "
+    f"Call {TOOL_NAME} once."
+)
+
+
+@dataclass(frozen=True)
+class KnownValues:
+    """What a workspace holds, by kind: the only values a proposal may use."""
+
+    sources: tuple[str, ...] = ()
+    observation_types: tuple[str, ...] = ()
+    actor_names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """Filters inferred from a query (empty: none of that kind) and the query text left."""
+
+    query: str
+    sources: tuple[str, ...] = ()
+    observation_types: tuple[str, ...] = ()
+    actor_names: tuple[str, ...] = ()
+    start: datetime | None = None
+    end: datetime | None = None
+
+    def is_empty(self) -> bool:
+        """True when nothing was inferred."""
+        return not (self.sources or self.observation_types or self.actor_names or self.start or self.end)
+
+
+class KnownValuesCache:
+    """Each workspace's values from the store, kept ``ttl_s`` seconds: reading them walks the
+    workspace, and a new actor may wait a minute before it can be inferred."""
+
+    def __init__(self, store: Store, ttl_s: float = 60.0) -> None:
+        self._store = store
+        self._ttl_s = ttl_s
+        self._lock = threading.Lock()
+        self._cached: dict[str, tuple[float, KnownValues]] = {}
+
+    def get(self, workspace_id: str) -> KnownValues:
+        """The workspace's values, read again once they are older than the TTL."""
+        now = time.monotonic()
+        with self._lock:
+            hit = self._cached.get(workspace_id)
+        if hit is not None and now - hit[0] < self._ttl_s:
+            return hit[1]
+        values = self._store.known_values(workspace_id, MAX_KNOWN)
+        known = KnownValues(
+            sources=tuple(values.get("source", ())),
+            observation_types=tuple(values.get("observation_type", ())),
+            actor_names=tuple(values.get("actor_name", ())),
+        )
+        with self._lock:
+            self._cached[workspace_id] = (now, known)
+        return known
+
+
+class InferenceFailed(Exception):
+    """No trustworthy filters could be had; ``reason`` is ``timeout`` or ``error``."""
+
+    def __init__(self, reason: Literal["timeout", "error"], detail: str) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason: Literal["timeout", "error"] = reason
+        self.detail = detail
+
+
+class FilterProposer(Protocol):
+    """Infers filters for a query from the values a workspace holds."""
+
+    def propose(self, query: str, now: datetime, known: KnownValues) -> Proposal:
+        """Raises ``InferenceFailed`` when it cannot."""
+        ...
+
+
+class _DateRange(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    start: Timestamp | None = None
+    end: Timestamp | None = None
+
+
+class _ToolInput(BaseModel):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+    query: str = Field(min_length=1, max_length=2000)
+    source_types: list[str] = Field(default_factory=list, alias="sourceTypes")
+    observation_types: list[str] = Field(default_factory=list, alias="observationTypes")
+    actor_names: list[str] = Field(default_factory=list, alias="actorNames")
+    date_range: _DateRange | None = Field(default=None, alias="dateRange")
+
+
+class AnthropicFilterProposer:
+    """``FilterProposer`` on Claude (default Haiku 4.5), with a time budget and no retries."""
+
+    def __init__(
+        self, api_key: ApiKey, model: str = "claude-haiku-4-5", timeout_s: float = 3.0, http_client: Any = None
+    ) -> None:
+        """``http_client`` is the SDK's HTTP client; tests pass one with a mock transport."""
+        self.model = model
+        self._client = lazy_anthropic(api_key, timeout_s, http_client)
+
+    def propose(self, query: str, now: datetime, known: KnownValues) -> Proposal:
+        """One forced tool call; the reply checked against ``known``."""
+        import anthropic
+
+        try:
+            client = self._client.get()
+        except ConfigurationError as exc:
+            raise InferenceFailed("error", str(exc)) from exc
+        prompt = f"Now: {to_iso(now)}\nQuery: {json.dumps(query, ensure_ascii=False)}"
+        try:
+            message = client.messages.create(
+                model=self.model,
+                max_tokens=400,
+                system=SYSTEM_PROMPT,
+                tools=[_tool(known)],
+                tool_choice={"type": "tool", "name": TOOL_NAME},
+                messages=[{"role": "user", "content": prompt}],
+            )
+        except anthropic.APITimeoutError as exc:
+            raise InferenceFailed("timeout", "LLM call exceeded its time budget") from exc
+        except anthropic.APIError as exc:
+            raise InferenceFailed("error", f"LLM call failed: {type(exc).__name__}") from exc
+        return _parse(message, known)
+
+
+def _tool(known: KnownValues) -> dict[str, Any]:
+    """The tool, its lists limited to ``known`` (a kind the workspace has none of is left out)."""
+    properties: dict[str, Any] = {"query": {"type": "string", "description": "the words left to search"}}
+    for name, values in (
+        ("sourceTypes", known.sources),
+        ("observationTypes", known.observation_types),
+        ("actorNames", known.actor_names),
+    ):
+        if values:
+            properties[name] = {"type": "array", "items": {"type": "string", "enum": list(values[:MAX_KNOWN])}}
+    properties["dateRange"] = {
+        "type": "object",
+        "properties": {
+            "start": {"type": "string", "format": "date-time"},
+            "end": {"type": "string", "format": "date-time"},
+        },
+    }
+    return {
+        "name": TOOL_NAME,
+        "description": "Apply the filters the query asks for, using only the listed values.",
+        "input_schema": {"type": "object", "properties": properties, "required": ["query"]},
+    }
+
+
+def _parse(message: Any, known: KnownValues) -> Proposal:
+    blocks = [b for b in getattr(message, "content", None) or [] if getattr(b, "type", None) == "tool_use"]
+    block = next((b for b in blocks if getattr(b, "name", None) == TOOL_NAME), None)
+    if block is None:
+        raise InferenceFailed("error", "reply has no tool call")
+    try:
+        reply = _ToolInput.model_validate(block.input)
+    except ValidationError as exc:
+        raise InferenceFailed("error", "malformed tool input") from exc
+    if not reply.query.strip():
+        raise InferenceFailed("error", "no query text left")
+    dates = reply.date_range or _DateRange()
+    if dates.start and dates.end and dates.start > dates.end:
+        dates = _DateRange()
+    return Proposal(
+        query=reply.query.strip(),
+        sources=_known(reply.source_types, known.sources),
+        observation_types=_known(reply.observation_types, known.observation_types),
+        actor_names=_known(reply.actor_names, known.actor_names),
+        start=dates.start,
+        end=dates.end,
+    )
+
+
+def _known(values: list[str], allowed: tuple[str, ...]) -> tuple[str, ...]:
+    """The proposed values the workspace holds, once each (anything else is dropped)."""
+    return tuple(dict.fromkeys(v for v in values if v in allowed))
