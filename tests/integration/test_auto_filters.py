@@ -182,3 +182,13 @@ def test_known_values_come_from_the_workspace_alone(svc: Service) -> None:  # no
     assert values["observation_type"] == ["push", "deployment_error"]
     assert values["source"] == ["github", "vercel"]
     assert svc.store.known_values(WS, 1)["actor_name"] == ["alice"]
+
+
+def test_too_few_results_with_the_llms_filters_fall_back_too(settings: Settings) -> None:
+    # Given an LLM that narrows to bob, who has one observation, and three results asked for
+    memory = service(settings, proposer=FakeClaude(_filters_reply(query="login", actorNames=["bob"])).proposer())
+    _team(memory)
+    reply = _search(memory, "bob login", 3)
+    # Then the search runs as written and names the fallback
+    assert len(reply.results) == 3 and reply.auto_filters is not None and reply.auto_filters.fell_back
+    assert "autoFilters:fallback (1 of 3 results within the inferred filters)" in reply.degraded

@@ -110,26 +110,36 @@ class SearchPipeline:
             return self._run(workspace_id, request, now)
         notes: list[str] = []
         implied = self._implied(workspace_id, request, now, notes)
+        outcome = self._narrowed_or_wide(workspace_id, request, now, implied)
+        outcome.degraded[:0] = notes
+        return outcome
+
+    def _narrowed_or_wide(
+        self,
+        workspace_id: str,
+        request: SearchRequest,
+        now: datetime,
+        implied: tuple[SearchRequest, AutoFiltersStatus] | None,
+    ) -> SearchOutcome:
+        """The search with the inferred filters, or as written when there are none or they leave
+        fewer than ``topK`` results (the fallback named in ``degraded``)."""
         if implied is None:
             outcome = self._run(workspace_id, request, now)
             outcome.auto_filters = AutoFiltersStatus(
                 applied_filters=None, phrases=[], query=request.query, fell_back=False
             )
-            outcome.degraded[:0] = notes
             return outcome
         narrow_request, status = implied
         outcome = self._run(workspace_id, narrow_request, now)
-        outcome.degraded[:0] = notes
         outcome.auto_filters = status
         if len(outcome.results) >= request.top_k:
             return outcome
         wide = self._run(workspace_id, request, now)
-        wide.degraded.append(
-            f"autoFilters:fallback ({len(outcome.results)} of {request.top_k} results within {status.phrases[0]!r})"
-        )
+        within = repr(status.phrases[0]) if status.phrases else "the inferred filters"
+        found = f"{len(outcome.results)} of {request.top_k} results"
+        wide.degraded.append(f"autoFilters:fallback ({found} within {within})")
         wide.auto_filters = status.model_copy(update={"query": request.query, "fell_back": True})
         wide.latency = wide.latency.model_copy(update={"total": wide.latency.total + outcome.latency.total})
-        wide.degraded[:0] = notes
         return wide
 
     def _implied(
