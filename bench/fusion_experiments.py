@@ -181,6 +181,36 @@ def normalised(alpha: float, how: str) -> Callable[[Query], list[str]]:
     return rank
 
 
+def spread_weighted(floor: float, base: float, depth: int, strength: float) -> Callable[[Query], list[str]]:
+    """Query-dependent weights from the two score distributions: each list's weight grows with how
+    far its best stands out from the rest of its top ``depth`` (a list whose scores are flat tells
+    little apart: short chat turns under a vector model). ``alpha = base`` when both stand out
+    alike, moved toward the sharper list by ``strength``. Scores scaled as in the product's fusion."""
+
+    def sharpness(scores: list[float]) -> float:
+        top = sorted(scores, reverse=True)[:depth]
+        if len(top) < 2 or top[0] <= 0:
+            return 0.0
+        return (top[0] - sum(top[1:]) / (len(top) - 1)) / top[0]
+
+    def rank(query: Query) -> list[str]:
+        lists = query.lists
+        lexical, vector = _best_per_observation(lists[0]), _best_per_observation(lists[1])
+        best_l = max(lexical.values(), default=1.0) or 1.0
+        best_v = max(vector.values(), default=1.0)
+        v = {i: max(0.0, (c - floor) / (best_v - floor)) if best_v > floor else 1.0 for i, c in vector.items()}
+        lx = {i: c / best_l for i, c in lexical.items()}
+        sharp_v, sharp_l = sharpness(list(v.values())), sharpness(list(lx.values()))
+        total = sharp_v + sharp_l
+        alpha = base if total == 0 else (1 - strength) * base + strength * sharp_v / total
+        miss_v = min(v.values(), default=0.0) if lists[2][1] else 0.0
+        miss_l = min(lx.values(), default=0.0) if lists[2][0] else 0.0
+        fused = {i: alpha * v.get(i, miss_v) + (1 - alpha) * lx.get(i, miss_l) for i in set(lx) | set(v)}
+        return sorted(fused, key=lambda i: (-fused[i], i))
+
+    return rank
+
+
 # ----------------------------------------------------------------------------- scoring
 
 
@@ -196,24 +226,8 @@ def score(queries: list[Query], method: Callable[[Query], list[str]], metric: st
     return sum(values) / len(values) if values else 0.0
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--scifact", type=Path, required=True, help="SciFact in BEIR layout")
-    parser.add_argument("--locomo", type=Path, required=True, help="a folder with LoCoMo's JSON")
-    parser.add_argument("--split", default="train", help="SciFact split to tune on")
-    args = parser.parse_args()
-
-    settings = Settings()
-    with tempfile.TemporaryDirectory(prefix="nm-fusion-") as tmp:
-        service = build_service(settings.model_copy(update={"data_dir": Path(tmp)}))
-        if service.embedding_cache is not None:
-            from neural_memory.embeddings.cache import EmbeddingCache
-
-            service.embedding_cache = EmbeddingCache(settings.embedding_cache_path)
-        science = scifact_queries(service, args.scifact, args.split)
-        talk = locomo_queries(service, args.locomo)
-    floor = settings.min_similarity_for(service.embedder.model_id if service.embedder else None)
-
+def _methods(floor: float) -> dict[str, Callable[[Query], list[str]]]:
+    """Every method of the grid, by name."""
     methods: dict[str, Callable[[Query], list[str]]] = {"keyword": lambda q: list(_best_per_observation(q.lists[0]))}
     methods["semantic"] = lambda q: list(_best_per_observation(q.lists[1]))
     for alpha in (0.3, 0.4, 0.5, 0.6, 0.7):
@@ -230,6 +244,36 @@ def main() -> None:
     for how in ("minmax", "zscore"):
         for alpha in (0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7):
             methods[f"{how} a={alpha}"] = normalised(alpha, how)
+
+    for base in (0.5, 0.6):
+        for depth in (5, 10):
+            for strength in (0.25, 0.5, 0.75, 1.0):
+                methods[f"spread b={base} d={depth} s={strength}"] = spread_weighted(floor, base, depth, strength)
+    return methods
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scifact", type=Path, required=True, help="SciFact in BEIR layout")
+    parser.add_argument("--locomo", type=Path, required=True, help="a folder with LoCoMo's JSON")
+    parser.add_argument("--split", default="train", help="SciFact split to tune on")
+    parser.add_argument("--only", nargs="*", help="run only the methods whose names contain one of these")
+    args = parser.parse_args()
+
+    settings = Settings()
+    with tempfile.TemporaryDirectory(prefix="nm-fusion-") as tmp:
+        service = build_service(settings.model_copy(update={"data_dir": Path(tmp)}))
+        if service.embedding_cache is not None:
+            from neural_memory.embeddings.cache import EmbeddingCache
+
+            service.embedding_cache = EmbeddingCache(settings.embedding_cache_path)
+        science = scifact_queries(service, args.scifact, args.split)
+        talk = locomo_queries(service, args.locomo)
+    floor = settings.min_similarity_for(service.embedder.model_id if service.embedder else None)
+
+    methods = _methods(floor)
+    if args.only:
+        methods = {name: method for name, method in methods.items() if any(p in name for p in args.only)}
 
     groups = sorted({q.group for q in talk})
     print(f"{'method':<16} {'SciFact ' + args.split + ' nDCG@10':>22} {'LoCoMo recall@10':>17}  per conversation")
