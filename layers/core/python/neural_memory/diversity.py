@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from neural_memory.models import Candidate, Vector
+    from neural_memory.models import Candidate
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 NEAR_DUPLICATE_COSINE = 0.97
@@ -60,7 +60,9 @@ def cap_per_session(candidates: Sequence[Candidate], limit: int) -> list[Candida
 
 
 def collapse_near_duplicates(
-    candidates: Sequence[Candidate], vectors: Mapping[tuple[str, int], Vector], threshold: float = NEAR_DUPLICATE_COSINE
+    candidates: Sequence[Candidate],
+    vectors: Mapping[tuple[str, int], Sequence[float]],
+    threshold: float = NEAR_DUPLICATE_COSINE,
 ) -> list[Candidate]:
     """Collapse each candidate whose vector is at cosine >= ``threshold`` to a better-ranked kept
     one into it (listed in its ``duplicates``); candidates without a vector are always kept. Only
@@ -79,7 +81,7 @@ def collapse_near_duplicates(
 
 
 def mmr(
-    candidates: Sequence[Candidate], vectors: Mapping[tuple[str, int], Vector], diversity: float, count: int
+    candidates: Sequence[Candidate], vectors: Mapping[tuple[str, int], Sequence[float]], diversity: float, count: int
 ) -> list[Candidate]:
     """Maximal marginal relevance: repeatedly take the candidate maximising
     ``(1 - diversity) * final - diversity * (its highest similarity to those taken)``, ``count``
@@ -111,7 +113,7 @@ def _overlap(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(union) if union else 0.0
 
 
-def _pairwise(vectors: Sequence[Vector | None]) -> list[list[float | None]]:
+def _pairwise(vectors: Sequence[Sequence[float] | None]) -> list[list[float | None]]:
     """Cosine of every pair (None where either vector is missing). numpy where installed (the
     embedded store); the Lambda layer has none, and there ``math.sumprod`` does the dot products."""
     n = len(vectors)
@@ -126,7 +128,7 @@ def _pairwise(vectors: Sequence[Vector | None]) -> list[list[float | None]]:
                 out[i][j] = _dot(units[i], units[j])
         return out
     if present:
-        matrix = np.asarray([vectors[i] for i in present], dtype=np.float32)
+        matrix = np.stack([np.asarray(vectors[i], dtype=np.float32) for i in present])  # buffers, not floats
         matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
         cosines = (matrix @ matrix.T).tolist()
         for a, i in enumerate(present):

@@ -55,6 +55,7 @@ from neural_memory.rerank.llm import LlmReranker
 from neural_memory.snippets import snippet
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from datetime import datetime
 
     from neural_memory.embeddings.base import Embedder
@@ -240,7 +241,7 @@ class SearchPipeline:
 
     def _vectors(
         self, workspace_id: str, request: SearchRequest, model_id: str | None, candidates: list[Candidate]
-    ) -> dict[tuple[str, int], Vector]:
+    ) -> dict[tuple[str, int], Sequence[float]]:
         """The candidates' vectors, when a vector search ran and near-duplicates or MMR need them."""
         if model_id is None or not candidates or not (request.collapse_duplicates or request.diversity > 0):
             return {}

@@ -71,7 +71,7 @@ class Store(Protocol):
 
     def chunk_vectors(
         self, workspace_id: str, model_id: str, chunks: Sequence[tuple[str, int]]
-    ) -> dict[tuple[str, int], Vector]:
+    ) -> dict[tuple[str, int], Sequence[float]]:
         """The vectors ``model_id`` made of these (observation id, chunk number) chunks of the
         workspace; chunks without one (E tier, another model) are absent."""
         ...

@@ -250,7 +250,7 @@ class OpenSearchStore:
 
     def chunk_vectors(
         self, workspace_id: str, model_id: str, chunks: Sequence[tuple[str, int]]
-    ) -> dict[tuple[str, int], Vector]:
+    ) -> dict[tuple[str, int], Sequence[float]]:
         """The vectors ``model_id`` made of these (observation id, chunk number) chunks (one mget)."""
         keys = list(dict.fromkeys(chunks))
         if not keys:

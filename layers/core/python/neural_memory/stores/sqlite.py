@@ -8,6 +8,7 @@ plain text to tokenize (never as MATCH syntax), so no FTS5 syntax from a caller 
 
 from __future__ import annotations
 
+import array
 import threading
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -349,7 +350,7 @@ class SqliteStore:
 
     def chunk_vectors(
         self, workspace_id: str, model_id: str, chunks: Sequence[tuple[str, int]]
-    ) -> dict[tuple[str, int], Vector]:
+    ) -> dict[tuple[str, int], Sequence[float]]:
         """The vectors ``model_id`` made of these (observation id, chunk number) chunks (one read)."""
         wanted = set(chunks)
         ids = list(dict.fromkeys(observation_id for observation_id, _ in chunks))
@@ -368,7 +369,8 @@ class SqliteStore:
             .fetchall()
         )
         return {
-            (str(observation_id), int(chunk_no)): np.frombuffer(blob, dtype=np.float32).tolist()
+            # array.array copies the blob as it is: no Python float per component.
+            (str(observation_id), int(chunk_no)): array.array("f", blob)
             for observation_id, chunk_no, blob in rows
             if (observation_id, chunk_no) in wanted
         }
