@@ -109,17 +109,21 @@ def absolute(alpha: float, floor: float) -> Callable[[Query], list[str]]:
     return rank
 
 
+def _anchored_scores(query: Query, floor: float) -> tuple[dict[str, float], dict[str, float]]:
+    """The cosine rescaled from [floor, the query's best] and BM25 / best, by observation."""
+    lexical, vector = _best_per_observation(query.lists[0]), _best_per_observation(query.lists[1])
+    best_l = max(lexical.values(), default=1.0) or 1.0
+    best_v = max(vector.values(), default=1.0)
+    v = {i: max(0.0, (c - floor) / (best_v - floor)) if best_v > floor else 1.0 for i, c in vector.items()}
+    return v, {i: c / best_l for i, c in lexical.items()}
+
+
 def anchored(alpha: float, floor: float, impute: bool) -> Callable[[Query], list[str]]:
     """Cosine rescaled from [floor, the query's best] (relative, but anchored at the model's
     floor rather than at zero), BM25 / best; ``impute``: a missing score is the list's lowest."""
 
     def rank(query: Query) -> list[str]:
-        lists = query.lists
-        lexical, vector = _best_per_observation(lists[0]), _best_per_observation(lists[1])
-        best_l = max(lexical.values(), default=1.0) or 1.0
-        best_v = max(vector.values(), default=1.0)
-        v = {i: max(0.0, (c - floor) / (best_v - floor)) if best_v > floor else 1.0 for i, c in vector.items()}
-        lx = {i: c / best_l for i, c in lexical.items()}
+        v, lx = _anchored_scores(query, floor)
         miss_v = min(v.values(), default=0.0) if impute else 0.0
         miss_l = min(lx.values(), default=0.0) if impute else 0.0
         fused = {i: alpha * v.get(i, miss_v) + (1 - alpha) * lx.get(i, miss_l) for i in set(lx) | set(v)}
@@ -195,11 +199,7 @@ def spread_weighted(floor: float, base: float, depth: int, strength: float) -> C
 
     def rank(query: Query) -> list[str]:
         lists = query.lists
-        lexical, vector = _best_per_observation(lists[0]), _best_per_observation(lists[1])
-        best_l = max(lexical.values(), default=1.0) or 1.0
-        best_v = max(vector.values(), default=1.0)
-        v = {i: max(0.0, (c - floor) / (best_v - floor)) if best_v > floor else 1.0 for i, c in vector.items()}
-        lx = {i: c / best_l for i, c in lexical.items()}
+        v, lx = _anchored_scores(query, floor)
         sharp_v, sharp_l = sharpness(list(v.values())), sharpness(list(lx.values()))
         total = sharp_v + sharp_l
         alpha = base if total == 0 else (1 - strength) * base + strength * sharp_v / total

@@ -15,12 +15,12 @@ import json
 import threading
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from neural_memory.claude_tool import ToolCallFailed, forced_tool_input
 from neural_memory.clock import to_iso
-from neural_memory.errors import ConfigurationError
 from neural_memory.models import Timestamp
 from neural_memory.sdk_clients import lazy_anthropic
 
@@ -93,13 +93,8 @@ class KnownValuesCache:
         return known
 
 
-class InferenceFailed(Exception):
-    """No trustworthy filters could be had; ``reason`` is ``timeout`` or ``error``."""
-
-    def __init__(self, reason: Literal["timeout", "error"], detail: str) -> None:
-        super().__init__(f"{reason}: {detail}")
-        self.reason: Literal["timeout", "error"] = reason
-        self.detail = detail
+# Inference failures are the tool call's (the name says which caller raised it).
+InferenceFailed = ToolCallFailed
 
 
 class FilterProposer(Protocol):
@@ -137,27 +132,11 @@ class AnthropicFilterProposer:
 
     def propose(self, query: str, now: datetime, known: KnownValues) -> Proposal:
         """One forced tool call; the reply checked against ``known``."""
-        import anthropic
-
-        try:
-            client = self._client.get()
-        except ConfigurationError as exc:
-            raise InferenceFailed("error", str(exc)) from exc
         prompt = f"Now: {to_iso(now)}\nQuery: {json.dumps(query, ensure_ascii=False)}"
-        try:
-            message = client.messages.create(
-                model=self.model,
-                max_tokens=400,
-                system=SYSTEM_PROMPT,
-                tools=[_tool(known)],
-                tool_choice={"type": "tool", "name": TOOL_NAME},
-                messages=[{"role": "user", "content": prompt}],
-            )
-        except anthropic.APITimeoutError as exc:
-            raise InferenceFailed("timeout", "LLM call exceeded its time budget") from exc
-        except anthropic.APIError as exc:
-            raise InferenceFailed("error", f"LLM call failed: {type(exc).__name__}") from exc
-        return _parse(message, known)
+        tool_input = forced_tool_input(
+            self._client, model=self.model, system=SYSTEM_PROMPT, tool=_tool(known), prompt=prompt, max_tokens=400
+        )
+        return _parse(tool_input, known)
 
 
 def _tool(known: KnownValues) -> dict[str, Any]:
@@ -184,13 +163,9 @@ def _tool(known: KnownValues) -> dict[str, Any]:
     }
 
 
-def _parse(message: Any, known: KnownValues) -> Proposal:
-    blocks = [b for b in getattr(message, "content", None) or [] if getattr(b, "type", None) == "tool_use"]
-    block = next((b for b in blocks if getattr(b, "name", None) == TOOL_NAME), None)
-    if block is None:
-        raise InferenceFailed("error", "reply has no tool call")
+def _parse(tool_input: Any, known: KnownValues) -> Proposal:
     try:
-        reply = _ToolInput.model_validate(block.input)
+        reply = _ToolInput.model_validate(tool_input)
     except ValidationError as exc:
         raise InferenceFailed("error", "malformed tool input") from exc
     if not reply.query.strip():
