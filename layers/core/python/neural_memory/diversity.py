@@ -34,14 +34,22 @@ def duplicate_key(candidate: Candidate) -> str:
 def collapse_duplicates(candidates: Sequence[Candidate]) -> list[Candidate]:
     """The first (best) of each group of duplicates, listing the others' ids in ``duplicates``."""
     kept: dict[str, Candidate] = {}
+    merged: dict[str, list[str]] = {}
     for candidate in candidates:
         key = duplicate_key(candidate)
-        first = kept.get(key)
-        if first is None:
-            kept[key] = candidate.model_copy(update={"duplicates": []})
+        if key not in kept:
+            kept[key] = candidate
         else:
-            first.duplicates.append(candidate.observation.id)
-    return list(kept.values())
+            merged.setdefault(key, []).append(candidate.observation.id)
+    # Copied only when something was merged into it: most candidates have no copy.
+    return [_with_duplicates(c, merged.get(key, [])) for key, c in kept.items()]
+
+
+def _with_duplicates(candidate: Candidate, more: list[str]) -> Candidate:
+    """``candidate`` listing ``more`` duplicates too (the candidate itself when there are none)."""
+    if not more:
+        return candidate
+    return candidate.model_copy(update={"duplicates": [*candidate.duplicates, *more]})
 
 
 def cap_per_session(candidates: Sequence[Candidate], limit: int) -> list[Candidate]:
@@ -67,17 +75,17 @@ def collapse_near_duplicates(
     """Collapse each candidate whose vector is at cosine >= ``threshold`` to a better-ranked kept
     one into it (listed in its ``duplicates``); candidates without a vector are always kept. Only
     the first ``DIVERSITY_HEAD`` are compared."""
-    head = [c.model_copy(update={"duplicates": list(c.duplicates)}) for c in candidates[:DIVERSITY_HEAD]]
+    head = list(candidates[:DIVERSITY_HEAD])
     cosines = _pairwise([vectors.get((c.observation.id, c.chunk_no)) for c in head])
     kept: list[int] = []
+    merged: dict[int, list[str]] = {}
     for i, candidate in enumerate(head):
         matches = [(cosine, j) for j in kept if (cosine := cosines[i][j]) is not None and cosine >= threshold]
         if matches:
-            owner = head[max(matches)[1]]
-            owner.duplicates.extend([candidate.observation.id, *candidate.duplicates])
+            merged.setdefault(max(matches)[1], []).extend([candidate.observation.id, *candidate.duplicates])
         else:
             kept.append(i)
-    return [head[i] for i in kept] + list(candidates[DIVERSITY_HEAD:])
+    return [_with_duplicates(head[i], merged.get(i, [])) for i in kept] + list(candidates[DIVERSITY_HEAD:])
 
 
 def mmr(

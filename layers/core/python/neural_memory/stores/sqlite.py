@@ -49,7 +49,11 @@ _UPDATE = f"UPDATE observations SET {', '.join(f'{f.name} = ?' for f in _UPDATAB
 
 
 def _record(row: Sequence[Any]) -> ObservationRecord:
-    return ObservationRecord(**{f.name: f.from_sqlite(value) for f, value in zip(RECORD_FIELDS, row, strict=True)})
+    # Rows were validated as records when written: read back without validating again (a search
+    # reads dozens per request).
+    return ObservationRecord.model_construct(
+        **{f.name: f.from_sqlite(value) for f, value in zip(RECORD_FIELDS, row, strict=True)}
+    )
 
 
 class _Reader:
