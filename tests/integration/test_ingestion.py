@@ -14,7 +14,7 @@ import pytest
 from moto import mock_aws
 from neural_memory.embeddings.cohere import CohereEmbedder
 from neural_memory.ingest.dlq import redrive
-from neural_memory.ingest.files import load_file
+from neural_memory.ingest.files import Loaded, load_file
 from neural_memory.ingest.runner import ingest_loaded, read_failures, write_failures
 from neural_memory.service import Service, set_service
 from neural_memory.stores.opensearch import OpenSearchAdmin, OpenSearchStore
@@ -24,7 +24,7 @@ from opensearchpy import OpenSearch
 from functions.ingest import app as ingest_app
 from tests.helpers.events import EVENTS, load_event
 from tests.helpers.fakes import FailingEmbedder, HashEmbedder
-from tests.helpers.pipeline import NOW
+from tests.helpers.pipeline import NOW, note
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -194,3 +194,18 @@ def test_local_failure_report_is_replayable(settings: Settings, tmp_path: Path) 
     # Then everything but the event we never support is indexed, and that one fails again with its reason
     assert [f.reason for f in again.failures] == ["GitHub event 'star' is not supported"]
     assert healthy.store.count("acme") == 15
+
+
+def test_a_bulk_ingest_fails_only_the_observation_at_fault(settings: Settings) -> None:
+    # Given a stored decision that replaces another, and a batch of five where one would close a
+    # supersession cycle with it
+    svc = Service(SqliteStore(settings.sqlite_path), HashEmbedder(), settings, clock=lambda: NOW)
+    svc.index("acme", [note("a", "decision a", supersedes=["b"])])
+    batch = [note(f"ok-{i}", f"note {i}") for i in range(4)] + [note("b", "decision b", supersedes=["a"])]
+    loaded = [Loaded(origin=f"file.jsonl:{i}", observations=[o]) for i, o in enumerate(batch)]
+    # When ingested in one batch
+    report = ingest_loaded(svc, "acme", loaded, batch_size=10)
+    # Then the four good ones are indexed and only the faulty one is reported, with the reason
+    assert report.created == 4
+    assert [(f.origin, "supersession cycle" in f.reason) for f in report.failures] == [("file.jsonl:4", True)]
+    assert svc.store.count("acme") == 5

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from neural_memory.filters import Filter, compile_filter
+from neural_memory.filters import Filter, compile_filter, metadata_term, metadata_terms
 from neural_memory.models import SearchFilters
 
 from tests.helpers.sql_oracle import render_sqlite
@@ -54,3 +54,13 @@ def test_filter_is_immutable_data() -> None:
     # Then it is hashable, comparable plain data
     assert flt == Filter(live_at=NOW, tiers=("A",))
     assert hash(flt) == hash(Filter(live_at=NOW, tiers=("A",)))
+
+
+def test_metadata_terms_are_typed_and_leave_out_what_no_filter_can_match() -> None:
+    # Given metadata with every kind of value, and a string longer than a filter value may be
+    metadata = {"pr": 42, "ratio": 42.0, "urgent": True, "repo": "acme/api", "long": "x" * 501, "labels": ["bug"]}
+    # When indexed as keywords
+    terms = metadata_terms(metadata)
+    # Then 42 and 42.0 are one term, true is not 1, and the long string and the list are left out
+    assert terms == ["pr=n:42.0", "ratio=n:42.0", "urgent=b:true", "repo=s:acme/api"]
+    assert metadata_term("pr", 42) == metadata_term("pr", 42.0) != metadata_term("pr", "42")

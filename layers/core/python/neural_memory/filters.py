@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from neural_memory.clock import to_iso
+from neural_memory.models import MAX_METADATA_VALUE_CHARS
 
 MetadataScalar = bool | int | float | str
 
@@ -134,8 +135,14 @@ def metadata_term(key: str, value: MetadataScalar) -> str:
 
 
 def metadata_terms(metadata: dict[str, Any]) -> list[str]:
-    """``metadata_term`` of every top-level key holding a string, number or boolean."""
-    return [metadata_term(key, value) for key, value in metadata.items() if isinstance(value, bool | int | float | str)]
+    """``metadata_term`` of every top-level key holding a string, number or boolean. A string
+    longer than a filter value may be is left out: no filter can match it, and OpenSearch refuses
+    a keyword over 32,766 bytes (the whole document with it)."""
+    return [
+        metadata_term(key, value)
+        for key, value in metadata.items()
+        if isinstance(value, bool | int | float) or (isinstance(value, str) and len(value) <= MAX_METADATA_VALUE_CHARS)
+    ]
 
 
 def render_opensearch(flt: Filter) -> list[dict[str, Any]]:

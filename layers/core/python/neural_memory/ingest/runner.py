@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from neural_memory.errors import NeuralMemoryError
+from neural_memory.errors import BackendUnavailable, NeuralMemoryError
 from neural_memory.ingest.files import load_document
 
 if TYPE_CHECKING:
@@ -50,7 +50,8 @@ def ingest_loaded(
     progress: Callable[[int], None] | None = None,
 ) -> IngestReport:
     """Index every observation of ``loaded`` in batches (one embedding call and one store write
-    each); a batch that fails is recorded observation by observation with the reason."""
+    each). When a batch fails for one observation's sake, its observations are indexed one by one
+    so only the faulty ones are reported (with the reason); when a backend is down, all are."""
     report = IngestReport()
     pending: list[tuple[ObservationIn, str]] = []
     for item in loaded:
@@ -62,17 +63,28 @@ def ingest_loaded(
     for start in range(0, len(pending), batch_size):
         batch = pending[start : start + batch_size]
         try:
-            outcome = service.index(workspace_id, [observation for observation, _ in batch])
-            report.created += len(outcome.created)
-            report.updated += len(outcome.updated)
-        except NeuralMemoryError as exc:
-            report.failures.extend(
-                Failure(origin, str(exc), observation.model_dump(mode="json", by_alias=True, exclude_none=True))
-                for observation, origin in batch
-            )
+            _index(service, workspace_id, batch, report)
+        except BackendUnavailable as exc:  # the store or the embedder is down: each would fail alike
+            report.failures.extend(_failure(origin, observation, exc) for observation, origin in batch)
+        except NeuralMemoryError:  # one observation's fault (a supersession cycle...): find which
+            for one in batch:
+                try:
+                    _index(service, workspace_id, [one], report)
+                except NeuralMemoryError as exc:
+                    report.failures.append(_failure(one[1], one[0], exc))
         if progress:
             progress(len(batch))
     return report
+
+
+def _index(service: Service, workspace_id: str, batch: list[tuple[ObservationIn, str]], report: IngestReport) -> None:
+    outcome = service.index(workspace_id, [observation for observation, _ in batch])
+    report.created += len(outcome.created)
+    report.updated += len(outcome.updated)
+
+
+def _failure(origin: str, observation: ObservationIn, exc: Exception) -> Failure:
+    return Failure(origin, str(exc), observation.model_dump(mode="json", by_alias=True, exclude_none=True))
 
 
 def write_failures(path: Path, failures: Iterable[Failure]) -> int:
