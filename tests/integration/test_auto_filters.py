@@ -192,3 +192,15 @@ def test_too_few_results_with_the_llms_filters_fall_back_too(settings: Settings)
     # Then the search runs as written and names the fallback
     assert len(reply.results) == 3 and reply.auto_filters is not None and reply.auto_filters.fell_back
     assert "autoFilters:fallback (1 of 3 results within the inferred filters)" in reply.degraded
+
+
+def test_more_inferred_values_than_a_filter_holds_are_cut_not_a_500(settings: Settings) -> None:
+    # Given a workspace with 60 actors and an LLM that names every one of them
+    actors = [f"dev{i:02d}" for i in range(60)]
+    memory = service(settings, proposer=FakeClaude(_filters_reply(query="login", actorNames=actors)).proposer())
+    memory.index(WS, [note(f"n{i}", "login change", actor_name=actor) for i, actor in enumerate(actors)])
+    # When searching with autoFilters
+    reply = _search(memory, "login changes by everyone", 5)
+    # Then the filter holds the first 50 (a filter's limit) and the search answers
+    assert reply.auto_filters is not None and reply.auto_filters.applied_filters is not None
+    assert reply.auto_filters.applied_filters.actor_names == actors[:50]

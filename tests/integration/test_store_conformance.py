@@ -249,3 +249,15 @@ def test_every_record_field_round_trips(svc: Service) -> None:
     flt = Filter(live_at=later, include_superseded=True)  # superseded_by is set too
     hits = svc.store.retrieve("acme", text="roundtrip", vector=None, model_id=None, flt=flt, limit=5)
     assert [hit.observation for hit in hits.lexical] == [record]
+
+
+def test_metadata_no_filter_can_match_is_stored_and_never_breaks_a_filtered_search(svc: Service) -> None:
+    # Given observations whose metadata holds an integer no double holds, a negative zero and a
+    # key with the term separator in it
+    svc.index("acme", [note("n1", "acme metadata", metadata={"huge": 10**400, "zero": -0.0, "a=s:x": "y"})])
+    svc.index("acme", [note("n2", "acme metadata", metadata={"a": "x=s:y"})])
+    # When filtering on them, Then both stores answer the same, and 0 finds -0.0
+    assert _ids(svc, filters={"metadata": {"zero": 0}}) == {"n1"}
+    assert _ids(svc, filters={"metadata": {"a": "x=s:y"}}) == {"n2"}
+    assert _ids(svc, filters={"metadata": {"a=s:x": "y"}}) == {"n1"}
+    assert svc.get("acme", "n1", "r").metadata["huge"] == 10**400

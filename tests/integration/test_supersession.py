@@ -125,3 +125,29 @@ def test_a_cycle_is_a_400_over_http(service: Service, lambda_context: LocalLambd
     # Then both are 400s naming the field
     assert status == 400 and body["error"]["details"][0]["field"] == "observations.0.supersedes", body
     assert status_self == 400 and body_self["error"]["details"][0]["field"] == "observations.0.supersedes", body_self
+
+
+def test_only_the_last_copy_of_an_id_in_a_batch_links(svc: Service) -> None:  # noqa: F811
+    # Given a stored decision, and a batch that writes a twice: first replacing b, then not
+    svc.index(WS, [decision("b", 3)])
+    svc.index(WS, [decision("a", 1, "b"), decision("a", 1)])
+    # Then a as written (the last copy) replaces nothing, and b stays current
+    assert found(svc) == {"a": None, "b": None}
+
+
+def test_a_target_stays_replaced_while_any_observation_still_replaces_it(svc: Service) -> None:  # noqa: F811
+    # Given b replaced by x and by y (y the later)
+    svc.index(WS, [decision("b", 5), decision("x", 2, "b"), decision("y", 1, "b")])
+    assert found(svc, include=True)["b"] == "y"
+    # When b and y are rewritten together, y no longer replacing b
+    svc.index(WS, [decision("b", 5), decision("y", 1)])
+    # Then b is still replaced, by x
+    assert found(svc, include=True) == {"b": "x", "x": None, "y": None}
+
+
+def test_a_long_chain_of_versions_is_accepted_one_write_at_a_time(svc: Service) -> None:  # noqa: F811
+    # Given forty versions of a decision, each written on its own and replacing the previous
+    for n in range(40):
+        svc.index(WS, [decision(f"v{n}", 100 - n, *([f"v{n - 1}"] if n else []))])
+    # Then only the newest is current
+    assert found(svc) == {"v39": None}

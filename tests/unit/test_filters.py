@@ -59,8 +59,12 @@ def test_filter_is_immutable_data() -> None:
 def test_metadata_terms_are_typed_and_leave_out_what_no_filter_can_match() -> None:
     # Given metadata with every kind of value, and a string longer than a filter value may be
     metadata = {"pr": 42, "ratio": 42.0, "urgent": True, "repo": "acme/api", "long": "x" * 501, "labels": ["bug"]}
+    metadata |= {"huge": 10**400, "zero": -0.0}
     # When indexed as keywords
     terms = metadata_terms(metadata)
-    # Then 42 and 42.0 are one term, true is not 1, and the long string and the list are left out
-    assert terms == ["pr=n:42.0", "ratio=n:42.0", "urgent=b:true", "repo=s:acme/api"]
+    # Then 42 and 42.0 are one term, true is not 1, -0.0 is 0, and the long string, the list and
+    # the integer no double holds exactly are left out
+    assert terms == ['"pr"=n:42.0', '"ratio"=n:42.0', '"urgent"=b:true', '"repo"=s:acme/api', '"zero"=n:0.0']
     assert metadata_term("pr", 42) == metadata_term("pr", 42.0) != metadata_term("pr", "42")
+    # And a key holding the separator cannot pose as another key's value
+    assert metadata_term("a=s:x", "y") != metadata_term("a", "x=s:y")

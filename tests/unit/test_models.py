@@ -71,6 +71,7 @@ def test_search_defaults_match_api_md() -> None:
         ({"query": "q", "filters": {"metadata": {"labels": ["bug"]}}}, "filters.metadata.labels"),
         ({"query": "q", "filters": {"metadata": {"owner": None}}}, "filters.metadata.owner"),
         ({"query": "q", "filters": {"metadata": {"ratio": float("nan")}}}, "filters.metadata.ratio"),
+        ({"query": "q", "filters": {"metadata": {"n": 10**20}}}, "filters.metadata.n"),
         ({"query": "q", "filters": {"metadata": {"": "x"}}}, "filters.metadata..[key]"),
         ({"query": "q", "filters": {"anyOf": []}}, "filters.anyOf"),
         ({"query": "q", "filters": {"anyOf": [{"tiers": ["A"]}] * 11}}, "filters.anyOf"),

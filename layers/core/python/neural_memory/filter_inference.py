@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from neural_memory.claude_tool import ToolCallFailed, forced_tool_input
 from neural_memory.clock import to_iso
-from neural_memory.models import Timestamp
+from neural_memory.models import MAX_FILTER_VALUES, Timestamp
 from neural_memory.sdk_clients import lazy_anthropic
 
 if TYPE_CHECKING:
@@ -185,4 +185,4 @@ def _parse(tool_input: Any, known: KnownValues) -> Proposal:
 
 def _known(values: list[str], allowed: tuple[str, ...]) -> tuple[str, ...]:
     """The proposed values the workspace holds, once each (anything else is dropped)."""
-    return tuple(dict.fromkeys(v for v in values if v in allowed))
+    return tuple(dict.fromkeys(v for v in values if v in allowed))[:MAX_FILTER_VALUES]

@@ -6,11 +6,13 @@ it as a required argument and add it themselves.
 
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from neural_memory.clock import to_iso
-from neural_memory.models import MAX_METADATA_VALUE_CHARS
+from neural_memory.models import MAX_EXACT_INTEGER, MAX_METADATA_VALUE_CHARS
 
 MetadataScalar = bool | int | float | str
 
@@ -128,21 +130,28 @@ def metadata_term(key: str, value: MetadataScalar) -> str:
     if isinstance(value, bool):
         typed = f"b:{str(value).lower()}"
     elif isinstance(value, int | float):
-        typed = f"n:{float(value)!r}"
+        typed = f"n:{float(value) + 0.0!r}"  # + 0.0: -0.0 is 0, as SQLite compares them
     else:
         typed = f"s:{value}"
-    return f"{key}={typed}"
+    return f"{json.dumps(key)}={typed}"  # the key quoted: "a=s:x" cannot pose as key a with x=...
 
 
 def metadata_terms(metadata: dict[str, Any]) -> list[str]:
     """``metadata_term`` of every top-level key holding a string, number or boolean. A string
     longer than a filter value may be is left out: no filter can match it, and OpenSearch refuses
     a keyword over 32,766 bytes (the whole document with it)."""
-    return [
-        metadata_term(key, value)
-        for key, value in metadata.items()
-        if isinstance(value, bool | int | float) or (isinstance(value, str) and len(value) <= MAX_METADATA_VALUE_CHARS)
-    ]
+    return [metadata_term(key, value) for key, value in metadata.items() if _filterable(value)]
+
+
+def _filterable(value: object) -> bool:
+    """Whether a filter could ask for this value (others are not indexed: none can match)."""
+    if isinstance(value, bool):
+        return True
+    if isinstance(value, int):
+        return abs(value) <= MAX_EXACT_INTEGER
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, str) and len(value) <= MAX_METADATA_VALUE_CHARS
 
 
 def render_opensearch(flt: Filter) -> list[dict[str, Any]]:

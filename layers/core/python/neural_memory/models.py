@@ -42,6 +42,7 @@ MAX_QUERY_CHARS = 2000
 MAX_CONTENT_CHARS = 200_000
 MAX_METADATA_BYTES = 16_384
 MAX_METADATA_VALUE_CHARS = 500
+MAX_EXACT_INTEGER = 2**53  # beyond it a JSON number is not exact as a double (nor comparable alike in every store)
 MAX_SUPERSEDES = 20
 
 Slug = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")]
@@ -137,9 +138,14 @@ def _metadata_scalar(value: object) -> object:
     """A metadata filter value: kept as its JSON type (``true`` is not ``1``, nor ``"1"``)."""
     if isinstance(value, str) and len(value) <= MAX_METADATA_VALUE_CHARS:
         return value
-    if isinstance(value, bool | int) or (isinstance(value, float) and math.isfinite(value)):
+    if isinstance(value, bool) or (isinstance(value, int) and abs(value) <= MAX_EXACT_INTEGER):
         return value
-    raise ValueError(f"must be a string (at most {MAX_METADATA_VALUE_CHARS} characters), a finite number or a boolean")
+    if isinstance(value, float) and math.isfinite(value):
+        return value
+    raise ValueError(
+        f"must be a string (at most {MAX_METADATA_VALUE_CHARS} characters), a finite number "
+        f"(integers within ±2^53) or a boolean"
+    )
 
 
 MetadataValue = Annotated[

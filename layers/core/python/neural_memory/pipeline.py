@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, overload
 
+from pydantic import ValidationError
+
 from neural_memory.diversity import (
     DIVERSITY_HEAD,
     cap_per_session,
@@ -161,7 +163,10 @@ class SearchPipeline:
                     "actorNames": list(proposal.actor_names),
                     "dateRange": date_bounds(proposal.start, proposal.end),
                 }
-                return with_inferred(request, inferred, proposal.query, phrases=[], by="llm")
+                try:
+                    return with_inferred(request, inferred, proposal.query, phrases=[], by="llm")
+                except ValidationError:  # e.g. a date range that no longer fits the client's filters
+                    notes.append("autoFilters:llm error (inferred filters not valid); time phrases only")
         return narrowed(request, now)
 
     def _run(self, workspace_id: str, request: SearchRequest, now: datetime) -> SearchOutcome:
@@ -206,9 +211,11 @@ class SearchPipeline:
                 cut=(len(retrieved.lexical) >= limit, len(retrieved.vector) >= limit),
             )
             candidates = sorted((self._time_and_tier(c, now) for c in candidates), key=_by_final)
-            vectors = self._vectors(workspace_id, request, model_id, candidates)
             if request.collapse_duplicates:
-                candidates = collapse_near_duplicates(collapse_duplicates(candidates), vectors)
+                candidates = collapse_duplicates(candidates)
+            vectors = self._vectors(workspace_id, request, model_id, candidates)  # of the head left
+            if request.collapse_duplicates:
+                candidates = collapse_near_duplicates(candidates, vectors)
             if request.max_per_session is not None:
                 candidates = cap_per_session(candidates, request.max_per_session)
         llm, candidates = self._gate(request, candidates, timer)

@@ -141,15 +141,11 @@ class Service:
             )
             for o in observations
         ]
-        linking = any(item.record.supersedes for item in items)
-        if linking:
-            supersession.check_no_cycle(self.store, workspace_id, items)
+        supersession.check_no_cycle(self.store, workspace_id, items)
         before = supersession.previous_links(self.store, workspace_id, items)
-        supersession.mark_incoming(self.store, workspace_id, items)
         self._embed(workspace_id, items)
         outcome = self.store.upsert(workspace_id, items)
-        if linking or before:
-            supersession.mark_stored(self.store, workspace_id, items, before)
+        supersession.relink(self.store, workspace_id, items, before)
         record_count(METRIC_OBSERVATIONS_CREATED, len(outcome.created))
         record_count(METRIC_OBSERVATIONS_UPDATED, len(outcome.updated))
         return outcome
@@ -199,7 +195,7 @@ class Service:
         record = self.store.get(workspace_id, observation_id)
         if record is None or not self.store.delete(workspace_id, observation_id):
             raise NotFound(f"observation {observation_id!r} not found")
-        supersession.unmark_deleted(self.store, workspace_id, observation_id, record.supersedes or [])
+        supersession.unmark_deleted(self.store, workspace_id, record.supersedes or [])
         return DeleteResponse(id=observation_id, deleted=True, request_id=request_id)
 
 

@@ -18,62 +18,51 @@ from neural_memory.errors import InvalidInput
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from neural_memory.models import ObservationRecord
     from neural_memory.stores.base import IndexedObservation, Store
-
-MAX_CHAIN = 1000  # links followed when looking for a cycle; a longer chain is refused too
 
 
 def check_no_cycle(store: Store, workspace_id: str, items: Sequence[IndexedObservation]) -> None:
-    """Raise ``InvalidInput`` (naming ``observations.N.supersedes``) if following ``supersedes``
-    from an incoming observation, through this batch and the stored ones, leads back to it."""
-    batch = {item.record.id: item.record.supersedes or [] for item in items}
-    stored: dict[str, list[str]] = {}
+    """Raise ``InvalidInput`` (naming ``observations.N.supersedes``) if an incoming observation
+    would supersede one that already leads back to it, through this batch and the stored links.
 
-    def targets(observation_id: str) -> list[str]:
-        if observation_id in batch:
-            return batch[observation_id]
-        if observation_id not in stored:
-            record = store.get(workspace_id, observation_id)
-            stored[observation_id] = (record.supersedes or []) if record is not None else []
-        return stored[observation_id]
-
+    The walk goes up from the new observation, through those that supersede it: normally none
+    do, so a long chain of versions costs one read per write, whatever its length."""
+    batch = _last_copies(items)
+    rewritten = set(batch)
     for n, item in enumerate(items):
         start = item.record.id
-        path = {start: start}  # each reached id -> the id that reached it first
+        targets = set(batch[start].supersedes or ())
+        if batch[start] is not item.record or not targets:
+            continue  # a later copy of the same id is the one written
+        parent = {start: start}  # each reached id -> the one it supersedes on the way up
         frontier = [start]
         while frontier:
             current = frontier.pop()
-            for target in targets(current):
-                if target == start:
-                    chain = _chain(path, current, start)
-                    raise InvalidInput(f"observations.{n}.supersedes", f"supersession cycle: {chain}")
-                if target not in path:
-                    path[target] = current
-                    frontier.append(target)
-            if len(path) > MAX_CHAIN:
-                raise InvalidInput(f"observations.{n}.supersedes", f"supersession chain longer than {MAX_CHAIN}")
+            above = [i for i, record in batch.items() if current in (record.supersedes or ())]
+            stored = store.superseders(workspace_id, [current]).get(current, [])
+            above += [i for i in stored if i not in rewritten]  # a rewritten one's links are the batch's
+            for upper in above:
+                if upper in targets:
+                    raise InvalidInput(
+                        f"observations.{n}.supersedes", f"supersession cycle: {_chain(parent, upper, current, start)}"
+                    )
+                if upper not in parent:
+                    parent[upper] = current
+                    frontier.append(upper)
 
 
-def _chain(path: dict[str, str], last: str, start: str) -> str:
-    """``start -> ... -> last -> start`` from the first-reached links."""
-    links = [last]
+def _chain(parent: dict[str, str], upper: str, below: str, start: str) -> str:
+    """``start -> upper -> ... -> start``: start supersedes upper, which leads down to start."""
+    links = [start, upper, below]
     while links[-1] != start:
-        links.append(path[links[-1]])
-    return " -> ".join([*reversed(links), start])
+        links.append(parent[links[-1]])
+    return " -> ".join(links)
 
 
-def mark_incoming(store: Store, workspace_id: str, items: Sequence[IndexedObservation]) -> None:
-    """Set ``superseded_by`` on the records about to be written: by a later observation of the
-    same batch that lists them, else by a stored one (other than the batch's, whose links are
-    being rewritten) that does."""
-    ids = [item.record.id for item in items]
-    rewritten = set(ids)
-    by = {t: s for t, s in store.superseders(workspace_id, ids).items() if s not in rewritten}
-    for item in items:
-        for target in item.record.supersedes or ():
-            by[target] = item.record.id
-    for item in items:
-        item.record.superseded_by = by.get(item.record.id)
+def _last_copies(items: Sequence[IndexedObservation]) -> dict[str, ObservationRecord]:
+    """The record written for each id (the last copy, when a batch repeats one)."""
+    return {item.record.id: item.record for item in items}
 
 
 def previous_links(store: Store, workspace_id: str, items: Sequence[IndexedObservation]) -> dict[str, list[str]]:
@@ -82,33 +71,33 @@ def previous_links(store: Store, workspace_id: str, items: Sequence[IndexedObser
     return {observation_id: record.supersedes for observation_id, record in stored.items() if record.supersedes}
 
 
-def mark_stored(
-    store: Store, workspace_id: str, items: Sequence[IndexedObservation], before: dict[str, list[str]]
-) -> None:
-    """After the write: mark the stored targets of the written observations, and clear the marks
-    of targets a rewritten observation no longer lists (unless another one still does)."""
-    written = {item.record.id: item for item in items}
-    changes: dict[str, str | None] = {}
-    dropped = {
-        target
-        for source, targets in before.items()
-        for target in targets
-        if target not in (written[source].record.supersedes or ()) and target not in written
+def relink(store: Store, workspace_id: str, items: Sequence[IndexedObservation], before: dict[str, list[str]]) -> None:
+    """After the write, make ``superseded_by`` match the stored links for every observation the
+    write touched: the written ones (written unmarked) and their old and new targets. Each takes
+    the latest observation that still supersedes it, or none; only changed marks are written."""
+    written = _last_copies(items)
+    targets = {t for links in before.values() for t in links} | {
+        t for record in written.values() for t in record.supersedes or ()
     }
-    if dropped:
-        still = store.superseders(workspace_id, sorted(dropped))
-        changes |= {target: still.get(target) for target in dropped}
-    for item in items:
-        for target in item.record.supersedes or ():
-            if target not in written:
-                changes[target] = item.record.id
-    store.set_superseded_by(workspace_id, changes)
+    affected = sorted(set(written) | targets)
+    by = store.superseders(workspace_id, affected)
+    current: dict[str, str | None] = dict.fromkeys(written)
+    others = store.get_many(workspace_id, sorted(targets - set(written)))
+    current |= {observation_id: record.superseded_by for observation_id, record in others.items()}
+    wanted = {observation_id: _latest(by, observation_id) for observation_id in current}
+    store.set_superseded_by(workspace_id, {i: mark for i, mark in wanted.items() if mark != current[i]})
 
 
-def unmark_deleted(store: Store, workspace_id: str, observation_id: str, supersedes: Sequence[str]) -> None:
-    """After a delete: the observations it superseded are current again (unless another one
-    still supersedes them)."""
+def unmark_deleted(store: Store, workspace_id: str, supersedes: Sequence[str]) -> None:
+    """After a delete: the observations it superseded are current again, unless another one
+    still supersedes them."""
     if not supersedes:
         return
-    still = store.superseders(workspace_id, list(supersedes))
-    store.set_superseded_by(workspace_id, {target: still.get(target) for target in supersedes})
+    by = store.superseders(workspace_id, list(supersedes))
+    store.set_superseded_by(workspace_id, {target: _latest(by, target) for target in supersedes})
+
+
+def _latest(by: dict[str, list[str]], observation_id: str) -> str | None:
+    """The latest observation that supersedes ``observation_id``, if any does."""
+    found = by.get(observation_id)
+    return found[0] if found else None

@@ -81,9 +81,9 @@ class Store(Protocol):
         most frequent first, at most ``limit`` of each."""
         ...
 
-    def superseders(self, workspace_id: str, ids: Sequence[str]) -> dict[str, str]:
-        """For each of ``ids`` that a stored observation lists in ``supersedes``, that
-        observation's id (the latest to occur, when several do); ids nobody supersedes are absent."""
+    def superseders(self, workspace_id: str, ids: Sequence[str]) -> dict[str, list[str]]:
+        """For each of ``ids`` that stored observations list in ``supersedes``, their ids, the
+        latest to occur first; ids nobody supersedes are absent."""
         ...
 
     def set_superseded_by(self, workspace_id: str, changes: Mapping[str, str | None]) -> None:

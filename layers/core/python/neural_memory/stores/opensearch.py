@@ -277,9 +277,9 @@ class OpenSearchStore:
         reply = self._call(self._client.search, index=self._index, body={"query": query, "size": 0, "aggs": aggs})
         return {field: [str(b["key"]) for b in reply["aggregations"][field]["buckets"]] for field in KNOWN_FIELDS}
 
-    def superseders(self, workspace_id: str, ids: Sequence[str]) -> dict[str, str]:
-        """For each of ``ids`` that a stored observation lists in ``supersedes``, that observation
-        (the latest to occur, when several do)."""
+    def superseders(self, workspace_id: str, ids: Sequence[str]) -> dict[str, list[str]]:
+        """For each of ``ids`` that stored observations list in ``supersedes``, their ids, the
+        latest to occur first."""
         if not ids:
             return {}
         query = {
@@ -293,10 +293,15 @@ class OpenSearchStore:
         }
         body = {"query": query, "size": 10_000, "_source": ["observation_id", "supersedes", "occurred_at"]}
         hits = self._call(self._client.search, index=self._index, body=body)["hits"]["hits"]
-        found: dict[str, str] = {}
-        for hit in sorted(hits, key=lambda h: (h["_source"]["occurred_at"], h["_source"]["observation_id"])):
+        found: dict[str, list[str]] = {}
+        newest_first = sorted(
+            hits, key=lambda h: (h["_source"]["occurred_at"], h["_source"]["observation_id"]), reverse=True
+        )
+        for hit in newest_first:
             source = hit["_source"]
-            found |= {target: source["observation_id"] for target in source["supersedes"] if target in ids}
+            for target in source["supersedes"]:
+                if target in ids:
+                    found.setdefault(target, []).append(source["observation_id"])
         return found
 
     def set_superseded_by(self, workspace_id: str, changes: Mapping[str, str | None]) -> None:

@@ -392,9 +392,9 @@ class SqliteStore:
             found[column] = [str(value) for (value,) in rows]
         return found
 
-    def superseders(self, workspace_id: str, ids: Sequence[str]) -> dict[str, str]:
-        """For each of ``ids`` that a stored observation lists in ``supersedes``, that observation
-        (the latest to occur, when several do)."""
+    def superseders(self, workspace_id: str, ids: Sequence[str]) -> dict[str, list[str]]:
+        """For each of ``ids`` that stored observations list in ``supersedes``, their ids, the
+        latest to occur first."""
         if not ids:
             return {}
         rows = (
@@ -405,12 +405,15 @@ class SqliteStore:
                 "SELECT m.value, o.id "
                 "FROM observations o INDEXED BY observations_superseding, json_each(o.supersedes) m "
                 f"WHERE o.workspace_id = ? AND o.supersedes IS NOT NULL AND m.value IN ({', '.join('?' * len(ids))}) "
-                "ORDER BY o.occurred_at, o.id",
+                "ORDER BY o.occurred_at DESC, o.id DESC",
                 (workspace_id, *ids),
             )
             .fetchall()
         )
-        return {str(target): str(by) for target, by in rows}
+        found: dict[str, list[str]] = {}
+        for target, by in rows:
+            found.setdefault(str(target), []).append(str(by))
+        return found
 
     def count(self, workspace_id: str) -> int:
         """Observations held by the workspace."""
