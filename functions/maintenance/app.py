@@ -18,7 +18,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     event → purge."""
     if "RequestType" in event:
         return bootstrap(event)
-    purged = get_service().store.purge_expired(utcnow())
+    purged = get_service().purge_expired(utcnow())
     logger.info("purged expired observations", extra={"purged": purged})
     return {"purged": purged}
 

@@ -151,3 +151,19 @@ def test_a_long_chain_of_versions_is_accepted_one_write_at_a_time(svc: Service) 
         svc.index(WS, [decision(f"v{n}", 100 - n, *([f"v{n - 1}"] if n else []))])
     # Then only the newest is current
     assert found(svc) == {"v39": None}
+
+
+def test_an_expired_replacement_releases_what_it_replaced_when_purged(svc: Service) -> None:  # noqa: F811
+    # Given a lasting decision replaced by a chat turn (C tier: it expires 7 days after it occurred)
+    turn = note(
+        "turn", "billing decision turn", observation_type="conversation_turn", occurred_at=NOW - timedelta(days=1),
+        supersedes=["a"],
+    )  # fmt: skip
+    svc.index(WS, [decision("a", 48), turn])
+    assert found(svc, include=True)["a"] == "turn"
+    # When the turn has expired and the store is purged
+    later = NOW + timedelta(days=10)
+    assert svc.purge_expired(later) == 1
+    # Then the decision is current again
+    assert svc.get(WS, "a", "r").superseded_by is None
+    assert found(svc) == {"a": None}

@@ -198,6 +198,15 @@ class Service:
         supersession.unmark_deleted(self.store, workspace_id, record.supersedes or [])
         return DeleteResponse(id=observation_id, deleted=True, request_id=request_id)
 
+    def purge_expired(self, now: datetime) -> int:
+        """Delete every expired observation (all workspaces); what they superseded is current
+        again. Returns how many went."""
+        released = self.store.expiring_links(now)
+        purged = self.store.purge_expired(now)
+        for workspace_id, targets in released.items():
+            supersession.unmark_deleted(self.store, workspace_id, sorted(set(targets)))
+        return purged
+
 
 def build_service(settings: Settings) -> Service:
     """A service with the store and providers that ``settings`` name (nothing loads until first use)."""

@@ -230,9 +230,9 @@ def cmd_search(args: argparse.Namespace) -> int:
 def cmd_purge(args: argparse.Namespace) -> int:
     """Delete expired observations (C tier, 7 days after they occurred) from the store."""
     from neural_memory.clock import utcnow
-    from neural_memory.stores import build_store
+    from neural_memory.service import build_service
 
-    purged = build_store(_settings(args)).purge_expired(utcnow())
+    purged = build_service(_settings(args)).purge_expired(utcnow())
     print(f"purged {purged} expired observations")
     return 0
 

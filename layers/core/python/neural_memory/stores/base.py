@@ -90,6 +90,11 @@ class Store(Protocol):
         """Set ``superseded_by`` of these observations (None clears it); absent ids are skipped."""
         ...
 
+    def expiring_links(self, now: datetime) -> dict[str, list[str]]:
+        """By workspace, the ids superseded by observations that expired at or before ``now``
+        (what a purge at ``now`` will release)."""
+        ...
+
     def purge_expired(self, now: datetime) -> int:
         """Delete every observation (of every workspace) that expired at or before ``now``, with
         its chunks; returns how many. Queries already hide them: this reclaims the space."""

@@ -323,6 +323,23 @@ class OpenSearchStore:
         reply = self._call(self._client.delete_by_query, index=self._index, body={"query": query}, refresh=True)
         return int(reply.get("deleted", 0)) > 0
 
+    def expiring_links(self, now: datetime) -> dict[str, list[str]]:
+        """By workspace, the ids superseded by observations expired at ``now`` (their chunk 0s)."""
+        query = {
+            "bool": {
+                "filter": [
+                    {"term": {"chunk_no": 0}},
+                    {"exists": {"field": "supersedes"}},
+                    {"range": {"expires_at": {"lte": to_iso(now)}}},
+                ]
+            }
+        }
+        body = {"query": query, "size": 10_000, "_source": ["workspace_id", "supersedes"]}
+        found: dict[str, list[str]] = {}
+        for hit in self._call(self._client.search, index=self._index, body=body)["hits"]["hits"]:
+            found.setdefault(hit["_source"]["workspace_id"], []).extend(hit["_source"]["supersedes"])
+        return found
+
     def purge_expired(self, now: datetime) -> int:
         """Delete expired chunks of every workspace; returns how many observations went."""
         query = {"range": {"expires_at": {"lte": to_iso(now)}}}

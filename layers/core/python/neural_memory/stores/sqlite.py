@@ -9,6 +9,7 @@ plain text to tokenize (never as MATCH syntax), so no FTS5 syntax from a caller 
 from __future__ import annotations
 
 import array
+import json
 import threading
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -292,6 +293,22 @@ class SqliteStore:
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
+
+    def expiring_links(self, now: datetime) -> dict[str, list[str]]:
+        """By workspace, the ids superseded by observations expired at ``now`` (a partial index)."""
+        rows = (
+            self._reader()
+            .conn.execute(
+                "SELECT o.workspace_id, o.supersedes FROM observations o INDEXED BY observations_superseding "
+                "WHERE o.supersedes IS NOT NULL AND o.expires_at IS NOT NULL AND o.expires_at <= ?",
+                (to_ms(now),),
+            )
+            .fetchall()
+        )
+        found: dict[str, list[str]] = {}
+        for workspace_id, links in rows:
+            found.setdefault(str(workspace_id), []).extend(json.loads(links))
+        return found
 
     def purge_expired(self, now: datetime) -> int:
         """Delete expired observations and their chunks in one transaction; returns how many."""
