@@ -55,3 +55,35 @@ def test_reads_of_a_few_observations_cost_the_same_in_a_small_and_a_large_store(
     # Then each costs a few thousand steps at most, whatever the store's size (a scan of 4000
     # rows alone is tens of thousands)
     assert all(steps <= 5000 for steps in costs.values()), costs
+
+
+def test_a_metadata_filter_reads_its_index_not_the_workspace(tmp_path: Path) -> None:
+    # Given 4000 observations, ten of which carry the metadata asked for
+    store = SqliteStore(tmp_path / "memory.db")
+    for start in range(0, 4000, 500):
+        batch = [_record(f"o{i}", ["alpha", f"w{i}"], False) for i in range(start, start + 500)]
+        for item in batch:
+            number = int(item.record.id[1:])
+            item.record.metadata = {"repo": "acme/api" if number % 400 == 0 else "other", "n": number}
+        store.upsert("acme", batch)
+    lookup = _SqlRowLookup(store._reader().conn, "acme")
+    # When the rows holding repo = acme/api are read, Then exactly those ten come back, cheaply
+    rows: list[int] = []
+    steps = _steps(store, lambda: rows.extend(lookup.metadata([("repo", "acme/api")]).tolist()))
+    assert len(rows) == 10 and steps <= 5000, steps
+
+
+def test_a_file_from_before_the_metadata_index_is_indexed_when_opened(tmp_path: Path) -> None:
+    # Given a store whose file lacks the metadata terms (as one written by an earlier version)
+    path = tmp_path / "memory.db"
+    store = SqliteStore(path)
+    item = _record("old", ["alpha"], False)
+    item.record.metadata = {"repo": "acme/api"}
+    store.upsert("acme", [item])
+    conn = store._conn
+    conn.execute("DELETE FROM metadata_terms")
+    conn.execute("DELETE FROM meta WHERE key = 'metadata_terms'")
+    store.close()
+    # When it is opened again, Then its observations are found by their metadata
+    reopened = SqliteStore(path)
+    assert _SqlRowLookup(reopened._reader().conn, "acme").metadata([("repo", "acme/api")]).size == 1

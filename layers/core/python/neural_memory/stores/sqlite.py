@@ -17,12 +17,20 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from neural_memory.clock import to_ms
+from neural_memory.filters import metadata_term
 from neural_memory.models import Hit, ObservationRecord, Retrieved, UpsertOutcome
 from neural_memory.stores.base import KNOWN_FIELDS
 from neural_memory.stores.partitioned_vectors import PARTITION_FROM, TRAINING_SAMPLE, PartitionedVectors, partitions_for
 from neural_memory.stores.read_write_lock import ReadWriteLock
 from neural_memory.stores.record_fields import FIELD_NAMES, RECORD_FIELDS
-from neural_memory.stores.sqlite_db import LazyConnection, bump_generation, connect, connect_reader, read_generation
+from neural_memory.stores.sqlite_db import (
+    LazyConnection,
+    bump_generation,
+    connect,
+    connect_reader,
+    read_generation,
+    write_metadata_terms,
+)
 from neural_memory.stores.sqlite_fts import COLUMN_WEIGHTS, Tokenizer
 from neural_memory.stores.sqlite_mirror import ChunkMirror, ChunkRow, load_snapshot, save_snapshot
 
@@ -183,11 +191,14 @@ class SqliteStore:
             row = conn.execute(
                 _INSERT, (workspace_id, *(f.to_sqlite(getattr(rec, f.name)) for f in RECORD_FIELDS))
             ).fetchone()
+            write_metadata_terms(conn, int(row[0]), rec.metadata)
             return int(row[0]), None
         pk = int(existing[0])
         old = [int(r[0]) for r in conn.execute("SELECT rowid FROM chunks WHERE obs_pk = ?", (pk,))]
         conn.execute("DELETE FROM chunks WHERE obs_pk = ?", (pk,))
         conn.execute(_UPDATE, (*(f.to_sqlite(getattr(rec, f.name)) for f in _UPDATABLE), pk))
+        conn.execute("DELETE FROM metadata_terms WHERE obs_pk = ?", (pk,))
+        write_metadata_terms(conn, pk, rec.metadata)
         return pk, old
 
     @staticmethod
@@ -543,33 +554,24 @@ class _SqlRowLookup:
         self._workspace_id = workspace_id
 
     def metadata(self, pairs: Sequence[tuple[str, MetadataScalar]]) -> NDArray[np.int64]:
-        """Chunk rowids whose observation's metadata has each key at exactly its value: the same
-        JSON type (a boolean is not a number) and, for numbers, the same value (42 = 42.0)."""
-        clauses: list[str] = []
-        params: list[object] = []
-        for key, value in pairs:
-            if isinstance(value, bool):
-                clauses.append("EXISTS (SELECT 1 FROM json_each(o.metadata) m WHERE m.key = ? AND m.type = ?)")
-                params += [key, "true" if value else "false"]
-            else:
-                kinds = "('integer', 'real')" if isinstance(value, int | float) else "('text')"
-                clauses.append(
-                    "EXISTS (SELECT 1 FROM json_each(o.metadata) m "
-                    f"WHERE m.key = ? AND m.type IN {kinds} AND m.atom = ?)"
-                )
-                params += [key, value]
-        return self._chunks("observations o", " AND ".join(clauses), params)
+        """Chunk rowids whose observation's metadata has each key at exactly its value (the same
+        JSON type; 42 = 42.0), through the indexed ``metadata_terms`` (as OpenSearch's field)."""
+        terms = sorted({metadata_term(key, value) for key, value in pairs})
+        rows = self._conn.execute(
+            "SELECT c.rowid FROM metadata_terms t CROSS JOIN observations o ON o.pk = t.obs_pk "
+            f"CROSS JOIN chunks c ON c.obs_pk = o.pk WHERE t.term IN ({', '.join('?' * len(terms))}) "
+            "AND o.workspace_id = ? GROUP BY c.rowid HAVING count(DISTINCT t.term) = ?",
+            [*terms, self._workspace_id, len(terms)],
+        ).fetchall()
+        return np.fromiter((rowid for (rowid,) in rows), dtype=np.int64, count=len(rows))
 
     def superseded(self) -> NDArray[np.int64]:
         """Chunk rowids whose observation another one supersedes (read from a partial index of
         only those, so a search pays nothing for a workspace without supersession)."""
-        return self._chunks("observations o INDEXED BY observations_superseded", "o.superseded_by IS NOT NULL", [])
-
-    def _chunks(self, observations: str, condition: str, params: list[object]) -> NDArray[np.int64]:
         rows = self._conn.execute(
-            f"SELECT c.rowid FROM {observations} CROSS JOIN chunks c ON c.obs_pk = o.pk "
-            f"WHERE o.workspace_id = ? AND {condition}",
-            [self._workspace_id, *params],
+            "SELECT c.rowid FROM observations o INDEXED BY observations_superseded CROSS JOIN chunks c "
+            "ON c.obs_pk = o.pk WHERE o.workspace_id = ? AND o.superseded_by IS NOT NULL",
+            [self._workspace_id],
         ).fetchall()
         return np.fromiter((rowid for (rowid,) in rows), dtype=np.int64, count=len(rows))
 

@@ -4,10 +4,12 @@ later is added to an existing file on open)."""
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from neural_memory.filters import metadata_terms
 from neural_memory.stores.record_fields import RECORD_FIELDS, RecordField
 
 if TYPE_CHECKING:
@@ -38,6 +40,12 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab (chunks_fts, ins
 CREATE TRIGGER IF NOT EXISTS chunks_fts_delete AFTER DELETE ON chunks BEGIN
     DELETE FROM chunks_fts WHERE rowid = old.rowid;
 END;
+CREATE TABLE IF NOT EXISTS metadata_terms (
+    obs_pk INTEGER NOT NULL REFERENCES observations (pk) ON DELETE CASCADE,
+    term TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS metadata_terms_term ON metadata_terms (term, obs_pk);
+CREATE INDEX IF NOT EXISTS metadata_terms_obs ON metadata_terms (obs_pk);
 CREATE TABLE IF NOT EXISTS api_keys (
     key_id TEXT PRIMARY KEY,
     workspace_id TEXT NOT NULL,
@@ -106,12 +114,36 @@ def connect(path: Path) -> sqlite3.Connection:
     conn.executescript(SCHEMA)
     _add_new_columns(conn)
     conn.executescript(_INDEXES_OF_ADDED_COLUMNS)
+    _fill_metadata_terms(conn)
     conn.execute(
         "INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO NOTHING",
         (str(SCHEMA_VERSION),),
     )
     conn.execute("INSERT INTO meta (key, value) VALUES ('generation', '0') ON CONFLICT (key) DO NOTHING")
     return conn
+
+
+def write_metadata_terms(conn: sqlite3.Connection, pk: int, metadata: dict[str, Any]) -> None:
+    """The observation's metadata as exact terms (``filters.metadata_terms``), for metadata filters."""
+    conn.executemany(
+        "INSERT INTO metadata_terms (obs_pk, term) VALUES (?, ?)", [(pk, term) for term in metadata_terms(metadata)]
+    )
+
+
+def _fill_metadata_terms(conn: sqlite3.Connection) -> None:
+    """Once per file: the terms of observations written before the table existed."""
+    if conn.execute("SELECT 1 FROM meta WHERE key = 'metadata_terms'").fetchone():
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if not conn.execute("SELECT 1 FROM meta WHERE key = 'metadata_terms'").fetchone():
+            for pk, metadata in conn.execute("SELECT pk, metadata FROM observations").fetchall():
+                write_metadata_terms(conn, int(pk), json.loads(metadata) if metadata else {})
+            conn.execute("INSERT INTO meta (key, value) VALUES ('metadata_terms', '1')")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
 
 
 def connect_reader(path: Path) -> sqlite3.Connection:
