@@ -133,3 +133,20 @@ def test_nothing_configured_degrades_all_the_way_to_fast(settings: Settings) -> 
         "rerank:thorough->balanced (Cohere and an LLM are both needed)",
         "rerank:balanced->fast (Cohere not configured)",
     ]
+
+
+def test_diversity_after_a_rerank_picks_from_more_than_the_top_k(settings: Settings) -> None:
+    # Given Cohere preferring the note about Fridays, all others alike
+    cohere = FakeCohere(cohere_prefers("Fridays"))
+    svc = service(settings, reranker=cohere.reranker())
+    svc.index("acme", DEPLOY_NOTES)
+    # When two results are asked for with diversity
+    plain = svc.search("acme", request(rerank="balanced", llm_filter=False, top_k=2, rerank_min_score=0.0), "r")
+    varied = svc.search(
+        "acme", request(rerank="balanced", llm_filter=False, top_k=2, rerank_min_score=0.0, diversity=0.9), "r"
+    )
+    # Then Cohere ranked every candidate, not just two, and MMR kept the best and one unlike it
+    assert cohere.requests[0]["top_n"] == 2
+    assert cohere.requests[1]["top_n"] == len(cohere.requests[1]["documents"]) > 2
+    assert varied.results[0].id == plain.results[0].id
+    assert varied.results[1].id != plain.results[1].id

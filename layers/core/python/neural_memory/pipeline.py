@@ -334,12 +334,14 @@ class SearchPipeline:
         Also returns the minimum rerank score to apply: the request's, else Cohere's default when
         Cohere ranked last (balanced), none when the LLM did (thorough) or nothing reranked."""
         mode: RerankMode = request.rerank
+        # With diversity, MMR picks the topK afterwards: it needs more than the topK to pick from.
+        keep = request.top_k if request.diversity <= 0 else max(request.top_k, DIVERSITY_HEAD)
         while mode != "fast" and candidates:
             reranker, why_not = self._reranker(mode)
             if reranker is not None:
                 try:
                     with timer.stage("rerank"):
-                        reranked = reranker.rerank(request.query, candidates, request.top_k)
+                        reranked = reranker.rerank(request.query, candidates, keep)
                     floor = request.rerank_min_score
                     if floor is None and mode == "balanced":
                         floor = self._settings.cohere_rerank_min_score
