@@ -204,3 +204,11 @@ def test_more_inferred_values_than_a_filter_holds_are_cut_not_a_500(settings: Se
     # Then the filter holds the first 50 (a filter's limit) and the search answers
     assert reply.auto_filters is not None and reply.auto_filters.applied_filters is not None
     assert reply.auto_filters.applied_filters.actor_names == actors[:50]
+
+
+def test_the_llm_is_told_the_clients_local_time(settings: Settings) -> None:
+    claude = FakeClaude(_filters_reply(query="login", actorNames=["alice"]))
+    memory = service(settings, proposer=claude.proposer())
+    _team(memory)
+    _search(memory, "what did alice do today", 1, timeZone="-08:00")
+    assert "Now: 2025-12-14T04:00:00-08:00" in claude.requests[0]["messages"][0]["content"]

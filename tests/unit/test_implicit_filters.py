@@ -85,3 +85,24 @@ def test_other_filters_are_kept_beside_the_inferred_range() -> None:
     assert date_range is not None and date_range.start == _at("2025-12-16T00:00:00+00:00")
     assert status.phrases == ["yesterday"] and status.applied_filters is not None
     assert status.applied_filters.source_types is None
+
+
+@pytest.mark.parametrize(
+    ("zone", "query", "start", "end"),
+    [
+        ("-08:00", "deploys today", "2025-12-17T00:00:00-08:00", None),
+        ("+10:00", "deploys yesterday", "2025-12-17T00:00:00+10:00", "2025-12-17T23:59:59.999999+10:00"),
+        ("America/New_York", "deploys today", "2025-12-17T00:00:00-05:00", None),
+        ("Asia/Kolkata", "deploys this week", "2025-12-15T00:00:00+05:30", None),
+    ],
+)
+def test_days_and_weeks_begin_at_the_clients_midnight(zone: str, query: str, start: str, end: str | None) -> None:
+    # Given the request time (Wednesday 15:30 UTC: already Thursday in +10:00) and the client's zone
+    request = SearchRequest.model_validate({"query": query, "autoFilters": True, "timeZone": zone})
+    # When the time phrase is resolved
+    narrowed_request, _ = narrowed(request, NOW) or (None, None)
+    # Then its bounds are the client's days
+    assert narrowed_request is not None and narrowed_request.filters is not None
+    date_range = narrowed_request.filters.date_range
+    assert date_range is not None
+    assert (date_range.start, date_range.end) == (_at(start), _at(end) if end else None)

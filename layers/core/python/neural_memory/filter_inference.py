@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from neural_memory.claude_tool import ToolCallFailed, forced_tool_input
-from neural_memory.clock import to_iso
 from neural_memory.models import MAX_FILTER_VALUES, Timestamp
 from neural_memory.sdk_clients import lazy_anthropic
 
@@ -132,7 +131,8 @@ class AnthropicFilterProposer:
 
     def propose(self, query: str, now: datetime, known: KnownValues) -> Proposal:
         """One forced tool call; the reply checked against ``known``."""
-        prompt = f"Now: {to_iso(now)}\nQuery: {json.dumps(query, ensure_ascii=False)}"
+        # The client's local time, with its offset: "today" and "last week" are the client's.
+        prompt = f"Now: {now.isoformat(timespec='seconds')}\nQuery: {json.dumps(query, ensure_ascii=False)}"
         tool_input = forced_tool_input(
             self._client, model=self.model, system=SYSTEM_PROMPT, tool=_tool(known), prompt=prompt, max_tokens=400
         )

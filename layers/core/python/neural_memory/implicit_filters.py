@@ -19,10 +19,10 @@ from __future__ import annotations
 import calendar
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any, Literal
 
-from neural_memory.models import AutoFiltersStatus, SearchFilters
+from neural_memory.models import AutoFiltersStatus, SearchFilters, zone_of
 
 if TYPE_CHECKING:
     from neural_memory.models import SearchRequest
@@ -58,12 +58,13 @@ class TimePhrase:
     remaining: str
 
 
-def find_time_phrase(query: str, now: datetime) -> TimePhrase | None:
-    """The first time phrase of ``query`` resolved against ``now``, or None."""
+def find_time_phrase(query: str, now: datetime, zone: tzinfo = UTC) -> TimePhrase | None:
+    """The first time phrase of ``query`` resolved against ``now`` in ``zone`` (days and weeks
+    begin at its midnight), or None."""
     match = _PHRASE.search(query)
     if match is None:
         return None
-    start, end = _resolve(match, now.astimezone(UTC))
+    start, end = _resolve(match, now.astimezone(zone))
     remaining = " ".join((query[: match.start()] + " " + query[match.end() :]).split())
     return TimePhrase(phrase=match.group(0), start=start, end=end, remaining=remaining)
 
@@ -73,7 +74,7 @@ def narrowed(request: SearchRequest, now: datetime) -> tuple[SearchRequest, Auto
     query), or None when there is none or the client already gave a date range (theirs wins)."""
     if request.filters is not None and request.filters.date_range is not None:
         return None
-    found = find_time_phrase(request.query, now)
+    found = find_time_phrase(request.query, now, zone_of(request.time_zone) if request.time_zone else UTC)
     if found is None or not found.remaining:
         return None
     inferred = {"dateRange": date_bounds(found.start, found.end)}

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from typing import Annotated, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import (
     AfterValidator,
@@ -102,6 +104,23 @@ class RequestModel(WireModel):
 
 
 # --------------------------------------------------------------------------- search
+
+_OFFSET = re.compile(r"^([+-])(\d{2}):(\d{2})$")
+
+
+def zone_of(name: str) -> tzinfo:
+    """The time zone an IANA name (``Europe/Paris``) or a fixed offset (``-08:00``) names."""
+    offset = _OFFSET.match(name)
+    if offset:
+        sign, hours, minutes = offset.groups()
+        delta = timedelta(hours=int(hours), minutes=int(minutes))
+        if delta >= timedelta(hours=24):
+            raise ValueError("an offset must be less than 24 hours")
+        return timezone(-delta if sign == "-" else delta)
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError("must be an IANA time zone name (Europe/Paris) or an offset (-08:00)") from None
 
 
 class DateRange(RequestModel):
@@ -218,6 +237,11 @@ class SearchRequest(RequestModel):
         'workspace holds), or time phrases ("last week", "since Monday") without one; falls back to the '
         "query as written when that leaves fewer than topK results.",
     )
+    time_zone: Annotated[str, StringConstraints(min_length=1, max_length=64)] | None = Field(
+        default=None,
+        description="The client's time zone for autoFilters' days and weeks: an IANA name (Europe/Paris) or an "
+        "offset (-08:00); UTC by default.",
+    )
     include_superseded: StrictBool = Field(
         default=False, description="Also return observations that a newer one supersedes (they carry `supersededBy`)."
     )
@@ -227,6 +251,13 @@ class SearchRequest(RequestModel):
     @classmethod
     def _boundary_of_a_session(cls, value: datetime | None, info: ValidationInfo) -> datetime | None:
         return _needs_session(value, info)
+
+    @field_validator("time_zone")
+    @classmethod
+    def _known_zone(cls, value: str | None) -> str | None:
+        if value is not None:
+            zone_of(value)  # raises ValueError naming what it accepts
+        return value
 
 
 class Scores(WireModel):
