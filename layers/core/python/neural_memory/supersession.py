@@ -73,28 +73,32 @@ def previous_links(store: Store, workspace_id: str, items: Sequence[IndexedObser
 
 def relink(store: Store, workspace_id: str, items: Sequence[IndexedObservation], before: dict[str, list[str]]) -> None:
     """After the write, make ``superseded_by`` match the stored links for every observation the
-    write touched: the written ones (written unmarked) and their old and new targets. Each takes
-    the latest observation that still supersedes it, or none; only changed marks are written."""
+    write touched: the written ones (written unmarked) and their old and new targets."""
     written = _last_copies(items)
     targets = {t for links in before.values() for t in links} | {
         t for record in written.values() for t in record.supersedes or ()
     }
-    affected = sorted(set(written) | targets)
-    by = store.superseders(workspace_id, affected)
-    current: dict[str, str | None] = dict.fromkeys(written)
-    others = store.get_many(workspace_id, sorted(targets - set(written)))
-    current |= {observation_id: record.superseded_by for observation_id, record in others.items()}
-    wanted = {observation_id: _latest(by, observation_id) for observation_id in current}
-    store.set_superseded_by(workspace_id, {i: mark for i, mark in wanted.items() if mark != current[i]})
+    _remark(store, workspace_id, dict.fromkeys(written), sorted(targets - set(written)))
 
 
 def unmark_deleted(store: Store, workspace_id: str, supersedes: Sequence[str]) -> None:
     """After a delete: the observations it superseded are current again, unless another one
     still supersedes them."""
-    if not supersedes:
+    _remark(store, workspace_id, {}, supersedes)
+
+
+def _remark(store: Store, workspace_id: str, marks: dict[str, str | None], stored: Sequence[str]) -> None:
+    """Give each observation of ``marks`` (their marks as they stand) and of ``stored`` (marks
+    read here; absent ids skipped) the latest observation that supersedes it, or none; only
+    changed marks are written."""
+    if stored:
+        found = store.get_many(workspace_id, stored)
+        marks = marks | {observation_id: record.superseded_by for observation_id, record in found.items()}
+    if not marks:
         return
-    by = store.superseders(workspace_id, list(supersedes))
-    store.set_superseded_by(workspace_id, {target: _latest(by, target) for target in supersedes})
+    by = store.superseders(workspace_id, sorted(marks))
+    wanted = {observation_id: _latest(by, observation_id) for observation_id in marks}
+    store.set_superseded_by(workspace_id, {i: mark for i, mark in wanted.items() if mark != marks[i]})
 
 
 def _latest(by: dict[str, list[str]], observation_id: str) -> str | None:
