@@ -316,11 +316,11 @@ class ChunkMirror:
             return np.zeros(n, dtype=bool)
         keep = self._alive[:n] & (self._codes["workspace"][:n] == workspace)
         keep &= self._expires[:n] > to_ms(flt.live_at)
-        keep &= self._conditions(flt, lookup)
+        self._apply_conditions(keep, flt, lookup)
         if flt.any_of:
             either = np.zeros(n, dtype=bool)
             for group in flt.any_of:
-                either |= self._conditions(group, lookup)
+                either |= self._apply_conditions(np.ones(n, dtype=bool), group, lookup)
             keep &= either
         if not flt.include_superseded and lookup is not None:
             keep &= ~self._rows_mask(lookup.superseded())
@@ -334,10 +334,10 @@ class ChunkMirror:
         result: NDArray[np.bool_] = keep
         return result
 
-    def _conditions(self, flt: Filter, lookup: RowLookup | None) -> NDArray[np.bool_]:
-        """Rows passing one group's conditions (terms, exclusions, dates, metadata), any workspace."""
+    def _apply_conditions(self, keep: NDArray[np.bool_], flt: Filter, lookup: RowLookup | None) -> NDArray[np.bool_]:
+        """``keep`` narrowed, in place, to the rows passing one group's conditions (terms,
+        exclusions, dates, metadata; any workspace), and returned."""
         n = self._size
-        keep = np.ones(n, dtype=bool)
         for column, values in flt.terms():
             keep &= self._dicts[column].lookup(values)[self._codes[column][:n] + 1]
         for column, values in flt.excluded_terms():  # a null never matches, so it is never excluded
