@@ -2,8 +2,8 @@
 
 "what did alice push last week" asks for last week's observations; a search that ranks the words
 "last week" finds whatever mentions weeks. Recognised phrases are taken out of the query text
-and turned into ``dateRange`` bounds, resolved against the request time (UTC; weeks start on
-Monday):
+and turned into ``dateRange`` bounds, resolved against the request time on the client's clock
+(``timeZone``, UTC by default; weeks start on Monday):
 
 - ``today``, ``yesterday``, ``this``/``last`` ``week``/``month``/``year``;
 - ``last``/``past`` N ``days``/``weeks``/``months`` (also "in the last 3 days");
@@ -19,10 +19,10 @@ from __future__ import annotations
 import calendar
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta, tzinfo
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
-from neural_memory.models import AutoFiltersStatus, SearchFilters, zone_of
+from neural_memory.models import AutoFiltersStatus, SearchFilters
 
 if TYPE_CHECKING:
     from neural_memory.models import SearchRequest
@@ -58,13 +58,13 @@ class TimePhrase:
     remaining: str
 
 
-def find_time_phrase(query: str, now: datetime, zone: tzinfo = UTC) -> TimePhrase | None:
-    """The first time phrase of ``query`` resolved against ``now`` in ``zone`` (days and weeks
-    begin at its midnight), or None."""
+def find_time_phrase(query: str, now: datetime) -> TimePhrase | None:
+    """The first time phrase of ``query`` resolved against ``now`` in its own zone (days and
+    weeks begin at that zone's midnight), or None."""
     match = _PHRASE.search(query)
     if match is None:
         return None
-    start, end = _resolve(match, now.astimezone(zone))
+    start, end = _resolve(match, now)
     remaining = " ".join((query[: match.start()] + " " + query[match.end() :]).split())
     return TimePhrase(phrase=match.group(0), start=start, end=end, remaining=remaining)
 
@@ -74,7 +74,7 @@ def narrowed(request: SearchRequest, now: datetime) -> tuple[SearchRequest, Auto
     query), or None when there is none or the client already gave a date range (theirs wins)."""
     if request.filters is not None and request.filters.date_range is not None:
         return None
-    found = find_time_phrase(request.query, now, zone_of(request.time_zone) if request.time_zone else UTC)
+    found = find_time_phrase(request.query, request.local_time(now))
     if found is None or not found.remaining:
         return None
     inferred = {"dateRange": date_bounds(found.start, found.end)}

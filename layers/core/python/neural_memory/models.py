@@ -259,6 +259,10 @@ class SearchRequest(RequestModel):
             zone_of(value)  # raises ValueError naming what it accepts
         return value
 
+    def local_time(self, now: datetime) -> datetime:
+        """``now`` on the client's clock (``timeZone``; UTC by default)."""
+        return now.astimezone(zone_of(self.time_zone) if self.time_zone else UTC)
+
 
 class Scores(WireModel):
     """Score of a result after each stage; every value is in [0, 1] or null if the stage did not run."""

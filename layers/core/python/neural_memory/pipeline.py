@@ -41,7 +41,6 @@ from neural_memory.models import (
     SearchResult,
     StageExplanation,
     ThresholdStatus,
-    zone_of,
 )
 from neural_memory.observability import (
     METRIC_GATE_BYPASSED,
@@ -153,7 +152,7 @@ class SearchPipeline:
         is configured; the offline time phrases otherwise or when it fails (noted in ``notes``)."""
         if self._proposer is not None:
             try:
-                local = now.astimezone(zone_of(request.time_zone)) if request.time_zone else now
+                local = request.local_time(now)
                 proposal = self._proposer.propose(request.query, local, self._known.get(workspace_id))
             except InferenceFailed as exc:
                 logger.warning("filter inference failed; using time phrases", extra={"reason": exc.detail})
