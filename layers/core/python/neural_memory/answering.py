@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
+from neural_memory.claude_tool import ToolCallFailed, forced_tool_input
 from neural_memory.errors import ConfigurationError
 from neural_memory.models import Citation
 from neural_memory.sdk_clients import lazy_anthropic
@@ -71,6 +72,17 @@ class _ToolInput(BaseModel):
     citations: list[_Cited]
 
 
+def _reason(exc: ToolCallFailed) -> str:
+    """What ``degraded`` says of a failed call: ``timeout``, the missing key, the SDK's error
+    class, or ``malformed reply`` when Claude answered without the tool."""
+    cause = exc.__cause__
+    if exc.reason == "timeout":
+        return "timeout"
+    if isinstance(cause, ConfigurationError):
+        return str(cause)
+    return type(cause).__name__ if cause is not None else "malformed reply"
+
+
 def _squash(text: str) -> str:
     return " ".join(text.split()).lower()
 
@@ -103,8 +115,6 @@ class AnthropicAnswerer:
         self, question: str, results: Sequence[SearchResult], texts: dict[str, str]
     ) -> tuple[str, list[Citation]]:
         """Raises ``AnswerFailed`` when the call fails or no citation survives validation."""
-        import anthropic
-
         sources = [
             {"id": r.id, "title": r.title, "url": r.url, "text": (texts.get(r.id) or r.snippet)[:MAX_SOURCE_CHARS]}
             for r in results
@@ -113,27 +123,12 @@ class AnthropicAnswerer:
             f"Question: {json.dumps(question)}\n\nSources, as JSON data:\n{json.dumps(sources, ensure_ascii=False)}"
         )
         try:
-            client = self._client.get()
-        except ConfigurationError as exc:  # no key, or its secret cannot be read
-            raise AnswerFailed(str(exc)) from exc
-        try:
-            message = client.messages.create(
-                model=self.model,
-                max_tokens=1024,
-                system=SYSTEM_PROMPT,
-                tools=[_TOOL],
-                tool_choice={"type": "tool", "name": TOOL_NAME},
-                messages=[{"role": "user", "content": prompt}],
+            tool_input = forced_tool_input(
+                self._client, model=self.model, system=SYSTEM_PROMPT, tool=_TOOL, prompt=prompt, max_tokens=1024
             )
-        except anthropic.APITimeoutError as exc:
-            raise AnswerFailed("timeout") from exc
-        except anthropic.APIError as exc:
-            raise AnswerFailed(type(exc).__name__) from exc
-        block = next(
-            (b for b in getattr(message, "content", None) or [] if getattr(b, "type", None) == "tool_use"), None
-        )
-        try:
-            reply = _ToolInput.model_validate(getattr(block, "input", None))
+            reply = _ToolInput.model_validate(tool_input)
+        except ToolCallFailed as exc:
+            raise AnswerFailed(_reason(exc)) from exc
         except ValidationError as exc:
             raise AnswerFailed("malformed reply") from exc
         by_id = {r.id: r for r in results}

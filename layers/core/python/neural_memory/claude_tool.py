@@ -1,7 +1,7 @@
-"""One forced tool call to Claude through the official SDK, shared by the relevance gate and the
-filter inference: the reply counts only as that tool's input, and every way the call can fail
-(no key, a timeout, an API error, a reply without the tool call) is one ``ToolCallFailed`` with
-a reason the caller reports. The SDK is imported on first use."""
+"""One forced tool call to Claude through the official SDK, shared by the relevance gate, the
+filter inference and answers: the reply counts only as that tool's input, and every way the call
+can fail (no key, a timeout, an API error, a reply without the tool call) is one
+``ToolCallFailed`` with a reason the caller reports. The SDK is imported on first use."""
 
 from __future__ import annotations
 
