@@ -59,24 +59,21 @@ class Filter:
 
         Every store renders these from here, so a new filter field is added in one place.
         """
-        pairs = (
-            ("source", self.sources),
-            ("observation_type", self.observation_types),
-            ("actor_name", self.actor_names),
-            ("tier", self.tiers),
-        )
-        return [(name, values) for name, values in pairs if values]
+        return _set(self.sources, self.observation_types, self.actor_names, self.tiers)
 
     def excluded_terms(self) -> list[tuple[str, tuple[str, ...]]]:
         """The exclusions (``filters.not``) as (stored field, excluded values), only those set; a
         record with no value in that field is never excluded by it."""
-        pairs = (
-            ("source", self.not_sources),
-            ("observation_type", self.not_observation_types),
-            ("actor_name", self.not_actor_names),
-            ("tier", self.not_tiers),
-        )
-        return [(name, values) for name, values in pairs if values]
+        return _set(self.not_sources, self.not_observation_types, self.not_actor_names, self.not_tiers)
+
+
+# The stored fields of the list filters, in the order ``_set`` receives their values.
+_LIST_FIELDS = ("source", "observation_type", "actor_name", "tier")
+
+
+def _set(*values: tuple[str, ...]) -> list[tuple[str, tuple[str, ...]]]:
+    """(stored field, values) of each list filter given values (in ``_LIST_FIELDS`` order)."""
+    return [(name, given) for name, given in zip(_LIST_FIELDS, values, strict=True) if given]
 
 
 def compile_filter(
