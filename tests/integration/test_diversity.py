@@ -66,8 +66,7 @@ def test_at_most_n_results_per_session(svc: Service) -> None:  # noqa: F811
 
 
 def _ranked(service: Service, **fields: Any) -> list[str]:
-    request = SearchRequest.model_validate({"query": "billing lock", "topK": 10, "llmFilter": False, **fields})
-    return [r.id for r in service.search("acme", request, "r").results]
+    return [result_id for result_id, _ in _search(service, **fields)]
 
 
 def test_near_duplicates_by_vector_collapse_when_a_vector_search_ran(svc: Service) -> None:  # noqa: F811
