@@ -15,6 +15,9 @@ MAINTENANCE_TIMEOUT_S = 300
 INGEST_BATCH_SIZE = 10
 DLQ_MAX_RECEIVE_COUNT = 5
 LATENCY_ALARM_P95_MS = 500
+# How long API Gateway reuses an authorizer's decision for one key: a revoked key keeps working
+# on AWS until its cached decision expires (README, "API keys").
+AUTHORIZER_CACHE_TTL_S = 300
 EVENT_SOURCES = ("github", "vercel")
 INDEX_NAME = "neural-memory"
 

@@ -12,7 +12,10 @@ from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_logs as logs
 from constructs import Construct
+from neural_memory.keys import API_KEY_HEADER
 from neural_memory.routes import ROUTES, route_functions
+
+from infra.constants import AUTHORIZER_CACHE_TTL_S
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -109,8 +112,11 @@ class Api(Construct):
             self,
             "KeyAuthorizer",
             handler=self.authorizer_function,
-            identity_sources=[],
-            results_cache_ttl=Duration.seconds(0),
+            # API Gateway caches the decision per key for the TTL and answers 401 itself, without
+            # invoking the authorizer, when the header is absent. The policy allows every route,
+            # since the cached one is reused for all of them.
+            identity_sources=[apigw.IdentitySource.header(API_KEY_HEADER)],
+            results_cache_ttl=Duration.seconds(AUTHORIZER_CACHE_TTL_S),
         )
         validator = self.rest_api.add_request_validator(
             "BodyValidator", validate_request_body=True, validate_request_parameters=True

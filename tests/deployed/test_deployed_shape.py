@@ -7,7 +7,9 @@ the template forgets or an import the layer lacks fails here, not in a first dep
 from __future__ import annotations
 
 import copy
+import fnmatch
 import json
+import time
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -57,12 +59,57 @@ def test_the_index_bootstrap_answers_cloudformation_on_create_and_update(deploye
     assert all(r["PhysicalResourceId"] == "index:neural-memory" for r in deployed.cloudformation.seen)
 
 
+def _method_arn(method: str, path: str) -> str:
+    return f"arn:aws:execute-api:us-east-1:{ACCOUNT}:k3x9q2w7e1/v1/{method}{path}"
+
+
 def _authorize(stack: DeployedStack, key: str, method: str, path: str) -> dict[str, Any]:
     event = copy.deepcopy(load_event("authorizer/request"))
     event["headers"]["Authorization"] = event["multiValueHeaders"]["Authorization"][0] = f"Bearer {key}"
-    event.update(httpMethod=method, resource=path, path=path)
-    event["methodArn"] = f"arn:aws:execute-api:us-east-1:{ACCOUNT}:k3x9q2w7e1/v1/{method}{path}"
+    event.update(httpMethod=method, resource=path, path=path, methodArn=_method_arn(method, path))
     return stack.invoke("authorizer", f"REQUEST authorizer, {method} {path}", event)
+
+
+class AuthorizerGate:
+    """API Gateway's side of the template's REQUEST authorizer: a call missing an identity source
+    is refused (401) without invoking the function; the function's policy is cached by the
+    identity sources' values for the TTL and evaluated against each call's method ARN, so a
+    policy scoped to the first route would deny the next route as it would in AWS."""
+
+    def __init__(self, stack: DeployedStack) -> None:
+        props = stack.resources[_resource(stack, "AWS::ApiGateway::Authorizer")]["Properties"]
+        self.sources = [
+            s.strip().removeprefix("method.request.header.").lower() for s in props["IdentitySource"].split(",")
+        ]
+        self.ttl_s = int(props["AuthorizerResultTtlInSeconds"])
+        self.invocations = 0
+        self._stack = stack
+        self._cache: dict[tuple[str, ...], tuple[float, dict[str, Any]]] = {}
+
+    def decide(self, headers: dict[str, str], method: str, path: str) -> int | dict[str, Any]:
+        """The authorizer's reply (its policy allows this call), or the status API Gateway answers."""
+        lowered = {name.lower(): value for name, value in headers.items()}
+        identity = tuple(lowered.get(source, "") for source in self.sources)
+        if not all(identity):
+            return 401
+        cached = self._cache.get(identity)
+        if cached is None or time.monotonic() - cached[0] >= self.ttl_s:
+            self.invocations += 1
+            key = identity[self.sources.index("authorization")].removeprefix("Bearer ")
+            reply = _authorize(self._stack, key, method, path)
+            if "errorType" in reply:
+                return 401
+            cached = (time.monotonic(), reply["result"])
+            if self.ttl_s:
+                self._cache[identity] = cached
+        policy = cached[1]
+        resources = [
+            resource
+            for statement in policy["policyDocument"]["Statement"]
+            if statement["Effect"] == "Allow"
+            for resource in statement["Resource"]
+        ]
+        return policy if any(fnmatch.fnmatchcase(_method_arn(method, path), r) for r in resources) else 403
 
 
 def test_the_authorizer_allows_a_stored_key_and_refuses_others(deployed: DeployedStack) -> None:
@@ -75,9 +122,17 @@ def test_the_authorizer_allows_a_stored_key_and_refuses_others(deployed: Deploye
     assert refused == {"errorType": "Exception", "errorMessage": "Unauthorized"}
 
 
+def _gate(stack: DeployedStack) -> AuthorizerGate:
+    if "gate" not in _state:
+        _state["gate"] = AuthorizerGate(stack)
+    gate: AuthorizerGate = _state["gate"]
+    return gate
+
+
 def _route_event(stack: DeployedStack, method: str, path: str, body: Any = None) -> dict[str, Any]:
     """The REST proxy event API Gateway sends after the authorizer allowed the caller."""
-    policy = _authorize(stack, _state["key"], method, path)["result"]
+    policy = _gate(stack).decide({"Authorization": f"Bearer {_state['key']}"}, method, path)
+    assert isinstance(policy, dict), f"API Gateway answered {policy}"
     samples = {
         "POST /v1/search": "api/search_post",
         "POST /v1/answer": "api/answer_post",
@@ -124,6 +179,19 @@ def test_every_api_route_answers_through_the_authorizer(deployed: DeployedStack)
     status, body = _call(deployed, "DELETE", f"/v1/observations/{NOTE_ID}")
     assert (status, body["deleted"]) == (200, True)
     assert _call(deployed, "GET", f"/v1/observations/{NOTE_ID}")[0] == 404
+
+
+def test_the_authorizer_decision_is_cached_per_key_and_covers_every_route(deployed: DeployedStack) -> None:
+    # Given the key the routes above used: API Gateway invoked the authorizer once for all of them
+    gate = _gate(deployed)
+    assert gate.ttl_s == 300 and gate.sources == ["authorization"]
+    assert gate.invocations == 1
+    # A call without the identity source is refused by API Gateway itself; the authorizer is not invoked
+    assert gate.decide({"x-api-key": _state["key"]}, "POST", "/v1/search") == 401
+    assert gate.invocations == 1
+    # A wrong key is checked (and refused) once
+    assert gate.decide({"Authorization": "Bearer nm_000000000000_" + "A" * 43}, "POST", "/v1/search") == 401
+    assert gate.invocations == 2
 
 
 def _sqs_event(stack: DeployedStack, messages: list[dict[str, Any]], queue_arn: str) -> dict[str, Any]:

@@ -80,7 +80,14 @@ def test_only_the_functions_roles_may_call_the_domain(dev: Template) -> None:
 
 
 def test_api_has_authorizer_throttling_access_logs_and_validation(dev: Template) -> None:
-    dev.has_resource_properties("AWS::ApiGateway::Authorizer", {"Type": "REQUEST", "AuthorizerResultTtlInSeconds": 0})
+    dev.has_resource_properties(
+        "AWS::ApiGateway::Authorizer",
+        {
+            "Type": "REQUEST",
+            "AuthorizerResultTtlInSeconds": 300,
+            "IdentitySource": "method.request.header.Authorization",
+        },
+    )
     methods = dev.find_resources("AWS::ApiGateway::Method", {"Properties": {"HttpMethod": Match.any_value()}})
     routed = [m["Properties"] for m in methods.values() if m["Properties"]["HttpMethod"] != "OPTIONS"]
     assert sorted(m["HttpMethod"] for m in routed) == ["DELETE", "GET", "POST", "POST", "POST"]

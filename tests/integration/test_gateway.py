@@ -60,7 +60,7 @@ def test_the_authorizer_function_refuses_with_its_own_handler(
     log = io.StringIO()
     monkeypatch.setattr(logger.registered_handler, "stream", log)
     # When it is presented, Then 401 in the envelope, and the refusal was logged by the authorizer Lambda
-    reply = gateway.dispatch("POST", "/v1/search", {"x-api-key": key}, b'{"query": "deploy"}')
+    reply = gateway.dispatch("POST", "/v1/search", {"Authorization": f"Bearer {key}"}, b'{"query": "deploy"}')
     body = json.loads(reply.body)
     assert reply.status == 401 and body["error"]["code"] == "unauthorized"
     logged = [json.loads(line) for line in log.getvalue().splitlines()]
@@ -88,7 +88,7 @@ def test_an_authorizer_that_fails_is_a_500_envelope_not_a_dropped_connection(
     set_key_store(None)  # the authorizer builds its store from the (broken) settings
     get_settings.cache_clear()
     try:
-        reply = gateway.dispatch("POST", "/v1/search", {"x-api-key": "nm_000000000000_" + "A" * 43}, b"{}")
+        reply = gateway.dispatch("POST", "/v1/search", {"Authorization": "Bearer nm_000000000000_" + "A" * 43}, b"{}")
     finally:
         get_settings.cache_clear()
         set_key_store(None)

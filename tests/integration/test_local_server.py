@@ -90,15 +90,13 @@ def test_readme_search_returns_sample_results_with_every_latency_key(server: Run
     assert set(body["latency"]) == {"total", "embed", "retrieval", "llmFilter", "rerank"}
 
 
-def test_x_api_key_header_is_accepted(server: Running) -> None:
-    status, _ = server.request("POST", "/v1/search", {"query": "deploy"}, {"x-api-key": server.key})
-    assert status == 200
-
-
 @pytest.mark.parametrize(
-    "headers", [{}, {"Authorization": "Bearer nm_000000000000_" + "A" * 43}, {"x-api-key": "nope"}]
+    "headers",
+    [{}, {"Authorization": "Bearer nm_000000000000_" + "A" * 43}, {"x-api-key": "nope"}, {"x-api-key": "valid"}],
 )
 def test_no_key_or_a_wrong_key_is_401(server: Running, headers: dict[str, str]) -> None:
+    # A valid key in another header than the one AWS's authorizer cache reads is refused here too
+    headers = {name: server.key if value == "valid" else value for name, value in headers.items()}
     status, body = server.request("POST", "/v1/search", {"query": "deploy"}, headers)
     assert status == 401 and body["error"]["code"] == "unauthorized"
 

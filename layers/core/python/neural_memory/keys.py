@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 _KEY = re.compile(r"^nm_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$")
+API_KEY_HEADER = "Authorization"
 WORKSPACE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -87,16 +88,16 @@ def revoke(store: KeyStore, presented: str, now: datetime) -> bool:
 
 
 def extract_api_key(headers: Mapping[str, str] | None) -> str | None:
-    """The key from ``Authorization: Bearer <key>`` or ``x-api-key`` (header names case-insensitive)."""
+    """The key from ``Authorization: Bearer <key>`` (header name case-insensitive). The only way to
+    present a key: on AWS this header is the authorizer's cache key (its identity source), so a
+    second way would be refused there while working locally."""
     if not headers:
         return None
     lowered = {name.lower(): value for name, value in headers.items() if isinstance(value, str)}
-    authorization = lowered.get("authorization", "")
-    scheme, _, token = authorization.partition(" ")
+    scheme, _, token = lowered.get(API_KEY_HEADER.lower(), "").partition(" ")
     if scheme.lower() == "bearer" and token.strip():
         return token.strip()
-    api_key = lowered.get("x-api-key", "").strip()
-    return api_key or None
+    return None
 
 
 _key_store: KeyStore | None = None

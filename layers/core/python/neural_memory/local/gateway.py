@@ -65,18 +65,14 @@ class LocalLambdaContext:
 def openapi_document() -> dict[str, Any]:
     """The merged OpenAPI document of every function's resolver."""
     from aws_lambda_powertools.event_handler.openapi.merge import OpenAPIMerge
-    from aws_lambda_powertools.event_handler.openapi.models import (
-        APIKey,
-        APIKeyIn,
-        HTTPBearer,
-    )
+    from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
 
     merge = OpenAPIMerge(
         title="Neural Memory API",
         version="0.1.0",
         description="Semantic memory for engineering teams and their agents.",
-        security_schemes={"bearer": HTTPBearer(), "apiKey": APIKey(name="x-api-key", **{"in": APIKeyIn.header})},
-        security=[{"bearer": []}, {"apiKey": []}],
+        security_schemes={"bearer": HTTPBearer()},
+        security=[{"bearer": []}],
         on_conflict="error",
     )
     for module in dict.fromkeys(route.module for route in ROUTES):
