@@ -13,6 +13,12 @@ ANSWER_TIMEOUT_S = 28
 INGEST_TIMEOUT_S = 60
 MAINTENANCE_TIMEOUT_S = 300
 INGEST_BATCH_SIZE = 10
+# Bulk writers at once against the domain, per stage (dev: one small node). The event source polls
+# with at most this many concurrent invocations (SQS' minimum is 2) and the function reserves as
+# many, so a burst waits in the queue instead of fanning out. Reserved concurrency comes out of the
+# account's pool, which must keep 10 unreserved (a new account's whole quota is 10: ask for more,
+# or deploy with -c ingest_concurrency=unreserved to keep only the event source's cap).
+INGEST_CONCURRENCY = {"dev": 2, "prod": 5}
 DLQ_MAX_RECEIVE_COUNT = 5
 LATENCY_ALARM_P95_MS = 500
 # How long API Gateway reuses an authorizer's decision for one key: a revoked key keeps working

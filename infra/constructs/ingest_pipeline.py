@@ -15,9 +15,12 @@ from infra.constants import DLQ_MAX_RECEIVE_COUNT, EVENT_SOURCES, INGEST_BATCH_S
 
 
 class IngestPipeline(Construct):
-    """The visibility timeout is 6× the function timeout, as AWS recommends for SQS triggers."""
+    """The visibility timeout is 6× the function timeout, as AWS recommends for SQS triggers; at
+    most ``max_concurrency`` invocations at once (``INGEST_CONCURRENCY``)."""
 
-    def __init__(self, scope: Construct, construct_id: str, *, bus_name: str, function: lambda_.Function) -> None:
+    def __init__(
+        self, scope: Construct, construct_id: str, *, bus_name: str, function: lambda_.Function, max_concurrency: int
+    ) -> None:
         super().__init__(scope, construct_id)
         self.function = function
         self.bus = events.EventBus(self, "Bus", event_bus_name=bus_name)
@@ -51,5 +54,6 @@ class IngestPipeline(Construct):
                 batch_size=INGEST_BATCH_SIZE,
                 max_batching_window=Duration.seconds(2),
                 report_batch_item_failures=True,
+                max_concurrency=max_concurrency,
             )
         )

@@ -33,6 +33,7 @@ class LambdaFactory:
         memory_mb: int = 1024,
         timeout_s: int = LAMBDA_TIMEOUT_S,
         environment: dict[str, str] | None = None,
+        reserved_concurrency: int | None = None,
     ) -> lambda_.Function:
         """A function whose asset is its own folder and whose handler is ``app.lambda_handler``;
         ``environment`` is what this function needs beyond the shared variables."""
@@ -49,6 +50,7 @@ class LambdaFactory:
             layers=[self._layer],
             memory_size=memory_mb,
             timeout=Duration.seconds(timeout_s),
+            reserved_concurrent_executions=reserved_concurrency,
             tracing=lambda_.Tracing.ACTIVE,
             logging_format=lambda_.LoggingFormat.JSON,
             log_group=log_group,

@@ -13,6 +13,7 @@ from neural_memory.stores.opensearch import SCHEMA_VERSION
 from infra.constants import (
     ANSWER_TIMEOUT_S,
     INDEX_NAME,
+    INGEST_CONCURRENCY,
     INGEST_TIMEOUT_S,
     LAMBDA_TIMEOUT_S,
     MAINTENANCE_TIMEOUT_S,
@@ -70,8 +71,14 @@ class ServiceStack(Stack):
         self.functions: dict[str, lambda_.Function] = {}
 
         self.api = Api(self, "Api", name=physical_name(stage), make_function=self._function, prod=prod)
+        concurrency = INGEST_CONCURRENCY[stage if stage in INGEST_CONCURRENCY else "dev"]
+        reserve = self.node.try_get_context("ingest_concurrency") != "unreserved"
         self.ingest = IngestPipeline(
-            self, "Ingest", bus_name=physical_name(stage), function=self._function(self, "ingest", {})
+            self,
+            "Ingest",
+            bus_name=physical_name(stage),
+            function=self._function(self, "ingest", {}, reserved_concurrency=concurrency if reserve else None),
+            max_concurrency=concurrency,
         )
         self.maintenance = Maintenance(
             self,
@@ -104,7 +111,9 @@ class ServiceStack(Stack):
             export_name=f"{construct_id}-anthropic-secret",
         )
 
-    def _function(self, scope: Construct, name: str, environment: dict[str, str]) -> lambda_.Function:
+    def _function(
+        self, scope: Construct, name: str, environment: dict[str, str], reserved_concurrency: int | None = None
+    ) -> lambda_.Function:
         """Build function ``name`` with exactly what ``NEEDS[name]`` grants it."""
         needs = NEEDS[name]
         env = dict(environment)
@@ -121,7 +130,12 @@ class ServiceStack(Stack):
         for provider in needs.secrets:
             env[f"NM_{provider.upper()}_SECRET_ARN"] = secrets[provider].secret_arn
         function = self._factory.function(
-            scope, name, memory_mb=needs.memory_mb, timeout_s=needs.timeout_s, environment=env
+            scope,
+            name,
+            memory_mb=needs.memory_mb,
+            timeout_s=needs.timeout_s,
+            environment=env,
+            reserved_concurrency=reserved_concurrency,
         )
         for provider in needs.secrets:
             secrets[provider].grant_read(function)

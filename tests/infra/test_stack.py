@@ -8,6 +8,8 @@ from aws_cdk.assertions import Match
 from neural_memory.stores.opensearch import SCHEMA_VERSION
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from aws_cdk.assertions import Template
 
 FUNCTIONS = {"search", "answer", "observations", "ingest", "authorizer", "maintenance"}
@@ -123,8 +125,25 @@ def test_ingestion_rules_queue_dlq_and_partial_batch_failures(dev: Template) -> 
     ingest = next(p for p in _ours(dev).values() if p["Timeout"] == 60)
     assert 6 * ingest["Timeout"] <= 360
     dev.has_resource_properties(
-        "AWS::Lambda::EventSourceMapping", {"FunctionResponseTypes": ["ReportBatchItemFailures"], "BatchSize": 10}
+        "AWS::Lambda::EventSourceMapping",
+        {
+            "FunctionResponseTypes": ["ReportBatchItemFailures"],
+            "BatchSize": 10,
+            "ScalingConfig": {"MaximumConcurrency": 2},
+        },
     )
+    # A burst waits in the queue: the ingest function never runs more than its event source allows
+    assert ingest["ReservedConcurrentExecutions"] == 2
+    reserved = [p for p in _ours(dev).values() if "ReservedConcurrentExecutions" in p]
+    assert reserved == [ingest]
+
+
+def test_ingest_concurrency_can_be_left_unreserved_for_a_new_accounts_quota(
+    synth: Callable[[str, dict[str, str]], Template],
+) -> None:
+    template = synth("dev", {"ingest_concurrency": "unreserved"})
+    assert not [p for p in _ours(template).values() if "ReservedConcurrentExecutions" in p]
+    template.has_resource_properties("AWS::Lambda::EventSourceMapping", {"ScalingConfig": {"MaximumConcurrency": 2}})
 
 
 def test_maintenance_bootstraps_the_index_and_purges_daily(dev: Template) -> None:

@@ -4,13 +4,16 @@ AWS requests are SigV4-signed. A thin proxy in front of the real client injects 
 
 from __future__ import annotations
 
+import json
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from neural_memory.errors import ConfigurationError, StoreRejected
 from neural_memory.ingest.prepare import prepare
 from neural_memory.ingest.tiers import DEFAULT_POLICY
 from neural_memory.settings import Settings
-from neural_memory.stores.opensearch import OpenSearchAdmin, OpenSearchStore, StoreRejected
+from neural_memory.stores.opensearch import OpenSearchAdmin, OpenSearchStore, RequestTooLarge, domain_error
 from neural_memory.stores.opensearch_client import build_client
 from opensearchpy import OpenSearch
 
@@ -30,13 +33,16 @@ class FaultyBulk:
         self._client = client
         self._status = status
         self.bulk_calls: list[int] = []
+        self.sizes: list[int] = []
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._client, name)
 
-    def bulk(self, body: list[dict[str, Any]], **kwargs: Any) -> dict[str, Any]:
-        pairs = list(zip(body[0::2], body[1::2], strict=True))
+    def bulk(self, body: str, **kwargs: Any) -> dict[str, Any]:
+        lines = [json.loads(line) for line in body.splitlines() if line]
+        pairs = list(zip(lines[0::2], lines[1::2], strict=True))
         self.bulk_calls.append(len(pairs))
+        self.sizes.append(len(body.encode()))
         if len(self.bulk_calls) > 1:
             return dict(self._client.bulk(body=body, **kwargs))
         sent = [line for i, pair in enumerate(pairs) if i % 2 == 0 for line in pair]
@@ -70,12 +76,44 @@ def test_throttled_items_alone_are_retried(osmem_url: str) -> None:
     assert store.count("acme") == 6
 
 
-def test_items_rejected_for_good_fail_with_their_reasons(osmem_url: str) -> None:
+def test_items_rejected_for_good_fail_alone_with_their_reasons(osmem_url: str) -> None:
+    # Given a cluster that refuses half the items of the first bulk request for good (400)
     client = OpenSearch(hosts=[osmem_url])
     OpenSearchAdmin(client, "nm-w").ensure_index(64, "test-hash-64")
     store = OpenSearchStore(FaultyBulk(client, 400), "nm-w", refresh="true")
-    with pytest.raises(StoreRejected, match="injected 400"):
-        store.upsert("acme", _items(4))
+    # When four new observations are upserted
+    outcome = store.upsert("acme", _items(4))
+    # Then the refused ones are reported with the reason, not stored; the others are stored
+    assert outcome.failed == {"n1": "injected 400 (400)", "n3": "injected 400 (400)"}
+    assert outcome.created == ["n0", "n2"] and outcome.updated == []
+    assert store.count("acme") == 2 and store.get("acme", "n1") is None
+
+
+def test_bulk_requests_are_split_by_bytes(osmem_url: str) -> None:
+    # Given a store whose bulk requests may carry 10 kB of JSON, and notes of about 3 kB each
+    client = OpenSearch(hosts=[osmem_url])
+    OpenSearchAdmin(client, "nm-w").ensure_index(64, "test-hash-64")
+    counting = FaultyBulk(client, 200)
+    counting.bulk_calls.append(0)  # pass every call through
+    store = OpenSearchStore(counting, "nm-w", refresh="true", bulk_max_bytes=10_000)
+    items = [
+        prepare(note(f"n{i}", f"acme note {i}", "word " * 600), now=NOW, policy=DEFAULT_POLICY, ttl_days=7)
+        for i in range(6)
+    ]
+    # When they are upserted
+    outcome = store.upsert("acme", items)
+    # Then no request carried more than 10 kB, and every observation is stored
+    assert len(counting.bulk_calls) > 2 and max(counting.sizes) <= 10_000, counting.sizes
+    assert outcome.failed == {} and store.count("acme") == 6
+
+
+def test_a_refused_identity_or_a_missing_index_is_a_configuration_error() -> None:
+    assert isinstance(domain_error(403, {"Message": "User: x is not authorized"}, "nm"), ConfigurationError)
+    missing = domain_error(404, {"error": {"type": "index_not_found_exception", "reason": "no such index"}}, "nm")
+    assert isinstance(missing, ConfigurationError) and "bootstrap" in str(missing)
+    assert isinstance(domain_error(413, {"Message": "Request size exceeded 10485760 bytes"}, "nm"), RequestTooLarge)
+    rejected = domain_error(400, {"error": {"type": "mapper_parsing_exception", "reason": "failed to parse"}}, "nm")
+    assert type(rejected) is StoreRejected and "failed to parse" in str(rejected) and rejected.status == 422
 
 
 def test_aws_requests_are_sigv4_signed_for_the_es_service(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -89,3 +127,19 @@ def test_aws_requests_are_sigv4_signed_for_the_es_service(monkeypatch: pytest.Mo
     auth = build_client(settings).transport.kwargs["http_auth"]
     assert type(auth).__name__ == "AWSV4SignerAuth"
     assert (auth.signer.region, auth.signer.service) == ("us-east-1", "es")
+
+
+def test_a_purge_larger_than_one_slice_completes(osmem_url: str) -> None:
+    # Given 7 expired observations of 1..2 chunks each, and a store that deletes 3 chunks per request
+    client = OpenSearch(hosts=[osmem_url])
+    OpenSearchAdmin(client, "nm-w").ensure_index(64, "test-hash-64")
+    store = OpenSearchStore(client, "nm-w", refresh="true", purge_slice=3)
+    expired = [note(f"old{i}", f"old note {i}", "word " * (300 * (i % 2)), tier="C") for i in range(7)]
+    store.upsert("acme", [prepare(o, now=NOW, policy=DEFAULT_POLICY, ttl_days=7) for o in expired])
+    store.upsert("acme", _items(2))  # not expired
+    # When the purge runs 8 days later
+    purged = store.purge_expired(NOW + timedelta(days=8))
+    # Then every expired observation is gone, in several requests, and the others stay
+    assert purged == 7
+    assert store.count("acme") == 2
+    assert client.count(index="nm-w")["count"] == 2

@@ -5,6 +5,10 @@ the resolver, the local gateway and the local server turn any of them into the s
 from __future__ import annotations
 
 from http import HTTPStatus
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 
 class NeuralMemoryError(Exception):
@@ -80,6 +84,25 @@ class BackendUnavailable(NeuralMemoryError):
 
     def headers(self) -> dict[str, str]:
         return {"Retry-After": str(self.retry_after_s)}
+
+
+class StoreRejected(NeuralMemoryError):
+    """The store refused observations for a reason a retry cannot fix; ``failed`` maps each refused
+    observation's id to the store's reason (the others of the same call were stored)."""
+
+    code = "store_rejected"
+    status = HTTPStatus.UNPROCESSABLE_ENTITY
+
+    def __init__(self, message: str, failed: Mapping[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.failed = dict(failed or {})
+
+    @classmethod
+    def of(cls, failed: Mapping[str, str], attempted: int) -> StoreRejected:
+        """The error for ``failed`` among ``attempted`` observations, naming the first few."""
+        named = "; ".join(f"{i}: {reason}" for i, reason in list(failed.items())[:5])
+        kept = attempted - len(failed)
+        return cls(f"the store refused {len(failed)} of {attempted} observations ({kept} stored): {named}", failed)
 
 
 class ConfigurationError(NeuralMemoryError):

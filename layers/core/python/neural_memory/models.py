@@ -569,11 +569,13 @@ class Retrieved(DomainModel):
 
 
 class UpsertOutcome(DomainModel):
-    """Result of an upsert: every id in input order, which were new and which replaced a record."""
+    """Result of an upsert: every id in input order, which were new, which replaced a record, and
+    which the store refused (the others are stored all the same)."""
 
     ids: list[str] = Field(default_factory=list)
     created: list[str] = Field(default_factory=list)
     updated: list[str] = Field(default_factory=list)
+    failed: dict[str, str] = Field(default_factory=dict)  # refused by the store for good: id -> reason
 
 
 class Candidate(DomainModel):

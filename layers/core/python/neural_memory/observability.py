@@ -14,7 +14,7 @@ from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator, Mapping
 
 R = TypeVar("R")
 
@@ -23,6 +23,7 @@ METRICS_NAMESPACE = "NeuralMemory"
 
 # Metric names (the CDK dashboard uses the same constants).
 METRIC_SEARCH_LATENCY = "SearchLatency"  # + stage suffix, e.g. SearchLatencyEmbed
+METRIC_ANSWER_LATENCY = "AnswerLatency"  # + stage suffix: Total, Search, Generate
 METRIC_RESULTS_RETURNED = "ResultsReturned"
 METRIC_GATE_BYPASSED = "GateBypassed"
 METRIC_GATE_FILTERED = "GateFiltered"
@@ -139,19 +140,24 @@ class StageTimer:
         """Milliseconds spent in ``name`` (0 if it never ran), rounded to the nearest integer."""
         return round(self._elapsed.get(name, 0.0) * 1000)
 
+    def ran(self) -> frozenset[str]:
+        """The stages entered at least once."""
+        return frozenset(self._elapsed)
+
     def total_ms(self) -> int:
         """Milliseconds since the timer was created; never less than the sum of the rounded stages."""
         total = round((time.perf_counter() - self._start) * 1000)
         return max(total, sum(self.ms(name) for name in self._elapsed))
 
 
-def record_latency(stages: dict[str, int]) -> None:
-    """Emit one latency metric per stage (``SearchLatencyTotal``, ``SearchLatencyEmbed``, ...)."""
+def record_latency(metric: str, stages: Mapping[str, int]) -> None:
+    """Emit one latency metric per stage (``SearchLatencyTotal``, ``SearchLatencyEmbed``, ...).
+    Callers pass only the stages that ran: a 0 for a skipped stage would drag its percentiles down."""
     if is_metrics_disabled():  # Powertools would still buffer and auto-flush every 100 values
         return
     for stage, value in stages.items():
         metrics.add_metric(
-            name=f"{METRIC_SEARCH_LATENCY}{stage[:1].upper()}{stage[1:]}",
+            name=f"{metric}{stage[:1].upper()}{stage[1:]}",
             unit=MetricUnit.Milliseconds,
             value=value,
         )

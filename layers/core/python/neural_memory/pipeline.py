@@ -82,6 +82,7 @@ class SearchOutcome:
     degraded: list[str] = field(default_factory=list)
     texts: dict[str, str] = field(default_factory=dict)  # full text of each result, for answers
     auto_filters: AutoFiltersStatus | None = None
+    ran: frozenset[str] = frozenset()  # the stages that ran, by their latency names
 
 
 class SearchPipeline:
@@ -143,6 +144,7 @@ class SearchPipeline:
         wide.degraded.append(f"autoFilters:fallback ({found} within {within})")
         wide.auto_filters = status.model_copy(update={"query": request.query, "fell_back": True})
         wide.latency = wide.latency.model_copy(update={"total": wide.latency.total + outcome.latency.total})
+        wide.ran |= outcome.ran
         return wide
 
     def _implied(
@@ -245,6 +247,7 @@ class SearchPipeline:
             threshold=threshold,
             degraded=degraded,
             texts={c.observation.id: c.observation.content for c in kept},
+            ran=timer.ran(),
         )
 
     def _vectors(

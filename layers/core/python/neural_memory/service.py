@@ -12,7 +12,7 @@ from neural_memory import supersession
 from neural_memory.answering import AnswerFailed, extractive_answer
 from neural_memory.clock import utcnow
 from neural_memory.embeddings.cache import text_key
-from neural_memory.errors import NotFound
+from neural_memory.errors import NotFound, StoreRejected
 from neural_memory.ingest.prepare import embedding_text, prepare
 from neural_memory.ingest.tiers import is_embedded
 from neural_memory.models import (
@@ -26,11 +26,13 @@ from neural_memory.models import (
     UpsertOutcome,
 )
 from neural_memory.observability import (
+    METRIC_ANSWER_LATENCY,
     METRIC_DEGRADED,
     METRIC_EMBEDDING_CACHE_HITS,
     METRIC_OBSERVATIONS_CREATED,
     METRIC_OBSERVATIONS_UPDATED,
     METRIC_RESULTS_RETURNED,
+    METRIC_SEARCH_LATENCY,
     StageTimer,
     logger,
     record_count,
@@ -79,7 +81,8 @@ class Service:
     def search(self, workspace_id: str, request: SearchRequest, request_id: str) -> SearchResponse:
         """Run the pipeline and emit its latency and result metrics."""
         outcome = self._pipeline.run(workspace_id, request, self._clock())
-        record_latency(outcome.latency.model_dump(by_alias=True))
+        stages = outcome.latency.model_dump(by_alias=True)
+        record_latency(METRIC_SEARCH_LATENCY, {k: ms for k, ms in stages.items() if k == "total" or k in outcome.ran})
         record_count(METRIC_RESULTS_RETURNED, len(outcome.results))
         if outcome.degraded:
             record_count(METRIC_DEGRADED, len(outcome.degraded))
@@ -122,12 +125,14 @@ class Service:
             if method == "extractive":
                 text, citations = extractive_answer(request.question, outcome.results, texts)
         latency = AnswerLatency(total=timer.total_ms(), search=timer.ms("search"), generate=timer.ms("generate"))
+        record_latency(METRIC_ANSWER_LATENCY, latency.model_dump(by_alias=True))
         return AnswerResponse(
             request_id=request_id, answer=text, citations=citations, method=method, latency=latency, degraded=degraded
         )
 
     def index(self, workspace_id: str, observations: Sequence[ObservationIn]) -> UpsertOutcome:
-        """Prepare, embed (one batch call) and upsert; the same id updates in place."""
+        """Prepare, embed (one batch call) and upsert; the same id updates in place. Observations
+        the store refuses for good are in the outcome's ``failed``; the others are stored."""
         now = self._clock()
         config = self.settings
         items = [
@@ -145,7 +150,10 @@ class Service:
         before = supersession.previous_links(self.store, workspace_id, items)
         self._embed(workspace_id, items)
         outcome = self.store.upsert(workspace_id, items)
-        supersession.relink(self.store, workspace_id, items, before)
+        written = [item for item in items if item.record.id not in outcome.failed]
+        supersession.relink(
+            self.store, workspace_id, written, {i: links for i, links in before.items() if i not in outcome.failed}
+        )
         record_count(METRIC_OBSERVATIONS_CREATED, len(outcome.created))
         record_count(METRIC_OBSERVATIONS_UPDATED, len(outcome.updated))
         return outcome
@@ -173,8 +181,11 @@ class Service:
             item.model_id = model_id
 
     def ingest(self, workspace_id: str, observations: Sequence[ObservationIn], request_id: str) -> ObservationsResponse:
-        """``POST /v1/observations``: ids in request order, and how many were created or updated."""
+        """``POST /v1/observations``: ids in request order, and how many were created or updated;
+        ``StoreRejected`` (422, naming each refused id and why) if the store refused any."""
         outcome = self.index(workspace_id, observations)
+        if outcome.failed:
+            raise StoreRejected.of(outcome.failed, len(outcome.ids))
         return ObservationsResponse(
             ids=list(dict.fromkeys(outcome.ids)),
             created=len(outcome.created),

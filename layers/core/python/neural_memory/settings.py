@@ -18,6 +18,9 @@ from neural_memory.models import Tier  # pydantic needs it at runtime
 StoreName = Literal["sqlite", "opensearch"]
 DEFAULT_TIER_BOOSTS: dict[Tier, float] = {"A": 1.5, "C": 1.2, "E": 1.0}
 EmbedderName = Literal["onnx", "cohere", "none"]
+# Bytes of JSON per _bulk request, well under the smallest domain's request limit (10 MiB on small
+# instance types); one larger document goes alone.
+OPENSEARCH_BULK_MAX_BYTES = 5_000_000
 
 
 def _api_key(plain: SecretStr | None, secret_arn: str | None) -> str | None:
@@ -50,6 +53,7 @@ class StoreSettings(_Base):
     opensearch_timeout_s: float = Field(default=5.0, gt=0)
     # "wait_for" makes an acknowledged write searchable; "true" forces a refresh (tests, local).
     opensearch_refresh: Literal["false", "true", "wait_for"] = "wait_for"
+    opensearch_bulk_max_bytes: int = Field(default=OPENSEARCH_BULK_MAX_BYTES, ge=10_000)
 
 
 class ProviderSettings(_Base):

@@ -1,14 +1,16 @@
 """The SQS consumer's logic: records carry EventBridge events. The happy path indexes the whole
-batch together (one embedding call and one store write per workspace); when anything in that
-fails, records are processed one by one so only the ones that really fail are reported."""
+batch together (one embedding call and one store write per workspace); the records whose
+observations the store refused, or all of them when the write itself failed, are then processed
+one by one, so only the ones that really fail are reported, each with its reason."""
 
 from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING, Any
 
-from neural_memory.errors import NeuralMemoryError
+from neural_memory.errors import NeuralMemoryError, StoreRejected
 from neural_memory.ingest.normalizers import UnsupportedEvent, normalize_eventbridge
+from neural_memory.ingest.prepare import observation_id
 from neural_memory.ingest.routing import workspace_for
 from neural_memory.observability import logger
 
@@ -37,28 +39,36 @@ def observations_of(body: str, routes: dict[str, str]) -> tuple[str, list[Observ
 
 def index_together(service: Service, records: Sequence[dict[str, Any]]) -> set[str]:
     """Index every understood record of the batch in one go per workspace; returns the message ids
-    done (all understood ones on success, none if the combined write failed)."""
+    done: the understood ones none of whose observations the store refused, or none at all if a
+    combined write failed."""
     by_workspace: dict[str, list[ObservationIn]] = {}
-    understood: list[str] = []
+    understood: dict[str, tuple[str, set[str]]] = {}  # message id -> (workspace, observation ids)
     for record in records:
         try:
             workspace_id, observations = observations_of(record["body"], service.settings.ingest_routes)
         except (UnsupportedEvent, KeyError):
             continue  # reported with its reason when processed on its own
         by_workspace.setdefault(workspace_id, []).extend(observations)
-        understood.append(record["messageId"])
+        understood[record["messageId"]] = (workspace_id, {observation_id(o) for o in observations})
+    refused: set[tuple[str, str]] = set()
     try:
         for workspace_id, observations in by_workspace.items():
             if observations:
-                service.index(workspace_id, observations)
+                refused |= {(workspace_id, i) for i in service.index(workspace_id, observations).failed}
     except NeuralMemoryError as exc:
         logger.warning("batch write failed; processing records one by one", extra={"reason": str(exc)})
         return set()
-    return set(understood)
+    return {
+        message_id
+        for message_id, (workspace_id, ids) in understood.items()
+        if not any((workspace_id, i) in refused for i in ids)
+    }
 
 
 def index_one(service: Service, body: str) -> None:
     """Index one record on its own; raises (and so fails that record) with the reason."""
     workspace_id, observations = observations_of(body, service.settings.ingest_routes)
     if observations:
-        service.index(workspace_id, observations)
+        outcome = service.index(workspace_id, observations)
+        if outcome.failed:
+            raise StoreRejected.of(outcome.failed, len(outcome.ids))

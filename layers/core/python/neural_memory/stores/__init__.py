@@ -23,7 +23,12 @@ def build_store(settings: Settings) -> Store:
         from neural_memory.stores.opensearch import OpenSearchStore
         from neural_memory.stores.opensearch_client import build_client
 
-        return OpenSearchStore(build_client(settings), settings.opensearch_index, refresh=settings.opensearch_refresh)
+        return OpenSearchStore(
+            build_client(settings),
+            settings.opensearch_index,
+            refresh=settings.opensearch_refresh,
+            bulk_max_bytes=settings.opensearch_bulk_max_bytes,
+        )
     raise ConfigurationError(f"unknown store {settings.store!r}")
 
 

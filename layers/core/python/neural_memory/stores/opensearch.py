@@ -17,13 +17,15 @@
 
 from __future__ import annotations
 
+import json
 import time
 from typing import TYPE_CHECKING, Any
 
 from neural_memory.clock import to_iso
-from neural_memory.errors import BackendUnavailable, ConfigurationError, NeuralMemoryError
+from neural_memory.errors import BackendUnavailable, ConfigurationError, NeuralMemoryError, StoreRejected
 from neural_memory.filters import metadata_terms, render_opensearch
 from neural_memory.models import Hit, ObservationRecord, Retrieved, UpsertOutcome
+from neural_memory.settings import OPENSEARCH_BULK_MAX_BYTES
 from neural_memory.stores.base import KNOWN_FIELDS
 from neural_memory.stores.record_fields import RECORD_FIELDS
 
@@ -40,6 +42,9 @@ HNSW_M = 16  # graph degree: recall vs memory
 HNSW_EF_CONSTRUCTION = 128  # build-time beam: recall vs indexing speed
 HNSW_EF_SEARCH = 100  # query-time beam: recall vs latency
 RETRYABLE = {429, 500, 502, 503, 504}
+# Chunks one purge request deletes: each finishes well inside the client's timeout, however large
+# the whole purge is.
+PURGE_SLICE = 5_000
 _NO_EMBEDDING = {"excludes": ["embedding"]}
 # Document fields that are not record fields: the chunk's own, and the record's id under another
 # name (``_id`` is the chunk's).
@@ -57,10 +62,8 @@ _TYPES: dict[str, dict[str, Any]] = {
 }
 
 
-class StoreRejected(NeuralMemoryError):
-    """OpenSearch refused documents for a reason a retry cannot fix (the message lists them)."""
-
-    code = "store_rejected"
+class RequestTooLarge(StoreRejected):
+    """The domain refused a request for its size (413): split it, or refuse the one document."""
 
 
 def doc_id(workspace_id: str, observation_id: str, chunk_no: int) -> str:
@@ -150,19 +153,32 @@ class OpenSearchAdmin:
 
 
 class OpenSearchStore:
-    """``Store`` over one OpenSearch index (see the module docstring)."""
+    """``Store`` over one OpenSearch index (see the module docstring); ``bulk_max_bytes`` is
+    ``Settings.opensearch_bulk_max_bytes``."""
 
-    def __init__(self, client: Any, index: str, refresh: str = "false", max_retries: int = 3) -> None:
+    def __init__(
+        self,
+        client: Any,
+        index: str,
+        refresh: str = "false",
+        max_retries: int = 3,
+        bulk_max_bytes: int = OPENSEARCH_BULK_MAX_BYTES,
+        purge_slice: int = PURGE_SLICE,
+    ) -> None:
         self._client = client
         self._index = index
         self._refresh = refresh
         self._max_retries = max_retries
+        self._bulk_max_bytes = bulk_max_bytes
+        self._purge_slice = purge_slice
 
     # ------------------------------------------------------------------ writes
 
     def upsert(self, workspace_id: str, items: Sequence[IndexedObservation]) -> UpsertOutcome:
         """Bulk-index every chunk; retry only retryable item failures; drop chunks a shorter new
-        version no longer has."""
+        version no longer has. An observation with a chunk refused for good is listed in
+        ``failed`` with the reason (a new one is removed again, so it is never half-stored); the
+        others are stored all the same."""
         outcome = UpsertOutcome()
         if not items:
             return outcome
@@ -170,16 +186,20 @@ class OpenSearchStore:
         found = self._call(self._client.mget, index=self._index, body={"ids": firsts}, _source=False)
         existing = {doc["_id"] for doc in found["docs"] if doc.get("found")}
         actions: dict[str, dict[str, Any]] = {}
+        owner: dict[str, str] = {}  # document id -> observation id
+        for item in items:
+            for chunk in item.chunks:
+                _id = doc_id(workspace_id, item.record.id, chunk.chunk_no)
+                actions[_id] = self._document(workspace_id, item, chunk.chunk_no)
+                owner[_id] = item.record.id
+        for _id, reason in self._bulk(actions).items():
+            outcome.failed.setdefault(owner[_id], reason)
         for item in items:
             outcome.ids.append(item.record.id)
-            is_update = doc_id(workspace_id, item.record.id, 0) in existing
-            (outcome.updated if is_update else outcome.created).append(item.record.id)
-            for chunk in item.chunks:
-                actions[doc_id(workspace_id, item.record.id, chunk.chunk_no)] = self._document(
-                    workspace_id, item, chunk.chunk_no
-                )
-        self._bulk(actions)
-        stale = [
+            if item.record.id not in outcome.failed:
+                is_update = doc_id(workspace_id, item.record.id, 0) in existing
+                (outcome.updated if is_update else outcome.created).append(item.record.id)
+        stale: list[dict[str, Any]] = [
             {
                 "bool": {
                     "filter": [
@@ -189,8 +209,9 @@ class OpenSearchStore:
                 }
             }
             for i in items
-            if doc_id(workspace_id, i.record.id, 0) in existing
+            if i.record.id in outcome.updated
         ]
+        stale += [{"term": {"observation_id": i}} for i in outcome.failed if doc_id(workspace_id, i, 0) not in existing]
         if stale:
             query = {
                 "bool": {
@@ -220,33 +241,71 @@ class OpenSearchStore:
             doc["model_id"] = item.model_id
         return doc
 
-    def _bulk(self, actions: dict[str, dict[str, Any]], op: str = "index") -> None:
-        """``index`` whole documents, or ``update`` some of their fields, by document id."""
+    def _bulk(self, actions: dict[str, dict[str, Any]], op: str = "index") -> dict[str, str]:
+        """``index`` whole documents, or ``update`` some of their fields, by document id, in
+        requests of at most ``bulk_max_bytes``; retryable item failures are retried with backoff.
+        Returns the documents refused for good, with the reason."""
         pending = dict(actions)
-        if not pending:
-            return
+        refused: dict[str, str] = {}
         for attempt in range(self._max_retries + 1):
-            lines: list[dict[str, Any]] = []
-            for _id, doc in pending.items():
-                lines += [{op: {"_index": self._index, "_id": _id}}, doc if op == "index" else {"doc": doc}]
-            reply = self._call(self._client.bulk, index=self._index, body=lines, refresh=self._refresh)
-            if not reply.get("errors"):
-                return
-            retry, fatal = {}, []
-            for entry in reply["items"]:
-                result = next(iter(entry.values()))
-                if result.get("status", 200) < 300:
-                    continue
-                if result.get("status") in RETRYABLE:
-                    retry[result["_id"]] = pending[result["_id"]]
-                else:
-                    fatal.append(f"{result['_id']}: {result.get('error', {}).get('reason', result.get('status'))}")
-            if fatal:
-                raise StoreRejected("OpenSearch rejected documents: " + "; ".join(fatal[:5]))
+            retry: dict[str, dict[str, Any]] = {}
+            for request in self._requests(pending, op):
+                self._send(request, pending, retry, refused)
             pending = retry
+            if not pending:
+                return refused
             if attempt < self._max_retries:
                 time.sleep(0.2 * 2**attempt)
         raise BackendUnavailable(f"OpenSearch kept refusing {len(pending)} documents (throttled or unavailable)")
+
+    def _requests(self, actions: dict[str, dict[str, Any]], op: str) -> list[list[tuple[str, str]]]:
+        """The actions as (document id, NDJSON lines), grouped into requests of at most
+        ``bulk_max_bytes`` each (a larger single document makes a request of its own)."""
+        requests: list[list[tuple[str, str]]] = [[]]
+        size = 0
+        for _id, doc in actions.items():
+            lines = json.dumps({op: {"_index": self._index, "_id": _id}}) + "\n"
+            lines += json.dumps(doc if op == "index" else {"doc": doc}) + "\n"
+            if requests[-1] and size + len(lines) > self._bulk_max_bytes:
+                requests.append([])
+                size = 0
+            requests[-1].append((_id, lines))
+            size += len(lines)
+        return [request for request in requests if request]
+
+    def _send(
+        self,
+        request: list[tuple[str, str]],
+        actions: dict[str, dict[str, Any]],
+        retry: dict[str, dict[str, Any]],
+        refused: dict[str, str],
+    ) -> None:
+        """One bulk request; its item failures sorted into ``retry`` and ``refused``. A request the
+        domain finds too large (413) is split in two; a single document that is, is refused."""
+        body = "".join(lines for _, lines in request)
+        try:
+            reply = self._call(self._client.bulk, index=self._index, body=body, refresh=self._refresh)
+        except RequestTooLarge:
+            if len(request) == 1:
+                refused[request[0][0]] = f"{len(body)} bytes, over the domain's request size limit (413)"
+                return
+            half = len(request) // 2
+            self._send(request[:half], actions, retry, refused)
+            self._send(request[half:], actions, retry, refused)
+            return
+        if not reply.get("errors"):
+            return
+        for entry in reply["items"]:
+            result = next(iter(entry.values()))
+            status = int(result.get("status", 200))
+            if status < 300:
+                continue
+            if status in RETRYABLE:
+                retry[result["_id"]] = actions[result["_id"]]
+            else:
+                error = result.get("error")
+                reason = error.get("reason", status) if isinstance(error, dict) else error or status
+                refused[result["_id"]] = f"{reason} ({status})"
 
     def chunk_vectors(
         self, workspace_id: str, model_id: str, chunks: Sequence[tuple[str, int]]
@@ -313,7 +372,11 @@ class OpenSearchStore:
         }
         body = {"query": query, "size": 10_000, "_source": ["observation_id"]}
         hits = self._call(self._client.search, index=self._index, body=body)["hits"]["hits"]
-        self._bulk({h["_id"]: {"superseded_by": changes[h["_source"]["observation_id"]]} for h in hits}, op="update")
+        refused = self._bulk(
+            {h["_id"]: {"superseded_by": changes[h["_source"]["observation_id"]]} for h in hits}, op="update"
+        )
+        if refused:
+            raise StoreRejected("OpenSearch refused supersession marks: " + "; ".join(list(refused.values())[:5]))
 
     def delete(self, workspace_id: str, observation_id: str) -> bool:
         """Delete every chunk of the observation in this workspace."""
@@ -341,15 +404,27 @@ class OpenSearchStore:
         return found
 
     def purge_expired(self, now: datetime) -> int:
-        """Delete expired chunks of every workspace; returns how many observations went."""
+        """Delete expired chunks of every workspace, ``purge_slice`` at a time (one synchronous
+        request for all of them outlives any client timeout once the index is large); returns
+        how many observations went."""
         query = {"range": {"expires_at": {"lte": to_iso(now)}}}
         parents = self._call(
             self._client.count,
             index=self._index,
             body={"query": {"bool": {"filter": [query, {"term": {"chunk_no": 0}}]}}},
         )
-        self._call(self._client.delete_by_query, index=self._index, body={"query": query}, refresh=True)
-        return int(parents["count"])
+        while True:
+            # Refreshed after each slice, so the next one does not find what this one deleted.
+            reply = self._call(
+                self._client.delete_by_query,
+                index=self._index,
+                body={"query": query},
+                max_docs=self._purge_slice,
+                conflicts="proceed",
+                refresh=True,
+            )
+            if int(reply.get("deleted", 0)) < self._purge_slice:
+                return int(parents["count"])
 
     # ------------------------------------------------------------------ reads
 
@@ -453,9 +528,8 @@ class OpenSearchStore:
             if h["_source"].get("workspace_id") == workspace_id
         ]
 
-    @staticmethod
-    def _call(method: Any, **kwargs: Any) -> Any:
-        """One client call; transport failures become ``BackendUnavailable``."""
+    def _call(self, method: Any, **kwargs: Any) -> Any:
+        """One client call; every transport failure becomes a domain error (``domain_error``)."""
         from opensearchpy.exceptions import ConnectionError as OsConnectionError
         from opensearchpy.exceptions import ConnectionTimeout, TransportError
 
@@ -464,9 +538,29 @@ class OpenSearchStore:
         except (OsConnectionError, ConnectionTimeout) as exc:
             raise BackendUnavailable(f"OpenSearch unreachable: {type(exc).__name__}") from exc
         except TransportError as exc:
-            if exc.status_code in RETRYABLE:
-                raise BackendUnavailable(f"OpenSearch answered {exc.status_code}") from exc
-            raise
+            raise domain_error(exc.status_code, exc.info, self._index) from exc
+
+
+def domain_error(status: object, info: object, index: str) -> NeuralMemoryError:
+    """The domain error for an OpenSearch error reply: retryable statuses are ``BackendUnavailable``;
+    a refused identity or a missing index is configuration (no record can succeed until it is
+    fixed); 413 is ``RequestTooLarge``; any other refusal is ``StoreRejected`` with the reason."""
+    error = info.get("error") if isinstance(info, dict) else info
+    reason = str(error.get("reason") or error.get("type")) if isinstance(error, dict) else str(error or info)
+    if isinstance(info, dict) and "Message" in info:  # the AWS front end's own refusals
+        reason = str(info["Message"])
+    if status in RETRYABLE:
+        return BackendUnavailable(f"OpenSearch answered {status}: {reason}")
+    if status == 413:
+        return RequestTooLarge(f"OpenSearch refused a request as too large (413): {reason}")
+    if status in (401, 403):
+        return ConfigurationError(
+            f"OpenSearch refused this role ({status}: {reason}); "
+            "check the domain's access policy and the role's es:ESHttp* grant"
+        )
+    if status == 404 and "index_not_found" in str(info):
+        return ConfigurationError(f"index {index!r} does not exist; the maintenance function's bootstrap creates it")
+    return StoreRejected(f"OpenSearch answered {status}: {reason}")
 
 
 def _record(source: dict[str, Any], content: str) -> ObservationRecord:
