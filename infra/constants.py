@@ -21,11 +21,18 @@ INGEST_BATCH_SIZE = 10
 INGEST_CONCURRENCY = {"dev": 2, "prod": 5}
 DLQ_MAX_RECEIVE_COUNT = 5
 LATENCY_ALARM_P95_MS = 500
+# Every route at once, answers (an LLM call) included.
+API_LATENCY_ALARM_P95_MS = 5000
+# An event waiting this long means ingestion is stuck or cannot keep up.
+QUEUE_AGE_ALARM_S = 900
 # How long API Gateway reuses an authorizer's decision for one key: a revoked key keeps working
 # on AWS until its cached decision expires (README, "API keys").
 AUTHORIZER_CACHE_TTL_S = 300
 EVENT_SOURCES = ("github", "vercel")
 INDEX_NAME = "neural-memory"
+# Replicas of the index per stage: none on dev's single node (a replica there can never be
+# assigned: the cluster would be yellow for good), one per other node in prod's three AZs.
+INDEX_REPLICAS = {"dev": 0, "prod": 2}
 
 
 def physical_name(stage: str, what: str = "") -> str:

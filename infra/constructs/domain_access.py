@@ -24,13 +24,15 @@ def grants(index: str, access: Access) -> list[Grant]:
     """What ``access`` allows on ``index``.
 
     read: search and read documents (search, answer); write: also bulk writes and deletes by
-    query (observations, ingest); admin: create and check the index, purge (maintenance) — which
+    query (observations, ingest); admin: create and check the index and keep its replica count,
+    purge (maintenance) — which
     finds what the expired observations superseded and marks it current again (search, bulk).
     """
     if access == "admin":
         return [
             (("es:ESHttpHead", "es:ESHttpGet", "es:ESHttpPut"), (index,)),
             (("es:ESHttpGet",), (f"{index}/_mapping",)),
+            (("es:ESHttpGet", "es:ESHttpPut"), (f"{index}/_settings",)),
             (("es:ESHttpPost",), (f"{index}/_delete_by_query", f"{index}/_count", f"{index}/_search")),
             (("es:ESHttpPost", "es:ESHttpPut"), (f"{index}/_bulk",)),
         ]

@@ -13,9 +13,12 @@ from infra.constants import SERVICE_NAME
 
 
 class Maintenance(Construct):
-    """``IndexBootstrap`` re-runs when the schema or model changes (its properties)."""
+    """``IndexBootstrap`` re-runs when the schema, the model or the replica count changes (its
+    properties)."""
 
-    def __init__(self, scope: Construct, construct_id: str, *, function: lambda_.Function, index_version: str) -> None:
+    def __init__(
+        self, scope: Construct, construct_id: str, *, function: lambda_.Function, index_version: str, replicas: int
+    ) -> None:
         super().__init__(scope, construct_id)
         self.function = function
         CustomResource(
@@ -23,7 +26,7 @@ class Maintenance(Construct):
             "IndexBootstrap",
             service_token=function.function_arn,
             resource_type="Custom::NeuralMemoryIndex",
-            properties={"IndexVersion": index_version, "Service": SERVICE_NAME},
+            properties={"IndexVersion": index_version, "Replicas": str(replicas), "Service": SERVICE_NAME},
         )
         events.Rule(
             self,

@@ -1,14 +1,21 @@
-"""The operator's dashboard and alarms: latency per stage (p50/p95/p99), gate and result counts,
-ingestion outcomes, DLQ depth; alarms on p95 latency, any dead letter, and the 5xx rate."""
+"""What an on-call person watches: one dashboard (search and answer latency per stage, the gate,
+results, ingestion, the API, the queues, the functions and the OpenSearch domain) and alarms that
+all notify one SNS topic (with an optional email subscription). Every metric named here is one the
+code emits with the dimensions it emits, or one AWS publishes for these resources (a test
+compares them)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from aws_cdk import Duration
-from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_cloudwatch as cw
-from aws_cdk import aws_sqs as sqs
+from aws_cdk import aws_cloudwatch_actions as cw_actions
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 from neural_memory.observability import (
+    METRIC_ANSWER_LATENCY,
     METRIC_GATE_BYPASSED,
     METRIC_GATE_FILTERED,
     METRIC_INGEST_FAILED,
@@ -18,84 +25,146 @@ from neural_memory.observability import (
     METRIC_SEARCH_LATENCY,
 )
 
-from infra.constants import LATENCY_ALARM_P95_MS, METRICS_NAMESPACE, SERVICE_NAME, physical_name
+from infra.constants import (
+    API_LATENCY_ALARM_P95_MS,
+    LATENCY_ALARM_P95_MS,
+    METRICS_NAMESPACE,
+    QUEUE_AGE_ALARM_S,
+    SERVICE_NAME,
+    physical_name,
+)
 
-STEPS = ("Total", "Embed", "Retrieval", "LlmFilter", "Rerank")
+if TYPE_CHECKING:
+    from aws_cdk import aws_apigateway as apigw
+    from aws_cdk import aws_lambda as lambda_
+    from aws_cdk import aws_opensearchservice as opensearch
+    from aws_cdk import aws_sqs as sqs
+
+SEARCH_STAGES = ("Total", "Embed", "Retrieval", "LlmFilter", "Rerank")
+ANSWER_STAGES = ("Total", "Search", "Generate")
 PERIOD = Duration.minutes(1)
+ABOVE = cw.ComparisonOperator.GREATER_THAN_THRESHOLD
+AT_LEAST = cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD
+AT_MOST = cw.ComparisonOperator.LESS_THAN_OR_EQUAL_TO_THRESHOLD
 
 
 class Monitoring(Construct):
-    """One dashboard and three alarms (exposed for tests and for wiring notifications). The
-    application's metrics carry the dimensions ``service`` and ``stage``, so each stage's
-    dashboard and alarms see only that stage."""
+    """The dashboard, the alarms (``alarms``, each with the topic as its alarm and OK action) and
+    the topic. The application's metrics carry the dimensions ``service`` and ``stage``, so each
+    stage's dashboard and alarms see only that stage."""
 
     def __init__(
-        self, scope: Construct, construct_id: str, *, stage: str, rest_api: apigw.RestApi, dlq: sqs.IQueue
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        stage: str,
+        rest_api: apigw.RestApi,
+        functions: dict[str, lambda_.Function],
+        queue: sqs.IQueue,
+        dlq: sqs.IQueue,
+        domain: opensearch.Domain,
+        storage_gb: int,
+        alarm_email: str | None,
     ) -> None:
         super().__init__(scope, construct_id)
         self._stage = stage
-        _metric = self._metric
+        self.topic = sns.Topic(self, "Alarms", topic_name=physical_name(stage, "alarms"), enforce_ssl=True)
+        if alarm_email:
+            self.topic.add_subscription(subscriptions.EmailSubscription(alarm_email))
+        self.alarms: list[cw.Alarm] = []
         self.dashboard = cw.Dashboard(self, "Dashboard", dashboard_name=physical_name(stage))
-        for step in STEPS:
+        self._search_and_answer()
+        self._ingestion(queue, dlq)
+        self._api(rest_api)
+        self._functions(functions)
+        self._domain(domain, storage_gb)
+        self.dashboard.add_widgets(cw.AlarmStatusWidget(title="Alarms", alarms=self.alarms, width=24))
+
+    # ------------------------------------------------------------------ rows
+
+    def _search_and_answer(self) -> None:
+        metric = self._metric
+        for step in SEARCH_STAGES:
             name = f"{METRIC_SEARCH_LATENCY}{step}"
             self.dashboard.add_widgets(
                 cw.GraphWidget(
                     title=f"Search latency: {step} (ms)",
-                    left=[_metric(name, stat) for stat in ("p50", "p95", "p99")],
+                    left=[metric(name, stat) for stat in ("p50", "p95", "p99")],
                     width=8,
                 )
             )
+        for step in ANSWER_STAGES:
+            name = f"{METRIC_ANSWER_LATENCY}{step}"
+            self.dashboard.add_widgets(
+                cw.GraphWidget(
+                    title=f"Answer latency: {step} (ms)",
+                    left=[metric(name, stat) for stat in ("p50", "p95", "p99")],
+                    width=8,
+                )
+            )
+        bypassed = (
+            f"SEARCH('{{{METRICS_NAMESPACE},reason,service,stage}} "
+            f'MetricName="{METRIC_GATE_BYPASSED}" stage="{self._stage}"\', \'Sum\', 60)'
+        )
         self.dashboard.add_widgets(
             cw.GraphWidget(
                 title="LLM gate",
                 left=[
-                    cw.MathExpression(
-                        expression=(
-                            f"SEARCH('{{{METRICS_NAMESPACE},reason,service,stage}} "
-                            f'MetricName="{METRIC_GATE_BYPASSED}" stage="{stage}"\', \'Sum\', 60)'
-                        ),
-                        label="bypassed, by reason",
-                        period=PERIOD,
-                    ),
-                    _metric(METRIC_GATE_FILTERED),
+                    cw.MathExpression(expression=bypassed, label="bypassed, by reason", period=PERIOD),
+                    metric(METRIC_GATE_FILTERED),
                 ],
-                width=8,
+                width=12,
             ),
-            cw.GraphWidget(title="Results returned", left=[_metric(METRIC_RESULTS_RETURNED, "Average")], width=8),
+            cw.GraphWidget(title="Results returned", left=[metric(METRIC_RESULTS_RETURNED, "Average")], width=12),
+        )
+        self._alarm(
+            "SearchLatencyP95",
+            "search-latency-p95",
+            metric(f"{METRIC_SEARCH_LATENCY}Total", "p95"),
+            LATENCY_ALARM_P95_MS,
+            f"p95 end-to-end search latency above {LATENCY_ALARM_P95_MS} ms",
+            periods=(3, 5),
+        )
+
+    def _ingestion(self, queue: sqs.IQueue, dlq: sqs.IQueue) -> None:
+        metric = self._metric
+        age = queue.metric_approximate_age_of_oldest_message(period=PERIOD, statistic="Maximum")
+        depth = dlq.metric_approximate_number_of_messages_visible(period=PERIOD, statistic="Maximum")
+        self.dashboard.add_widgets(
             cw.GraphWidget(
                 title="Ingestion",
                 left=[
-                    _metric(METRIC_INGEST_SUCCEEDED),
-                    _metric(METRIC_INGEST_FAILED),
-                    _metric(METRIC_OBSERVATIONS_CREATED),
+                    metric(METRIC_INGEST_SUCCEEDED),
+                    metric(METRIC_INGEST_FAILED),
+                    metric(METRIC_OBSERVATIONS_CREATED),
                 ],
-                right=[dlq.metric_approximate_number_of_messages_visible(period=PERIOD, label="DLQ depth")],
-                width=8,
+                width=12,
+            ),
+            cw.GraphWidget(
+                title="Ingest queue: oldest message (s), dead letters",
+                left=[age.with_(label="oldest (s)")],
+                right=[depth.with_(label="DLQ depth")],
+                width=12,
             ),
         )
-        self.latency_alarm = cw.Alarm(
-            self,
-            "SearchLatencyP95",
-            alarm_name=physical_name(stage, "search-latency-p95"),
-            metric=_metric(f"{METRIC_SEARCH_LATENCY}Total", "p95"),
-            threshold=LATENCY_ALARM_P95_MS,
-            evaluation_periods=5,
-            datapoints_to_alarm=3,
-            comparison_operator=cw.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
-            alarm_description=f"p95 end-to-end search latency above {LATENCY_ALARM_P95_MS} ms",
-        )
-        self.dlq_alarm = cw.Alarm(
-            self,
+        self._alarm(
             "DeadLetters",
-            alarm_name=physical_name(stage, "dead-letters"),
-            metric=dlq.metric_approximate_number_of_messages_visible(period=PERIOD, statistic="Maximum"),
-            threshold=0,
-            evaluation_periods=1,
-            comparison_operator=cw.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
-            alarm_description="An observation could not be ingested and reached the dead-letter queue",
+            "dead-letters",
+            depth,
+            0,
+            "An observation could not be ingested and reached the dead-letter queue",
         )
+        self._alarm(
+            "QueueAge",
+            "ingest-queue-age",
+            age,
+            QUEUE_AGE_ALARM_S,
+            f"The oldest message waiting for ingestion is over {QUEUE_AGE_ALARM_S // 60} minutes old",
+            periods=(3, 3),
+        )
+
+    def _api(self, rest_api: apigw.RestApi) -> None:
         errors = cw.MathExpression(
             expression="100 * errors / MAX([requests, 1])",
             using_metrics={
@@ -105,21 +174,125 @@ class Monitoring(Construct):
             period=PERIOD,
             label="5xx rate (%)",
         )
-        self.server_error_alarm = cw.Alarm(
-            self,
-            "ServerErrorRate",
-            alarm_name=physical_name(stage, "server-error-rate"),
-            metric=errors,
-            threshold=1,
-            evaluation_periods=5,
-            datapoints_to_alarm=3,
-            comparison_operator=cw.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
-            alarm_description="More than 1% of API requests answered 5xx",
-        )
+        latency = rest_api.metric_latency(period=PERIOD, statistic="p95")
         self.dashboard.add_widgets(
-            cw.AlarmStatusWidget(alarms=[self.latency_alarm, self.dlq_alarm, self.server_error_alarm], width=24)
+            cw.GraphWidget(title="API: 5xx rate (%)", left=[errors], width=12),
+            cw.GraphWidget(title="API: latency p95 (ms)", left=[latency], width=12),
         )
+        self._alarm(
+            "ServerErrorRate",
+            "server-error-rate",
+            errors,
+            1,
+            "More than 1% of API requests answered 5xx",
+            periods=(3, 5),
+        )
+        self._alarm(
+            "ApiLatencyP95",
+            "api-latency-p95",
+            latency,
+            API_LATENCY_ALARM_P95_MS,
+            f"p95 API latency (every route, answers included) above {API_LATENCY_ALARM_P95_MS} ms",
+            periods=(3, 5),
+        )
+
+    def _functions(self, functions: dict[str, lambda_.Function]) -> None:
+        errors, throttles = [], []
+        for name, function in sorted(functions.items()):
+            error = function.metric_errors(period=PERIOD, statistic="Sum")
+            throttle = function.metric_throttles(period=PERIOD, statistic="Sum")
+            errors.append(error.with_(label=name))
+            throttles.append(throttle.with_(label=name))
+            self._alarm(
+                f"{name.title()}Errors", f"{name}-errors", error, 0, f"The {name} function failed (uncaught error)"
+            )
+            self._alarm(
+                f"{name.title()}Throttles", f"{name}-throttles", throttle, 0, f"The {name} function was throttled"
+            )
+        self.dashboard.add_widgets(
+            cw.GraphWidget(title="Function errors", left=errors, width=12),
+            cw.GraphWidget(title="Function throttles", left=throttles, width=12),
+        )
+
+    def _domain(self, domain: opensearch.Domain, storage_gb: int) -> None:
+        red = domain.metric_cluster_status_red(period=PERIOD, statistic="Maximum")
+        yellow = domain.metric_cluster_status_yellow(period=PERIOD, statistic="Maximum")
+        free_mb = domain.metric_free_storage_space(period=PERIOD, statistic="Minimum")
+        jvm = domain.metric_jvm_memory_pressure(period=PERIOD, statistic="Maximum")
+        breaker = domain.metric("KNNCircuitBreakerTriggered", period=PERIOD, statistic="Maximum")
+        snapshots = domain.metric_automated_snapshot_failure(period=PERIOD, statistic="Maximum")
+        cpu = domain.metric_cpu_utilization(period=PERIOD, statistic="Maximum")
+        self.dashboard.add_widgets(
+            cw.GraphWidget(
+                title="OpenSearch: cluster status, k-NN breaker, snapshots",
+                left=[red.with_(label="red"), yellow.with_(label="yellow"), breaker, snapshots],
+                width=8,
+            ),
+            cw.GraphWidget(title="OpenSearch: free storage (MB)", left=[free_mb], width=8),
+            cw.GraphWidget(title="OpenSearch: JVM memory pressure, CPU (%)", left=[jvm, cpu], width=8),
+        )
+        # Thresholds are AWS's recommended alarms for OpenSearch Service.
+        self._alarm("ClusterRed", "cluster-red", red, 1, "A primary shard is unassigned: data is unavailable", AT_LEAST)
+        self._alarm("ClusterYellow", "cluster-yellow", yellow, 1, "A replica shard is unassigned", AT_LEAST)
+        storage_floor_mb = storage_gb * 1024 // 5
+        self._alarm(
+            "FreeStorage",
+            "free-storage",
+            free_mb,
+            storage_floor_mb,
+            f"A data node has {storage_floor_mb} MB (20%) or less of free storage",
+            AT_MOST,
+        )
+        self._alarm(
+            "JvmMemoryPressure",
+            "jvm-memory-pressure",
+            jvm,
+            95,
+            "JVM memory pressure at 95% or more: the node risks out-of-memory errors",
+            AT_LEAST,
+            periods=(3, 3),
+        )
+        self._alarm(
+            "KnnCircuitBreaker",
+            "knn-circuit-breaker",
+            breaker,
+            1,
+            "The k-NN circuit breaker tripped: vector searches fail until graph memory is freed",
+            AT_LEAST,
+        )
+        self._alarm("SnapshotFailure", "snapshot-failure", snapshots, 1, "An automated snapshot failed", AT_LEAST)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _alarm(
+        self,
+        construct_id: str,
+        name: str,
+        metric: cw.IMetric,
+        threshold: float,
+        description: str,
+        comparison: cw.ComparisonOperator = ABOVE,
+        periods: tuple[int, int] = (1, 1),
+    ) -> None:
+        """An alarm on ``metric`` that notifies the topic when it fires and when it clears;
+        ``periods`` is (datapoints to alarm, evaluation periods)."""
+        datapoints, evaluation = periods
+        alarm = cw.Alarm(
+            self,
+            construct_id,
+            alarm_name=physical_name(self._stage, name),
+            metric=metric,
+            threshold=threshold,
+            evaluation_periods=evaluation,
+            datapoints_to_alarm=datapoints,
+            comparison_operator=comparison,
+            treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+            alarm_description=description,
+        )
+        action = cw_actions.SnsAction(self.topic)
+        alarm.add_alarm_action(action)
+        alarm.add_ok_action(action)
+        self.alarms.append(alarm)
 
     def _metric(self, name: str, statistic: str = "Sum") -> cw.Metric:
         return cw.Metric(

@@ -44,6 +44,7 @@ class SearchDomain(Construct):
                 )
             ],
         )
+        self.storage_gb = 100 if prod else 10  # per data node
         capacity = (
             opensearch.CapacityConfig(
                 data_nodes=3,
@@ -64,7 +65,7 @@ class SearchDomain(Construct):
             version=opensearch.EngineVersion.OPENSEARCH_3_3,
             capacity=capacity,
             zone_awareness=opensearch.ZoneAwarenessConfig(enabled=True, availability_zone_count=3) if prod else None,
-            ebs=opensearch.EbsOptions(volume_size=100 if prod else 10, volume_type=ec2.EbsDeviceVolumeType.GP3),
+            ebs=opensearch.EbsOptions(volume_size=self.storage_gb, volume_type=ec2.EbsDeviceVolumeType.GP3),
             encryption_at_rest=opensearch.EncryptionAtRestOptions(enabled=True),
             node_to_node_encryption=True,
             enforce_https=True,

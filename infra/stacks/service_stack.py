@@ -13,6 +13,7 @@ from neural_memory.stores.opensearch import SCHEMA_VERSION
 from infra.constants import (
     ANSWER_TIMEOUT_S,
     INDEX_NAME,
+    INDEX_REPLICAS,
     INGEST_CONCURRENCY,
     INGEST_TIMEOUT_S,
     LAMBDA_TIMEOUT_S,
@@ -65,6 +66,7 @@ class ServiceStack(Stack):
     def __init__(self, scope: Construct, construct_id: str, *, stage: str, layer_dir: str, **kwargs: object) -> None:
         super().__init__(scope, construct_id, **kwargs)  # type: ignore[arg-type]
         prod = stage == "prod"
+        self._replicas = INDEX_REPLICAS["prod" if prod else "dev"]
         self.search = SearchDomain(self, "Search", name=physical_name(stage), prod=prod)
         self.secrets = ProviderSecrets(self, "ProviderSecrets")
         self._factory = LambdaFactory(CoreLayer(self, "CoreLayer", layer_dir=layer_dir).layer, stage)
@@ -85,6 +87,7 @@ class ServiceStack(Stack):
             "Maintenance",
             function=self._function(self, "maintenance", {}),
             index_version=f"{SCHEMA_VERSION}:{EMBED_MODEL}:{DIMENSIONS[EMBED_MODEL]}",
+            replicas=self._replicas,
         )
         missing = set(NEEDS) - set(self.functions)
         if missing:
@@ -96,8 +99,23 @@ class ServiceStack(Stack):
         }
         operator = self.node.try_get_context("operator_role_arn")
         self.search.restrict_to(INDEX_NAME, readers, str(operator) if operator else None)
-        self.monitoring = Monitoring(self, "Monitoring", stage=stage, rest_api=self.api.rest_api, dlq=self.ingest.dlq)
+        email = self.node.try_get_context("alarm_email")
+        self.monitoring = Monitoring(
+            self,
+            "Monitoring",
+            stage=stage,
+            rest_api=self.api.rest_api,
+            functions=self.functions,
+            queue=self.ingest.queue,
+            dlq=self.ingest.dlq,
+            domain=self.search.domain,
+            storage_gb=self.search.storage_gb,
+            alarm_email=str(email) if email else None,
+        )
 
+        CfnOutput(
+            self, "AlarmTopicArn", value=self.monitoring.topic.topic_arn, export_name=f"{construct_id}-alarm-topic"
+        )
         CfnOutput(self, "ApiUrl", value=self.api.rest_api.url, export_name=f"{construct_id}-api-url")
         CfnOutput(self, "EventBusName", value=self.ingest.bus.event_bus_name, export_name=f"{construct_id}-event-bus")
         CfnOutput(self, "KeysTable", value=self.api.keys.table_name, export_name=f"{construct_id}-keys-table")
@@ -126,6 +144,8 @@ class ServiceStack(Stack):
                 "NM_EMBEDDER": "cohere",
                 "NM_COHERE_EMBED_MODEL": EMBED_MODEL,
             }
+        if needs.opensearch == "admin":  # the index bootstrap creates the index and keeps its replicas
+            env["NM_OPENSEARCH_REPLICAS"] = str(self._replicas)
         secrets = {"cohere": self.secrets.cohere, "anthropic": self.secrets.anthropic}
         for provider in needs.secrets:
             env[f"NM_{provider.upper()}_SECRET_ARN"] = secrets[provider].secret_arn

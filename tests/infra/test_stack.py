@@ -146,10 +146,14 @@ def test_ingest_concurrency_can_be_left_unreserved_for_a_new_accounts_quota(
     template.has_resource_properties("AWS::Lambda::EventSourceMapping", {"ScalingConfig": {"MaximumConcurrency": 2}})
 
 
-def test_maintenance_bootstraps_the_index_and_purges_daily(dev: Template) -> None:
-    dev.has_resource_properties(
-        "Custom::NeuralMemoryIndex", {"IndexVersion": f"{SCHEMA_VERSION}:embed-english-v3.0:1024"}
-    )
+def test_maintenance_bootstraps_the_index_and_purges_daily(dev: Template, prod: Template) -> None:
+    for template, replicas in ((dev, "0"), (prod, "2")):
+        template.has_resource_properties(
+            "Custom::NeuralMemoryIndex",
+            {"IndexVersion": f"{SCHEMA_VERSION}:embed-english-v3.0:1024", "Replicas": replicas},
+        )
+        (maintenance,) = [f for f in _ours(template).values() if f["Timeout"] == 300]
+        assert maintenance["Environment"]["Variables"]["NM_OPENSEARCH_REPLICAS"] == replicas
     dev.has_resource_properties("AWS::Events::Rule", {"ScheduleExpression": "rate(1 day)"})
 
 

@@ -138,9 +138,15 @@ def test_hybrid_on_osmem_answers_from_lexical_and_names_the_vector_stage(osmem_u
 
 
 def test_index_bootstrap_is_idempotent_and_refuses_another_model(osmem_url: str) -> None:
-    admin = OpenSearchAdmin(OpenSearch(hosts=[osmem_url]), "nm-boot")
+    client = OpenSearch(hosts=[osmem_url])
+    admin = OpenSearchAdmin(client, "nm-boot", replicas=0)
     assert admin.ensure_index(64, "model-a") == "created"
     assert admin.ensure_index(64, "model-a") == "ok"
+    # A single node holds every shard of an index without replicas: green, not yellow for good
+    assert client.cluster.health(index="nm-boot")["status"] == "green"
+    # A stage with more nodes keeps the replica count in step at its next bootstrap
+    assert OpenSearchAdmin(client, "nm-boot", replicas=2).ensure_index(64, "model-a") == "replicas updated"
+    assert client.indices.get_settings(index="nm-boot")["nm-boot"]["settings"]["index"]["number_of_replicas"] == "2"
     with pytest.raises(ConfigurationError, match="model-b"):
         admin.ensure_index(64, "model-b")
     with pytest.raises(ConfigurationError, match="128"):

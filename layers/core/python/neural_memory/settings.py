@@ -54,6 +54,9 @@ class StoreSettings(_Base):
     # "wait_for" makes an acknowledged write searchable; "true" forces a refresh (tests, local).
     opensearch_refresh: Literal["false", "true", "wait_for"] = "wait_for"
     opensearch_bulk_max_bytes: int = Field(default=OPENSEARCH_BULK_MAX_BYTES, ge=10_000)
+    # The index's primary shards (fixed at creation) and replicas (kept in step at every bootstrap).
+    opensearch_shards: int = Field(default=1, ge=1)
+    opensearch_replicas: int = Field(default=1, ge=0)
 
 
 class ProviderSettings(_Base):

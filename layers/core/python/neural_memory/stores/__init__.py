@@ -40,7 +40,12 @@ def ensure_store(settings: Settings, embedder: Embedder | None) -> str:
     from neural_memory.stores.opensearch import OpenSearchAdmin
     from neural_memory.stores.opensearch_client import build_client
 
-    admin = OpenSearchAdmin(build_client(settings), settings.opensearch_index)
+    admin = OpenSearchAdmin(
+        build_client(settings),
+        settings.opensearch_index,
+        shards=settings.opensearch_shards,
+        replicas=settings.opensearch_replicas,
+    )
     if embedder is None:
         return admin.ensure_index(1, "none")
     return admin.ensure_index(embedder.dimension, embedder.model_id)

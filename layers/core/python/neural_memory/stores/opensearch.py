@@ -71,11 +71,19 @@ def doc_id(workspace_id: str, observation_id: str, chunk_no: int) -> str:
     return f"{workspace_id}:{observation_id}:{chunk_no}"
 
 
-def index_body(dimension: int, model_id: str) -> dict[str, Any]:
-    """Settings and mappings of the index (keyword fields for every filter, English text, faiss HNSW)."""
+def index_body(dimension: int, model_id: str, shards: int = 1, replicas: int = 1) -> dict[str, Any]:
+    """Settings and mappings of the index (keyword fields for every filter, English text, faiss HNSW);
+    shards and replicas explicit (a single-node domain with a replica is yellow for good)."""
     keyword = {"type": "keyword"}
     return {
-        "settings": {"index": {"knn": True, "knn.algo_param.ef_search": HNSW_EF_SEARCH}},
+        "settings": {
+            "index": {
+                "knn": True,
+                "knn.algo_param.ef_search": HNSW_EF_SEARCH,
+                "number_of_shards": shards,
+                "number_of_replicas": replicas,
+            }
+        },
         "mappings": {
             "_meta": {"schema_version": SCHEMA_VERSION, "model_id": model_id, "dimension": dimension},
             "dynamic": "strict",
@@ -131,17 +139,22 @@ def cosine_from_score(score: float) -> float:
 
 
 class OpenSearchAdmin:
-    """Index management: create if absent, verify the mapping's version, model and dimension."""
+    """Index management: create if absent, verify the mapping's version, model and dimension, keep
+    the replica count as configured."""
 
-    def __init__(self, client: Any, index: str) -> None:
+    def __init__(self, client: Any, index: str, shards: int = 1, replicas: int = 1) -> None:
         self._client = client
         self._index = index
+        self._shards = shards
+        self._replicas = replicas
 
     def ensure_index(self, dimension: int, model_id: str) -> str:
-        """``created`` or ``ok``; raises ``ConfigurationError`` when the index was built for another
-        model, dimension or schema version (reindexing is needed, never silent mixing)."""
+        """``created``, ``ok`` or ``replicas updated``; raises ``ConfigurationError`` when the index
+        was built for another model, dimension or schema version (reindexing is needed, never
+        silent mixing)."""
         if not self._client.indices.exists(index=self._index):
-            self._client.indices.create(index=self._index, body=index_body(dimension, model_id))
+            body = index_body(dimension, model_id, self._shards, self._replicas)
+            self._client.indices.create(index=self._index, body=body)
             return "created"
         mapping = self._client.indices.get_mapping(index=self._index)
         meta = next(iter(mapping.values()))["mappings"].get("_meta", {})
@@ -149,6 +162,12 @@ class OpenSearchAdmin:
         found = {key: meta.get(key) for key in expected}
         if found != expected:
             raise ConfigurationError(f"index {self._index!r} was built for {found}, this service needs {expected}")
+        settings = self._client.indices.get_settings(index=self._index)
+        replicas = int(next(iter(settings.values()))["settings"]["index"]["number_of_replicas"])
+        if replicas != self._replicas:
+            # The replica count is the one setting that changes in place (the stage's node count)
+            self._client.indices.put_settings(index=self._index, body={"index": {"number_of_replicas": self._replicas}})
+            return "replicas updated"
         return "ok"
 
 
