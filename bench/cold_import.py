@@ -24,7 +24,7 @@ from pathlib import Path
 from infra.layer_build import build_layer, build_runtime
 
 ROOT = Path(__file__).resolve().parents[1]
-HANDLERS = ("search", "answer", "observations", "ingest", "authorizer", "maintenance")
+HANDLERS = tuple(sorted(app.parent.name for app in (ROOT / "functions").glob("*/app.py")))
 HEAVY = ("numpy", "onnxruntime", "cohere", "anthropic", "boto3", "opensearchpy", "tokenizers", "aws_xray_sdk")
 LAMBDA_ENV = {
     "AWS_LAMBDA_FUNCTION_NAME": "cold-import",

@@ -1,17 +1,34 @@
 """CDK entry point: ``python -m infra.app`` (``make synth``). Context: ``stage`` (dev | prod),
 ``layer_dir`` (defaults to ``.build/layers/core``, made by ``make build``), and optionally
-``operator_role_arn`` (a role the OpenSearch domain also admits, for break-glass access)."""
+``operator_role_arn`` (a role the OpenSearch domain also admits, for break-glass access),
+``alarm_email``, ``ingest_concurrency=unreserved``, and ``ingest_routes`` (a JSON object; by
+default the routing table ``ingest-routes.json`` that ``neural-memory routes`` manages)."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
+from neural_memory.ingest.routing import ROUTES_FILE, check_route, load_routes
 
 from infra.constants import STACK_NAME
 from infra.nag import suppress_reviewed_findings
 from infra.stacks.service_stack import ServiceStack
+
+
+def _routes(context: object) -> dict[str, str]:
+    """The routing table: the ``ingest_routes`` context (JSON, or an object when given in code),
+    else ``ingest-routes.json``; every route checked, so a typo fails the synth, not an event."""
+    if context is None:
+        return load_routes(ROUTES_FILE)
+    routes = json.loads(context) if isinstance(context, str) else context
+    if not isinstance(routes, dict):
+        raise ValueError("the ingest_routes context must be a JSON object of route -> workspace")
+    for key, workspace in routes.items():
+        check_route(str(key), str(workspace))
+    return {str(k): str(v) for k, v in routes.items()}
 
 
 def build_app(
@@ -24,11 +41,13 @@ def build_app(
         outdir=os.environ.get("CDK_OUTDIR", "cdk.out"),
     )
     stage = str(app.node.try_get_context("stage") or stage)
+    routes = app.node.try_get_context("ingest_routes")
     stack = ServiceStack(
         app,
         f"{STACK_NAME}-{stage}",
         stage=stage,
         layer_dir=str(app.node.try_get_context("layer_dir") or layer_dir),
+        ingest_routes=_routes(routes),
     )
     suppress_reviewed_findings(stack, prod=stage == "prod")
     cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))

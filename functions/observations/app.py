@@ -31,7 +31,14 @@ _NOT_FOUND: dict[int, OpenAPIResponse] = {
     "/v1/observations",
     summary="Ingest observations",
     description="Upsert 1..100 observations; the same id (or source event) updates in place.",
-    responses={200: {"description": "Ids, and how many were created or updated"}, **ERROR_RESPONSES},
+    responses={
+        200: {"description": "Ids, and how many were created or updated"},
+        **ERROR_RESPONSES,
+        422: {
+            "description": "store_rejected: the store refused some observations for good (each named, with why)",
+            "content": {"application/json": {"model": ErrorResponse}},
+        },
+    },
     tags=["observations"],
 )
 @tracer.capture_method(capture_response=False)  # observation content never goes to X-Ray

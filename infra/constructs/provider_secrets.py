@@ -1,4 +1,5 @@
-"""Cohere and Anthropic API keys in Secrets Manager; functions read them once per container."""
+"""Cohere and Anthropic API keys and the GitHub and Vercel webhook signing secrets in Secrets
+Manager; functions read them once per container."""
 
 from __future__ import annotations
 
@@ -17,4 +18,16 @@ class ProviderSecrets(Construct):
         )
         self.anthropic = secretsmanager.Secret(
             self, "Anthropic", description="Anthropic API key (plain string)", removal_policy=RemovalPolicy.DESTROY
+        )
+        self.github_webhook = secretsmanager.Secret(
+            self,
+            "GithubWebhook",
+            description="GitHub webhook secret (plain string; the same value as in the repository's webhook)",
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        self.vercel_webhook = secretsmanager.Secret(
+            self,
+            "VercelWebhook",
+            description="Vercel webhook secret (plain string; shown when the webhook is created in Vercel)",
+            removal_policy=RemovalPolicy.DESTROY,
         )

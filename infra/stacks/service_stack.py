@@ -3,6 +3,7 @@ function may touch (its environment, its secrets, its OpenSearch access), in one
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -44,7 +45,7 @@ class FunctionNeeds:
     """What one function may touch: least privilege, decided here once."""
 
     opensearch: Access | None = None
-    secrets: tuple[str, ...] = ()  # "cohere", "anthropic"
+    secrets: tuple[str, ...] = ()  # "cohere", "anthropic", "github_webhook", "vercel_webhook"
     timeout_s: int = LAMBDA_TIMEOUT_S
     memory_mb: int = 1024
 
@@ -57,16 +58,30 @@ NEEDS: dict[str, FunctionNeeds] = {
     # The index bootstrap needs the embedding model's id and dimension, never its key.
     "maintenance": FunctionNeeds("admin", timeout_s=MAINTENANCE_TIMEOUT_S),
     "authorizer": FunctionNeeds(memory_mb=256),
+    # Verifies signatures and puts events on the bus: no store, no embedder.
+    "webhooks": FunctionNeeds(secrets=("github_webhook", "vercel_webhook"), memory_mb=256),
 }
+# Functions that read the routing table (stack configuration: ingest-routes.json or -c ingest_routes).
+ROUTED = ("ingest", "webhooks")
 
 
 class ServiceStack(Stack):
     """API, functions sharing one layer, the OpenSearch k-NN domain, ingestion and monitoring."""
 
-    def __init__(self, scope: Construct, construct_id: str, *, stage: str, layer_dir: str, **kwargs: object) -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        stage: str,
+        layer_dir: str,
+        ingest_routes: dict[str, str] | None = None,
+        **kwargs: object,
+    ) -> None:
         super().__init__(scope, construct_id, **kwargs)  # type: ignore[arg-type]
         prod = stage == "prod"
         self._replicas = INDEX_REPLICAS["prod" if prod else "dev"]
+        self._routes = json.dumps(dict(sorted((ingest_routes or {}).items())))
         self.search = SearchDomain(self, "Search", name=physical_name(stage), prod=prod)
         self.secrets = ProviderSecrets(self, "ProviderSecrets")
         self._factory = LambdaFactory(CoreLayer(self, "CoreLayer", layer_dir=layer_dir).layer, stage)
@@ -89,6 +104,9 @@ class ServiceStack(Stack):
             index_version=f"{SCHEMA_VERSION}:{EMBED_MODEL}:{DIMENSIONS[EMBED_MODEL]}",
             replicas=self._replicas,
         )
+        webhooks = self.functions["webhooks"]
+        self.ingest.bus.grant_put_events_to(webhooks)
+        webhooks.add_environment("NM_EVENT_BUS", self.ingest.bus.event_bus_name)
         missing = set(NEEDS) - set(self.functions)
         if missing:
             raise ValueError(f"functions declared in NEEDS but never built: {sorted(missing)}")
@@ -122,6 +140,13 @@ class ServiceStack(Stack):
         CfnOutput(
             self, "CohereSecretArn", value=self.secrets.cohere.secret_arn, export_name=f"{construct_id}-cohere-secret"
         )
+        for name, secret in (("Github", self.secrets.github_webhook), ("Vercel", self.secrets.vercel_webhook)):
+            CfnOutput(
+                self,
+                f"{name}WebhookSecretArn",
+                value=secret.secret_arn,
+                export_name=f"{construct_id}-{name.lower()}-webhook",
+            )
         CfnOutput(
             self,
             "AnthropicSecretArn",
@@ -146,7 +171,16 @@ class ServiceStack(Stack):
             }
         if needs.opensearch == "admin":  # the index bootstrap creates the index and keeps its replicas
             env["NM_OPENSEARCH_REPLICAS"] = str(self._replicas)
-        secrets = {"cohere": self.secrets.cohere, "anthropic": self.secrets.anthropic}
+        if name in ROUTED:
+            env["NM_INGEST_ROUTES"] = self._routes
+        if needs.opensearch is None:
+            env["NM_EMBEDDER"] = "none"  # nothing to embed: never load a model
+        secrets = {
+            "cohere": self.secrets.cohere,
+            "anthropic": self.secrets.anthropic,
+            "github_webhook": self.secrets.github_webhook,
+            "vercel_webhook": self.secrets.vercel_webhook,
+        }
         for provider in needs.secrets:
             env[f"NM_{provider.upper()}_SECRET_ARN"] = secrets[provider].secret_arn
         function = self._factory.function(

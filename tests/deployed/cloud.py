@@ -9,8 +9,9 @@ Deliberate differences from AWS, each because the real thing is not reachable he
 - roles trust the suite's own user, which assumes them as Lambda would;
 - the OpenSearch endpoint speaks plain HTTP (the template's ``https://`` becomes ``http://``);
 - Cohere and Anthropic are unreachable: their SDKs' base URLs point at a closed local port
-  (``CO_API_URL``, ``ANTHROPIC_BASE_URL``), so provider calls fail fast, as in an outage;
-- workspace routes for webhook events (``NM_INGEST_ROUTES``) are set as an operator would today.
+  (``CO_API_URL``, ``ANTHROPIC_BASE_URL``), so provider calls fail fast, as in an outage.
+The workspace routes of webhook events are stack configuration: the template is synthesized with
+``ROUTES`` as its ``ingest_routes`` context, as ``cdk deploy -c ingest_routes=...`` would.
 """
 
 from __future__ import annotations
@@ -442,7 +443,6 @@ class DeployedStack:
             "AWS_XRAY_CONTEXT_MISSING": "LOG_ERROR",
             "CO_API_URL": closed,
             "ANTHROPIC_BASE_URL": closed,
-            **({"NM_INGEST_ROUTES": json.dumps(ROUTES)} if function.name == "ingest" else {}),
         }
 
     def container(self, name: str, credentials: dict[str, str] | None = None) -> Container:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from infra.layer_build import build_layer, build_runtime
-from tests.deployed.cloud import DeployedStack
+from tests.deployed.cloud import ROUTES, DeployedStack
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -28,7 +28,7 @@ def deployed(tmp_path_factory: pytest.TempPathFactory, osmem_server: object) -> 
     placeholder = tmp_path_factory.mktemp("layer-asset")
     (placeholder / "python").mkdir()
     os.environ["CDK_OUTDIR"] = str(outdir)
-    build_app(stage="dev", layer_dir=str(placeholder)).synth()
+    build_app(stage="dev", layer_dir=str(placeholder), context={"ingest_routes": json.dumps(ROUTES)}).synth()
     template = json.loads((outdir / "NeuralMemory-dev.template.json").read_text())
     layer = build_layer("host", tmp_path_factory.mktemp("host-layer"))
     runtime = build_runtime(tmp_path_factory.mktemp("runtime") / "runtime")

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import copy
 import fnmatch
+import hashlib
+import hmac
 import json
 import time
 from datetime import UTC, datetime, timedelta
@@ -214,14 +216,19 @@ def _sqs_event(stack: DeployedStack, messages: list[dict[str, Any]], queue_arn: 
 
 
 def _deliver(stack: DeployedStack, *samples: str) -> tuple[list[dict[str, Any]], str, str]:
-    """Put sample events on the stack's bus; what its rules delivered to the queue (read with the
-    ingest function's own credentials, as its event source mapping does)."""
+    """Put sample events on the stack's bus; what its rules delivered to the queue."""
     bus = stack.resolve.refs[_resource(stack, "AWS::Events::EventBus")]
     entries = [
         {"Source": e["source"], "DetailType": e["detail-type"], "Detail": json.dumps(e["detail"]), "EventBusName": bus}
         for e in (load_event(f"eventbridge/{s}") for s in samples)
     ]
     assert stack.moto.client("events", stack.admin).put_events(Entries=entries)["FailedEntryCount"] == 0
+    return _queued(stack)
+
+
+def _queued(stack: DeployedStack) -> tuple[list[dict[str, Any]], str, str]:
+    """What the bus's rules delivered to the ingest queue (read with the ingest function's own
+    credentials, as its event source mapping does), the queue's URL and ARN."""
     mapping = next(v["Properties"] for v in stack.resources.values() if v["Type"] == "AWS::Lambda::EventSourceMapping")
     queue_arn = stack.resolve(mapping["EventSourceArn"])
     queue = next(
@@ -250,6 +257,65 @@ def test_webhook_events_flow_from_the_bus_through_the_queue_into_the_store(deplo
     push = load_event("eventbridge/github_push")["detail"]
     push_id = f"github-push-{push['repository']['full_name'].replace('/', '.')}-{push['after'][:12]}"
     assert _call(deployed, "GET", f"/v1/observations/{push_id}")[0] == 200
+
+
+def _signed_delivery(stack: DeployedStack, payload: dict[str, Any], secret: str) -> dict[str, Any]:
+    """The REST proxy event of a GitHub push delivery to the webhook route (no authorizer)."""
+    body = json.dumps(payload)
+    signature = "sha256=" + hmac.new(secret.encode(), body.encode(), hashlib.sha256).hexdigest()
+    event = load_event("api/observations_post")
+    headers = {
+        "Content-Type": "application/json",
+        "X-GitHub-Event": "push",
+        "X-GitHub-Delivery": "72d3162e-cc78-11e3-81ab-4c9367dc0958",
+        "X-Hub-Signature-256": signature,
+    }
+    event.update(path="/v1/webhooks/github", resource="/v1/webhooks/github", body=body, headers=headers)
+    event["multiValueHeaders"] = {name: [value] for name, value in headers.items()}
+    event["requestContext"].update(resourcePath="/v1/webhooks/github", path="/v1/v1/webhooks/github")
+    event["requestContext"].pop("authorizer", None)
+    return event
+
+
+def test_a_signed_github_delivery_reaches_the_routed_workspace_through_the_bus(deployed: DeployedStack) -> None:
+    # Given the webhook secret set after deploy, as the README says
+    secret_id = deployed.resolve.refs[
+        next(k for k in deployed.resources if k.startswith("ProviderSecretsGithubWebhook"))
+    ]
+    deployed.moto.client("secretsmanager", deployed.admin).put_secret_value(SecretId=secret_id, SecretString="s3cret")
+    push = copy.deepcopy(load_event("eventbridge/github_push")["detail"])
+    push["after"] = "0123456789ab" + push["after"][12:]  # another push than the one the bus test stored
+    # When a tampered delivery and an unrouted one arrive, Then 401 and 422, and nothing reaches the queue
+    tampered = _signed_delivery(deployed, push, "not-the-secret")
+    reply = deployed.invoke("webhooks", "API Gateway POST /v1/webhooks/github (bad signature)", tampered)
+    assert reply["result"]["statusCode"] == 401, reply
+    unrouted = copy.deepcopy(push)
+    unrouted["repository"]["full_name"] = "acme/elsewhere"
+    reply = deployed.invoke(
+        "webhooks", "API Gateway POST /v1/webhooks/github (unrouted)", _signed_delivery(deployed, unrouted, "s3cret")
+    )
+    assert reply["result"]["statusCode"] == 422 and "github:acme/elsewhere" in reply["result"]["body"], reply
+    assert _queued(deployed)[0] == []
+    # When a correctly signed delivery arrives (its function puts it on the bus with its own role)
+    reply = deployed.invoke(
+        "webhooks", "API Gateway POST /v1/webhooks/github (signed push)", _signed_delivery(deployed, push, "s3cret")
+    )
+    receipt = json.loads(reply["result"]["body"])
+    assert reply["result"]["statusCode"] == 200 and receipt["routedTo"] == "acme", (
+        reply,
+        deployed.container("webhooks").log[-20:],
+    )
+    assert receipt["sentTo"].startswith("eventbridge:neural-memory-dev")
+    # Then the bus's rule queued it, the ingest function indexed it, and it is in acme's workspace
+    messages, queue, queue_arn = _queued(deployed)
+    assert len(messages) == 1
+    reply = deployed.invoke(
+        "ingest", "SQS batch (the webhook's GitHub push)", _sqs_event(deployed, messages, queue_arn)
+    )
+    assert reply.get("result") == {"batchItemFailures": []}, (reply, deployed.container("ingest").log[-20:])
+    push_id = f"github-push-acme.console-{push['after'][:12]}"
+    status, body = _call(deployed, "GET", f"/v1/observations/{push_id}")
+    assert status == 200 and body["source"] == "github", body
 
 
 def test_the_daily_purge_and_the_stack_deletion(deployed: DeployedStack) -> None:

@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from aws_cdk.assertions import Template
 
-FUNCTIONS = ("search", "answer", "observations", "ingest", "authorizer", "maintenance")
+from infra.stacks.service_stack import NEEDS
+
+FUNCTIONS = tuple(NEEDS)
 
 
 def functions(template: Template) -> dict[str, dict[str, Any]]:

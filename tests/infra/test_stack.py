@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
+import pytest
 from aws_cdk.assertions import Match
 from neural_memory.stores.opensearch import SCHEMA_VERSION
+
+from tests.infra.template_reading import functions, role_of, statements_of_role
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from aws_cdk.assertions import Template
 
-FUNCTIONS = {"search", "answer", "observations", "ingest", "authorizer", "maintenance"}
+FUNCTIONS = {"search", "answer", "observations", "ingest", "authorizer", "maintenance", "webhooks"}
 
 
 def _ours(template: Template) -> dict[str, dict]:  # type: ignore[type-arg]
@@ -92,8 +96,11 @@ def test_api_has_authorizer_throttling_access_logs_and_validation(dev: Template)
     )
     methods = dev.find_resources("AWS::ApiGateway::Method", {"Properties": {"HttpMethod": Match.any_value()}})
     routed = [m["Properties"] for m in methods.values() if m["Properties"]["HttpMethod"] != "OPTIONS"]
-    assert sorted(m["HttpMethod"] for m in routed) == ["DELETE", "GET", "POST", "POST", "POST"]
-    assert all(m["AuthorizationType"] == "CUSTOM" and "RequestValidatorId" in m for m in routed)
+    assert sorted(m["HttpMethod"] for m in routed) == ["DELETE", "GET", "POST", "POST", "POST", "POST", "POST"]
+    assert all("RequestValidatorId" in m for m in routed)
+    # Every route needs a key except the webhook receivers, which the provider's signature authenticates
+    open_methods = [m for m in routed if m["AuthorizationType"] != "CUSTOM"]
+    assert len(open_methods) == 2 and all(m["AuthorizationType"] == "NONE" for m in open_methods)
     dev.has_resource_properties(
         "AWS::ApiGateway::Stage",
         {
@@ -158,7 +165,7 @@ def test_maintenance_bootstraps_the_index_and_purges_daily(dev: Template, prod: 
 
 
 def test_secrets_and_dashboard_and_alarms(dev: Template) -> None:
-    dev.resource_count_is("AWS::SecretsManager::Secret", 2)
+    dev.resource_count_is("AWS::SecretsManager::Secret", 4)
     body = str(next(iter(dev.find_resources("AWS::CloudWatch::Dashboard").values()))["Properties"]["DashboardBody"])
     for stage in ("Total", "Embed", "Retrieval", "LlmFilter", "Rerank"):
         assert f"SearchLatency{stage}" in body
@@ -175,3 +182,27 @@ def test_secrets_and_dashboard_and_alarms(dev: Template) -> None:
         "AWS::CloudWatch::Alarm",
         {"Metrics": Match.array_with([Match.object_like({"Expression": Match.string_like_regexp("errors")})])},
     )
+
+
+def test_webhook_routes_are_stack_configuration_read_by_ingest_and_the_receivers(
+    synth: Callable[[str, dict[str, str]], Template],
+) -> None:
+    routes = {"github:acme/console": "acme", "vercel:team_3Qp9kZ2mW8xV1nB4": "acme"}
+    template = synth("dev", {"ingest_routes": json.dumps(routes)})
+    by_name = {name: f["Properties"]["Environment"]["Variables"] for name, f in functions(template).items()}
+    for name in ("ingest", "webhooks"):
+        assert json.loads(by_name[name]["NM_INGEST_ROUTES"]) == routes, name
+    assert not [
+        name for name, env in by_name.items() if "NM_INGEST_ROUTES" in env and name not in {"ingest", "webhooks"}
+    ]
+    # The receivers put verified events on the stack's bus, with their own role
+    (bus,) = template.find_resources("AWS::Events::EventBus")
+    assert by_name["webhooks"]["NM_EVENT_BUS"] == {"Ref": bus}
+    webhooks_role = role_of(functions(template)["webhooks"])
+    puts = [s for s in statements_of_role(template, webhooks_role) if s["Action"] == "events:PutEvents"]
+    assert puts and all(s["Resource"] == {"Fn::GetAtt": [bus, "Arn"]} for s in puts), puts
+
+
+def test_a_malformed_route_fails_the_synth_not_an_event(synth: Callable[[str, dict[str, str]], Template]) -> None:
+    with pytest.raises(Exception, match="github:<owner/repo>"):
+        synth("dev", {"ingest_routes": json.dumps({"acme/console": "acme"})})

@@ -117,3 +117,24 @@ def test_an_existing_shared_folder_is_left_as_it_is_and_the_files_in_it_are_priv
     capsys.readouterr()
     assert (shared.stat().st_mode & 0o777) == 0o755
     assert ((shared / "neural-memory.sqlite3").stat().st_mode & 0o777) == 0o600
+
+
+def test_routes_are_managed_checked_and_read_by_serve(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import argparse
+
+    from neural_memory.local.cli import _settings
+
+    table = tmp_path / "ingest-routes.json"
+    # Given routes added with the CLI, and one malformed key refused with the reason
+    assert main(["routes", "add", "github:acme/console", "acme", "--file", str(table)]) == 0
+    assert main(["routes", "add", "vercel:team_3Qp9kZ2mW8xV1nB4", "acme", "--file", str(table)]) == 0
+    assert main(["routes", "add", "acme/console", "acme", "--file", str(table)]) == 2
+    assert "github:<owner/repo>" in capsys.readouterr().err
+    assert json.loads(table.read_text()) == {"github:acme/console": "acme", "vercel:team_3Qp9kZ2mW8xV1nB4": "acme"}
+    # When serve starts with that table, Then its settings route by it
+    args = argparse.Namespace(command="serve", routes=str(table), data_dir=str(tmp_path))
+    assert _settings(args).ingest_routes["github:acme/console"] == "acme"
+    # And a route is removed; removing it again says it is not there
+    assert main(["routes", "remove", "vercel:team_3Qp9kZ2mW8xV1nB4", "--file", str(table)]) == 0
+    assert main(["routes", "remove", "vercel:team_3Qp9kZ2mW8xV1nB4", "--file", str(table)]) == 1
+    assert json.loads(table.read_text()) == {"github:acme/console": "acme"}

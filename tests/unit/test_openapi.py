@@ -28,8 +28,10 @@ def test_only_statuses_the_api_answers_are_documented_and_each_with_the_envelope
     document = openapi_document()
     for path, operations in document["paths"].items():
         for method, operation in operations.items():
-            # invalid input is a 400 with the envelope; nothing answers 422
-            assert "422" not in operation["responses"], f"{method.upper()} {path}"
+            # invalid input is a 400 with the envelope; a 422 only where the route itself answers
+            # one (a store refusal, an unrouted webhook), never Powertools' validation error
+            routes_with_422 = {"/v1/observations", "/v1/webhooks/github", "/v1/webhooks/vercel"}
+            assert "422" not in operation["responses"] or (path in routes_with_422 and method == "post"), path
             for status, response in operation["responses"].items():
                 if status.startswith(("4", "5")):
                     schema = response["content"]["application/json"]["schema"]

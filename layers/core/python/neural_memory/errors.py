@@ -105,6 +105,13 @@ class StoreRejected(NeuralMemoryError):
         return cls(f"the store refused {len(failed)} of {attempted} observations ({kept} stored): {named}", failed)
 
 
+class Unrouted(NeuralMemoryError):
+    """A webhook delivery from a repository or team no workspace is configured for."""
+
+    code = "unrouted"
+    status = HTTPStatus.UNPROCESSABLE_ENTITY
+
+
 class ConfigurationError(NeuralMemoryError):
     """The service is configured in a way that cannot work (raised at first use, with the fix)."""
 

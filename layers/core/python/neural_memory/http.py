@@ -185,11 +185,15 @@ class NeuralMemoryResolver(APIGatewayRestResolver):
     error is a 503 envelope, not a crash that API Gateway turns into a bare 502), the body size
     limit is enforced, and JSON that could not be served (too deep, lone surrogates) is a 400."""
 
+    def __init__(self, *, needs_service: bool = True, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._needs_service = needs_service
+
     def resolve(self, event: Mapping[str, Any], context: LambdaContext) -> dict[str, Any]:
-        from neural_memory.service import get_service  # built on the first request, not at import
+        from neural_memory.service import current_settings, get_service  # built on the first request
 
         try:
-            limit = get_service().settings.max_body_bytes
+            limit = (get_service().settings if self._needs_service else current_settings()).max_body_bytes
         except (ConfigurationError, ValueError) as exc:  # settings raise ValidationError/SettingsError
             problem = _configuration_problem(exc)
             logger.error("service misconfigured", extra={"reason": problem})
@@ -202,9 +206,10 @@ class NeuralMemoryResolver(APIGatewayRestResolver):
         return super().resolve(_json_by_default(event), context)
 
 
-def build_resolver() -> APIGatewayRestResolver:
-    """A REST resolver with request validation, the body size limit and the error envelope."""
-    app = NeuralMemoryResolver(enable_validation=True)
+def build_resolver(*, needs_service: bool = True) -> APIGatewayRestResolver:
+    """A REST resolver with request validation, the body size limit and the error envelope;
+    ``needs_service=False`` for handlers that use the settings alone (no store is built)."""
+    app = NeuralMemoryResolver(enable_validation=True, needs_service=needs_service)
 
     def _invalid(exc: RequestValidationError) -> Response[str]:
         details = [

@@ -433,6 +433,17 @@ class ObservationsRequest(RequestModel):
     observations: list[ObservationIn] = Field(min_length=1, max_length=100)
 
 
+class WebhookReceipt(WireModel):
+    """Reply to a verified webhook delivery: what it was and where it went."""
+
+    delivery_id: str | None = Field(description="The provider's delivery id (GitHub) or event id (Vercel)")
+    event: str = Field(description="The provider's event name, e.g. push or deployment.error")
+    routed_to: str | None = Field(description="The workspace configured for its repository or team")
+    sent_to: str | None = Field(
+        description="eventbridge:<bus> (AWS), local (make serve), or null for a ping, which is not ingested"
+    )
+
+
 class ObservationsResponse(WireModel):
     """Reply of ``POST /v1/observations``."""
 

@@ -10,7 +10,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-Authorization = Literal["api_key", "none"]
+# api_key: the Lambda authorizer; signature: no authorizer, the function checks the provider's HMAC.
+Authorization = Literal["api_key", "signature"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,8 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", "/v1/observations", "observations", has_body=True),
     Route("GET", "/v1/observations/{id}", "observations"),
     Route("DELETE", "/v1/observations/{id}", "observations"),
+    Route("POST", "/v1/webhooks/github", "webhooks", authorization="signature", has_body=True),
+    Route("POST", "/v1/webhooks/vercel", "webhooks", authorization="signature", has_body=True),
 )
 
 

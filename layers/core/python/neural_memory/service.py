@@ -271,6 +271,16 @@ def get_service() -> Service:
     return _service
 
 
+def current_settings() -> Settings:
+    """The installed service's settings, else ``get_settings()``: for handlers that need no store
+    (the webhook receivers), so they never build one."""
+    if _service is not None:
+        return _service.settings
+    from neural_memory.settings import get_settings
+
+    return get_settings()
+
+
 def set_service(service: Service | None) -> None:
     """Install the service the handlers use (the local server and tests build their own)."""
     global _service  # noqa: PLW0603

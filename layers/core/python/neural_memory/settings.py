@@ -125,6 +125,20 @@ class SearchSettings(_Base):
 class IngestSettings(_Base):
     """Limits and routing of the ingestion paths."""
 
+    # Webhook receivers: each provider's signing secret (plain locally, Secrets Manager in AWS),
+    # and the bus verified deliveries go to (unset: ingested at once, as by `make serve`).
+    github_webhook_secret: SecretStr | None = None
+    github_webhook_secret_arn: str | None = None
+    vercel_webhook_secret: SecretStr | None = None
+    vercel_webhook_secret_arn: str | None = None
+    event_bus: str | None = None
+
+    def webhook_secret(self, source: Literal["github", "vercel"]) -> str | None:
+        """The signing secret of ``source``'s webhooks (``SecretUnavailable`` if it cannot be read)."""
+        if source == "github":
+            return _api_key(self.github_webhook_secret, self.github_webhook_secret_arn)
+        return _api_key(self.vercel_webhook_secret, self.vercel_webhook_secret_arn)
+
     # Webhook events name a repository / team; this map says which workspace they belong to,
     # e.g. {"github:acme/console": "acme", "vercel:team_3Qp9kZ2mW8xV1nB4": "acme"}.
     ingest_routes: dict[str, str] = Field(default_factory=dict)

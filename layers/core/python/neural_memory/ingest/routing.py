@@ -1,13 +1,25 @@
-"""Which workspace an incoming webhook event belongs to: configuration decides, not the payload."""
+"""Which workspace an incoming webhook event belongs to: configuration decides, not the payload.
+
+The routing table lives in ``ingest-routes.json`` (``neural-memory routes add|remove|list``): the
+CDK app puts it into the ingest and webhook functions' ``NM_INGEST_ROUTES`` at every deploy, and
+``make serve`` reads it at start.
+"""
 
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from neural_memory.ingest.normalizers.base import UnsupportedEvent, dig
+from neural_memory.keys import WORKSPACE_PATTERN
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+ROUTES_FILE = Path("ingest-routes.json")
+_ROUTE_KEY = re.compile(r"^(github:[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+|vercel:[A-Za-z0-9_]+|neural-memory:.+)$")
 
 
 def route_key(event: dict[str, Any]) -> str:
@@ -38,3 +50,29 @@ def workspace_for(event: dict[str, Any], routes: Mapping[str, str]) -> str:
     if workspace is None:
         raise UnsupportedEvent(f"no workspace is configured for {key} (NM_INGEST_ROUTES)")
     return workspace
+
+
+def check_route(key: str, workspace: str) -> None:
+    """``ValueError`` naming the problem unless ``key`` is ``github:<owner/repo>``,
+    ``vercel:<team id>`` or ``neural-memory:<workspace>`` and ``workspace`` is a workspace name."""
+    if not _ROUTE_KEY.match(key):
+        raise ValueError(f"{key!r} is not github:<owner/repo>, vercel:<team id> or neural-memory:<workspace>")
+    if not WORKSPACE_PATTERN.match(workspace):
+        raise ValueError(f"{workspace!r} is not a workspace name (1..64 letters, digits, '.', '_' or '-')")
+
+
+def load_routes(path: Path) -> dict[str, str]:
+    """The routing table of ``path`` (empty when there is no file), every entry checked."""
+    if not path.exists():
+        return {}
+    routes = json.loads(path.read_text())
+    if not isinstance(routes, dict) or not all(isinstance(v, str) for v in routes.values()):
+        raise ValueError(f"{path}: expected a JSON object of route -> workspace")
+    for key, workspace in routes.items():
+        check_route(key, workspace)
+    return dict(routes)
+
+
+def save_routes(path: Path, routes: Mapping[str, str]) -> None:
+    """Write the routing table, sorted, so changes read well in a diff."""
+    path.write_text(json.dumps(dict(sorted(routes.items())), indent=2) + "\n")

@@ -37,6 +37,10 @@ def _settings(args: argparse.Namespace) -> Settings:
         overrides["serve_concurrency"] = args.concurrency
     if args.command == "serve":
         overrides.setdefault("documents_yield_to_queries", True)  # an ingest never holds up a search
+        from neural_memory.ingest.routing import load_routes
+
+        if routes := load_routes(Path(args.routes)):  # webhooks and bus events name their workspace by these
+            overrides["ingest_routes"] = {**Settings().ingest_routes, **routes}
     return Settings(**overrides)
 
 
@@ -46,8 +50,15 @@ def _progress(total: int, unit: str, desc: str) -> Any:
     return tqdm(total=total, unit=unit, desc=desc, file=sys.stderr, disable=None)
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     """Start the local API with the demo workspace and samples."""
+    import faulthandler
+    import signal
+
     from neural_memory.clock import utcnow
     from neural_memory.local.demo import DEMO_WORKSPACE, ensure_demo
     from neural_memory.local.gateway import LocalGateway
@@ -55,6 +66,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from neural_memory.service import build_service, set_service
     from neural_memory.stores import build_key_store, ensure_store
 
+    if hasattr(signal, "SIGUSR1"):  # `kill -USR1 <pid>` prints every thread's stack: why is it stuck?
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
+    # `docker stop`, systemd and supervisors stop with SIGTERM: stop as on Ctrl-C, saving the index.
+    signal.signal(signal.SIGTERM, _interrupt)
     settings = _settings(args)
     service = build_service(settings)
     set_service(service)
@@ -107,6 +122,30 @@ def cmd_keys_create(args: argparse.Namespace) -> int:
         return 2
     print(f"API key for workspace {args.workspace!r} (shown once; only its hash is stored):")
     print(key)
+    return 0
+
+
+def cmd_routes(args: argparse.Namespace) -> int:
+    """List, add or remove webhook routes (``github:<owner/repo>`` / ``vercel:<team id>`` → workspace)."""
+    from neural_memory.ingest.routing import check_route, load_routes, save_routes
+
+    path = Path(args.file)
+    try:
+        routes = load_routes(path)
+        if args.routes_command == "add":
+            check_route(args.key, args.workspace)
+            routes[args.key] = args.workspace
+        elif args.routes_command == "remove" and routes.pop(args.key, None) is None:
+            print(f"error: {args.key} is not routed in {path}", file=sys.stderr)
+            return 1
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.routes_command != "list":
+        save_routes(path, routes)
+        print(f"{path}: {len(routes)} routes. `make serve` reads them at start; `make deploy` applies them on AWS.")
+    for key, workspace in sorted(routes.items()):
+        print(f"{key}\t{workspace}")
     return 0
 
 
@@ -301,6 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--samples", default="events", help="folder of sample events to load into 'demo'")
     serve.add_argument("--no-samples", action="store_true", help="do not load sample events")
     serve.add_argument("--quiet", action="store_true", help="no access log")
+    serve.add_argument("--routes", default="ingest-routes.json", help="webhook routing table, if present")
     serve.add_argument(
         "--concurrency",
         type=int,
@@ -319,6 +359,23 @@ def build_parser() -> argparse.ArgumentParser:
     revoke.add_argument("key", help="the key, or - to read it from standard input")
     data_dir(revoke)
     revoke.set_defaults(func=cmd_keys_revoke)
+
+    routes = commands.add_parser("routes", help="which workspace each repository or Vercel team feeds")
+    routes_commands = routes.add_subparsers(dest="routes_command", required=True)
+    for name, helped in (
+        ("list", "print the routing table"),
+        ("add", "route github:<owner/repo> or vercel:<team id> to a workspace"),
+        ("remove", "remove a route"),
+    ):
+        command = routes_commands.add_parser(name, help=helped)
+        if name != "list":
+            command.add_argument("key", help="github:<owner/repo>, vercel:<team id> or neural-memory:<workspace>")
+        if name == "add":
+            command.add_argument("workspace")
+        command.add_argument(
+            "--file", default="ingest-routes.json", help="the routing table (default ./ingest-routes.json)"
+        )
+        command.set_defaults(func=cmd_routes)
 
     ingest = commands.add_parser("ingest", help="load event or request JSON files (or folders, .jsonl)")
     ingest.add_argument("paths", nargs="+")

@@ -1,0 +1,179 @@
+"""Webhook receivers: GitHub and Vercel deliveries, authenticated by their HMAC signature, routed to
+a workspace by configuration and handed to the ingestion path as the EventBridge event the ingest
+rules match (``source`` github/vercel, the event name as ``detail-type``, the payload as
+``detail`` plus the delivery id under ``DELIVERY_KEY``).
+
+On AWS the event goes onto the bus (EventBridge → SQS → the ingest function, with its retries and
+dead letters); locally (``make serve``) it is ingested at once, through the same consumer code.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from neural_memory.errors import (
+    BackendUnavailable,
+    ConfigurationError,
+    InvalidInput,
+    PayloadTooLarge,
+    Unauthorized,
+    Unrouted,
+)
+from neural_memory.ingest.normalizers import UnsupportedEvent
+from neural_memory.ingest.routing import route_key
+from neural_memory.models import WebhookReceipt
+from neural_memory.observability import logger
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from neural_memory.settings import Settings
+
+SourceName = Literal["github", "vercel"]
+DELIVERY_KEY = "neural-memory-delivery"  # never a key of a GitHub or Vercel payload
+# EventBridge refuses an entry over 256 KiB (source, detail-type and detail together).
+EVENT_MAX_BYTES = 256 * 1024
+
+
+@dataclass(frozen=True)
+class WebhookSource:
+    """How one provider signs and names its deliveries."""
+
+    name: SourceName
+    signature_header: str
+    algorithm: str  # hashlib name
+    prefix: str  # before the hex digest in the header
+    event_header: str | None  # the event name's header; None: the payload's "type"
+    delivery_header: str | None  # the delivery id's header; None: the payload's "id"
+
+
+SOURCES: dict[SourceName, WebhookSource] = {
+    "github": WebhookSource(
+        "github", "X-Hub-Signature-256", "sha256", "sha256=", "X-GitHub-Event", "X-GitHub-Delivery"
+    ),
+    "vercel": WebhookSource("vercel", "x-vercel-signature", "sha1", "", None, None),
+}
+
+
+class EventSink(Protocol):
+    """Where a verified delivery goes: the event bus, or the local ingest path."""
+
+    def send(self, event: dict[str, Any]) -> str:
+        """Hand over one EventBridge-shaped event; returns where it went (for the receipt)."""
+        ...
+
+
+def verify(source: WebhookSource, secret: str, body: bytes, headers: Mapping[str, str]) -> None:
+    """``Unauthorized`` unless ``headers`` carry the HMAC of ``body`` under ``secret`` (compared
+    in constant time)."""
+    presented = _header(headers, source.signature_header) or ""
+    expected = source.prefix + hmac.new(secret.encode(), body, source.algorithm).hexdigest()
+    if not hmac.compare_digest(presented.encode(), expected.encode()):
+        raise Unauthorized(f"missing or invalid {source.signature_header} signature")
+
+
+def receive(
+    settings: Settings, sink: EventSink, name: SourceName, headers: Mapping[str, str], body: bytes
+) -> WebhookReceipt:
+    """Verify one delivery, find its workspace and hand it to ``sink``. A ping (GitHub's test
+    delivery) is answered without being sent; an unrouted repository or team is ``Unrouted``."""
+    source = SOURCES[name]
+    secret = settings.webhook_secret(name)
+    if not secret:  # nothing can verify the delivery: it is refused like an unsigned one
+        variable = f"NM_{name.upper()}_WEBHOOK_SECRET"
+        logger.error("webhook refused: no secret configured", extra={"source": name, "setting": variable})
+        raise Unauthorized(f"no {name} webhook secret is configured here ({variable}, or {variable}_ARN on AWS)")
+    verify(source, secret, body, headers)
+    try:
+        payload = json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidInput("body", "not a JSON payload") from exc
+    if not isinstance(payload, dict):
+        raise InvalidInput("body", "not a JSON object")
+    kind = _header(headers, source.event_header) if source.event_header else payload.get("type")
+    delivery = _header(headers, source.delivery_header) if source.delivery_header else payload.get("id")
+    if not isinstance(kind, str) or not kind:
+        raise InvalidInput(source.event_header or "type", "names no event")
+    event = {"source": name, "detail-type": kind, "detail": {**payload, DELIVERY_KEY: delivery}}
+    try:
+        key = route_key(event)
+    except UnsupportedEvent:
+        key = None
+    workspace = settings.ingest_routes.get(key) if key else None
+    if kind == "ping":
+        return WebhookReceipt(delivery_id=delivery, event=kind, routed_to=workspace, sent_to=None)
+    if workspace is None:
+        raise Unrouted(
+            f"no workspace is configured for {key or f'this {name} event'}; add one with `neural-memory routes add`"
+        )
+    if len(json.dumps(event).encode()) > EVENT_MAX_BYTES:
+        raise PayloadTooLarge(EVENT_MAX_BYTES)
+    return WebhookReceipt(delivery_id=delivery, event=kind, routed_to=workspace, sent_to=sink.send(event))
+
+
+def _header(headers: Mapping[str, str], name: str | None) -> str | None:
+    """A header by case-insensitive name."""
+    if name is None:
+        return None
+    wanted = name.lower()
+    return next((value for key, value in headers.items() if key.lower() == wanted), None)
+
+
+class EventBridgeSink:
+    """Puts events on the stack's bus (``NM_EVENT_BUS``); boto3 loads on first use."""
+
+    def __init__(self, bus_name: str) -> None:
+        self._bus_name = bus_name
+        self._client: Any = None
+
+    def send(self, event: dict[str, Any]) -> str:
+        """One ``PutEvents`` entry; a failed entry is ``BackendUnavailable`` (the sender retries)."""
+        import boto3
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        if self._client is None:
+            self._client = boto3.client("events")
+        entry = {
+            "EventBusName": self._bus_name,
+            "Source": event["source"],
+            "DetailType": event["detail-type"],
+            "Detail": json.dumps(event["detail"]),
+        }
+        try:
+            reply = self._client.put_events(Entries=[entry])
+        except ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code", "")
+            if "AccessDenied" in code:
+                raise ConfigurationError(f"this function may not put events on {self._bus_name}: {code}") from exc
+            raise BackendUnavailable(f"EventBridge: {code}") from exc
+        except BotoCoreError as exc:
+            raise BackendUnavailable(f"EventBridge unreachable: {type(exc).__name__}") from exc
+        if reply.get("FailedEntryCount"):
+            failed = reply["Entries"][0]
+            raise BackendUnavailable(
+                f"EventBridge refused the event: {failed.get('ErrorCode')} {failed.get('ErrorMessage')}"
+            )
+        return f"eventbridge:{self._bus_name}"
+
+
+class LocalIngestSink:
+    """``make serve``: the event is ingested at once by the SQS consumer's own code, into the
+    process's service."""
+
+    def send(self, event: dict[str, Any]) -> str:
+        """Index the event now; its failure is the request's (with the reason)."""
+        from neural_memory.ingest.queue import index_one
+        from neural_memory.service import get_service
+
+        index_one(get_service(), json.dumps(event))
+        return "local"
+
+
+def build_event_sink(settings: Settings) -> EventSink:
+    """The bus when ``NM_EVENT_BUS`` is set (AWS), else the local ingest path."""
+    if settings.event_bus:
+        return EventBridgeSink(settings.event_bus)
+    return LocalIngestSink()

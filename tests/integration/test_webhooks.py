@@ -1,0 +1,174 @@
+"""Webhook receivers on the local path (``make serve``'s gateway, the webhooks function's own
+handler): a delivery signed as GitHub or Vercel sign theirs lands as an observation in the routed
+workspace; a wrong, missing or replayed signature, or an unrouted repository, stores nothing."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import hmac
+import json
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from neural_memory.clock import utcnow
+from neural_memory.keys import issue_key
+from neural_memory.local.gateway import LocalGateway
+from neural_memory.service import Service, set_service
+from neural_memory.settings import Settings
+from neural_memory.stores import build_key_store
+from neural_memory.stores.sqlite import SqliteStore
+
+from tests.helpers.events import NOW, load_event
+from tests.helpers.fakes import HashEmbedder
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    from neural_memory.local.gateway import ProxyResponse
+
+pytestmark = pytest.mark.integration
+GITHUB_SECRET = "gh-webhook-secret"
+VERCEL_SECRET = "vercel-webhook-secret"
+ROUTES = {"github:acme/console": "acme", "vercel:team_3Qp9kZ2mW8xV1nB4": "acme"}
+PUSH_ID = "github-push-acme.console-7f3a9b2c1d0e"
+
+
+@pytest.fixture
+def svc(tmp_path: Path) -> Iterator[Service]:
+    settings = Settings(
+        data_dir=tmp_path,
+        ingest_routes=ROUTES,
+        github_webhook_secret=GITHUB_SECRET,
+        vercel_webhook_secret=VERCEL_SECRET,
+    )
+    service = Service(SqliteStore(settings.sqlite_path), HashEmbedder(), settings, clock=lambda: NOW)
+    set_service(service)
+    yield service
+    set_service(None)
+
+
+@pytest.fixture
+def gateway(svc: Service) -> LocalGateway:
+    return LocalGateway(build_key_store(svc.settings))
+
+
+def _github(payload: dict[str, Any], event: str = "push", secret: str = GITHUB_SECRET) -> tuple[bytes, dict[str, str]]:
+    body = json.dumps(payload).encode()
+    signature = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    headers = {
+        "Content-Type": "application/json",
+        "X-GitHub-Event": event,
+        "X-GitHub-Delivery": "72d3162e-cc78-11e3-81ab-4c9367dc0958",
+        "X-Hub-Signature-256": signature,
+    }
+    return body, headers
+
+
+def _push() -> dict[str, Any]:
+    return copy.deepcopy(load_event("eventbridge/github_push")["detail"])
+
+
+def _post(gateway: LocalGateway, source: str, body: bytes, headers: dict[str, str]) -> tuple[ProxyResponse, Any]:
+    reply = gateway.dispatch("POST", f"/v1/webhooks/{source}", headers, body)
+    return reply, json.loads(reply.body)
+
+
+def test_a_signed_github_push_lands_in_the_routed_workspace(gateway: LocalGateway, svc: Service) -> None:
+    # Given a push delivery signed with the webhook's secret, as GitHub signs it
+    body, headers = _github(_push())
+    # When it reaches the local server's webhook route (no API key)
+    reply, receipt = _post(gateway, "github", body, headers)
+    # Then it was verified, routed to acme and ingested at once
+    assert reply.status == 200, receipt
+    assert receipt == {
+        "deliveryId": "72d3162e-cc78-11e3-81ab-4c9367dc0958",
+        "event": "push",
+        "routedTo": "acme",
+        "sentTo": "local",
+    }
+    stored = svc.store.get("acme", PUSH_ID)
+    assert stored is not None and (stored.source, stored.source_type) == ("github", "push")
+    # And a redelivery of the same push updates the same observation
+    assert _post(gateway, "github", body, headers)[0].status == 200
+    assert svc.store.count("acme") == 1
+
+
+@pytest.mark.parametrize(
+    "tamper",
+    ["wrong secret", "no signature", "modified body", "sha1 instead of sha256"],
+)
+def test_a_bad_signature_is_401_and_stores_nothing(gateway: LocalGateway, svc: Service, tamper: str) -> None:
+    body, headers = _github(_push(), secret="not-the-secret" if tamper == "wrong secret" else GITHUB_SECRET)
+    if tamper == "no signature":
+        del headers["X-Hub-Signature-256"]
+    if tamper == "modified body":  # a captured delivery replayed with another payload
+        payload = _push()
+        payload["head_commit"]["message"] = "rm -rf everything"
+        body = json.dumps(payload).encode()
+    if tamper == "sha1 instead of sha256":
+        headers["X-Hub-Signature-256"] = "sha1=" + hmac.new(GITHUB_SECRET.encode(), body, hashlib.sha1).hexdigest()
+    reply, answer = _post(gateway, "github", body, headers)
+    assert reply.status == 401 and answer["error"]["code"] == "unauthorized", answer
+    assert "X-Hub-Signature-256" in answer["error"]["message"]
+    assert svc.store.count("acme") == 0
+
+
+def test_an_unrouted_repository_is_reported_and_not_stored(gateway: LocalGateway, svc: Service) -> None:
+    payload = _push()
+    payload["repository"]["full_name"] = "acme/secret-project"
+    reply, answer = _post(gateway, "github", *_github(payload))
+    assert reply.status == 422 and answer["error"]["code"] == "unrouted", answer
+    assert "github:acme/secret-project" in answer["error"]["message"]
+    assert svc.store.count("acme") == 0
+
+
+def test_a_signed_vercel_deployment_error_lands_and_a_github_ping_is_answered(
+    gateway: LocalGateway, svc: Service
+) -> None:
+    payload = load_event("eventbridge/vercel_deployment_error")["detail"]
+    body = json.dumps(payload).encode()
+    signature = hmac.new(VERCEL_SECRET.encode(), body, hashlib.sha1).hexdigest()
+    reply, receipt = _post(
+        gateway, "vercel", body, {"Content-Type": "application/json", "x-vercel-signature": signature}
+    )
+    assert reply.status == 200 and receipt["routedTo"] == "acme" and receipt["event"] == "deployment.error", receipt
+    assert svc.store.count("acme") == 1
+    # A ping (sent when the hook is created) is verified and answered, never ingested
+    ping = {"zen": "Design for failure.", "hook_id": 1, "repository": _push()["repository"]}
+    reply, receipt = _post(gateway, "github", *_github(ping, event="ping"))
+    assert reply.status == 200 and receipt["sentTo"] is None and receipt["routedTo"] == "acme", receipt
+    assert svc.store.count("acme") == 1
+
+
+def test_without_a_secret_the_receiver_refuses_and_names_the_setting(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path, ingest_routes=ROUTES)
+    service = Service(SqliteStore(settings.sqlite_path), HashEmbedder(), settings, clock=lambda: NOW)
+    set_service(service)
+    try:
+        gateway = LocalGateway(build_key_store(settings))
+        reply, answer = _post(gateway, "github", *_github(_push()))
+    finally:
+        set_service(None)
+    assert reply.status == 401 and "NM_GITHUB_WEBHOOK_SECRET" in answer["error"]["message"], answer
+    assert service.store.count("acme") == 0
+
+
+def test_the_body_limit_holds_before_the_signature_is_checked(gateway: LocalGateway, svc: Service) -> None:
+    payload = _push()
+    payload["padding"] = "x" * svc.settings.max_body_bytes
+    reply, answer = _post(gateway, "github", *_github(payload))
+    assert reply.status == 413 and answer["error"]["code"] == "payload_too_large", answer
+    assert svc.store.count("acme") == 0
+
+
+def test_webhook_routes_need_no_api_key_but_the_others_still_do(gateway: LocalGateway, svc: Service) -> None:
+    key = issue_key(build_key_store(svc.settings), "acme", utcnow())
+    assert gateway.dispatch("POST", "/v1/search", {}, b'{"query": "x"}').status == 401
+    assert gateway.dispatch("POST", "/v1/search", {"Authorization": f"Bearer {key}"}, b'{"query": "x"}').status == 200
+    # A valid API key does not stand in for a signature
+    body, headers = _github(_push())
+    del headers["X-Hub-Signature-256"]
+    headers["Authorization"] = f"Bearer {key}"
+    assert _post(gateway, "github", body, headers)[0].status == 401
