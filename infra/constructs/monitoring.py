@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from aws_cdk import Duration
+from aws_cdk import Duration, Stack
 from aws_cdk import aws_cloudwatch as cw
 from aws_cdk import aws_cloudwatch_actions as cw_actions
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
@@ -70,6 +71,15 @@ class Monitoring(Construct):
         super().__init__(scope, construct_id)
         self._stage = stage
         self.topic = sns.Topic(self, "Alarms", topic_name=physical_name(stage, "alarms"), enforce_ssl=True)
+        # The topic's own policy (it replaces SNS's default one) must let this account's alarms publish.
+        self.topic.add_to_resource_policy(
+            iam.PolicyStatement(
+                principals=[iam.ServicePrincipal("cloudwatch.amazonaws.com")],
+                actions=["sns:Publish"],
+                resources=[self.topic.topic_arn],
+                conditions={"StringEquals": {"aws:SourceAccount": Stack.of(self).account}},
+            )
+        )
         if alarm_email:
             self.topic.add_subscription(subscriptions.EmailSubscription(alarm_email))
         self.alarms: list[cw.Alarm] = []
@@ -85,24 +95,18 @@ class Monitoring(Construct):
 
     def _search_and_answer(self) -> None:
         metric = self._metric
-        for step in SEARCH_STAGES:
-            name = f"{METRIC_SEARCH_LATENCY}{step}"
-            self.dashboard.add_widgets(
-                cw.GraphWidget(
-                    title=f"Search latency: {step} (ms)",
-                    left=[metric(name, stat) for stat in ("p50", "p95", "p99")],
-                    width=8,
+        for what, prefix, stages in (
+            ("Search", METRIC_SEARCH_LATENCY, SEARCH_STAGES),
+            ("Answer", METRIC_ANSWER_LATENCY, ANSWER_STAGES),
+        ):
+            for step in stages:
+                self.dashboard.add_widgets(
+                    cw.GraphWidget(
+                        title=f"{what} latency: {step} (ms)",
+                        left=[metric(f"{prefix}{step}", stat) for stat in ("p50", "p95", "p99")],
+                        width=8,
+                    )
                 )
-            )
-        for step in ANSWER_STAGES:
-            name = f"{METRIC_ANSWER_LATENCY}{step}"
-            self.dashboard.add_widgets(
-                cw.GraphWidget(
-                    title=f"Answer latency: {step} (ms)",
-                    left=[metric(name, stat) for stat in ("p50", "p95", "p99")],
-                    width=8,
-                )
-            )
         bypassed = (
             f"SEARCH('{{{METRICS_NAMESPACE},reason,service,stage}} "
             f'MetricName="{METRIC_GATE_BYPASSED}" stage="{self._stage}"\', \'Sum\', 60)'

@@ -192,6 +192,12 @@ def test_every_alarm_notifies_the_on_call_topic_when_it_fires_and_when_it_clears
         props = alarm["Properties"]
         assert props["AlarmActions"] == [{"Ref": topic}] and props["OKActions"] == [{"Ref": topic}], props["AlarmName"]
     dev.resource_count_is("AWS::SNS::Subscription", 0)  # no email unless configured
+    # The topic's policy replaces SNS's default one: it must still let CloudWatch publish, over TLS only
+    (policy,) = dev.find_resources("AWS::SNS::TopicPolicy").values()
+    statements = policy["Properties"]["PolicyDocument"]["Statement"]
+    publish = [s for s in statements if s["Effect"] == "Allow" and s["Action"] == "sns:Publish"]
+    assert [s["Principal"] for s in publish] == [{"Service": "cloudwatch.amazonaws.com"}], statements
+    assert any(s["Effect"] == "Deny" and "aws:SecureTransport" in str(s.get("Condition")) for s in statements)
 
 
 def test_an_alarm_email_subscribes_to_the_topic(synth: Callable[[str, dict[str, str]], Template]) -> None:
