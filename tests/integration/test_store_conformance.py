@@ -69,6 +69,45 @@ def test_every_filter_returns_exactly_the_matching_observations(svc: Service) ->
         assert _ids(svc, **extra) == {o["id"] for o in DATA if _matches(o, filters, exclude)}, name
 
 
+class OtherModel(HashEmbedder):
+    """The same vectors under another model's name: what a model change of equal dimension looks like."""
+
+    @property
+    def model_id(self) -> str:
+        return "another-model-64"
+
+
+def test_vectors_of_another_model_are_never_compared_with_the_query(settings: Settings, osmem_url: str) -> None:
+    from neural_memory.models import SearchRequest
+
+    query = {"query": "deploy failed on friday", "mode": "semantic", "llmFilter": False}
+    semantic = SearchRequest.model_validate(query)
+    # Given an observation embedded by the service's model (the embedded store)
+    svc = Service(SqliteStore(settings.sqlite_path), HashEmbedder(), settings, clock=lambda: NOW)
+    svc.index("acme", [note("a1", "deploy failed on friday")])
+    assert [r.id for r in svc.search("acme", semantic, "r").results] == ["a1"]
+    # When the same store is searched with another model of the same dimension, Then no vector of
+    # the first model matches its query vector, identical as the numbers are
+    assert Service(svc.store, OtherModel(), settings, clock=lambda: NOW).search("acme", semantic, "r").results == []
+    # And OpenSearch (osmem has no k-NN: the request is checked) asks for the query's model only
+    sent: list[Any] = []
+    client = OpenSearch(hosts=[osmem_url])
+    OpenSearchAdmin(client, INDEX).ensure_index(64, "test-hash-64")
+
+    class Recording:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(client, name)
+
+        def msearch(self, **kwargs: Any) -> Any:
+            sent.append(kwargs["body"])
+            return client.msearch(**kwargs)
+
+    store = OpenSearchStore(Recording(), INDEX, refresh="true")
+    store.retrieve("acme", text="deploy", vector=[0.1] * 64, model_id="test-hash-64", flt=Filter(live_at=NOW), limit=5)
+    knn = sent[0][3]["query"]["knn"]["embedding"]["filter"]["bool"]["filter"]
+    assert {"term": {"model_id": "test-hash-64"}} in knn and {"term": {"workspace_id": "acme"}} in knn
+
+
 def test_tenancy(svc: Service) -> None:
     svc.index("acme", [note("a1", "acme deploy")])
     svc.index("rival", [note("r1", "acme deploy")])

@@ -495,7 +495,9 @@ class OpenSearchStore:
             lines += [{"index": self._index}, lexical_body(text, filters, limit)]
         if vector is not None and model_id is not None:
             kinds.append("vector")
-            lines += [{"index": self._index}, knn_body(vector, filters, limit)]
+            # Only vectors of the query's model: after a model change (or mid-reindex) another
+            # model's vectors of the same dimension would compare as if meaningful.
+            lines += [{"index": self._index}, knn_body(vector, [*filters, {"term": {"model_id": model_id}}], limit)]
         if not kinds:
             return Retrieved()
         # The index in the path (not only in each header line) scopes the request for IAM grants.
