@@ -61,6 +61,8 @@ NEEDS: dict[str, FunctionNeeds] = {
     # Verifies signatures and puts events on the bus: no store, no embedder.
     "webhooks": FunctionNeeds(secrets=("github_webhook", "vercel_webhook"), memory_mb=256),
 }
+# A Lambda function's whole environment is limited to 4 KB; the rest of it takes about 1 KB.
+MAX_ROUTES_BYTES = 3000
 # Functions that read the routing table (stack configuration: ingest-routes.json or -c ingest_routes).
 ROUTED = ("ingest", "webhooks")
 
@@ -82,6 +84,11 @@ class ServiceStack(Stack):
         prod = stage == "prod"
         self._replicas = INDEX_REPLICAS["prod" if prod else "dev"]
         self._routes = json.dumps(dict(sorted((ingest_routes or {}).items())))
+        if len(self._routes) > MAX_ROUTES_BYTES:  # fail the synth, not the deploy, with the reason
+            raise ValueError(
+                f"the routing table is {len(self._routes)} bytes of JSON; a Lambda environment holds 4 KB "
+                f"in all, so at most {MAX_ROUTES_BYTES} for NM_INGEST_ROUTES"
+            )
         self.search = SearchDomain(self, "Search", name=physical_name(stage), prod=prod)
         self.secrets = ProviderSecrets(self, "ProviderSecrets")
         self._factory = LambdaFactory(CoreLayer(self, "CoreLayer", layer_dir=layer_dir).layer, stage)

@@ -206,3 +206,11 @@ def test_webhook_routes_are_stack_configuration_read_by_ingest_and_the_receivers
 def test_a_malformed_route_fails_the_synth_not_an_event(synth: Callable[[str, dict[str, str]], Template]) -> None:
     with pytest.raises(Exception, match="github:<owner/repo>"):
         synth("dev", {"ingest_routes": json.dumps({"acme/console": "acme"})})
+
+
+def test_a_routing_table_too_large_for_a_lambda_environment_fails_the_synth(
+    synth: Callable[[str, dict[str, str]], Template],
+) -> None:
+    routes = {f"github:acme/repository-{n:03d}": "acme" for n in range(120)}
+    with pytest.raises(Exception, match="4 KB"):
+        synth("dev", {"ingest_routes": json.dumps(routes)})

@@ -96,3 +96,20 @@ def test_an_unreadable_embedding_key_degrades_search_to_keywords(aws: None, tmp_
     reply = service.search("acme", request("deploy env"), "r1")
     assert [r.title for r in reply.results] == ["Push to main: fix deploy env"]
     assert any("ResourceNotFoundException" in entry and entry.startswith("vector:skipped") for entry in reply.degraded)
+
+
+def test_a_webhook_secret_set_or_rotated_after_first_use_is_read_again(
+    aws: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from neural_memory import secrets
+
+    # Given a webhook secret a container has already read (CDK fills a new secret with a random value)
+    client = boto3.client("secretsmanager")
+    arn = client.create_secret(Name="github-webhook", SecretString="random-by-cdk")["ARN"]
+    settings = Settings(github_webhook_secret_arn=arn)
+    assert settings.webhook_secrets("github") == {"*": "random-by-cdk"}
+    # When the operator sets it, Then a normal read keeps the container's value, a fresh one sees the new
+    client.put_secret_value(SecretId=arn, SecretString='{"github:acme/console": "s-acme"}')
+    assert settings.webhook_secrets("github") == {"*": "random-by-cdk"}
+    monkeypatch.setattr(secrets, "REFETCH_AFTER_S", 0.0)
+    assert settings.webhook_secrets("github", fresh=True) == {"github:acme/console": "s-acme"}

@@ -87,6 +87,7 @@ def test_a_signed_github_push_lands_in_the_routed_workspace(gateway: LocalGatewa
         "event": "push",
         "routedTo": "acme",
         "sentTo": "local",
+        "skipped": None,
     }
     stored = svc.store.get("acme", PUSH_ID)
     assert stored is not None and (stored.source, stored.source_type) == ("github", "push")
@@ -172,3 +173,32 @@ def test_webhook_routes_need_no_api_key_but_the_others_still_do(gateway: LocalGa
     del headers["X-Hub-Signature-256"]
     headers["Authorization"] = f"Bearer {key}"
     assert _post(gateway, "github", body, headers)[0].status == 401
+
+
+def test_with_a_secret_per_route_one_tenant_cannot_sign_for_another(tmp_path: Path) -> None:
+    # Given two tenants' repositories, each with its own webhook secret (a JSON secret)
+    routes = {"github:acme/console": "acme", "github:rival/app": "rival"}
+    secrets = json.dumps({"github:acme/console": "s-acme", "github:rival/app": "s-rival"})
+    settings = Settings(data_dir=tmp_path, ingest_routes=routes, github_webhook_secret=secrets)
+    service = Service(SqliteStore(settings.sqlite_path), HashEmbedder(), settings, clock=lambda: NOW)
+    set_service(service)
+    try:
+        gateway = LocalGateway(build_key_store(settings))
+        # When rival signs a push that names acme's repository, Then it is refused, nothing stored
+        reply, answer = _post(gateway, "github", *_github(_push(), secret="s-rival"))
+        assert reply.status == 401 and service.store.count("acme") == 0, answer
+        # And acme's own secret is accepted for acme's repository
+        reply, answer = _post(gateway, "github", *_github(_push(), secret="s-acme"))
+        assert reply.status == 200 and answer["routedTo"] == "acme" and service.store.count("acme") == 1
+    finally:
+        set_service(None)
+
+
+def test_an_event_the_ingestion_does_not_read_is_answered_not_queued(gateway: LocalGateway, svc: Service) -> None:
+    # Given a routed repository's star event (hooks often subscribe to everything)
+    payload = load_event("eventbridge/github_star_unsupported")["detail"]
+    reply, receipt = _post(gateway, "github", *_github(payload, event="star"))
+    # Then it is verified and answered with the reason, never sent on (where it would be retried
+    # and dead-lettered, and fire the DLQ alarm)
+    assert reply.status == 200 and receipt["sentTo"] is None and receipt["skipped"], receipt
+    assert svc.store.count("acme") == 0

@@ -440,7 +440,11 @@ class WebhookReceipt(WireModel):
     event: str = Field(description="The provider's event name, e.g. push or deployment.error")
     routed_to: str | None = Field(description="The workspace configured for its repository or team")
     sent_to: str | None = Field(
-        description="eventbridge:<bus> (AWS), local (make serve), or null for a ping, which is not ingested"
+        default=None,
+        description="eventbridge:<bus> (AWS), local (make serve), or null when not ingested (a ping, or skipped)",
+    )
+    skipped: str | None = Field(
+        default=None, description="Why the event is not observed (e.g. an event type the ingestion does not read)"
     )
 
 

@@ -16,6 +16,30 @@ def read_secret(arn: str) -> str:
     """
     import json
 
+    value = fetch_secret(arn)
+    if value.startswith("{"):
+        return str(json.loads(value).get("apiKey", ""))
+    return value
+
+
+_fetched: dict[str, tuple[float, str]] = {}
+REFETCH_AFTER_S = 10.0  # a forced re-read happens at most this often per secret
+
+
+def fetch_secret(arn: str, fresh: bool = False) -> str:
+    """The secret's raw string, kept by the container; ``fresh`` reads it again (at most every
+    ``REFETCH_AFTER_S``), for a secret that may have been set or rotated since (webhooks)."""
+    import time
+
+    cached = _fetched.get(arn)
+    if cached and not (fresh and time.monotonic() - cached[0] >= REFETCH_AFTER_S):
+        return cached[1]
+    value = _get_secret_string(arn)
+    _fetched[arn] = (time.monotonic(), value)
+    return value
+
+
+def _get_secret_string(arn: str) -> str:
     import boto3
     from botocore.exceptions import BotoCoreError, ClientError
 
@@ -28,6 +52,4 @@ def read_secret(arn: str) -> str:
         raise SecretUnavailable(f"secret {arn} cannot be read: {reason}") from exc
     except BotoCoreError as exc:
         raise SecretUnavailable(f"secret {arn} cannot be read: {type(exc).__name__}") from exc
-    if value.startswith("{"):
-        return str(json.loads(value).get("apiKey", ""))
     return value

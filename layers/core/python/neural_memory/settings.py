@@ -133,11 +133,28 @@ class IngestSettings(_Base):
     vercel_webhook_secret_arn: str | None = None
     event_bus: str | None = None
 
-    def webhook_secret(self, source: Literal["github", "vercel"]) -> str | None:
-        """The signing secret of ``source``'s webhooks (``SecretUnavailable`` if it cannot be read)."""
-        if source == "github":
-            return _api_key(self.github_webhook_secret, self.github_webhook_secret_arn)
-        return _api_key(self.vercel_webhook_secret, self.vercel_webhook_secret_arn)
+    def webhook_secrets(self, source: Literal["github", "vercel"], fresh: bool = False) -> dict[str, str]:
+        """Route key -> signing secret of ``source``'s webhooks; ``"*"`` for one secret that signs
+        every route. The value is a plain string (one secret) or a JSON object of route -> secret
+        (one per tenant). From Secrets Manager it is read again when ``fresh`` (rotation)."""
+        plain, arn = (
+            (self.github_webhook_secret, self.github_webhook_secret_arn)
+            if source == "github"
+            else (self.vercel_webhook_secret, self.vercel_webhook_secret_arn)
+        )
+        if plain:
+            value = plain.get_secret_value()
+        elif arn:
+            from neural_memory.secrets import fetch_secret
+
+            value = fetch_secret(arn, fresh=fresh)
+        else:
+            return {}
+        if value.lstrip().startswith("{"):
+            import json
+
+            return {str(k): str(v) for k, v in json.loads(value).items() if v}
+        return {"*": value} if value else {}
 
     # Webhook events name a repository / team; this map says which workspace they belong to,
     # e.g. {"github:acme/console": "acme", "vercel:team_3Qp9kZ2mW8xV1nB4": "acme"}.

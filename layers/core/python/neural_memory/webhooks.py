@@ -22,7 +22,7 @@ from neural_memory.errors import (
     Unauthorized,
     Unrouted,
 )
-from neural_memory.ingest.normalizers import UnsupportedEvent
+from neural_memory.ingest.normalizers import UnsupportedEvent, normalize_eventbridge
 from neural_memory.ingest.routing import route_key
 from neural_memory.models import WebhookReceipt
 from neural_memory.observability import logger
@@ -78,40 +78,70 @@ def verify(source: WebhookSource, secret: str, body: bytes, headers: Mapping[str
 def receive(
     settings: Settings, sink: EventSink, name: SourceName, headers: Mapping[str, str], body: bytes
 ) -> WebhookReceipt:
-    """Verify one delivery, find its workspace and hand it to ``sink``. A ping (GitHub's test
-    delivery) is answered without being sent; an unrouted repository or team is ``Unrouted``."""
+    """Verify one delivery, find its workspace and hand it to ``sink``. The secret is the one of the
+    route the payload names (a JSON secret maps routes to secrets, so one tenant's secret cannot
+    sign another's events), else the provider's single secret. A ping, or an event the ingestion
+    does not observe, is answered without being sent; an unrouted repository or team is
+    ``Unrouted``."""
     source = SOURCES[name]
-    secret = settings.webhook_secret(name)
-    if not secret:  # nothing can verify the delivery: it is refused like an unsigned one
-        variable = f"NM_{name.upper()}_WEBHOOK_SECRET"
-        logger.error("webhook refused: no secret configured", extra={"source": name, "setting": variable})
-        raise Unauthorized(f"no {name} webhook secret is configured here ({variable}, or {variable}_ARN on AWS)")
-    verify(source, secret, body, headers)
+    payload = _payload(body)
+    kind = _header(headers, source.event_header) if source.event_header else payload.get("type")
+    delivery = _header(headers, source.delivery_header) if source.delivery_header else payload.get("id")
+    event = {"source": name, "detail-type": kind, "detail": {**payload, DELIVERY_KEY: delivery}}
+    try:
+        key: str | None = route_key(event)
+    except UnsupportedEvent:
+        key = None
+    _verify_with_route_secret(settings, source, key, body, headers)
+    if not isinstance(kind, str) or not kind:
+        raise InvalidInput(source.event_header or "type", "names no event")
+    workspace = settings.ingest_routes.get(key) if key else None
+    receipt = WebhookReceipt(delivery_id=delivery, event=kind, routed_to=workspace, sent_to=None)
+    if kind == "ping":
+        return receipt
+    if workspace is None:
+        what = key or f"this {name} event"
+        raise Unrouted(f"no workspace is configured for {what}; add one with `neural-memory routes add`")
+    try:  # what the ingestion would not observe is answered here, not dead-lettered later
+        normalized = normalize_eventbridge(event)
+    except UnsupportedEvent as exc:
+        return receipt.model_copy(update={"skipped": str(exc)})
+    if not normalized.observations:
+        return receipt.model_copy(update={"skipped": normalized.skipped.reason if normalized.skipped else "nothing"})
+    if len(json.dumps(event).encode()) > EVENT_MAX_BYTES:
+        raise PayloadTooLarge(EVENT_MAX_BYTES)
+    return receipt.model_copy(update={"sent_to": sink.send(event)})
+
+
+def _payload(body: bytes) -> dict[str, Any]:
+    """The delivery's JSON object (read before the signature check only to find its route)."""
     try:
         payload = json.loads(body)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InvalidInput("body", "not a JSON payload") from exc
     if not isinstance(payload, dict):
         raise InvalidInput("body", "not a JSON object")
-    kind = _header(headers, source.event_header) if source.event_header else payload.get("type")
-    delivery = _header(headers, source.delivery_header) if source.delivery_header else payload.get("id")
-    if not isinstance(kind, str) or not kind:
-        raise InvalidInput(source.event_header or "type", "names no event")
-    event = {"source": name, "detail-type": kind, "detail": {**payload, DELIVERY_KEY: delivery}}
-    try:
-        key = route_key(event)
-    except UnsupportedEvent:
-        key = None
-    workspace = settings.ingest_routes.get(key) if key else None
-    if kind == "ping":
-        return WebhookReceipt(delivery_id=delivery, event=kind, routed_to=workspace, sent_to=None)
-    if workspace is None:
-        raise Unrouted(
-            f"no workspace is configured for {key or f'this {name} event'}; add one with `neural-memory routes add`"
-        )
-    if len(json.dumps(event).encode()) > EVENT_MAX_BYTES:
-        raise PayloadTooLarge(EVENT_MAX_BYTES)
-    return WebhookReceipt(delivery_id=delivery, event=kind, routed_to=workspace, sent_to=sink.send(event))
+    return payload
+
+
+def _verify_with_route_secret(
+    settings: Settings, source: WebhookSource, key: str | None, body: bytes, headers: Mapping[str, str]
+) -> None:
+    """``verify`` with the route's secret; on a mismatch the secrets are read again once (they may
+    have been set or rotated since this container read them), then the refusal stands."""
+    variable = f"NM_{source.name.upper()}_WEBHOOK_SECRET"
+    for fresh in (False, True):
+        secrets = settings.webhook_secrets(source.name, fresh=fresh)
+        secret = secrets.get(key or "") or secrets.get("*")
+        if not secret:  # nothing can verify the delivery: it is refused like an unsigned one
+            logger.error("webhook refused: no secret configured", extra={"route": key, "setting": variable})
+            raise Unauthorized(f"no {source.name} webhook secret is configured for it ({variable}, or {variable}_ARN)")
+        try:
+            verify(source, secret, body, headers)
+            return
+        except Unauthorized:
+            if fresh:
+                raise
 
 
 def _header(headers: Mapping[str, str], name: str | None) -> str | None:
