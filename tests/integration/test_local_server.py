@@ -148,7 +148,8 @@ def test_generated_requests_never_get_a_5xx(server: Running) -> None:
         check()
     # And the generated requests really reached the handlers: successes and validation errors alike
     assert statuses[200] > 0 and statuses[400] > 0 and statuses[401] == 0
-    assert set(unsigned) <= {401, 413, 415}, unsigned
+    # (a body that is not a JSON object is a 400 before any signature: its route cannot be read)
+    assert set(unsigned) <= {400, 401, 413, 415}, unsigned
 
 
 def _raw(url: str, data: bytes, read_for_s: float = 5.0) -> bytes:
