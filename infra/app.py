@@ -6,12 +6,11 @@ default the routing table ``ingest-routes.json`` that ``neural-memory routes`` m
 
 from __future__ import annotations
 
-import json
 import os
 
 import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
-from neural_memory.ingest.routing import ROUTES_FILE, check_route, load_routes
+from neural_memory.ingest.routing import ROUTES_FILE, load_routes, parse_routes
 
 from infra.constants import STACK_NAME
 from infra.nag import suppress_reviewed_findings
@@ -21,14 +20,7 @@ from infra.stacks.service_stack import ServiceStack
 def _routes(context: object) -> dict[str, str]:
     """The routing table: the ``ingest_routes`` context (JSON, or an object when given in code),
     else ``ingest-routes.json``; every route checked, so a typo fails the synth, not an event."""
-    if context is None:
-        return load_routes(ROUTES_FILE)
-    routes = json.loads(context) if isinstance(context, str) else context
-    if not isinstance(routes, dict):
-        raise ValueError("the ingest_routes context must be a JSON object of route -> workspace")
-    for key, workspace in routes.items():
-        check_route(str(key), str(workspace))
-    return {str(k): str(v) for k, v in routes.items()}
+    return load_routes(ROUTES_FILE) if context is None else parse_routes(context, "the ingest_routes context")
 
 
 def build_app(

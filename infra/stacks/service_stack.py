@@ -82,7 +82,8 @@ class ServiceStack(Stack):
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)  # type: ignore[arg-type]
         prod = stage == "prod"
-        self._replicas = INDEX_REPLICAS["prod" if prod else "dev"]
+        sizing = "prod" if prod else "dev"  # every other stage is sized like dev
+        self._replicas = INDEX_REPLICAS[sizing]
         self._routes = json.dumps(dict(sorted((ingest_routes or {}).items())))
         if len(self._routes) > MAX_ROUTES_BYTES:  # fail the synth, not the deploy, with the reason
             raise ValueError(
@@ -95,7 +96,7 @@ class ServiceStack(Stack):
         self.functions: dict[str, lambda_.Function] = {}
 
         self.api = Api(self, "Api", name=physical_name(stage), make_function=self._function, prod=prod)
-        concurrency = INGEST_CONCURRENCY[stage if stage in INGEST_CONCURRENCY else "dev"]
+        concurrency = INGEST_CONCURRENCY[sizing]
         reserve = self.node.try_get_context("ingest_concurrency") != "unreserved"
         self.ingest = IngestPipeline(
             self,

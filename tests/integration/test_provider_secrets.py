@@ -10,7 +10,7 @@ import pytest
 from moto import mock_aws
 from neural_memory.errors import ConfigurationError, SecretUnavailable
 from neural_memory.models import AnswerRequest
-from neural_memory.secrets import read_secret
+from neural_memory.secrets import forget_secrets
 from neural_memory.service import build_service
 from neural_memory.settings import Settings
 
@@ -27,10 +27,10 @@ MISSING = "arn:aws:secretsmanager:us-east-1:123456789012:secret:nowhere-AbCdEf"
 @pytest.fixture
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    read_secret.cache_clear()
+    forget_secrets()
     with mock_aws():
         yield
-    read_secret.cache_clear()
+    forget_secrets()
 
 
 def test_a_secret_is_read_as_a_plain_string_or_the_api_key_field(aws: None) -> None:

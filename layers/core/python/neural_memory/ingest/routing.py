@@ -61,16 +61,20 @@ def check_route(key: str, workspace: str) -> None:
         raise ValueError(f"{workspace!r} is not a workspace name (1..64 letters, digits, '.', '_' or '-')")
 
 
+def parse_routes(value: object, where: str) -> dict[str, str]:
+    """A routing table from JSON text or an already parsed object, every entry checked
+    (``ValueError`` naming ``where`` and the problem)."""
+    routes = json.loads(value) if isinstance(value, str) else value
+    if not isinstance(routes, dict) or not all(isinstance(v, str) for v in routes.values()):
+        raise ValueError(f"{where}: expected a JSON object of route -> workspace")
+    for key, workspace in routes.items():
+        check_route(str(key), workspace)
+    return {str(key): workspace for key, workspace in routes.items()}
+
+
 def load_routes(path: Path) -> dict[str, str]:
     """The routing table of ``path`` (empty when there is no file), every entry checked."""
-    if not path.exists():
-        return {}
-    routes = json.loads(path.read_text())
-    if not isinstance(routes, dict) or not all(isinstance(v, str) for v in routes.values()):
-        raise ValueError(f"{path}: expected a JSON object of route -> workspace")
-    for key, workspace in routes.items():
-        check_route(key, workspace)
-    return dict(routes)
+    return parse_routes(path.read_text(), str(path)) if path.exists() else {}
 
 
 def save_routes(path: Path, routes: Mapping[str, str]) -> None:

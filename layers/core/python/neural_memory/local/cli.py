@@ -325,6 +325,8 @@ def _since(value: str) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface."""
+    from neural_memory.ingest.routing import ROUTES_FILE
+
     parser = argparse.ArgumentParser(prog="neural-memory", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -340,7 +342,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--samples", default="events", help="folder of sample events to load into 'demo'")
     serve.add_argument("--no-samples", action="store_true", help="do not load sample events")
     serve.add_argument("--quiet", action="store_true", help="no access log")
-    serve.add_argument("--routes", default="ingest-routes.json", help="webhook routing table, if present")
+    serve.add_argument("--routes", default=str(ROUTES_FILE), help="webhook routing table, if present")
     serve.add_argument(
         "--concurrency",
         type=int,
@@ -372,9 +374,7 @@ def build_parser() -> argparse.ArgumentParser:
             command.add_argument("key", help="github:<owner/repo>, vercel:<team id> or neural-memory:<workspace>")
         if name == "add":
             command.add_argument("workspace")
-        command.add_argument(
-            "--file", default="ingest-routes.json", help="the routing table (default ./ingest-routes.json)"
-        )
+        command.add_argument("--file", default=str(ROUTES_FILE), help=f"the routing table (default ./{ROUTES_FILE})")
         command.set_defaults(func=cmd_routes)
 
     ingest = commands.add_parser("ingest", help="load event or request JSON files (or folders, .jsonl)")
