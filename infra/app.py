@@ -12,7 +12,7 @@ import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
 from neural_memory.ingest.routing import ROUTES_FILE, load_routes, parse_routes
 
-from infra.constants import STACK_NAME
+from infra.constants import INDEX_NAME, STACK_NAME, physical_name
 from infra.nag import suppress_reviewed_findings
 from infra.stacks.service_stack import ServiceStack
 
@@ -41,7 +41,7 @@ def build_app(
         layer_dir=str(app.node.try_get_context("layer_dir") or layer_dir),
         ingest_routes=_routes(routes),
     )
-    suppress_reviewed_findings(stack, prod=stage == "prod")
+    suppress_reviewed_findings(stack, prod=stage == "prod", domain_name=physical_name(stage), index=INDEX_NAME)
     cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
     return app
 

@@ -11,7 +11,7 @@ LAMBDA_TIMEOUT_S = 15
 API_INTEGRATION_LIMIT_S = 29
 ANSWER_TIMEOUT_S = 28
 INGEST_TIMEOUT_S = 60
-MAINTENANCE_TIMEOUT_S = 300
+MAINTENANCE_TIMEOUT_S = 900  # Lambda's maximum: a reindex copies as much as it can per invocation
 INGEST_BATCH_SIZE = 10
 # Bulk writers at once against the domain, per stage (dev: one small node). The event source polls
 # with at most this many concurrent invocations (SQS' minimum is 2) and the function reserves as

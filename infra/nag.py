@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from aws_cdk import Acknowledgment, Stack, Validations
 
+from infra.constructs.domain_access import grants
+
 _ALWAYS = {
     "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]": (
         "The AWS-managed minimum for a function to write its logs."
@@ -33,8 +35,22 @@ _DEV_ONLY = {
 }
 
 
-def suppress_reviewed_findings(stack: Stack, *, prod: bool) -> None:
+def _versioned_index_paths(domain_name: str, index: str) -> dict[str, str]:
+    """The maintenance role's grants on ``<index>-*``: the versioned physical indices behind the
+    alias, whose numbers a reindex chooses at run time."""
+    domain = f"arn:<AWS::Partition>:es:<AWS::Region>:<AWS::AccountId>:domain/{domain_name}"
+    return {
+        f"AwsSolutions-IAM5[Resource::{domain}/{path}]": "The index's versioned physical indices "
+        f"({index}-000001, -000002, ...) behind its alias: a reindex creates the next one at run time."
+        for _, paths in grants(index, "admin")
+        for path in paths
+        if path.startswith(f"{index}-*")
+    }
+
+
+def suppress_reviewed_findings(stack: Stack, *, prod: bool, domain_name: str, index: str) -> None:
     """Acknowledge the reviewed findings on ``stack``."""
     reasons = dict(_ALWAYS) if prod else {**_ALWAYS, **_DEV_ONLY}
+    reasons |= _versioned_index_paths(domain_name, index)
     for rule, reason in reasons.items():
         Validations.of(stack).acknowledge(Acknowledgment(id=rule, reason=reason))

@@ -1,37 +1,55 @@
 """Maintenance: the index bootstrap at deploy (a CloudFormation custom resource backed directly by
-this function) and the scheduled purge of expired observations."""
+this function; it reindexes when the model or mapping changed), the daily purge of expired
+observations, and a frequent schedule that resumes a reindex the deploy could not finish."""
 
+import time
 from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from neural_memory.clock import utcnow
 from neural_memory.custom_resource import physical_id, send_response
 from neural_memory.observability import logger, metrics
+from neural_memory.reindex import RESUME_EVENT
+from neural_memory.reindex import bootstrap as bootstrap_index
 from neural_memory.service import get_service
-from neural_memory.stores import ensure_store
+
+# Stop a reindex this long before the function's own timeout: its progress is saved, CloudFormation
+# is answered, and the reindex schedule resumes it.
+DEADLINE_MARGIN_MS = 60_000
 
 
 @logger.inject_lambda_context
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    """``RequestType`` (custom resource) → ensure the index and answer CloudFormation; a scheduled
-    event → purge."""
+    """``RequestType`` (custom resource) → ensure the index and answer CloudFormation; the reindex
+    schedule → resume a reindex if one is needed; the daily schedule → purge."""
     if "RequestType" in event:
-        return bootstrap(event)
+        return bootstrap(event, context)
+    if event.get("action") == RESUME_EVENT["action"]:
+        outcome = bootstrap_index(get_service(), deadline=_deadline(context))
+        logger.info("index check", extra={"outcome": outcome})
+        return {"outcome": outcome}
     purged = get_service().purge_expired(utcnow())
     logger.info("purged expired observations", extra={"purged": purged})
     return {"purged": purged}
 
 
-def bootstrap(event: dict[str, Any]) -> dict[str, Any]:
-    """Create or verify the index; always answer CloudFormation, with the reason when it failed.
-    Delete keeps the index (the data outlives a stack update that replaces this resource)."""
+def _deadline(context: LambdaContext) -> float:
+    """The ``time.monotonic()`` by which a reindex must stop."""
+    return time.monotonic() + max(0, context.get_remaining_time_in_millis() - DEADLINE_MARGIN_MS) / 1000
+
+
+def bootstrap(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """Create or verify the index, reindexing for a new model or mapping (the old index answers
+    until the new one is complete; an unfinished reindex is resumed by the schedule); always answer
+    CloudFormation, with the reason when it failed. Delete keeps the index (the data outlives a
+    stack update that replaces this resource)."""
     resource_id = physical_id(event, str(event.get("LogicalResourceId", "IndexBootstrap")))
     if event["RequestType"] == "Delete":
         return send_response(event, "SUCCESS", resource_id, {"Outcome": "kept"})
     try:
         service = get_service()
-        outcome = ensure_store(service.settings, service.embedder)
+        outcome = bootstrap_index(service, deadline=_deadline(context))
         resource_id = f"index:{service.settings.opensearch_index}"
     except Exception as exc:  # CloudFormation must hear about every failure
         logger.exception("index bootstrap failed")

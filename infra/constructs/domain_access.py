@@ -15,6 +15,7 @@ from aws_cdk import aws_iam as iam
 Access = Literal["read", "write", "admin"]
 
 _READ_PATHS = ("_msearch", "_mget", "_search", "_count")
+_ADMIN_POST_PATHS = ("_search", "_count", "_mget", "_refresh", "_delete_by_query")
 
 
 Grant = tuple[tuple[str, ...], tuple[str, ...]]  # (actions, paths under the domain)
@@ -24,17 +25,21 @@ def grants(index: str, access: Access) -> list[Grant]:
     """What ``access`` allows on ``index``.
 
     read: search and read documents (search, answer); write: also bulk writes and deletes by
-    query (observations, ingest); admin: create and check the index and keep its replica count,
-    purge (maintenance) — which
-    finds what the expired observations superseded and marks it current again (search, bulk).
+    query (observations, ingest); admin (maintenance): create and check the index and keep its
+    replica count; purge, which finds what the expired observations superseded and marks it
+    current again (search, bulk); reindex into a new physical index ``<index>-NNNNNN`` and swap
+    the alias. Never delete an index: old ones are dropped by an operator, on request.
     """
     if access == "admin":
+        own = (index, f"{index}-*")  # the alias, and the versioned physical indices behind it
         return [
-            (("es:ESHttpHead", "es:ESHttpGet", "es:ESHttpPut"), (index,)),
-            (("es:ESHttpGet",), (f"{index}/_mapping",)),
-            (("es:ESHttpGet", "es:ESHttpPut"), (f"{index}/_settings",)),
-            (("es:ESHttpPost",), (f"{index}/_delete_by_query", f"{index}/_count", f"{index}/_search")),
-            (("es:ESHttpPost", "es:ESHttpPut"), (f"{index}/_bulk",)),
+            (("es:ESHttpHead", "es:ESHttpGet", "es:ESHttpPut"), own),
+            (("es:ESHttpGet",), (f"{index}/_alias",)),
+            (("es:ESHttpGet", "es:ESHttpPut"), tuple(f"{i}/{p}" for i in own for p in ("_mapping", "_settings"))),
+            # The reindex's swap: the one request that moves an alias atomically is at the root.
+            (("es:ESHttpPost",), ("_aliases",)),
+            (("es:ESHttpGet", "es:ESHttpPost"), tuple(f"{i}/{p}" for i in own for p in _ADMIN_POST_PATHS)),
+            (("es:ESHttpPost", "es:ESHttpPut"), tuple(f"{i}/_bulk" for i in own)),
         ]
     read: list[Grant] = [(("es:ESHttpGet", "es:ESHttpPost"), tuple(f"{index}/{path}" for path in _READ_PATHS))]
     if access == "read":

@@ -1,5 +1,7 @@
 """The maintenance function's triggers: the index bootstrap at every deploy (a custom resource
-backed directly by the function, which answers CloudFormation itself) and the daily purge."""
+backed directly by the function, which answers CloudFormation itself; it reindexes when the model
+or mapping changed), the daily purge, and a schedule that resumes a reindex the deploy's
+invocation could not finish (a no-op otherwise: two small reads)."""
 
 from __future__ import annotations
 
@@ -8,8 +10,11 @@ from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
+from neural_memory.reindex import RESUME_EVENT
 
 from infra.constants import SERVICE_NAME
+
+REINDEX_RESUME_MINUTES = 15
 
 
 class Maintenance(Construct):
@@ -33,4 +38,10 @@ class Maintenance(Construct):
             "DailyPurge",
             schedule=events.Schedule.rate(Duration.days(1)),
             targets=[targets.LambdaFunction(function)],
+        )
+        events.Rule(
+            self,
+            "ReindexResume",
+            schedule=events.Schedule.rate(Duration.minutes(REINDEX_RESUME_MINUTES)),
+            targets=[targets.LambdaFunction(function, event=events.RuleTargetInput.from_object(RESUME_EVENT))],
         )

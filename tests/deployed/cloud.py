@@ -433,6 +433,8 @@ class DeployedStack:
             "AWS_DEFAULT_REGION": REGION,
             "AWS_LAMBDA_FUNCTION_NAME": function.logical_id,
             "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(function.properties.get("MemorySize", 128)),
+            # Not a Lambda variable: the runner's context counts the remaining time down from it
+            "TEST_FUNCTION_TIMEOUT_S": str(function.properties.get("Timeout", 3)),
             "LAMBDA_TASK_ROOT": str(function.asset),
             "_HANDLER": function.properties["Handler"],
             "AWS_ACCESS_KEY_ID": credentials["aws_access_key_id"],
@@ -445,11 +447,15 @@ class DeployedStack:
             "ANTHROPIC_BASE_URL": closed,
         }
 
-    def container(self, name: str, credentials: dict[str, str] | None = None) -> Container:
-        """The function's warm container (started on first use); other credentials start a fresh one."""
+    def container(
+        self, name: str, credentials: dict[str, str] | None = None, variables: dict[str, str] | None = None
+    ) -> Container:
+        """The function's warm container (started on first use); other credentials or environment
+        variables (a configuration change a deploy would make) start a fresh one."""
         function = self.functions[name]
-        if credentials is not None:
-            return Container(function, self.environment(function, credentials), self._paths(function))
+        if credentials is not None or variables:
+            keys = credentials or self.credentials[function.role]
+            return Container(function, self.environment(function, keys) | (variables or {}), self._paths(function))
         if name not in self._containers:
             keys = self.credentials[function.role]
             self._containers[name] = Container(function, self.environment(function, keys), self._paths(function))
@@ -458,9 +464,17 @@ class DeployedStack:
     def _paths(self, function: Function) -> list[str]:
         return [str(function.asset), str(self._layer / "python"), str(self._runtime)]
 
-    def invoke(self, name: str, label: str, event: dict[str, Any]) -> dict[str, Any]:
-        """Invoke function ``name`` with ``event``; recorded for the summary as ``label``."""
-        reply = self.container(name).invoke(event)
+    def invoke(
+        self, name: str, label: str, event: dict[str, Any], variables: dict[str, str] | None = None
+    ) -> dict[str, Any]:
+        """Invoke function ``name`` with ``event`` (in a fresh container if ``variables`` change its
+        environment); recorded for the summary as ``label``."""
+        container = self.container(name, variables=variables)
+        try:
+            reply = container.invoke(event)
+        finally:
+            if variables:
+                container.close()
         outcome = f"{reply['errorType']}: {reply['errorMessage']}" if "errorType" in reply else _outcome(reply)
         self.driven.append(Driven(name, label, outcome))
         return reply

@@ -7,6 +7,7 @@ the function prints (its logs) goes to stderr."""
 import json
 import os
 import sys
+import time
 import traceback
 
 sys.path[:0] = json.loads(sys.argv[1])
@@ -18,6 +19,7 @@ class Context:
     """The attributes of Lambda's context object that handlers and Powertools read."""
 
     def __init__(self, request_id: str) -> None:
+        self._deadline = time.monotonic() + float(os.environ["TEST_FUNCTION_TIMEOUT_S"])
         self.aws_request_id = request_id
         self.function_name = os.environ["AWS_LAMBDA_FUNCTION_NAME"]
         self.function_version = "$LATEST"
@@ -27,7 +29,8 @@ class Context:
         self.log_stream_name = "deployed-shape"
 
     def get_remaining_time_in_millis(self) -> int:
-        return 30_000
+        """As in Lambda: the function's timeout less the time this invocation has run."""
+        return max(0, int((self._deadline - time.monotonic()) * 1000))
 
 
 try:

@@ -327,6 +327,25 @@ def test_the_daily_purge_and_the_stack_deletion(deployed: DeployedStack) -> None
     assert "errorType" not in reply and deployed.cloudformation.seen[-1]["Status"] == "SUCCESS"
 
 
+def test_a_model_change_reindexes_behind_the_alias_at_deploy(deployed: DeployedStack) -> None:
+    # Given the index the first bootstrap built, and a schedule run that finds nothing to resume
+    resumed = deployed.invoke("maintenance", "EventBridge schedule (reindex resume)", load_event("schedule/reindex"))
+    assert resumed.get("result") == {"outcome": "ok"}, resumed
+    # When a deploy changes the embedding model (here: to none) and the bootstrap runs again
+    reply = deployed.invoke(
+        "maintenance",
+        "CloudFormation Update (index bootstrap, model changed)",
+        _custom_resource(deployed, "Update"),
+        variables={"NM_EMBEDDER": "none"},
+    )
+    # Then it rebuilds the index under its role's grants (the grant test below checks each
+    # request) and moves the alias
+    assert "errorType" not in reply, reply
+    answer = deployed.cloudformation.seen[-1]
+    assert answer["Status"] == "SUCCESS", answer
+    assert "-> neural-memory-000002" in answer["Data"]["Outcome"] and "swapped in" in answer["Data"]["Outcome"]
+
+
 def test_every_opensearch_request_was_allowed_by_the_signers_grants(deployed: DeployedStack) -> None:
     domain = _resource(deployed, "AWS::OpenSearchService::Domain")
     domain_arn = deployed.resolve.attributes[(domain, "Arn")]

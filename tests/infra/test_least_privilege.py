@@ -61,7 +61,9 @@ def test_opensearch_grants_are_least_privilege(dev: Template) -> None:
     assert ("es:ESHttpPut", "neural-memory") in grants["maintenance"]
     everything = [pair for pairs in grants.values() for pair in pairs]
     assert not [a for a, _ in everything if a in {"es:ESHttpDelete", "es:ESHttpPatch", "es:ESHttp*"}]
-    assert all(p.startswith("neural-memory") for _, p in everything)  # never another index, never the domain root
+    # never another index; at the domain's root only the maintenance's atomic alias swap
+    assert [(a, p) for a, p in everything if not p.startswith("neural-memory")] == [("es:ESHttpPost", "_aliases")]
+    assert ("es:ESHttpPost", "_aliases") in grants["maintenance"]
 
 
 def test_the_domain_access_policy_allows_only_the_functions_roles(dev: Template) -> None:

@@ -7,8 +7,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 from aws_cdk.assertions import Match
+from neural_memory.reindex import RESUME_EVENT
 from neural_memory.stores.opensearch import SCHEMA_VERSION
 
+from infra.constants import MAINTENANCE_TIMEOUT_S
 from tests.infra.template_reading import functions, role_of, statements_of_role
 
 if TYPE_CHECKING:
@@ -153,15 +155,23 @@ def test_ingest_concurrency_can_be_left_unreserved_for_a_new_accounts_quota(
     template.has_resource_properties("AWS::Lambda::EventSourceMapping", {"ScalingConfig": {"MaximumConcurrency": 2}})
 
 
-def test_maintenance_bootstraps_the_index_and_purges_daily(dev: Template, prod: Template) -> None:
+def test_maintenance_bootstraps_the_index_purges_daily_and_resumes_a_reindex(dev: Template, prod: Template) -> None:
     for template, replicas in ((dev, "0"), (prod, "2")):
         template.has_resource_properties(
             "Custom::NeuralMemoryIndex",
             {"IndexVersion": f"{SCHEMA_VERSION}:embed-english-v3.0:1024", "Replicas": replicas},
         )
-        (maintenance,) = [f for f in _ours(template).values() if f["Timeout"] == 300]
+        (maintenance,) = [f for f in _ours(template).values() if f["Timeout"] == MAINTENANCE_TIMEOUT_S]
         assert maintenance["Environment"]["Variables"]["NM_OPENSEARCH_REPLICAS"] == replicas
     dev.has_resource_properties("AWS::Events::Rule", {"ScheduleExpression": "rate(1 day)"})
+    # The resume schedule sends the action the handler dispatches on
+    dev.has_resource_properties(
+        "AWS::Events::Rule",
+        {
+            "ScheduleExpression": "rate(15 minutes)",
+            "Targets": [Match.object_like({"Input": Match.serialized_json(RESUME_EVENT)})],
+        },
+    )
 
 
 def test_secrets_and_dashboard_and_alarms(dev: Template) -> None:

@@ -17,7 +17,8 @@ from neural_memory.ingest.dlq import redrive
 from neural_memory.ingest.files import Loaded, load_file
 from neural_memory.ingest.runner import ingest_loaded, read_failures, write_failures
 from neural_memory.service import Service, set_service
-from neural_memory.stores.opensearch import OpenSearchAdmin, OpenSearchStore
+from neural_memory.stores.opensearch import OpenSearchStore
+from neural_memory.stores.opensearch_index import OpenSearchAdmin
 from neural_memory.stores.sqlite import SqliteStore
 from opensearchpy import OpenSearch
 

@@ -20,7 +20,8 @@ from neural_memory.filters import Filter, render_opensearch
 from neural_memory.models import Chunk, ObservationIn, ObservationRecord
 from neural_memory.service import Service
 from neural_memory.stores.base import IndexedObservation
-from neural_memory.stores.opensearch import OpenSearchAdmin, OpenSearchStore, cosine_from_score, knn_body
+from neural_memory.stores.opensearch import OpenSearchStore, cosine_from_score, knn_body
+from neural_memory.stores.opensearch_index import OpenSearchAdmin
 from neural_memory.stores.record_fields import FIELD_NAMES, RECORD_FIELDS
 from neural_memory.stores.sqlite import SqliteStore
 from opensearchpy import OpenSearch
@@ -181,11 +182,14 @@ def test_index_bootstrap_is_idempotent_and_refuses_another_model(osmem_url: str)
     admin = OpenSearchAdmin(client, "nm-boot", replicas=0)
     assert admin.ensure_index(64, "model-a") == "created"
     assert admin.ensure_index(64, "model-a") == "ok"
+    # The service's name is an alias of a versioned physical index (a reindex can replace it)
+    assert client.indices.get_alias(index="nm-boot") == {"nm-boot-000001": {"aliases": {"nm-boot": {}}}}
     # A single node holds every shard of an index without replicas: green, not yellow for good
     assert client.cluster.health(index="nm-boot")["status"] == "green"
     # A stage with more nodes keeps the replica count in step at its next bootstrap
     assert OpenSearchAdmin(client, "nm-boot", replicas=2).ensure_index(64, "model-a") == "replicas updated"
-    assert client.indices.get_settings(index="nm-boot")["nm-boot"]["settings"]["index"]["number_of_replicas"] == "2"
+    settings = client.indices.get_settings(index="nm-boot")["nm-boot-000001"]["settings"]
+    assert settings["index"]["number_of_replicas"] == "2"
     with pytest.raises(ConfigurationError, match="model-b"):
         admin.ensure_index(64, "model-b")
     with pytest.raises(ConfigurationError, match="128"):

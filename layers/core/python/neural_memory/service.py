@@ -148,7 +148,7 @@ class Service:
         ]
         supersession.check_no_cycle(self.store, workspace_id, items)
         before = supersession.previous_links(self.store, workspace_id, items)
-        self._embed(workspace_id, items)
+        self.embed_chunks(workspace_id, items)
         outcome = self.store.upsert(workspace_id, items)
         written = [item for item in items if item.record.id not in outcome.failed]
         supersession.relink(
@@ -158,7 +158,7 @@ class Service:
         record_count(METRIC_OBSERVATIONS_UPDATED, len(outcome.updated))
         return outcome
 
-    def _embed(self, workspace_id: str, items: Sequence[IndexedObservation]) -> None:
+    def embed_chunks(self, workspace_id: str, items: Sequence[IndexedObservation]) -> None:
         """Vectors for every chunk of the embedded tiers: from the workspace's cache when the same
         text was embedded before by the same model, else in one batch call to the embedder."""
         if self.embedder is None:

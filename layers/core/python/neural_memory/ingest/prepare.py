@@ -63,7 +63,7 @@ def prepare(
     chunk_overlap: int = 24,
 ) -> IndexedObservation:
     """Resolve id, tier and expiry, stamp ``ingested_at``, hash the indexed content and cut it
-    into chunks (each searchable, each pointing back to this observation)."""
+    into chunks."""
     tier = tier_for(observation.observation_type, observation.tier, policy)
     # Every field the client may send is copied as sent; the rest is resolved here.
     copied = observation.model_dump(include=_COPIED)
@@ -84,5 +84,11 @@ def prepare(
             json.dumps(observation.metadata, sort_keys=True, default=str),
         ),
     )
+    return chunked(record, chunk_tokens, chunk_overlap)
+
+
+def chunked(record: ObservationRecord, chunk_tokens: int = 200, chunk_overlap: int = 24) -> IndexedObservation:
+    """The record with its content cut into chunks (each searchable, each pointing back to it):
+    at ingestion, and again when a reindex rebuilds an index from the stored records."""
     pieces = chunk_text(record.content, chunk_tokens, chunk_overlap)
     return IndexedObservation(record=record, chunks=[Chunk(chunk_no=n, text=t) for n, t in enumerate(pieces)])

@@ -276,6 +276,51 @@ def cmd_purge(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_reindex(args: argparse.Namespace) -> int:
+    """OpenSearch: list the physical indices behind the alias, drop an old one, or rebuild the live
+    one for the configured model and mapping (resumable; the alias moves when it is complete)."""
+    from neural_memory.reindex import Reindexer
+    from neural_memory.service import build_service
+    from neural_memory.stores import build_admin
+
+    settings = _settings(args)
+    admin = build_admin(settings)
+    if admin is None:
+        print("reindex is for the OpenSearch store (--store opensearch): the embedded store keeps "
+              "each model's vectors apart and needs none", file=sys.stderr)  # fmt: skip
+        return 2
+    if args.drop:
+        admin.drop(args.drop)
+        print(f"dropped {args.drop}")
+        return 0
+    if args.list:
+        live = admin.live()
+        for name in admin.versions() or ([live] if live else []):
+            meta = admin.meta(name)
+            state = "live" if name == live else "reindexing" if "reindex" in meta else "old"
+            print(f"{name}\t{state}\tmodel {meta.get('model_id')} ({meta.get('dimension')} dims), "
+                  f"schema {meta.get('schema_version')}")  # fmt: skip
+        return 0
+    service = build_service(settings)
+    bar = None
+
+    def progress(copied: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = _progress(total, "obs", "reindex")
+        bar.update(copied - bar.n)
+
+    report = Reindexer(service, admin, batch_size=args.batch).run(progress=progress)
+    if bar is not None:
+        bar.close()
+    print(report.summary())
+    for key, reason in list(report.failed.items())[:20]:
+        print(f"  refused {key}: {reason}", file=sys.stderr)
+    if report.swapped and report.source:
+        print(f"the old index {report.source} is kept: `neural-memory reindex --drop {report.source}` deletes it")
+    return 1 if report.failed else 0
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     """Score retrieval on a BEIR-layout or a LoCoMo-layout dataset; the last line is one JSON object."""
     from neural_memory.local import conversations
@@ -414,6 +459,15 @@ def build_parser() -> argparse.ArgumentParser:
     purge = commands.add_parser("purge", help="delete expired observations")
     data_dir(purge)
     purge.set_defaults(func=cmd_purge)
+
+    reindex = commands.add_parser(
+        "reindex", help="OpenSearch: rebuild the index for a new model or mapping behind its alias (resumable)"
+    )
+    reindex.add_argument("--batch", type=int, default=100, help="observations embedded and written at a time")
+    reindex.add_argument("--list", action="store_true", help="list the physical indices and which one is live")
+    reindex.add_argument("--drop", metavar="INDEX", help="delete an old physical index (never the live one)")
+    data_dir(reindex)
+    reindex.set_defaults(func=cmd_reindex)
 
     evaluate = commands.add_parser(
         "eval", help="nDCG@10 and recall@100 on a BEIR dataset; evidence recall@10 and hit@10 on LoCoMo"

@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from neural_memory.keys import KeyStore
     from neural_memory.settings import Settings
     from neural_memory.stores.base import Store
+    from neural_memory.stores.opensearch_index import OpenSearchAdmin
 
 
 def build_store(settings: Settings) -> Store:
@@ -32,23 +33,28 @@ def build_store(settings: Settings) -> Store:
     raise ConfigurationError(f"unknown store {settings.store!r}")
 
 
-def ensure_store(settings: Settings, embedder: Embedder | None) -> str:
-    """Create or verify the store's index for this embedder (OpenSearch); the embedded store
-    creates its schema on open. Returns what was done. For start-up and the maintenance function."""
+def build_admin(settings: Settings) -> OpenSearchAdmin | None:
+    """Index management for the OpenSearch store (None for the embedded one, which creates its
+    schema on open). Constructing it does no I/O."""
     if settings.store != "opensearch":
-        return "ok"
-    from neural_memory.stores.opensearch import OpenSearchAdmin
+        return None
     from neural_memory.stores.opensearch_client import build_client
+    from neural_memory.stores.opensearch_index import OpenSearchAdmin
 
-    admin = OpenSearchAdmin(
+    return OpenSearchAdmin(
         build_client(settings),
         settings.opensearch_index,
         shards=settings.opensearch_shards,
         replicas=settings.opensearch_replicas,
     )
-    if embedder is None:
-        return admin.ensure_index(1, "none")
-    return admin.ensure_index(embedder.dimension, embedder.model_id)
+
+
+def ensure_store(settings: Settings, embedder: Embedder | None) -> str:
+    """Create or verify the store's index for this embedder; returns what was done. For start-up."""
+    from neural_memory.stores.opensearch_index import space_of
+
+    admin = build_admin(settings)
+    return "ok" if admin is None else admin.ensure_index(*space_of(embedder))
 
 
 def build_key_store(settings: Settings) -> KeyStore:

@@ -11,8 +11,9 @@
 - Scores follow the ``Store`` contract: faiss inner-product ``_score`` is mapped back to cosine
   (``score - 1`` above 1, ``1 - 1/score`` below) and clipped to [0, 1]; BM25 is divided by the
   query's best.
-- Index creation and mapping checks live on ``OpenSearchAdmin`` (used by the maintenance
-  function and ``serve``), never in a constructor.
+- The store is given the alias of the live index; creating, checking and replacing physical
+  indices behind it is ``opensearch_index.OpenSearchAdmin``'s (the maintenance function, ``serve``
+  and ``neural-memory reindex``), never a constructor's.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
-from neural_memory.clock import to_iso
+from neural_memory.clock import from_iso, to_iso
 from neural_memory.errors import BackendUnavailable, ConfigurationError, NeuralMemoryError, StoreRejected
 from neural_memory.filters import metadata_terms, render_opensearch
 from neural_memory.models import Hit, ObservationRecord, Retrieved, UpsertOutcome
@@ -136,39 +137,6 @@ def cosine_from_score(score: float) -> float:
     """Undo faiss inner-product scoring (``1 + ip`` for ip >= 0, ``1 / (1 - ip)`` below) and clip."""
     cosine = score - 1.0 if score >= 1.0 else 1.0 - 1.0 / score if score > 0 else -1.0
     return min(1.0, max(0.0, cosine))
-
-
-class OpenSearchAdmin:
-    """Index management: create if absent, verify the mapping's version, model and dimension, keep
-    the replica count as configured."""
-
-    def __init__(self, client: Any, index: str, shards: int = 1, replicas: int = 1) -> None:
-        self._client = client
-        self._index = index
-        self._shards = shards
-        self._replicas = replicas
-
-    def ensure_index(self, dimension: int, model_id: str) -> str:
-        """``created``, ``ok`` or ``replicas updated``; raises ``ConfigurationError`` when the index
-        was built for another model, dimension or schema version (reindexing is needed, never
-        silent mixing)."""
-        if not self._client.indices.exists(index=self._index):
-            body = index_body(dimension, model_id, self._shards, self._replicas)
-            self._client.indices.create(index=self._index, body=body)
-            return "created"
-        mapping = self._client.indices.get_mapping(index=self._index)
-        meta = next(iter(mapping.values()))["mappings"].get("_meta", {})
-        expected = {"schema_version": SCHEMA_VERSION, "model_id": model_id, "dimension": dimension}
-        found = {key: meta.get(key) for key in expected}
-        if found != expected:
-            raise ConfigurationError(f"index {self._index!r} was built for {found}, this service needs {expected}")
-        settings = self._client.indices.get_settings(index=self._index)
-        replicas = int(next(iter(settings.values()))["settings"]["index"]["number_of_replicas"])
-        if replicas != self._replicas:
-            # The replica count is the one setting that changes in place (the stage's node count)
-            self._client.indices.put_settings(index=self._index, body={"index": {"number_of_replicas": self._replicas}})
-            return "replicas updated"
-        return "ok"
 
 
 class OpenSearchStore:
@@ -519,6 +487,45 @@ class OpenSearchStore:
             raise BackendUnavailable(f"OpenSearch search failed: {failed}")
         result.degraded = [f"{kind}:failed ({reason})" for kind, reason in failed.items()]
         return result
+
+    # ------------------------------------------------------------------ whole-index reads (reindex)
+
+    def scan(
+        self, after: Sequence[str] | None, size: int, since: datetime | None = None
+    ) -> list[tuple[str, ObservationRecord]]:
+        """Up to ``size`` observations of every workspace, in (workspace, id) order after the
+        sort key ``after``; with ``since``, only those written at or after it."""
+        hits = self._sorted_firsts(after, size, since, _NO_EMBEDDING)
+        return [(h["_source"]["workspace_id"], _record(h["_source"], h["_source"].get("content", ""))) for h in hits]
+
+    def written_at(self) -> dict[tuple[str, str], datetime]:
+        """Every observation's (workspace, id) with when it was written."""
+        found: dict[tuple[str, str], datetime] = {}
+        after: list[str] | None = None
+        while hits := self._sorted_firsts(after, 5_000, None, ["workspace_id", "observation_id", "ingested_at"]):
+            found |= {
+                (h["_source"]["workspace_id"], h["_source"]["observation_id"]): from_iso(h["_source"]["ingested_at"])
+                for h in hits
+            }
+            after = hits[-1]["sort"]
+        return found
+
+    def _sorted_firsts(
+        self, after: Sequence[str] | None, size: int, since: datetime | None, source: Any
+    ) -> list[dict[str, Any]]:
+        filters: list[dict[str, Any]] = [{"term": {"chunk_no": 0}}]
+        if since is not None:
+            filters.append({"range": {"ingested_at": {"gte": to_iso(since)}}})
+        body: dict[str, Any] = {
+            "size": size,
+            "_source": source,
+            "query": {"bool": {"filter": filters}},
+            "sort": [{"workspace_id": "asc"}, {"observation_id": "asc"}],
+        }
+        if after:
+            body["search_after"] = list(after)
+        hits: list[dict[str, Any]] = self._call(self._client.search, index=self._index, body=body)["hits"]["hits"]
+        return hits
 
     def _hits(self, workspace_id: str, hits: list[dict[str, Any]], score: Any) -> list[Hit]:
         """Hits with their parents' full text, fetched in one batch read."""

@@ -1,0 +1,225 @@
+"""The OpenSearch index lifecycle: versioned physical indices behind one alias.
+
+Every reader and writer names the alias (``Settings.opensearch_index``); the documents live in a
+physical index ``<alias>-NNNNNN`` whose mapping ``_meta`` records the schema version, the
+embedding model and its dimension. A new model or mapping means a new physical index, built
+while the old one keeps answering (``neural_memory.reindex``) and swapped in behind the alias in
+one ``_aliases`` request. A reindex in progress is recorded in the new index's ``_meta``
+(``reindex``: the source index, when it started, the last observation copied), so an
+interrupted one resumes where it stopped. Old indices stay until they are dropped on request.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from neural_memory.clock import to_iso
+from neural_memory.errors import ConfigurationError, NotFound
+from neural_memory.stores.opensearch import SCHEMA_VERSION, index_body
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from neural_memory.embeddings.base import Embedder
+
+VERSION_DIGITS = 6
+FAILURES_KEPT = 200  # failed observations remembered in the index's _meta (the first ones)
+
+
+@dataclass
+class ReindexState:
+    """A reindex in progress: from ``source`` into ``target``; ``cursor`` is the sort key
+    (workspace, observation id) of the last observation copied."""
+
+    source: str
+    target: str
+    started_at: str
+    cursor: list[str] | None = None
+    copied: int = 0
+    failed: dict[str, str] = field(default_factory=dict)
+
+    def as_meta(self) -> dict[str, Any]:
+        """The ``reindex`` entry of the target's ``_meta``."""
+        return {
+            "source": self.source,
+            "started_at": self.started_at,
+            "cursor": self.cursor,
+            "copied": self.copied,
+            "failed": dict(list(self.failed.items())[:FAILURES_KEPT]),
+        }
+
+
+def space_of(embedder: Embedder | None) -> tuple[int, str]:
+    """The (dimension, model id) an index is built for: the embedder's, or a vectorless one."""
+    return (embedder.dimension, embedder.model_id) if embedder is not None else (1, "none")
+
+
+def expected_meta(dimension: int, model_id: str) -> dict[str, Any]:
+    """What an index's ``_meta`` must say for a service with this embedder."""
+    return {"schema_version": SCHEMA_VERSION, "model_id": model_id, "dimension": dimension}
+
+
+class OpenSearchAdmin:
+    """Index management behind the alias: create, verify, keep replicas in step, start or resume
+    a reindex, swap the alias, drop an old index."""
+
+    def __init__(self, client: Any, alias: str, shards: int = 1, replicas: int = 1) -> None:
+        self.client = client
+        self.alias = alias
+        self._shards = shards
+        self._replicas = replicas
+
+    # ------------------------------------------------------------------ reading the layout
+
+    def live(self) -> str | None:
+        """The physical index the alias names; the alias itself for an index created under that
+        name before indices were versioned; None if neither exists."""
+        from opensearchpy.exceptions import NotFoundError
+
+        try:
+            return str(next(iter(self.client.indices.get_alias(index=self.alias))))
+        except (NotFoundError, StopIteration):
+            return None
+
+    def versions(self) -> list[str]:
+        """Every physical index of this alias, oldest first."""
+        from opensearchpy.exceptions import NotFoundError
+
+        try:
+            found = self.client.indices.get(index=f"{self.alias}-*")
+        except NotFoundError:
+            return []
+        return sorted(name for name in found if _version_of(self.alias, name) is not None)
+
+    def meta(self, index: str) -> dict[str, Any]:
+        """The index's mapping ``_meta``."""
+        mapping = self.client.indices.get_mapping(index=index)
+        return dict(next(iter(mapping.values()))["mappings"].get("_meta", {}))
+
+    def in_progress(self) -> ReindexState | None:
+        """The newest reindex started from the live index and not yet swapped in, if any."""
+        live = self.live()
+        for name in reversed(self.versions()):
+            state = self.meta(name).get("reindex")
+            if name != live and state and state.get("source") == live:
+                return ReindexState(
+                    source=state["source"],
+                    target=name,
+                    started_at=state["started_at"],
+                    cursor=state.get("cursor"),
+                    copied=int(state.get("copied", 0)),
+                    failed=dict(state.get("failed") or {}),
+                )
+        return None
+
+    # ------------------------------------------------------------------ bootstrap
+
+    def ensure_index(self, dimension: int, model_id: str) -> str:
+        """``created``, ``ok`` or ``replicas updated``; raises ``ConfigurationError`` when the live
+        index was built for another model, dimension or schema version (a reindex is needed,
+        never silent mixing)."""
+        live = self.live()
+        if live is None:
+            target = self._create(self._next_version(), dimension, model_id, None)
+            self.client.indices.update_aliases(body={"actions": [{"add": {"index": target, "alias": self.alias}}]})
+            return "created"
+        expected = expected_meta(dimension, model_id)
+        found = {key: self.meta(live).get(key) for key in expected}
+        if found != expected:
+            raise ConfigurationError(
+                f"index {live!r} behind {self.alias!r} was built for {found}, this service needs {expected}: "
+                "run `neural-memory reindex` (the maintenance function does it at deploy)"
+            )
+        return self._sync_replicas(live)
+
+    def needs_reindex(self, dimension: int, model_id: str) -> bool:
+        """Whether the live index was built for another model, dimension or schema version."""
+        live = self.live()
+        if live is None:
+            return False
+        expected = expected_meta(dimension, model_id)
+        return {key: self.meta(live).get(key) for key in expected} != expected
+
+    def _sync_replicas(self, index: str) -> str:
+        settings = self.client.indices.get_settings(index=index)
+        replicas = int(next(iter(settings.values()))["settings"]["index"]["number_of_replicas"])
+        if replicas == self._replicas:
+            return "ok"
+        # The replica count is the one setting that changes in place (the stage's node count)
+        self.client.indices.put_settings(index=index, body={"index": {"number_of_replicas": self._replicas}})
+        return "replicas updated"
+
+    def _next_version(self) -> str:
+        numbers = [_version_of(self.alias, name) or 0 for name in self.versions()]
+        return f"{self.alias}-{max(numbers, default=0) + 1:0{VERSION_DIGITS}d}"
+
+    def _create(self, name: str, dimension: int, model_id: str, state: ReindexState | None) -> str:
+        body = index_body(dimension, model_id, self._shards, self._replicas)
+        if state is not None:
+            body["mappings"]["_meta"]["reindex"] = state.as_meta()
+        self.client.indices.create(index=name, body=body)
+        return name
+
+    # ------------------------------------------------------------------ reindex
+
+    def begin_reindex(self, dimension: int, model_id: str, now: datetime) -> ReindexState | None:
+        """The reindex to run for this embedder: the one in progress (resumed), else a new
+        physical index for it; None when the live index already fits."""
+        live = self.live()
+        if live is None:
+            raise ConfigurationError(f"nothing to reindex: no index behind {self.alias!r}")
+        if not self.needs_reindex(dimension, model_id):
+            return None
+        # A reindex for another model left unfinished stays (dropped on request); this model
+        # gets an index of its own.
+        state = self.in_progress()
+        if state is not None and expected_meta(dimension, model_id) == {
+            key: self.meta(state.target).get(key) for key in ("schema_version", "model_id", "dimension")
+        }:
+            return state
+        state = ReindexState(source=live, target=self._next_version(), started_at=to_iso(now))
+        self._create(state.target, dimension, model_id, state)
+        return state
+
+    def save_progress(self, state: ReindexState) -> None:
+        """Record the reindex's progress in its target's ``_meta`` (the whole ``_meta`` is replaced)."""
+        meta = self.meta(state.target) | {"reindex": state.as_meta()}
+        self.client.indices.put_mapping(index=state.target, body={"_meta": meta})
+
+    def refresh(self, index: str) -> None:
+        """Make what was written to ``index`` searchable."""
+        self.client.indices.refresh(index=index)
+
+    def swap(self, state: ReindexState) -> None:
+        """Point the alias at the target in one atomic request. An index created under the
+        alias's own name (before versioning) cannot stand beside the alias: it is removed in
+        the same request, which is the only case where a swap drops data's old copy."""
+        actions: list[dict[str, Any]] = [{"add": {"index": state.target, "alias": self.alias}}]
+        if state.source == self.alias:
+            actions.insert(0, {"remove_index": {"index": state.source}})
+        else:
+            actions.insert(0, {"remove": {"index": state.source, "alias": self.alias}})
+        self.client.indices.update_aliases(body={"actions": actions})
+        meta = self.meta(state.target)
+        meta.pop("reindex", None)
+        meta["reindexed_from"] = state.source
+        self.client.indices.put_mapping(index=state.target, body={"_meta": meta})
+
+    def drop(self, index: str) -> None:
+        """Delete an old physical index of this alias; never the live one."""
+        if _version_of(self.alias, index) is None:
+            raise NotFound(f"{index!r} is not a physical index of {self.alias!r}")
+        if index == self.live():
+            raise ConfigurationError(f"{index!r} is the live index behind {self.alias!r}; it is never dropped")
+        if index not in self.versions():
+            raise NotFound(f"index {index!r} does not exist")
+        self.client.indices.delete(index=index)
+
+
+def _version_of(alias: str, name: str) -> int | None:
+    """N of ``<alias>-NNNNNN``, else None."""
+    suffix = name.removeprefix(f"{alias}-")
+    if suffix == name or len(suffix) != VERSION_DIGITS or not suffix.isdigit():
+        return None
+    return int(suffix)

@@ -1,0 +1,214 @@
+"""The index lifecycle on osmem-server: an index built for model A behind its alias is rebuilt for
+model B (the real local model) by ``Reindexer`` while searches and writes go on, swapped in
+atomically, and the old index kept until it is dropped on request."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from neural_memory.errors import ConfigurationError, NotFound
+from neural_memory.models import SearchRequest
+from neural_memory.reindex import Reindexer, bootstrap
+from neural_memory.service import Service
+from neural_memory.stores.opensearch import OpenSearchStore
+from neural_memory.stores.opensearch_index import OpenSearchAdmin
+from opensearchpy import OpenSearch
+
+from tests.helpers.fakes import HashEmbedder
+from tests.helpers.pipeline import NOW, note
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from neural_memory.embeddings.onnx_local import OnnxLocalEmbedder
+    from neural_memory.settings import Settings
+
+pytestmark = pytest.mark.integration
+ALIAS = "nm"
+LONG = " ".join(f"Sentence {i} of the incident review explains the rollback of release {i}." for i in range(60))
+
+
+def _service(client: OpenSearch, embedder: Any, settings: Settings, at: datetime = NOW) -> Service:
+    return Service(OpenSearchStore(client, ALIAS, refresh="true"), embedder, settings, clock=lambda: at)
+
+
+def _reindexer(service: Service, admin: OpenSearchAdmin, batch_size: int = 100) -> Reindexer:
+    """A reindexer whose clock starts at NOW and moves 10 minutes at each reading."""
+    ticks = itertools.count()
+    return Reindexer(service, admin, batch_size, clock=lambda: NOW + timedelta(minutes=10 * next(ticks)))
+
+
+def _found(service: Service, workspace: str, query: str) -> set[str]:
+    body = SearchRequest.model_validate(
+        {"query": query, "topK": 50, "mode": "keyword", "llmFilter": False, "includeSuperseded": True}
+    )
+    return {r.id for r in service.search(workspace, body, "r").results}
+
+
+@pytest.fixture
+def old(osmem_url: str, settings: Settings) -> Service:
+    """Model A's index (v1) behind the alias, with 12 observations in two workspaces: one long
+    (several chunks), one superseded by another."""
+    client = OpenSearch(hosts=[osmem_url])
+    assert OpenSearchAdmin(client, ALIAS, replicas=0).ensure_index(64, HashEmbedder().model_id) == "created"
+    service = _service(client, HashEmbedder(), settings, at=NOW - timedelta(days=1))
+    service.index("acme", [note(f"a{i}", f"deploy note {i}", f"the deploy of service {i} went fine") for i in range(8)])
+    service.index("acme", [note("long", "incident review", LONG)])
+    service.index("acme", [note("old-plan", "deploy plan", "deploy on fridays")])
+    service.index("acme", [note("new-plan", "deploy plan, revised", "never on fridays", supersedes=["old-plan"])])
+    service.index("globex", [note("g1", "deploy note of globex", "globex deploys on mondays")])
+    return service
+
+
+def test_a_reindex_for_a_new_model_keeps_answering_and_swaps_atomically(
+    old: Service, embedder: OnnxLocalEmbedder, settings: Settings
+) -> None:
+    client = old.store._client  # type: ignore[attr-defined]
+    admin = OpenSearchAdmin(client, ALIAS, replicas=0)
+    # Given the live index v1 for model A, and the service now configured with model B
+    assert admin.live() == "nm-000001"
+    new = _service(client, embedder, settings)
+    assert admin.needs_reindex(embedder.dimension, embedder.model_id)
+    with pytest.raises(ConfigurationError, match="neural-memory reindex"):
+        admin.ensure_index(embedder.dimension, embedder.model_id)
+    answered: list[set[str]] = []
+    writer = _service(client, HashEmbedder(), settings, at=NOW + timedelta(minutes=1))
+
+    def meanwhile(copied: int, total: int) -> None:
+        # Searches keep answering from the old index throughout (osmem has no k-NN: lexically)
+        answered.append(_found(old, "acme", "deploy"))
+        if len(answered) == 2:
+            # Writes keep going to the alias (the old index) while the new one is built, here all
+            # of them behind the reindex's cursor (a5): a new one, one superseding a1 (which
+            # changes a1's mark), a deleted one
+            writer.index("acme", [note("a-late", "deploy note written during the reindex", "it lands in v1")])
+            writer.index("acme", [note("a1-fix", "deploy note 1, corrected", "the deploy failed", supersedes=["a1"])])
+            writer.delete("acme", "a0", "r")
+            assert admin.live() == "nm-000001"
+
+    # When the reindex runs, a few observations at a time
+    report = _reindexer(new, admin, batch_size=3).run(progress=meanwhile)
+
+    # Then searches answered at every batch, from the old index
+    assert len(answered) == 4 and all({"a2", "a7"} <= found for found in answered)
+    assert report.swapped and report.source == "nm-000001" and report.target == "nm-000002"
+    assert report.failed == {} and report.removed == 1 and report.caught_up == 3  # a-late, a1-fix, a1
+    # And the alias names the new index, built for model B
+    assert admin.live() == "nm-000002"
+    assert admin.meta("nm-000002")["model_id"] == embedder.model_id and "reindex" not in admin.meta("nm-000002")
+    admin.ensure_index(embedder.dimension, embedder.model_id)
+    # And every observation is found under the alias, with model B's vectors, the writes made
+    # during the reindex included and the deleted one gone
+    expected = {f"a{i}" for i in range(1, 8)} | {"long", "old-plan", "new-plan", "a-late", "a1-fix"}
+    assert _found(new, "acme", "deploy incident review") == expected
+    assert _found(new, "globex", "deploy") == {"g1"}
+    assert new.store.get("acme", "a0") is None
+    vectors = new.store.chunk_vectors("acme", embedder.model_id, [("a1", 0), ("long", 0), ("long", 2), ("a-late", 0)])
+    assert len(vectors) == 4 and all(len(v) == embedder.dimension for v in vectors.values())
+    assert new.store.chunk_vectors("acme", HashEmbedder().model_id, [("a1", 0)]) == {}
+    # And supersession marks follow the last write, made while the reindex ran
+    marks = {i: new.store.get("acme", i).superseded_by for i in ("old-plan", "new-plan", "a1", "a1-fix")}  # type: ignore[union-attr]
+    assert marks == {"old-plan": "new-plan", "new-plan": None, "a1": "a1-fix", "a1-fix": None}
+    # And the old index is kept until dropped on request; the live one can never be dropped
+    assert admin.versions() == ["nm-000001", "nm-000002"]
+    with pytest.raises(ConfigurationError, match="live"):
+        admin.drop("nm-000002")
+    with pytest.raises(NotFound):
+        admin.drop("globex")
+    admin.drop("nm-000001")
+    assert admin.versions() == ["nm-000002"]
+    # And a second run finds nothing to do
+    assert _reindexer(new, admin).run().source is None
+
+
+def test_an_interrupted_reindex_resumes_where_it_stopped(old: Service, settings: Settings) -> None:
+    client = old.store._client  # type: ignore[attr-defined]
+    admin = OpenSearchAdmin(client, ALIAS, replicas=0)
+    model_b = HashEmbedder(dimension=32)
+    new = _service(client, model_b, settings)
+
+    def stop_after_the_second_batch(copied: int, total: int) -> None:
+        if copied >= 8:
+            raise KeyboardInterrupt
+
+    # Given a reindex stopped after two batches (Ctrl-C), the alias untouched
+    with pytest.raises(KeyboardInterrupt):
+        _reindexer(new, admin, batch_size=4).run(progress=stop_after_the_second_batch)
+    assert admin.live() == "nm-000001"
+    state = admin.in_progress()
+    assert state is not None and state.target == "nm-000002" and state.copied == 8
+    embedded_before = len(model_b.calls)
+    # When it runs again
+    report = _reindexer(new, admin, batch_size=4).run()
+    # Then it copies only the rest (12 observations: 8 + 4), into the same index, and swaps
+    assert report.swapped and report.target == "nm-000002" and report.copied == 12
+    first_batch_texts = {t for texts, _ in model_b.calls[:embedded_before] for t in texts}
+    resumed_texts = {t for texts, _ in model_b.calls[embedded_before:] for t in texts}
+    assert not first_batch_texts & resumed_texts
+    assert _found(new, "acme", "deploy incident review") >= {f"a{i}" for i in range(8)} | {"long"}
+
+
+def test_a_deadline_stops_between_batches_and_the_bootstrap_resumes(
+    old: Service, osmem_url: str, settings: Settings
+) -> None:
+    client = old.store._client  # type: ignore[attr-defined]
+    model_b = HashEmbedder(dimension=32)
+    opensearch = {"store": "opensearch", "opensearch_url": osmem_url, "opensearch_index": ALIAS}
+    new = _service(client, model_b, settings.model_copy(update=opensearch | {"opensearch_replicas": 0}))
+    admin = OpenSearchAdmin(client, ALIAS, replicas=0)
+    # Given a deploy whose invocation has no time left: the reindex starts, copies nothing, and
+    # says so; searches still answer from the old index
+    report = _reindexer(new, admin).run(deadline=0.0)
+    assert not report.swapped and report.copied == 0 and "run again to resume" in report.summary()
+    assert admin.live() == "nm-000001" and _found(old, "acme", "deploy") >= {"a1"}
+    # When the maintenance schedule's bootstrap runs with time enough, Then it finishes the job
+    outcome = bootstrap(new, deadline=None)
+    assert "nm-000001 -> nm-000002" in outcome and "swapped in" in outcome
+    assert admin.live() == "nm-000002"
+    # And the next bootstrap only verifies
+    assert bootstrap(new, deadline=None) == "ok"
+
+
+def test_an_index_created_under_the_alias_name_before_versioning_is_replaced(
+    osmem_url: str, settings: Settings
+) -> None:
+    from neural_memory.stores.opensearch import index_body
+
+    client = OpenSearch(hosts=[osmem_url])
+    # Given an index created under the very name the service uses (before indices had versions)
+    client.indices.create(index=ALIAS, body=index_body(64, HashEmbedder().model_id, replicas=0))
+    legacy = _service(client, HashEmbedder(), settings)
+    legacy.index("acme", [note("x", "deploy note", "kept across the reindex")])
+    admin = OpenSearchAdmin(client, ALIAS, replicas=0)
+    assert admin.live() == ALIAS and admin.ensure_index(64, HashEmbedder().model_id) == "ok"
+    # When it is reindexed for another model
+    new = _service(client, HashEmbedder(dimension=32), settings)
+    report = _reindexer(new, admin).run()
+    # Then the alias takes its name (an alias cannot stand beside an index of the same name)
+    assert report.swapped and admin.live() == "nm-000001"
+    assert _found(new, "acme", "deploy") == {"x"}
+
+
+def test_the_cli_reindexes_lists_and_drops(
+    old: Service, osmem_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from neural_memory.local.cli import main
+
+    monkeypatch.setenv("NM_OPENSEARCH_INDEX", ALIAS)
+    monkeypatch.setenv("NM_OPENSEARCH_REPLICAS", "0")
+    flags = ["--store", "opensearch", "--opensearch-url", osmem_url, "--embedder", "none", "--data-dir", str(tmp_path)]
+    # Given model A's index, When the CLI reindexes for another configuration (no embedder)
+    assert main(["reindex", *flags, "--batch", "5"]) == 0
+    out = capsys.readouterr().out
+    # Then it says what it did and how to drop the old index, which it kept
+    assert "nm-000001 -> nm-000002: 12/12 observations copied" in out and "swapped in" in out
+    assert "neural-memory reindex --drop nm-000001" in out
+    assert main(["reindex", *flags, "--list"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert [line.split("\t")[:2] for line in listed] == [["nm-000001", "old"], ["nm-000002", "live"]]
+    assert "model none" in listed[1]
+    assert main(["reindex", *flags, "--drop", "nm-000001"]) == 0
+    assert OpenSearchAdmin(old.store._client, ALIAS).versions() == ["nm-000002"]  # type: ignore[attr-defined]
