@@ -87,6 +87,11 @@ def test_a_reindex_for_a_new_model_keeps_answering_and_swaps_atomically(
             writer.index("acme", [note("a-late", "deploy note written during the reindex", "it lands in v1")])
             writer.index("acme", [note("a1-fix", "deploy note 1, corrected", "the deploy failed", supersedes=["a1"])])
             writer.delete("acme", "a0", "r")
+            # and a writer already on model B (another dimension) is not refused by the old index
+            # (its vector waits for the catch-up)
+            _service(client, embedder, settings, at=NOW + timedelta(minutes=1)).index(
+                "acme", [note("a-b", "deploy note of a writer on model B", "written during the reindex")]
+            )
             assert admin.live() == "nm-000001"
 
     # When the reindex runs, a few observations at a time
@@ -95,19 +100,19 @@ def test_a_reindex_for_a_new_model_keeps_answering_and_swaps_atomically(
     # Then searches answered at every batch, from the old index
     assert len(answered) == 4 and all({"a2", "a7"} <= found for found in answered)
     assert report.swapped and report.source == "nm-000001" and report.target == "nm-000002"
-    assert report.failed == {} and report.removed == 1 and report.caught_up == 3  # a-late, a1-fix, a1
+    assert report.failed == {} and report.removed == 1 and report.caught_up == 4  # a-late, a1-fix, a1, a-b
     # And the alias names the new index, built for model B
     assert admin.live() == "nm-000002"
     assert admin.meta("nm-000002")["model_id"] == embedder.model_id and "reindex" not in admin.meta("nm-000002")
     admin.ensure_index(embedder.dimension, embedder.model_id)
     # And every observation is found under the alias, with model B's vectors, the writes made
     # during the reindex included and the deleted one gone
-    expected = {f"a{i}" for i in range(1, 8)} | {"long", "old-plan", "new-plan", "a-late", "a1-fix"}
+    expected = {f"a{i}" for i in range(1, 8)} | {"long", "old-plan", "new-plan", "a-late", "a1-fix", "a-b"}
     assert _found(new, "acme", "deploy incident review") == expected
     assert _found(new, "globex", "deploy") == {"g1"}
     assert new.store.get("acme", "a0") is None
-    vectors = new.store.chunk_vectors("acme", embedder.model_id, [("a1", 0), ("long", 0), ("long", 2), ("a-late", 0)])
-    assert len(vectors) == 4 and all(len(v) == embedder.dimension for v in vectors.values())
+    vectors = new.store.chunk_vectors("acme", embedder.model_id, [("a1", 0), ("long", 0), ("long", 2), ("a-late", 0), ("a-b", 0)])
+    assert len(vectors) == 5 and all(len(v) == embedder.dimension for v in vectors.values())
     assert new.store.chunk_vectors("acme", HashEmbedder().model_id, [("a1", 0)]) == {}
     # And supersession marks follow the last write, made while the reindex ran
     marks = {i: new.store.get("acme", i).superseded_by for i in ("old-plan", "new-plan", "a1", "a1-fix")}  # type: ignore[union-attr]

@@ -17,6 +17,5 @@ if TYPE_CHECKING:
 @pytest.mark.parametrize("name", HANDLERS)
 def test_the_handler_imports_from_its_asset_and_the_layer_alone(name: str, host_layer: Path, runtime: Path) -> None:
     compileall.compile_dir(host_layer, quiet=1, workers=0)
-    seconds, heavy = import_once(ROOT / "functions" / name, host_layer, runtime)
+    _, heavy = import_once(ROOT / "functions" / name, host_layer, runtime)
     assert heavy == [], f"{name} loads {heavy} at import"
-    assert seconds < 2.0  # generous: a regression of whole seconds, not a timing test

@@ -105,7 +105,9 @@ class Reindexer:
         report.copied, report.failed = state.copied, dict(state.failed)
         caught_up_from = self._clock()
         since = datetime.fromisoformat(state.started_at) - CLOCK_SKEW
+        self._admin.refresh(state.target)  # the catch-up reads back what the copy wrote
         report.caught_up, report.removed = self._catch_up(source, target, report, since=since, swapped_at=None)
+        self._admin.refresh(state.target)
         swapped_at = self._clock()
         self._admin.swap(state)
         report.swapped = True
@@ -116,8 +118,8 @@ class Reindexer:
         return report
 
     def _store(self, index: str) -> OpenSearchStore:
-        # Refresh after each write: the catch-up reads back what the copy wrote.
-        return OpenSearchStore(self._admin.client, index, refresh="true")
+        # No refresh per bulk request (the copy is many of them): refreshed before it is read back.
+        return OpenSearchStore(self._admin.client, index, refresh="false")
 
     def _total(self, index: str) -> int:
         query = {"bool": {"filter": [{"term": {"chunk_no": 0}}]}}

@@ -26,6 +26,7 @@ from neural_memory.clock import from_iso, to_iso
 from neural_memory.errors import BackendUnavailable, ConfigurationError, NeuralMemoryError, StoreRejected
 from neural_memory.filters import metadata_terms, render_opensearch
 from neural_memory.models import Hit, ObservationRecord, Retrieved, UpsertOutcome
+from neural_memory.observability import logger
 from neural_memory.settings import OPENSEARCH_BULK_MAX_BYTES
 from neural_memory.stores.base import KNOWN_FIELDS
 from neural_memory.stores.record_fields import RECORD_FIELDS
@@ -47,6 +48,7 @@ RETRYABLE = {429, 500, 502, 503, 504}
 # the whole purge is.
 PURGE_SLICE = 5_000
 _NO_EMBEDDING = {"excludes": ["embedding"]}
+_VECTOR_DIMENSION_MISMATCH = "Vector dimension mismatch"  # the k-NN plugin's refusal of a vector
 # Document fields that are not record fields: the chunk's own, and the record's id under another
 # name (``_id`` is the chunk's).
 _DOC_NAMES = {"id": "observation_id"}
@@ -287,8 +289,16 @@ class OpenSearchStore:
             status = int(result.get("status", 200))
             if status < 300:
                 continue
+            action = actions[result["_id"]]
             if status in RETRYABLE:
-                retry[result["_id"]] = actions[result["_id"]]
+                retry[result["_id"]] = action
+            elif "embedding" in action and _VECTOR_DIMENSION_MISMATCH in json.dumps(result.get("error")):
+                # A writer already on a new model of another dimension, while the reindex for it
+                # runs: stored without its vector for now; the reindex's catch-up embeds it anew.
+                logger.warning(
+                    "vector of another dimension than the live index: stored without it", extra={"id": result["_id"]}
+                )
+                retry[result["_id"]] = {k: v for k, v in action.items() if k not in {"embedding", "model_id"}}
             else:
                 error = result.get("error")
                 reason = error.get("reason", status) if isinstance(error, dict) else error or status
