@@ -111,7 +111,8 @@ def test_a_reindex_for_a_new_model_keeps_answering_and_swaps_atomically(
     assert _found(new, "acme", "deploy incident review") == expected
     assert _found(new, "globex", "deploy") == {"g1"}
     assert new.store.get("acme", "a0") is None
-    vectors = new.store.chunk_vectors("acme", embedder.model_id, [("a1", 0), ("long", 0), ("long", 2), ("a-late", 0), ("a-b", 0)])
+    chunks = [("a1", 0), ("long", 0), ("long", 2), ("a-late", 0), ("a-b", 0)]
+    vectors = new.store.chunk_vectors("acme", embedder.model_id, chunks)
     assert len(vectors) == 5 and all(len(v) == embedder.dimension for v in vectors.values())
     assert new.store.chunk_vectors("acme", HashEmbedder().model_id, [("a1", 0)]) == {}
     # And supersession marks follow the last write, made while the reindex ran
