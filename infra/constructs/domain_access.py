@@ -28,7 +28,10 @@ def grants(index: str, access: Access) -> list[Grant]:
     query (observations, ingest); admin (maintenance): create and check the index and keep its
     replica count; purge, which finds what the expired observations superseded and marks it
     current again (search, bulk); reindex into a new physical index ``<index>-NNNNNN`` and swap
-    the alias. Never delete an index: old ones are dropped by an operator, on request.
+    the alias. No grant deletes an index by its path (old ones are dropped by an operator, on
+    request); but the swap's ``POST /_aliases`` is at the domain's root, and IAM cannot scope a
+    request body, so that one grant would let the maintenance role move any alias (or remove an
+    index through it): the code only ever names this index's alias and versions.
     """
     if access == "admin":
         own = (index, f"{index}-*")  # the alias, and the versioned physical indices behind it

@@ -1,7 +1,7 @@
 """The maintenance function's triggers: the index bootstrap at every deploy (a custom resource
 backed directly by the function, which answers CloudFormation itself; it reindexes when the model
 or mapping changed), the daily purge, and a schedule that resumes a reindex the deploy's
-invocation could not finish (a no-op otherwise: two small reads)."""
+invocation could not finish (a no-op otherwise: a few small reads of the index's alias and mapping)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,6 @@ atomically, and the old index kept until it is dropped on request."""
 
 from __future__ import annotations
 
-import itertools
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -14,7 +13,7 @@ from neural_memory.models import SearchRequest
 from neural_memory.reindex import Reindexer, bootstrap
 from neural_memory.service import Service
 from neural_memory.stores.opensearch import OpenSearchStore
-from neural_memory.stores.opensearch_index import OpenSearchAdmin
+from neural_memory.stores.opensearch_index import OpenSearchAdmin, ReindexBusy
 from opensearchpy import OpenSearch
 
 from tests.helpers.fakes import HashEmbedder
@@ -25,6 +24,7 @@ if TYPE_CHECKING:
 
     from neural_memory.embeddings.onnx_local import OnnxLocalEmbedder
     from neural_memory.settings import Settings
+    from neural_memory.stores.opensearch_index import ReindexState
 
 pytestmark = pytest.mark.integration
 ALIAS = "nm"
@@ -36,9 +36,8 @@ def _service(client: OpenSearch, embedder: Any, settings: Settings, at: datetime
 
 
 def _reindexer(service: Service, admin: OpenSearchAdmin, batch_size: int = 100) -> Reindexer:
-    """A reindexer whose clock starts at NOW and moves 10 minutes at each reading."""
-    ticks = itertools.count()
-    return Reindexer(service, admin, batch_size, clock=lambda: NOW + timedelta(minutes=10 * next(ticks)))
+    """A reindexer whose clock agrees with the writers' (NOW + 2 minutes; they write at NOW + 1)."""
+    return Reindexer(service, admin, batch_size, clock=lambda: NOW + timedelta(minutes=2))
 
 
 def _found(service: Service, workspace: str, query: str) -> set[str]:
@@ -218,3 +217,95 @@ def test_the_cli_reindexes_lists_and_drops(
     assert "model none" in listed[1]
     assert main(["reindex", *flags, "--drop", "nm-000001"]) == 0
     assert OpenSearchAdmin(old.store._client, ALIAS).versions() == ["nm-000002"]  # type: ignore[attr-defined]
+
+
+def test_one_reindex_at_a_time(old: Service, settings: Settings) -> None:
+    client = old.store._client  # type: ignore[attr-defined]
+    admin = OpenSearchAdmin(client, ALIAS, replicas=0)
+    new = _service(client, HashEmbedder(dimension=32), settings)
+    refused: list[str] = []
+
+    def a_second_run_meanwhile(copied: int, total: int) -> None:
+        if not refused:
+            # A second run (the schedule firing during the deploy's run, an operator's CLI) is
+            # refused while the first holds its claim, and changes nothing
+            with pytest.raises(ReindexBusy, match="holds its claim") as busy:
+                _reindexer(new, admin).run()
+            refused.append(str(busy.value))
+
+    report = _reindexer(new, admin, batch_size=4).run(progress=a_second_run_meanwhile)
+    assert refused and report.swapped and report.copied == 12
+    assert admin.versions() == ["nm-000001", "nm-000002"]
+
+
+class WritesRacingTheSwap(OpenSearchAdmin):
+    """The real admin, with writes made around the alias's move: through the alias just before it
+    moves (they land in the old index, after the last catch-up) and just after (in the new one)."""
+
+    def __init__(self, client: OpenSearch, writer: Service) -> None:
+        super().__init__(client, ALIAS, replicas=0)
+        self.writer = writer
+
+    def swap(self, state: ReindexState) -> None:
+        self.writer.index("acme", [note("racer", "deploy note that raced the swap", "written to v1 last")])
+        self.writer.index("acme", [note("a3", "deploy note 3, edited", "edited just before the swap")])
+        self.writer.index("acme", [note("a4", "deploy note 4, edited", "edited, then deleted after the swap")])
+        self.writer.delete("acme", "a2", "r")
+        super().swap(state)
+        self.writer.delete("acme", "a4", "r")
+        self.writer.index("acme", [note("fresh", "deploy note written after the swap", "straight into v2")])
+
+
+def test_writes_that_race_the_swap_are_caught_up_without_losing_later_ones(old: Service, settings: Settings) -> None:
+    client = old.store._client  # type: ignore[attr-defined]
+    writer = _service(client, HashEmbedder(), settings, at=NOW + timedelta(minutes=1))
+    admin = WritesRacingTheSwap(client, writer)
+    new = _service(client, HashEmbedder(dimension=32), settings)
+    report = _reindexer(new, admin).run()
+    assert report.swapped and admin.live() == "nm-000002"
+    found = _found(new, "acme", "deploy note")
+    # The write and the edit that reached the old index after the last catch-up are in the new one
+    assert {"racer", "a3", "fresh"} <= found
+    assert "edited just before the swap" in new.store.get("acme", "a3").content  # type: ignore[union-attr]
+    # The delete made in the old index just before the swap is made in the new one too; the
+    # delete made in the new one after the swap is not undone; the write made after it stays
+    assert "a2" not in found and "a4" not in found
+
+
+def test_the_alias_does_not_move_while_an_observation_is_refused(
+    old: Service, osmem_url: str, settings: Settings
+) -> None:
+    from tests.helpers.opensearch_faults import POISON, FaultyDomain
+
+    # Given an observation the old index holds but the new one refuses (a 400 for that document)
+    old.index("acme", [note("poisoned", "deploy note", f"carries {POISON}")])
+    domain = FaultyDomain(osmem_url, max_body=10_000_000)
+    try:
+        client = OpenSearch(hosts=[domain.url])
+        admin = OpenSearchAdmin(client, ALIAS, replicas=0)
+        new = _service(client, HashEmbedder(dimension=32), settings)
+        # When the reindex runs, Then it copies the rest but keeps the alias, naming the refused one
+        report = _reindexer(new, admin).run()
+        assert not report.swapped and list(report.failed) == [("acme", "poisoned")]
+        assert "1 observations refused" in report.summary() and admin.live() == "nm-000001"
+        # When the observation is deleted from the old index, Then the next run completes
+        old.delete("acme", "poisoned", "r")
+        report = _reindexer(new, admin).run()
+        assert report.swapped and report.failed == {} and admin.live() == "nm-000002"
+    finally:
+        domain.shutdown()
+
+
+def test_a_refused_observation_can_be_left_behind_on_request(old: Service, osmem_url: str, settings: Settings) -> None:
+    from tests.helpers.opensearch_faults import POISON, FaultyDomain
+
+    old.index("acme", [note("poisoned", "deploy note", f"carries {POISON}")])
+    domain = FaultyDomain(osmem_url, max_body=10_000_000)
+    try:
+        client = OpenSearch(hosts=[domain.url])
+        admin = OpenSearchAdmin(client, ALIAS, replicas=0)
+        report = _reindexer(_service(client, HashEmbedder(dimension=32), settings), admin).run(force=True)
+        assert report.swapped and list(report.failed) == [("acme", "poisoned")]
+        assert "1 refused" in report.summary() and admin.live() == "nm-000002"
+    finally:
+        domain.shutdown()

@@ -3,45 +3,56 @@ the stored records while the old index keeps answering, then swap it in behind t
 
 The old index is the source of truth until the swap: every observation is read back from it in
 (workspace, id) order, cut into chunks with today's settings, embedded by the service's embedder
-in batches and written to the new index; the cursor is saved after each batch, so a reindex that
-is stopped (Ctrl-C, a Lambda deadline) resumes where it stopped. Writes keep going to the alias
-meanwhile, so before the swap the reindex catches up: observations written to the old index since
-it started are copied again (with what they supersede, whose marks they changed) and deleted ones
-are deleted. The same catch-up runs once after the swap for writes that raced it, never
-overwriting an observation that the new index already holds in a newer version.
+in batches and written to the new index; the cursor is saved as it goes, so a reindex that is
+stopped (Ctrl-C, a Lambda deadline) resumes where it stopped. One run works on a reindex at a
+time: it holds a claim (a lease in the new index's ``_meta``) and checks it, and where the alias
+points, before every batch.
+
+Writes keep going to the alias meanwhile, so before the swap the reindex catches up: what was
+written to the old index since it started is copied again (with what it supersedes or no longer
+supersedes, whose marks it changed), refused observations are tried again, and what the old index
+no longer holds is deleted. The alias does not move while any observation is refused (unless
+forced). After the swap, writes that raced it are caught up once more, without comparing clocks:
+an observation the live index holds in a newer version is kept, one deleted from it after the
+swap is not brought back, one deleted from the old index just before the swap is deleted.
 """
 
 from __future__ import annotations
 
 import time
+import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from neural_memory.clock import utcnow
+from neural_memory.clock import from_iso, to_iso, utcnow
 from neural_memory.ingest.prepare import chunked
 from neural_memory.stores.opensearch import OpenSearchStore
-from neural_memory.stores.opensearch_index import space_of
+from neural_memory.stores.opensearch_index import ReindexBusy, space_of
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Iterator
 
     from neural_memory.models import ObservationRecord
     from neural_memory.service import Service
-    from neural_memory.stores.opensearch_index import OpenSearchAdmin
+    from neural_memory.stores.opensearch_index import OpenSearchAdmin, ReindexState
 
 BATCH = 100
+SAVE_EVERY_S = 10.0  # progress (and the claim) written at most this often: each write is a mapping update
 # The event of the maintenance schedule that resumes a reindex a deploy could not finish.
 RESUME_EVENT = {"action": "reindex"}
 # ``ingested_at`` is stamped by the writer's clock (another Lambda's, or another machine's): the
 # catch-up looks this much further back than its own clock says, so a skewed clock loses nothing.
 CLOCK_SKEW = timedelta(minutes=5)
 
+Key = tuple[str, str]  # (workspace, observation id)
+Records = list[tuple[str, "ObservationRecord"]]
+
 
 @dataclass
 class ReindexReport:
-    """What a reindex run did; ``swapped`` is False when it stopped at its deadline (run it again
-    to resume) or had nothing to do (``source`` is then None)."""
+    """What a reindex run did. ``swapped`` is False when it stopped at its deadline (run it again
+    to resume), had nothing to do (``source`` is None), or was held back (``held``: why)."""
 
     source: str | None = None
     target: str | None = None
@@ -50,18 +61,26 @@ class ReindexReport:
     caught_up: int = 0
     removed: int = 0
     swapped: bool = False
-    failed: dict[str, str] = field(default_factory=dict)
+    held: str | None = None
+    failed: dict[Key, str] = field(default_factory=dict)
 
     def summary(self) -> str:
-        """One line for a person (the CLI, the maintenance function's log)."""
+        """One line for a person (the CLI, the maintenance function's log and CloudFormation)."""
         if self.source is None:
-            return "the live index already fits this model and mapping: nothing to reindex"
-        state = "swapped in" if self.swapped else "not swapped yet (run again to resume)"
-        failed = f", {len(self.failed)} refused (first: {next(iter(self.failed.items()))})" if self.failed else ""
+            return self.held or "the live index already fits this model and mapping: nothing to reindex"
+        state = "swapped in" if self.swapped else f"not swapped: {self.held or 'run again to resume'}"
+        failed = ""
+        if self.failed:
+            (workspace, observation), reason = next(iter(self.failed.items()))
+            failed = f", {len(self.failed)} refused (first: {workspace}/{observation}: {reason})"
         return (
             f"{self.source} -> {self.target}: {self.copied}/{self.total} observations copied, "
             f"{self.caught_up} caught up, {self.removed} removed{failed}; {state}"
         )
+
+
+class _Deadline(Exception):
+    pass
 
 
 class Reindexer:
@@ -78,43 +97,55 @@ class Reindexer:
         self._admin = admin
         self._batch = batch_size
         self._clock = clock
+        self._owner = uuid.uuid4().hex
+        self._deadline: float | None = None
+        self._saved_at = 0.0
 
     def run(
-        self, *, progress: Callable[[int, int], None] | None = None, deadline: float | None = None
+        self,
+        *,
+        progress: Callable[[int, int], None] | None = None,
+        deadline: float | None = None,
+        force: bool = False,
     ) -> ReindexReport:
         """Copy, catch up, swap, catch up. ``progress(copied, total)`` after every batch;
-        ``deadline`` (a ``time.monotonic()`` value) stops between batches, progress saved."""
+        ``deadline`` (a ``time.monotonic()`` value) stops between batches with the progress
+        saved; ``force`` swaps even though some observations were refused (they are listed).
+        ``ReindexBusy`` if another run holds the reindex."""
         state = self._admin.begin_reindex(*space_of(self._service.embedder), self._clock())
         if state is None:
             return ReindexReport()
-        source, target = self._store(state.source), self._store(state.target)
+        self._deadline = deadline
         report = ReindexReport(source=state.source, target=state.target, total=self._total(state.source))
-        while True:
-            if deadline is not None and time.monotonic() > deadline:
-                report.copied, report.failed = state.copied, dict(state.failed)
-                return report
-            batch = source.scan(state.cursor, self._batch)
-            if not batch:
-                break
-            state.failed |= self._copy(target, batch)
-            state.cursor = [batch[-1][0], batch[-1][1].id]
-            state.copied += len(batch)
-            self._admin.save_progress(state)
-            if progress is not None:
-                progress(state.copied, report.total)
+        self._admin.claim(state, self._owner, self._clock())
+        source, target = self._store(state.source), self._store(state.target)
+        try:
+            if state.phase == "copy":
+                self._copy_all(state, source, target, report, progress)
+                self._catch_up(state, source, target, report)
+                if state.failed and not force:
+                    report.held = f"{len(state.failed)} observations refused: delete or fix them, or force the swap"
+                    self._admin.release(state)
+                    return self._reported(report, state)
+                snapshot = self._swap(state, source, target, report)
+                report.swapped = True
+            else:  # interrupted right after its swap: what raced it, without the snapshot
+                snapshot = None
+                report.swapped = True
+            if state.source != self._admin.alias:  # a pre-versioning index is gone with the swap
+                self._after_swap(state, source, target, report, snapshot)
+        except _Deadline:
+            self._admin.release(state)
+            return self._reported(report, state)
+        except KeyboardInterrupt:  # Ctrl-C: keep the progress made since the last save
+            self._admin.release(state)
+            raise
+        self._admin.finish(state)
+        return self._reported(report, state)
+
+    @staticmethod
+    def _reported(report: ReindexReport, state: ReindexState) -> ReindexReport:
         report.copied, report.failed = state.copied, dict(state.failed)
-        caught_up_from = self._clock()
-        since = datetime.fromisoformat(state.started_at) - CLOCK_SKEW
-        self._admin.refresh(state.target)  # the catch-up reads back what the copy wrote
-        report.caught_up, report.removed = self._catch_up(source, target, report, since=since, swapped_at=None)
-        self._admin.refresh(state.target)
-        swapped_at = self._clock()
-        self._admin.swap(state)
-        report.swapped = True
-        since = caught_up_from - CLOCK_SKEW
-        more, gone = self._catch_up(source, target, report, since=since, swapped_at=swapped_at)
-        report.caught_up += more
-        report.removed += gone
         return report
 
     def _store(self, index: str) -> OpenSearchStore:
@@ -125,76 +156,186 @@ class Reindexer:
         query = {"bool": {"filter": [{"term": {"chunk_no": 0}}]}}
         return int(self._admin.client.count(index=index, body={"query": query})["count"])
 
-    def _copy(self, target: OpenSearchStore, records: Iterable[tuple[str, ObservationRecord]]) -> dict[str, str]:
+    def _step(self, state: ReindexState, *, force_save: bool = False) -> None:
+        """Between batches: stop at the deadline, save progress now and then (renewing the
+        claim), and make sure the claim and the alias are still as this run left them."""
+        if self._deadline is not None and time.monotonic() > self._deadline:
+            raise _Deadline
+        if force_save or time.monotonic() - self._saved_at >= SAVE_EVERY_S:
+            self._admin.claim(state, self._owner, self._clock())
+            self._saved_at = time.monotonic()
+        else:
+            self._admin.check(state, self._owner)
+
+    # ------------------------------------------------------------------ copy
+
+    def _copy_all(
+        self,
+        state: ReindexState,
+        source: OpenSearchStore,
+        target: OpenSearchStore,
+        report: ReindexReport,
+        progress: Callable[[int, int], None] | None,
+    ) -> None:
+        while True:
+            self._step(state)
+            batch = source.scan(state.cursor, self._batch)
+            if not batch:
+                break
+            state.failed |= self._write(target, batch)
+            state.cursor = [batch[-1][0], batch[-1][1].id]
+            state.copied += len(batch)
+            if progress is not None:
+                progress(state.copied, report.total)
+        self._step(state, force_save=True)
+
+    def _write(self, target: OpenSearchStore, records: Iterable[tuple[str, ObservationRecord]]) -> dict[Key, str]:
         """Chunk, embed and write ``records`` to the target; the refused ones with the reason."""
         settings = self._service.settings
         by_workspace: dict[str, list[ObservationRecord]] = {}
         for workspace_id, record in records:
             by_workspace.setdefault(workspace_id, []).append(record)
-        failed: dict[str, str] = {}
+        failed: dict[Key, str] = {}
         for workspace_id, batch in by_workspace.items():
             items = [chunked(record, settings.chunk_tokens, settings.chunk_overlap) for record in batch]
             self._service.embed_chunks(workspace_id, items)
             outcome = target.upsert(workspace_id, items)
-            failed |= {f"{workspace_id}/{i}": reason for i, reason in outcome.failed.items()}
+            failed |= {(workspace_id, i): reason for i, reason in outcome.failed.items()}
         return failed
 
+    # ------------------------------------------------------------------ catch-up before the swap
+
     def _catch_up(
+        self, state: ReindexState, source: OpenSearchStore, target: OpenSearchStore, report: ReindexReport
+    ) -> None:
+        """Copy what the old index changed since the last complete catch-up (or the start), try
+        the refused ones again, delete what it no longer holds; page by page, deadline-checked."""
+        round_start = self._clock()
+        since = from_iso(state.caught_up_to or state.started_at) - CLOCK_SKEW
+        self._admin.refresh(state.source)
+        self._admin.refresh(state.target)
+        for page in self._changed(source, since):
+            self._step(state)
+            linked = self._linked(page, target)
+            records = page + self._records(source, linked - _keys(page))
+            state.failed = {k: v for k, v in state.failed.items() if k not in _keys(records)}
+            state.failed |= self._write(target, records)
+            report.caught_up += len(records)
+        if state.failed:  # tried again: what still fails stays listed
+            retried = self._records(source, set(state.failed))
+            state.failed = self._write(target, retried)
+            report.caught_up += len(retried)
+        self._admin.refresh(state.target)
+        in_source = source.written_at()
+        gone = [key for key in target.written_at() if key not in in_source]
+        report.removed += self._delete(state, source, target, gone)
+        state.caught_up_to = to_iso(round_start)
+        self._step(state, force_save=True)
+
+    def _changed(self, source: OpenSearchStore, since: datetime) -> Iterator[Records]:
+        after: list[str] | None = None
+        while page := source.scan(after, self._batch, since=since):
+            yield page
+            after = [page[-1][0], page[-1][1].id]
+
+    def _linked(self, records: Records, target: OpenSearchStore) -> set[Key]:
+        """The observations whose supersession marks these records may have changed: the ones
+        they supersede, and the ones the target's older versions of them superseded."""
+        linked = {(w, s) for w, r in records for s in r.supersedes or []}
+        for workspace_id, ids in _by_workspace(_keys(records)).items():
+            for old in target.get_many(workspace_id, ids).values():
+                linked |= {(workspace_id, s) for s in old.supersedes or []}
+        return linked
+
+    @staticmethod
+    def _records(store: OpenSearchStore, keys: set[Key]) -> Records:
+        return [(w, r) for w, ids in _by_workspace(keys).items() for r in store.get_many(w, ids).values()]
+
+    def _delete(self, state: ReindexState, source: OpenSearchStore, target: OpenSearchStore, gone: list[Key]) -> int:
+        """Delete ``gone`` from the target, and copy again what they superseded (now current)."""
+        if not gone:
+            return 0
+        linked = {(w, s) for w, r in self._records(target, set(gone)) for s in r.supersedes or []}
+        for workspace_id, observation_id in gone:
+            target.delete(workspace_id, observation_id)
+            state.failed.pop((workspace_id, observation_id), None)
+        state.failed |= self._write(target, self._records(source, linked - set(gone)))
+        return len(gone)
+
+    # ------------------------------------------------------------------ the swap
+
+    def _swap(
+        self, state: ReindexState, source: OpenSearchStore, target: OpenSearchStore, report: ReindexReport
+    ) -> dict[Key, datetime]:
+        """Move the alias; returns what the target held just before (for the catch-up after it).
+        A pre-versioning index is removed by the swap, so its writes are stopped first and its
+        last changes caught up while they are (writers retry a refused write)."""
+        self._admin.check(state, self._owner)
+        if state.source == self._admin.alias:
+            self._admin.block_writes(state.source)
+            self._catch_up(state, source, target, report)
+        snapshot = target.written_at()
+        self._admin.swap(state)
+        return snapshot
+
+    def _after_swap(
         self,
+        state: ReindexState,
         source: OpenSearchStore,
         target: OpenSearchStore,
         report: ReindexReport,
-        *,
-        since: datetime,
-        swapped_at: datetime | None,
-    ) -> tuple[int, int]:
-        """Copy again what was written to the source since ``since`` (and what it supersedes), and
-        delete from the target what the source no longer has. After the swap (``swapped_at``) the
-        target is live: an observation it holds in a newer version than the source's is kept, and
-        one written to it after the swap is not deleted. Returns (copied, deleted)."""
-        changed: list[tuple[str, ObservationRecord]] = []
-        after: list[str] | None = None
-        while page := source.scan(after, BATCH, since=since):
-            changed += page
-            after = [page[-1][0], page[-1][1].id]
-        in_source, in_target = source.written_at(), target.written_at()
-        gone = [
-            key
-            for key, written in in_target.items()
-            if key not in in_source and (swapped_at is None or written < swapped_at)
-        ]
-        linked: dict[str, set[str]] = {}
-        for workspace_id, record in changed:
-            linked.setdefault(workspace_id, set()).update(record.supersedes or [])
-        for workspace_id, observation_id in gone:
-            old = target.get(workspace_id, observation_id)
-            linked.setdefault(workspace_id, set()).update((old.supersedes or []) if old else [])
-        known = {(w, r.id) for w, r in changed}
-        for workspace_id, ids in linked.items():
-            extra = source.get_many(workspace_id, sorted(ids))
-            changed += [(workspace_id, r) for i, r in extra.items() if (workspace_id, i) not in known]
-        if swapped_at is not None:
-            changed = [
+        snapshot: dict[Key, datetime] | None,
+    ) -> None:
+        """Catch up the writes that reached the old index between the last catch-up and the swap.
+        Without the snapshot (a run interrupted at the swap), deletions in that window are not
+        replayed and an observation missing from the live index is copied back."""
+        since = from_iso(state.caught_up_to or state.started_at) - CLOCK_SKEW
+        self._admin.refresh(state.source)  # writes applied just before the swap
+        for page in self._changed(source, since):
+            self._step(state)
+            linked = self._records(source, self._linked(page, target) - _keys(page))
+            candidates = page + linked
+            live = {(w, r.id): r for w, r in self._records(target, _keys(candidates))}
+            newer = [
                 (w, r)
-                for w, r in changed
-                if in_target.get((w, r.id)) is None or in_target[(w, r.id)] <= in_source.get((w, r.id), r.ingested_at)
+                for w, r in candidates
+                if ((w, r.id) not in live and (snapshot is None or (w, r.id) not in snapshot))
+                or ((w, r.id) in live and live[(w, r.id)].ingested_at < r.ingested_at)
             ]
-        report.failed |= self._copy(target, changed)
-        for workspace_id, observation_id in gone:
-            target.delete(workspace_id, observation_id)
-        return len(changed), len(gone)
+            self._write(target, newer)
+            report.caught_up += len(newer)
+        if snapshot is not None:
+            self._admin.refresh(state.target)
+            in_source, in_target = source.written_at(), target.written_at()
+            gone = [k for k, written in snapshot.items() if k not in in_source and in_target.get(k) == written]
+            report.removed += self._delete(state, source, target, gone)
+
+
+def _keys(records: Records) -> set[Key]:
+    return {(w, r.id) for w, r in records}
+
+
+def _by_workspace(keys: Iterable[Key]) -> dict[str, list[str]]:
+    grouped: dict[str, list[str]] = {}
+    for workspace_id, observation_id in sorted(keys):
+        grouped.setdefault(workspace_id, []).append(observation_id)
+    return grouped
 
 
 def bootstrap(service: Service, *, deadline: float | None = None) -> str:
     """The index step of a deploy (and of the maintenance schedule): create or verify the index;
-    when the live index was built for another model or mapping, reindex (resuming a reindex in
-    progress) until ``deadline``. Returns what was done."""
+    when the live index was built for another model or mapping, or a reindex is unfinished,
+    reindex until ``deadline``. Returns what was done."""
     from neural_memory.stores import build_admin
 
     admin = build_admin(service.settings)
     if admin is None:
         return "ok"
     space = space_of(service.embedder)
-    if admin.live() is not None and admin.needs_reindex(*space):
-        return Reindexer(service, admin).run(deadline=deadline).summary()
+    pending = admin.in_progress()
+    if admin.live() is not None and (admin.needs_reindex(*space) or (pending and pending.phase == "swapped")):
+        try:
+            return Reindexer(service, admin).run(deadline=deadline).summary()
+        except ReindexBusy as busy:
+            return f"reindex left to the run that holds it: {busy}"
     return admin.ensure_index(*space)

@@ -282,6 +282,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     from neural_memory.reindex import Reindexer
     from neural_memory.service import build_service
     from neural_memory.stores import build_admin
+    from neural_memory.stores.opensearch_index import ReindexBusy
 
     settings = _settings(args)
     admin = build_admin(settings)
@@ -295,7 +296,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
         return 0
     if args.list:
         live = admin.live()
-        for name in admin.versions() or ([live] if live else []):
+        for name in [*([live] if live and live not in admin.versions() else []), *admin.versions()]:
             meta = admin.meta(name)
             state = "live" if name == live else "reindexing" if "reindex" in meta else "old"
             print(f"{name}\t{state}\tmodel {meta.get('model_id')} ({meta.get('dimension')} dims), "
@@ -310,15 +311,20 @@ def cmd_reindex(args: argparse.Namespace) -> int:
             bar = _progress(total, "obs", "reindex")
         bar.update(copied - bar.n)
 
-    report = Reindexer(service, admin, batch_size=args.batch).run(progress=progress)
-    if bar is not None:
-        bar.close()
+    try:
+        report = Reindexer(service, admin, batch_size=args.batch).run(progress=progress, force=args.force)
+    except ReindexBusy as busy:
+        print(f"not now: {busy}", file=sys.stderr)
+        return 1
+    finally:
+        if bar is not None:
+            bar.close()
     print(report.summary())
-    for key, reason in list(report.failed.items())[:20]:
-        print(f"  refused {key}: {reason}", file=sys.stderr)
+    for (workspace, observation), reason in list(report.failed.items())[:20]:
+        print(f"  refused {workspace}/{observation}: {reason}", file=sys.stderr)
     if report.swapped and report.source:
         print(f"the old index {report.source} is kept: `neural-memory reindex --drop {report.source}` deletes it")
-    return 1 if report.failed else 0
+    return 0 if report.swapped or report.source is None else 1
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -466,6 +472,9 @@ def build_parser() -> argparse.ArgumentParser:
     reindex.add_argument("--batch", type=int, default=100, help="observations embedded and written at a time")
     reindex.add_argument("--list", action="store_true", help="list the physical indices and which one is live")
     reindex.add_argument("--drop", metavar="INDEX", help="delete an old physical index (never the live one)")
+    reindex.add_argument(
+        "--force", action="store_true", help="move the alias even though some observations were refused (listed)"
+    )
     data_dir(reindex)
     reindex.set_defaults(func=cmd_reindex)
 

@@ -49,6 +49,7 @@ RETRYABLE = {429, 500, 502, 503, 504}
 PURGE_SLICE = 5_000
 _NO_EMBEDDING = {"excludes": ["embedding"]}
 _VECTOR_DIMENSION_MISMATCH = "Vector dimension mismatch"  # the k-NN plugin's refusal of a vector
+_WRITE_BLOCKED = "cluster_block_exception"
 # Document fields that are not record fields: the chunk's own, and the record's id under another
 # name (``_id`` is the chunk's).
 _DOC_NAMES = {"id": "observation_id"}
@@ -290,7 +291,8 @@ class OpenSearchStore:
             if status < 300:
                 continue
             action = actions[result["_id"]]
-            if status in RETRYABLE:
+            if status in RETRYABLE or _WRITE_BLOCKED in json.dumps(result.get("error")):
+                # A write block is brief: a reindex replacing an index made before versioning
                 retry[result["_id"]] = action
             elif "embedding" in action and _VECTOR_DIMENSION_MISMATCH in json.dumps(result.get("error")):
                 # A writer already on a new model of another dimension, while the reindex for it
@@ -587,7 +589,7 @@ def domain_error(status: object, info: object, index: str) -> NeuralMemoryError:
     reason = str(error.get("reason") or error.get("type")) if isinstance(error, dict) else str(error or info)
     if isinstance(info, dict) and "Message" in info:  # the AWS front end's own refusals
         reason = str(info["Message"])
-    if status in RETRYABLE:
+    if status in RETRYABLE or _WRITE_BLOCKED in str(info):
         return BackendUnavailable(f"OpenSearch answered {status}: {reason}")
     if status == 413:
         return RequestTooLarge(f"OpenSearch refused a request as too large (413): {reason}")

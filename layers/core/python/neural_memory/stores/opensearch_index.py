@@ -12,9 +12,10 @@ interrupted one resumes where it stopped. Old indices stay until they are droppe
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from neural_memory.clock import to_iso
+from neural_memory.clock import from_iso, to_iso
 from neural_memory.errors import ConfigurationError, NotFound
 from neural_memory.stores.opensearch import SCHEMA_VERSION, index_body
 
@@ -24,30 +25,59 @@ if TYPE_CHECKING:
     from neural_memory.embeddings.base import Embedder
 
 VERSION_DIGITS = 6
-FAILURES_KEPT = 200  # failed observations remembered in the index's _meta (the first ones)
+FAILURES_KEPT = 200  # refused observations remembered in the index's _meta (the first ones)
+LEASE = timedelta(minutes=2)  # how long a reindex's claim holds without being renewed
+
+
+class ReindexBusy(Exception):
+    """Another reindex holds the claim on this target (or moved the alias meanwhile)."""
 
 
 @dataclass
 class ReindexState:
-    """A reindex in progress: from ``source`` into ``target``; ``cursor`` is the sort key
-    (workspace, observation id) of the last observation copied."""
+    """A reindex: from ``source`` into ``target``. ``cursor`` is the sort key (workspace,
+    observation id) of the last observation copied; ``caught_up_to`` when the last complete
+    catch-up started; ``phase`` is ``copy`` until the alias moves, then ``swapped`` until the
+    writes that raced the swap are caught up; ``lease`` who works on it, and until when."""
 
     source: str
     target: str
     started_at: str
     cursor: list[str] | None = None
     copied: int = 0
-    failed: dict[str, str] = field(default_factory=dict)
+    failed: dict[tuple[str, str], str] = field(default_factory=dict)
+    phase: str = "copy"
+    caught_up_to: str | None = None
+    lease: dict[str, str] = field(default_factory=dict)
 
     def as_meta(self) -> dict[str, Any]:
         """The ``reindex`` entry of the target's ``_meta``."""
+        failed = [[w, i, reason[:300]] for (w, i), reason in list(self.failed.items())[:FAILURES_KEPT]]
         return {
             "source": self.source,
             "started_at": self.started_at,
             "cursor": self.cursor,
             "copied": self.copied,
-            "failed": dict(list(self.failed.items())[:FAILURES_KEPT]),
+            "failed": failed,
+            "phase": self.phase,
+            "caught_up_to": self.caught_up_to,
+            "lease": self.lease,
         }
+
+    @classmethod
+    def from_meta(cls, target: str, entry: dict[str, Any]) -> ReindexState:
+        """The state a target's ``_meta`` records."""
+        return cls(
+            source=entry["source"],
+            target=target,
+            started_at=entry["started_at"],
+            cursor=entry.get("cursor"),
+            copied=int(entry.get("copied", 0)),
+            failed={(w, i): reason for w, i, reason in entry.get("failed") or []},
+            phase=entry.get("phase", "copy"),
+            caught_up_to=entry.get("caught_up_to"),
+            lease=dict(entry.get("lease") or {}),
+        )
 
 
 def space_of(embedder: Embedder | None) -> tuple[int, str]:
@@ -98,19 +128,18 @@ class OpenSearchAdmin:
         return dict(next(iter(mapping.values()))["mappings"].get("_meta", {}))
 
     def in_progress(self) -> ReindexState | None:
-        """The newest reindex started from the live index and not yet swapped in, if any."""
+        """The reindex to resume: one whose alias swap is not caught up yet (on the live index),
+        else the newest one started from the live index and not swapped in."""
         live = self.live()
+        if live is None:
+            return None
+        entry = self.meta(live).get("reindex")
+        if entry and entry.get("phase") == "swapped":
+            return ReindexState.from_meta(live, entry)
         for name in reversed(self.versions()):
-            state = self.meta(name).get("reindex")
-            if name != live and state and state.get("source") == live:
-                return ReindexState(
-                    source=state["source"],
-                    target=name,
-                    started_at=state["started_at"],
-                    cursor=state.get("cursor"),
-                    copied=int(state.get("copied", 0)),
-                    failed=dict(state.get("failed") or {}),
-                )
+            entry = self.meta(name).get("reindex")
+            if name != live and entry and entry.get("source") == live:
+                return ReindexState.from_meta(name, entry)
         return None
 
     # ------------------------------------------------------------------ bootstrap
@@ -169,11 +198,13 @@ class OpenSearchAdmin:
         live = self.live()
         if live is None:
             raise ConfigurationError(f"nothing to reindex: no index behind {self.alias!r}")
+        state = self.in_progress()
+        if state is not None and state.phase == "swapped":
+            return state
         if not self.needs_reindex(dimension, model_id):
             return None
         # A reindex for another model left unfinished stays (dropped on request); this model
         # gets an index of its own.
-        state = self.in_progress()
         if state is not None and expected_meta(dimension, model_id) == {
             key: self.meta(state.target).get(key) for key in ("schema_version", "model_id", "dimension")
         }:
@@ -182,25 +213,61 @@ class OpenSearchAdmin:
         self._create(state.target, dimension, model_id, state)
         return state
 
+    def claim(self, state: ReindexState, owner: str, now: datetime) -> None:
+        """Take or renew the claim on ``state``'s target for ``LEASE``; ``ReindexBusy`` if another
+        holds an unexpired one. Two claims written at once: the one read back wins, and the other
+        side sees it at its next ``check``."""
+        held = self.meta(state.target).get("reindex", {}).get("lease") or {}
+        if held.get("owner") not in (None, owner) and from_iso(held["until"]) > now:
+            raise ReindexBusy(f"another reindex into {state.target} holds its claim until {held['until']}")
+        state.lease = {"owner": owner, "until": to_iso(now + LEASE)}
+        self.save_progress(state)
+        self.check(state, owner)
+
+    def release(self, state: ReindexState) -> None:
+        """Give the claim up (the next run need not wait for it to expire)."""
+        state.lease = {}
+        self.save_progress(state)
+
+    def check(self, state: ReindexState, owner: str) -> None:
+        """``ReindexBusy`` unless ``owner`` still holds the claim and the alias is where the
+        reindex left it (another run may have finished the same reindex meanwhile)."""
+        held = self.meta(state.target).get("reindex", {}).get("lease") or {}
+        if held.get("owner") != owner:
+            raise ReindexBusy(f"another reindex into {state.target} took over")
+        expected = state.source if state.phase == "copy" else state.target
+        if self.live() != expected:
+            raise ReindexBusy(f"the alias {self.alias!r} moved to {self.live()!r} meanwhile")
+
     def save_progress(self, state: ReindexState) -> None:
         """Record the reindex's progress in its target's ``_meta`` (the whole ``_meta`` is replaced)."""
         meta = self.meta(state.target) | {"reindex": state.as_meta()}
         self.client.indices.put_mapping(index=state.target, body={"_meta": meta})
+
+    def block_writes(self, index: str) -> None:
+        """Refuse writes to ``index`` from now on (writers retry them: ``cluster_block_exception``)."""
+        self.client.indices.put_settings(index=index, body={"index": {"blocks": {"write": True}}})
 
     def refresh(self, index: str) -> None:
         """Make what was written to ``index`` searchable."""
         self.client.indices.refresh(index=index)
 
     def swap(self, state: ReindexState) -> None:
-        """Point the alias at the target in one atomic request. An index created under the
-        alias's own name (before versioning) cannot stand beside the alias: it is removed in
-        the same request, which is the only case where a swap drops data's old copy."""
-        actions: list[dict[str, Any]] = [{"add": {"index": state.target, "alias": self.alias}}]
+        """Point the alias at the target in one atomic request (it fails if the alias no longer
+        names the source), and record the phase. An index created under the alias's own name
+        (before versioning) cannot stand beside the alias: it is removed in the same request,
+        the one case where the old copy is not kept."""
+        add = {"add": {"index": state.target, "alias": self.alias}}
         if state.source == self.alias:
-            actions.insert(0, {"remove_index": {"index": state.source}})
+            remove: dict[str, Any] = {"remove_index": {"index": state.source}}
         else:
-            actions.insert(0, {"remove": {"index": state.source, "alias": self.alias}})
-        self.client.indices.update_aliases(body={"actions": actions})
+            remove = {"remove": {"index": state.source, "alias": self.alias, "must_exist": True}}
+        self.client.indices.update_aliases(body={"actions": [remove, add]})
+        state.phase = "swapped"
+        self.save_progress(state)
+
+    def finish(self, state: ReindexState) -> None:
+        """The reindex is complete: its state leaves the live index's ``_meta``."""
         meta = self.meta(state.target)
         meta.pop("reindex", None)
         meta["reindexed_from"] = state.source
