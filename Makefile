@@ -19,7 +19,7 @@ LAYER  := .build/layers/core
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip>=25.1"
-	$(BIN)/python -m pip install --quiet -e '.[local]' --group dev --group infra
+	$(BIN)/python -m pip install --quiet -e '.[local,mcp]' --group dev --group infra
 	@touch $(STAMP)
 
 dev: $(STAMP)  ## create .venv and install the project with its local extra and dev tools
