@@ -4,6 +4,9 @@ timeouts, with a real HTTP stand-in for what sits in front of a deployed API."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -40,9 +43,11 @@ from neural_memory.settings import get_settings
 from tests.helpers.events import EVENTS
 from tests.helpers.gateway_stand_in import Scripted, running_gateway
 from tests.helpers.local_api import RunningApi, running_local_api
+from tests.helpers.readme import readme_block
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from pathlib import Path
 
     from neural_memory.embeddings.onnx_local import OnnxLocalEmbedder
 
@@ -299,3 +304,20 @@ def test_cli_search_reaches_a_remote_api_through_the_client(
     assert main(["search", "deploy", "--url", api.url, "--top-k", "0"]) == 2
     assert "topK" in capsys.readouterr().err
     assert main(["search", "deploy", "--url", api.url, "--workspace", "demo"]) == 2
+
+
+def test_the_readme_client_example_runs_as_written(api: RunningApi, tmp_path: Path) -> None:
+    # Given the README's client example, verbatim, and the environment it reads
+    example = readme_block("python", "NeuralMemoryClient")
+    environment = {**os.environ, "NM_API_URL": api.url, "NM_API_KEY": api.key}
+    # When it runs
+    done = subprocess.run([sys.executable, "-c", example], env=environment, cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120, check=False)  # fmt: skip
+    # Then it added, found, answered from and deleted its note, and then read that it is gone
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "note-rollbacks" in lines[0] and lines[0].split()[1] == "note-rollbacks"
+    assert "instant rollback" in done.stdout
+    assert lines[-1] == "not_found observation 'note-rollbacks' not found"
+    with NeuralMemoryClient(api.url, api.key) as client, pytest.raises(NotFound):
+        client.get("note-rollbacks")
