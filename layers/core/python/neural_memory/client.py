@@ -2,9 +2,10 @@
 
 Requests are sent as given and validated by the server, the one judge of the contract: a bad field
 comes back as ``ValidationFailed`` naming it. Replies are parsed into the server's own wire models
-(``neural_memory.models``). Every error reply becomes an ``ApiError`` subclass carrying the
-envelope's code, message, field details and request id. Only 429 and 503 replies with
-``Retry-After`` are retried (the server said when), with exponential backoff; nothing else is.
+(``neural_memory.models``), ignoring fields a newer server adds. Every error reply becomes an
+``ApiError`` subclass carrying the envelope's code, message, field details and request id. Only
+429 and 503 replies with ``Retry-After`` are retried (the server said when), with exponential
+backoff; nothing else is.
 """
 
 from __future__ import annotations
@@ -130,7 +131,7 @@ def error_from_reply(response: httpx.Response) -> ApiError:
     retry_after = retry_after_s(response)
     kind = _BY_STATUS.get(response.status_code, ServerError)
     try:
-        envelope = ErrorResponse.model_validate_json(response.content)
+        envelope = ErrorResponse.model_validate_json(response.content, extra="ignore")
     except ValidationError:
         text = response.text.strip()[:500] or response.reason_phrase
         return kind(response.status_code, "http_error", text, retry_after_s=retry_after)
@@ -226,7 +227,8 @@ def _merged(replies: Sequence[ObservationsResponse]) -> ObservationsResponse:
 
 def _parsed(response: httpx.Response, model: type[Reply]) -> Reply:
     if response.is_success:
-        return model.model_validate_json(response.content)
+        # A newer server may add fields (the server's models forbid unknown ones in requests, not here).
+        return model.model_validate_json(response.content, extra="ignore")
     raise error_from_reply(response)
 
 
