@@ -142,6 +142,9 @@ def test_every_error_the_server_gives_is_its_typed_exception(api: RunningApi) ->
         error = invalid.value
         assert (error.status, error.code) == (400, "validation_error") and error.request_id
         assert [d.field for d in error.details] == ["topK"] and error.message.startswith("topK:")
+        with pytest.raises(ValidationFailed) as nothing:
+            client.add([])
+        assert nothing.value.details[0].field == "observations"
         with pytest.raises(ValidationFailed) as bad_note:
             client.add([note("bad-url", "x", url="not a url")])
         assert bad_note.value.details[0].field == "observations.0.url"

@@ -200,10 +200,10 @@ def _asking(
 
 
 def _batches(observations: Sequence[ObservationIn | Mapping[str, Any]], size: int) -> Iterator[_Call]:
-    if not observations:
-        raise ValueError("observations: at least one is needed")
     if not 1 <= size <= MAX_BATCH:
         raise ValueError(f"batch_size must be 1..{MAX_BATCH}")
+    if not observations:  # the server says what is wrong with that (ValidationFailed)
+        yield _Call("POST", "v1/observations", {"observations": []})
     for start in range(0, len(observations), size):
         chunk = [_wire(o) for o in observations[start : start + size]]
         yield _Call("POST", "v1/observations", {"observations": chunk})
@@ -313,7 +313,8 @@ class NeuralMemoryClient:
     ) -> ObservationsResponse:
         """``POST /v1/observations`` in batches of ``batch_size``: add or update (idempotent by id,
         so a retried or repeated call updates in place). One reply for all batches: ids in input
-        order, counts summed, ``requestId`` lists each batch's."""
+        order, counts summed, ``requestId`` lists each batch's. A batch's error is raised after
+        the batches before it were stored; sending them all again is harmless."""
         return _merged([self._send(call, ObservationsResponse) for call in _batches(observations, batch_size)])
 
     def get(self, observation_id: str) -> ObservationOut:
