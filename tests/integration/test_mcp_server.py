@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import pytest
 from mcp import Client
+from neural_memory.local.cli import main
 from neural_memory.models import (
     AnswerResponse,
     DeleteResponse,
@@ -207,3 +208,18 @@ def test_both_backends_give_the_same_results_for_the_same_data(api: RunningApi, 
     assert in_process["remember"] == {"ids": [m["id"] for m in MEMORIES], "created": 6, "updated": 0}
     assert "same-0" in [r["id"] for r in in_process["search hybrid how do we deploy"][0]["results"]]
     assert in_process == through_api
+
+
+@pytest.mark.parametrize(
+    ("args", "complaint"),
+    [
+        (["mcp"], "--workspace is needed"),
+        (["mcp", "--workspace", "acme", "--url", "http://127.0.0.1:9"], "--workspace: a remote API's key names"),
+        (["mcp", "--url", "127.0.0.1:8080", "--key", "k"], "base_url must be an http(s) URL"),
+    ],
+)
+def test_a_backend_that_cannot_be_chosen_is_refused_before_serving(
+    args: list[str], complaint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(args) == 2
+    assert complaint in capsys.readouterr().err

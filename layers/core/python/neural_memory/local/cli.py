@@ -504,7 +504,11 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument(
         "--http", action="store_true", help="streamable HTTP on --host/--port (path /mcp) instead of stdio"
     )
-    mcp.add_argument("--host", default="127.0.0.1", help="with --http: bind address (default loopback only)")
+    mcp.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="with --http: bind address (default loopback only: the endpoint has no authentication of its own)",
+    )
     mcp.add_argument("--port", type=int, default=8765, help="with --http: port (default 8765)")
     data_dir(mcp)
     mcp.set_defaults(func=cmd_mcp)
