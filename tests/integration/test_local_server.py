@@ -15,17 +15,15 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
-from neural_memory.local.demo import ensure_demo
 from neural_memory.local.gateway import LocalGateway
 from neural_memory.local.server import LocalApiServer
 from neural_memory.routes import ROUTES
-from neural_memory.service import Service, set_service
 from neural_memory.settings import Settings
-from neural_memory.stores.sqlite import SqliteStore
 from neural_memory.stores.sqlite_keys import SqliteKeyStore
 from schemathesis.checks import not_a_server_error
 
-from tests.helpers.events import EVENTS, NOW
+from tests.helpers.events import EVENTS
+from tests.helpers.local_api import running_local_api
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -58,19 +56,9 @@ class Running:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, embedder: OnnxLocalEmbedder) -> Iterator[Running]:
     """The local server on an ephemeral loopback port, set up as ``serve`` does on first start."""
-    config = Settings(data_dir=tmp_path_factory.mktemp("serve"))
-    service = Service(SqliteStore(config.sqlite_path), embedder, config, clock=lambda: NOW)
-    set_service(service)
-    keys = SqliteKeyStore(config.sqlite_path)
-    demo = ensure_demo(service, keys, config.data_dir, EVENTS, NOW)
-    assert demo.key and demo.loaded == 20  # 15 EventBridge samples that yield an observation + 5 API ones
-    httpd = LocalApiServer(("127.0.0.1", 0), LocalGateway(keys), config.max_body_bytes, True)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield Running(httpd.url, demo.key)
-    httpd.shutdown()
-    httpd.server_close()
-    set_service(None)
+    with running_local_api(tmp_path_factory.mktemp("serve"), embedder, EVENTS) as api:
+        assert api.loaded == 20  # 15 EventBridge samples that yield an observation + 5 API ones
+        yield Running(api.url, api.key)
 
 
 def test_health_and_openapi(server: Running) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -15,6 +16,7 @@ from pydantic import ValidationError
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from neural_memory.models import SearchResponse
     from neural_memory.settings import Settings
 
 INGEST_BATCH = 64
@@ -221,11 +223,7 @@ def cmd_dlq_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    """Search a workspace from the terminal."""
-    from neural_memory.errors import NeuralMemoryError
-    from neural_memory.models import SearchRequest
-    from neural_memory.service import build_service
-
+    """Search a workspace from the terminal: the embedded store, or a remote API (``--url/--key``)."""
     filters: dict[str, Any] = {}
     for flag, name in (
         ("source", "sourceTypes"),
@@ -237,19 +235,16 @@ def cmd_search(args: argparse.Namespace) -> int:
             filters[name] = getattr(args, flag)
     if args.since:
         filters["dateRange"] = {"start": args.since}
-    try:
-        request = SearchRequest.model_validate(
-            {"query": args.query, "topK": args.top_k, "mode": args.mode, "filters": filters or None}
-        )
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        print(f"error: {'.'.join(str(p) for p in first['loc'])}: {first['msg']}", file=sys.stderr)
-        return 2
-    try:
-        reply = build_service(_settings(args)).search(args.workspace, request, "cli")
-    except NeuralMemoryError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    body = {"query": args.query, "topK": args.top_k, "mode": args.mode, "filters": filters or None}
+    if args.url or args.key:
+        if args.workspace:
+            print("error: --workspace: a remote API's key names the workspace", file=sys.stderr)
+            return 2
+        code, reply = _search_remote(args, body)
+    else:
+        code, reply = _search_embedded(args, body)
+    if reply is None:
+        return code
     if args.json:
         print(reply.model_dump_json(by_alias=True, indent=2))
         return 0
@@ -263,6 +258,93 @@ def cmd_search(args: argparse.Namespace) -> int:
         f"(embed {latency.embed}, retrieval {latency.retrieval})"
         + (f"; degraded: {reply.degraded}" if reply.degraded else "")
     )
+    return 0
+
+
+def _search_embedded(args: argparse.Namespace, body: dict[str, Any]) -> tuple[int, SearchResponse | None]:
+    from neural_memory.errors import NeuralMemoryError
+    from neural_memory.models import SearchRequest
+    from neural_memory.service import build_service
+
+    try:
+        request = SearchRequest.model_validate(body)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        print(f"error: {'.'.join(str(p) for p in first['loc'])}: {first['msg']}", file=sys.stderr)
+        return 2, None
+    try:
+        return 0, build_service(_settings(args)).search(args.workspace or "demo", request, "cli")
+    except NeuralMemoryError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1, None
+
+
+def _search_remote(args: argparse.Namespace, body: dict[str, Any]) -> tuple[int, SearchResponse | None]:
+    from neural_memory.client import ApiError, ClientConfigurationError, ClientError, NeuralMemoryClient
+
+    try:
+        with NeuralMemoryClient(args.url, args.key) as client:
+            query = body.pop("query")
+            return 0, client.search(query, options={k: v for k, v in body.items() if v is not None})
+    except ClientConfigurationError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2, None
+    except ApiError as exc:
+        print(f"error: {exc.code}: {exc.message} (request {exc.request_id})", file=sys.stderr)
+        return 2 if exc.status == 400 else 1, None
+    except ClientError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1, None
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """Serve the memory to agents over MCP: stdio (default) or streamable HTTP (``--http``), from
+    the embedded store in-process (``--workspace``) or a remote API (``--url/--key``)."""
+    import anyio
+
+    from neural_memory.mcp_server.backends import EmbeddedBackend, MemoryBackend, RemoteBackend
+    from neural_memory.mcp_server.tools import build_server
+
+    backend: MemoryBackend
+    if args.url or args.key:
+        from neural_memory.client import AsyncNeuralMemoryClient, ClientConfigurationError
+
+        if args.workspace:
+            print("error: --workspace: a remote API's key names the workspace", file=sys.stderr)
+            return 2
+        try:
+            backend = RemoteBackend(AsyncNeuralMemoryClient(args.url, args.key))
+        except ClientConfigurationError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+    else:
+        from neural_memory.service import build_service
+        from neural_memory.stores import ensure_store
+
+        if not args.workspace:
+            print("error: --workspace is needed for the embedded store (or --url/--key for an API)", file=sys.stderr)
+            return 2
+        settings = _settings(args)
+        service = build_service(settings)  # the factory `serve` uses: same store, model and providers
+        ensure_store(settings, service.embedder)
+        backend = EmbeddedBackend(service, args.workspace)
+    server = build_server(backend)
+
+    async def run() -> None:
+        try:
+            if args.http:
+                print(f"Neural Memory MCP on http://{args.host}:{args.port}/mcp", file=sys.stderr, flush=True)
+                await server.run_streamable_http_async(host=args.host, port=args.port)
+            else:
+                await server.run_stdio_async()
+        finally:
+            await backend.close()  # in the same event loop as the calls (the client's pool lives there)
+
+    import signal
+
+    signal.signal(signal.SIGTERM, _interrupt)  # an agent stopping its server: close the store as on Ctrl-C
+    with contextlib.suppress(KeyboardInterrupt):
+        anyio.run(run)
     return 0
 
 
@@ -387,6 +469,10 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--store", choices=["sqlite", "opensearch"], help="store (env NM_STORE, default sqlite)")
         p.add_argument("--opensearch-url", help="OpenSearch endpoint when --store opensearch (env NM_OPENSEARCH_URL)")
 
+    def remote(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--url", help="a remote API (a stack's ApiUrl, or http://127.0.0.1:8080); env NM_API_URL")
+        p.add_argument("--key", help="its API key, which names the workspace (env NM_API_KEY)")
+
     serve = commands.add_parser("serve", help="run the local API")
     serve.add_argument("--host", default="127.0.0.1", help="bind address (default loopback only)")
     serve.add_argument("--port", type=int, default=8080)
@@ -448,9 +534,9 @@ def build_parser() -> argparse.ArgumentParser:
     dlq.add_argument("--limit", type=int, help="at most this many messages (default: all)")
     dlq.set_defaults(func=cmd_dlq_replay)
 
-    search = commands.add_parser("search", help="search a workspace")
+    search = commands.add_parser("search", help="search a workspace (embedded, or a remote API with --url/--key)")
     search.add_argument("query")
-    search.add_argument("--workspace", default="demo")
+    search.add_argument("--workspace", help="embedded store's workspace (default demo)")
     search.add_argument("--source", action="append", help="source (repeatable): github, vercel, ...")
     search.add_argument("--type", action="append", help="observation type (repeatable)")
     search.add_argument("--actor", action="append", help="actor name (repeatable)")
@@ -459,8 +545,24 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--mode", default="hybrid", choices=["hybrid", "semantic", "keyword"])
     search.add_argument("--top-k", type=int, default=10)
     search.add_argument("--json", action="store_true", help="print the API's JSON reply")
+    remote(search)
     data_dir(search)
     search.set_defaults(func=cmd_search)
+
+    mcp = commands.add_parser("mcp", help="serve the memory to agents over MCP (stdio, or --http)")
+    mcp.add_argument("--workspace", help="the embedded store's workspace the tools read and write")
+    remote(mcp)
+    mcp.add_argument(
+        "--http", action="store_true", help="streamable HTTP on --host/--port (path /mcp) instead of stdio"
+    )
+    mcp.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="with --http: bind address (default loopback only: the endpoint has no authentication of its own)",
+    )
+    mcp.add_argument("--port", type=int, default=8765, help="with --http: port (default 8765)")
+    data_dir(mcp)
+    mcp.set_defaults(func=cmd_mcp)
 
     purge = commands.add_parser("purge", help="delete expired observations")
     data_dir(purge)

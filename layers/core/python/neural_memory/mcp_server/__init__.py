@@ -1,0 +1,2 @@
+"""``neural-memory mcp``: the memory as Model Context Protocol tools for agents (``server.py``),
+over the embedded store in-process or a remote API (``backends.py``)."""

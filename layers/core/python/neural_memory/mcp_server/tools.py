@@ -1,0 +1,213 @@
+"""The MCP tools an agent sees: what each is for, its arguments, and its reply as compact text
+(for the model) plus the API's reply model as structured content (for the application).
+
+Arguments use the API's names (``topK``, ``filters.sourceTypes``…, docs/api.md). A call the
+backend refuses comes back as a tool error whose text is the error envelope's code and message;
+the server itself carries on."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field, JsonValue
+
+from neural_memory import __version__
+from neural_memory.clock import utcnow
+from neural_memory.mcp_server.backends import BackendFailure
+from neural_memory.mcp_server.summaries import (
+    answer_summary,
+    forget_summary,
+    memory_summary,
+    remember_summary,
+    search_summary,
+)
+from neural_memory.models import (
+    AnswerResponse,
+    DeleteResponse,
+    ObservationOut,
+    ObservationsResponse,
+    SearchFilters,
+    SearchResponse,
+    WireModel,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+    from datetime import datetime
+
+    from pydantic import BaseModel
+
+    from neural_memory.mcp_server.backends import MemoryBackend
+
+INSTRUCTIONS = (
+    "Neural Memory is the team's long-term memory: decisions, notes, GitHub pull requests and pushes, "
+    "deployments and earlier conversations, shared by every agent and person of the workspace. Search it "
+    "before answering questions about past work, why something is the way it is, or what went wrong; "
+    "remember what future sessions should know (a decision and its reason, a fix, a user preference). "
+    "Every memory has an id: quote it to get_memory for the full text, or to forget."
+)
+
+SEARCH_DESCRIPTION = (
+    "Search the team's memory (decisions, notes, pull requests, pushes, deployments, earlier "
+    "conversations) by meaning and keywords. Use it before answering a question about past work, "
+    "an earlier decision, an incident or a person's activity, and before repeating work that may "
+    "have been done. Returns the best memories first: id, title, source/type, author, date, score "
+    "and a snippet; read one in full with get_memory. Narrow with filters, e.g. "
+    '{"sourceTypes": ["github"], "observationTypes": ["decision"], "actorNames": ["alice"], '
+    '"dateRange": {"start": "2025-12-01T00:00:00Z"}, "not": {"actorNames": ["dependabot[bot]"]}}.'
+)
+ANSWER_DESCRIPTION = (
+    "Answer a question from the team's memory, with citations: each cites a memory id and quotes "
+    "its words. Use it for a direct question (why did the deploy fail? what did we decide about "
+    "X?) when a short grounded answer is more useful than a list of results; use search_memory to "
+    "browse. Without an LLM configured on the memory, the answer is the best sentences of the top "
+    "memories (method: extractive)."
+)
+REMEMBER_DESCRIPTION = (
+    "Store one or more memories for future sessions and teammates: a decision and its reason, a "
+    "fix and its cause, a convention, a user's preference. Write each as self-contained sentences "
+    "(it is found later by meaning, without this conversation). Only content is required; the "
+    "title defaults to its first words, the type to note, the source to agent, the time to now. "
+    "Give an id to update the same memory later (the same id replaces it); give supersedes to "
+    "retire older memories this one corrects. Returns the ids."
+)
+GET_DESCRIPTION = (
+    "Read one memory in full (title, content, author, time, url, tier, metadata) by the id that "
+    "search_memory, answer_question or remember returned."
+)
+FORGET_DESCRIPTION = (
+    "Delete one memory by id, for good (with every chunk of it). Use it when the user asks to "
+    "forget something or a memory is wrong and should not be corrected by a newer one (to correct, "
+    "remember a new memory with supersedes instead)."
+)
+
+Reply = TypeVar("Reply")
+Mode = Annotated[
+    Literal["hybrid", "semantic", "keyword"],
+    Field(description="hybrid (default: meaning and keywords), semantic (meaning only) or keyword (exact words)"),
+]
+Filters = Annotated[
+    SearchFilters | None,
+    Field(description="Optional filters, combined with AND (docs/api.md): sourceTypes, observationTypes, "
+          "actorNames, tiers, dateRange {start, end}, not {...}, metadata {key: value}, anyOf [...]."),
+]  # fmt: skip
+
+
+class AgentNote(WireModel):
+    """One memory as an agent writes it: only ``content`` is required."""
+
+    content: str = Field(min_length=1, description="What to remember, as self-contained sentences.")
+    title: str | None = Field(default=None, description="A short title; default: the first words of content.")
+    observation_type: str = Field(
+        default="note", description="note (default), decision, design_note, bug, conversation_turn, ..."
+    )
+    source: str = Field(default="agent", description="Where it comes from (default agent).")
+    occurred_at: str | None = Field(
+        default=None, description="When it happened, ISO-8601 with a zone (2025-12-12T10:00:00Z); default now."
+    )
+    id: str | None = Field(
+        default=None,
+        description="A stable id (letters, digits, _ . : -) to update this memory later; default: derived.",
+    )
+    actor_name: str | None = Field(default=None, description="Who said or did it.")
+    session_id: str | None = Field(default=None, description="The conversation or session it belongs to.")
+    url: str | None = Field(default=None, description="A link to the source (http or https).")
+    tier: Literal["A", "C", "E"] | None = Field(
+        default=None, description="A: kept forever (default for notes and decisions); C: expires after 7 days."
+    )
+    metadata: dict[str, JsonValue] | None = Field(default=None, description="Extra key/value facts to filter on.")
+    supersedes: list[str] | None = Field(default=None, description="Ids of older memories this one replaces.")
+
+    def observation(self, now: datetime) -> dict[str, Any]:
+        """The API's observation: this note with its defaults, time now unless given."""
+        body = self.model_dump(mode="json", by_alias=True, exclude_none=True)
+        body.setdefault("occurredAt", now.isoformat())
+        return body
+
+
+def _result(text: str, reply: BaseModel) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=reply.model_dump(mode="json", by_alias=True),
+    )
+
+
+async def _served(call: Awaitable[Reply]) -> Reply:
+    try:
+        return await call
+    except BackendFailure as exc:
+        raise ToolError(str(exc)) from None  # the envelope's code and message: all the model needs
+
+
+def _asking(text_field: str, text: str, top_k: int, mode: str, filters: SearchFilters | None) -> dict[str, Any]:
+    body: dict[str, Any] = {text_field: text, "topK": top_k, "mode": mode}
+    if filters is not None:
+        body["filters"] = filters.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    return body
+
+
+def build_server(backend: MemoryBackend, clock: Callable[[], datetime] = utcnow) -> MCPServer:
+    """An MCP server whose five tools call ``backend``."""
+    server = MCPServer("neural-memory", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+    reading = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+    @server.tool(name="search_memory", title="Search memory", description=SEARCH_DESCRIPTION, annotations=reading)
+    async def search_memory(
+        query: Annotated[str, Field(description="What to look for, in natural language or keywords.")],
+        filters: Filters = None,
+        topK: Annotated[int, Field(ge=1, le=100, description="How many memories at most (default 10).")] = 10,
+        mode: Mode = "hybrid",
+    ) -> Annotated[CallToolResult, SearchResponse]:
+        reply = await _served(backend.search(_asking("query", query, topK, mode, filters)))
+        return _result(search_summary(query, reply), reply)
+
+    @server.tool(
+        name="answer_question", title="Answer from memory", description=ANSWER_DESCRIPTION, annotations=reading
+    )
+    async def answer_question(
+        question: Annotated[str, Field(description="The question, in natural language.")],
+        filters: Filters = None,
+        topK: Annotated[int, Field(ge=1, le=20, description="How many memories to answer from (default 5).")] = 5,
+        mode: Mode = "hybrid",
+    ) -> Annotated[CallToolResult, AnswerResponse]:
+        reply = await _served(backend.answer(_asking("question", question, topK, mode, filters)))
+        return _result(answer_summary(reply), reply)
+
+    @server.tool(
+        name="remember",
+        title="Remember",
+        description=REMEMBER_DESCRIPTION,
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
+    )
+    async def remember(
+        observations: Annotated[
+            list[AgentNote], Field(min_length=1, max_length=100, description="One or more memories to store.")
+        ],
+    ) -> Annotated[CallToolResult, ObservationsResponse]:
+        now = clock()
+        reply = await _served(backend.add([note.observation(now) for note in observations]))
+        return _result(remember_summary(reply), reply)
+
+    @server.tool(name="get_memory", title="Read a memory", description=GET_DESCRIPTION, annotations=reading)
+    async def get_memory(
+        id: Annotated[str, Field(min_length=1, description="The memory's id.")],
+    ) -> Annotated[CallToolResult, ObservationOut]:
+        reply = await _served(backend.get(id))
+        return _result(memory_summary(reply), reply)
+
+    @server.tool(
+        name="forget",
+        title="Forget a memory",
+        description=FORGET_DESCRIPTION,
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False),
+    )
+    async def forget(
+        id: Annotated[str, Field(min_length=1, description="The id of the memory to delete.")],
+    ) -> Annotated[CallToolResult, DeleteResponse]:
+        reply = await _served(backend.delete(id))
+        return _result(forget_summary(reply), reply)
+
+    return server

@@ -1,0 +1,64 @@
+"""The real local API (waitress, the gateway, the handlers, SQLite, the local model) on an
+ephemeral loopback port, set up as ``neural-memory serve`` does on first start."""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from neural_memory.keys import issue_key
+from neural_memory.local.demo import ensure_demo
+from neural_memory.local.gateway import LocalGateway
+from neural_memory.local.server import LocalApiServer
+from neural_memory.service import Service, set_service
+from neural_memory.settings import Settings
+from neural_memory.stores.sqlite import SqliteStore
+from neural_memory.stores.sqlite_keys import SqliteKeyStore
+
+from tests.helpers.events import NOW
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    from neural_memory.embeddings.onnx_local import OnnxLocalEmbedder
+
+
+@dataclass
+class RunningApi:
+    """Where the server listens, the demo workspace's key, and the stores behind it."""
+
+    url: str
+    key: str
+    loaded: int
+    service: Service
+    keys: SqliteKeyStore
+
+    def key_for(self, workspace: str) -> str:
+        """A new API key for ``workspace`` (as ``neural-memory keys create`` makes one)."""
+        return issue_key(self.keys, workspace, NOW)
+
+
+@contextmanager
+def running_local_api(data_dir: Path, embedder: OnnxLocalEmbedder, samples: Path | None) -> Iterator[RunningApi]:
+    """The server over a store in ``data_dir`` with the ``demo`` workspace (and ``samples`` in
+    it), installed as the process's service, until the block ends."""
+    config = Settings(data_dir=data_dir)
+    store = SqliteStore(config.sqlite_path)
+    service = Service(store, embedder, config, clock=lambda: NOW)
+    set_service(service)
+    keys = SqliteKeyStore(config.sqlite_path)
+    demo = ensure_demo(service, keys, config.data_dir, samples, NOW)
+    assert demo.key is not None
+    httpd = LocalApiServer(("127.0.0.1", 0), LocalGateway(keys), config.max_body_bytes, True)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield RunningApi(httpd.url, demo.key, demo.loaded, service, keys)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        set_service(None)
+        store.close()

@@ -1,0 +1,225 @@
+"""``neural-memory mcp`` driven by the ``mcp`` SDK's own client, as agents run it: a subprocess over
+stdio (started from the README's configuration, verbatim) and over streamable HTTP; the embedded
+store in-process and a remote API through the client, giving the same results for the same data."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import pytest
+from mcp import Client
+from neural_memory.local.cli import main
+from neural_memory.models import (
+    AnswerResponse,
+    DeleteResponse,
+    ObservationOut,
+    ObservationsResponse,
+    SearchResponse,
+)
+
+from tests.helpers.local_api import RunningApi, running_local_api
+from tests.helpers.mcp_sessions import TOOLS, http_server, stdio_server, structured, text_of
+from tests.helpers.readme import readme_block
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    from mcp.client.stdio import StdioServerParameters
+    from neural_memory.embeddings.onnx_local import OnnxLocalEmbedder
+
+pytestmark = pytest.mark.integration
+
+UNKNOWN_KEY = "nm_000000000000_" + "A" * 43
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory: pytest.TempPathFactory, embedder: OnnxLocalEmbedder) -> Iterator[RunningApi]:
+    """The real local API on a fresh store, for the remote backend. No samples: the embedded store
+    compared with it must hold the same data, and lexical scores read the whole store's statistics."""
+    with running_local_api(tmp_path_factory.mktemp("mcp-api"), embedder, None) as running:
+        yield running
+
+
+def test_an_agent_configured_as_the_readme_says_remembers_searches_answers_and_forgets(tmp_path: Path) -> None:
+    # Given the README's MCP configuration, verbatim, started in a project folder as an agent starts it
+    config = json.loads(readme_block("json", "mcpServers"))["mcpServers"]["neural-memory"]
+    server = stdio_server(config["args"], cwd=tmp_path, command=config["command"])
+
+    async def session() -> None:
+        async with Client(server) as agent:
+            # When the agent lists the tools, Then it sees the five, each described and with an output schema
+            tools = {tool.name: tool for tool in (await agent.list_tools()).tools}
+            assert set(tools) == TOOLS
+            assert all(tool.description and tool.output_schema for tool in tools.values())
+            assert tools["search_memory"].annotations and tools["search_memory"].annotations.read_only_hint
+            assert tools["forget"].annotations and tools["forget"].annotations.destructive_hint
+            note_schema = tools["remember"].input_schema["$defs"]["AgentNote"]
+            assert note_schema["required"] == ["content"]
+            assert {"title", "observationType", "source", "occurredAt", "id"} <= set(note_schema["properties"])
+
+            # When it remembers a decision (with an id and title) and a bare note (content only)
+            before = datetime.now(UTC)
+            remembered = await agent.call_tool("remember", {"observations": [
+                {"id": "decision-blue-green", "title": "We deploy with blue-green switches", "observationType":
+                 "decision", "content": "Traffic moves to the new stack only after health checks pass."},
+                {"content": "The staging database is reset every Monday at 06:00 UTC by a cron job."},
+            ]})  # fmt: skip
+            reply = ObservationsResponse.model_validate(structured(remembered))
+            assert reply.ids[0] == "decision-blue-green" and (reply.created, reply.updated) == (2, 0)
+            assert "Remembered 2 (2 new, 0 updated)" in text_of(remembered)
+            bare = reply.ids[1]
+            # Then the bare note got the defaults: its first words as title, note by agent, now
+            stored = ObservationOut.model_validate(structured(await agent.call_tool("get_memory", {"id": bare})))
+            assert stored.title.startswith("The staging database is reset every Monday")
+            assert (stored.observation_type, stored.source, stored.tier) == ("note", "agent", "A")
+            assert before <= stored.occurred_at <= datetime.now(UTC)
+
+            # When it searches, Then the best memory comes first, in the text and the structured content
+            found = await agent.call_tool("search_memory", {"query": "how do we deploy safely", "topK": 5})
+            results = SearchResponse.model_validate(structured(found)).results
+            assert results[0].id == "decision-blue-green"
+            assert "1. [decision-blue-green] We deploy with blue-green switches (agent/decision" in text_of(found)
+            # And filters narrow it (the API's names)
+            only_notes = await agent.call_tool(
+                "search_memory", {"query": "database reset", "filters": {"observationTypes": ["note"]}}
+            )
+            assert [r.id for r in SearchResponse.model_validate(structured(only_notes)).results] == [bare]
+
+            # When it asks a question, Then the answer cites the memory it rests on
+            answered = await agent.call_tool("answer_question", {"question": "When is the staging database reset?"})
+            answer = AnswerResponse.model_validate(structured(answered))
+            assert bare in [c.id for c in answer.citations] and f"[{bare}]" in text_of(answered)
+
+            # When an argument is bad, Then it is a tool error naming it, and the server answers the next call
+            bad = await agent.call_tool("search_memory", {"query": "deploy", "topK": 1000})
+            assert bad.is_error and "topK" in text_of(bad)
+            bad_note = await agent.call_tool("remember", {"observations": [{"content": "x", "url": "not a url"}]})
+            assert bad_note.is_error and "validation_error: observations.0.url" in text_of(bad_note)
+            missing = await agent.call_tool("get_memory", {"id": "no-such-memory"})
+            assert missing.is_error and "not_found: observation 'no-such-memory' not found" in text_of(missing)
+
+            # When it forgets the decision, Then it is gone
+            forgotten = await agent.call_tool("forget", {"id": "decision-blue-green"})
+            assert DeleteResponse.model_validate(structured(forgotten)).deleted
+            assert "Forgot decision-blue-green." in text_of(forgotten)
+            again = await agent.call_tool("search_memory", {"query": "how do we deploy safely"})
+            assert "decision-blue-green" not in [r.id for r in SearchResponse.model_validate(structured(again)).results]
+
+    anyio.run(session)
+    # And the memory lives in the folder the configuration names, relative to where the agent started it
+    assert (tmp_path / ".neural-memory" / "neural-memory.sqlite3").exists()
+
+
+async def _remote_session_over_http(url: str) -> None:
+    async with Client(url) as agent:
+        assert {tool.name for tool in (await agent.list_tools()).tools} == TOOLS
+        # When it remembers, searches, reads, answers and forgets, Then each goes through the API
+        note = {"id": "http-note", "content": "The on-call rotation changes every Tuesday at noon."}
+        stored = await agent.call_tool("remember", {"observations": [note]})
+        assert ObservationsResponse.model_validate(structured(stored)).ids == ["http-note"]
+        found = await agent.call_tool("search_memory", {"query": "when does the on-call rotation change"})
+        assert [r.id for r in SearchResponse.model_validate(structured(found)).results] == ["http-note"]
+        read = ObservationOut.model_validate(structured(await agent.call_tool("get_memory", {"id": "http-note"})))
+        assert read.content == note["content"]
+        answered = await agent.call_tool("answer_question", {"question": "When does the on-call rotation change?"})
+        assert "http-note" in [c.id for c in AnswerResponse.model_validate(structured(answered)).citations]
+        # When the API refuses a call, Then the tool error carries the envelope's code and message
+        undated = {"content": "x", "occurredAt": "yesterday"}
+        refused = await agent.call_tool("remember", {"observations": [undated]})
+        assert refused.is_error and "validation_error: observations.0.occurredAt" in text_of(refused)
+        # And the server answers the next call
+        gone = await agent.call_tool("forget", {"id": "http-note"})
+        assert DeleteResponse.model_validate(structured(gone)).deleted
+        missing = await agent.call_tool("forget", {"id": "http-note"})
+        assert missing.is_error and "not_found: observation 'http-note' not found" in text_of(missing)
+
+
+def test_streamable_http_serves_a_remote_api_and_survives_its_errors(api: RunningApi, tmp_path: Path) -> None:
+    # Given `neural-memory mcp --http` in front of the running API, with the demo workspace's key
+    with http_server(["--url", api.url, "--key", api.key], cwd=tmp_path) as url:
+        # When an agent works through it (see the session)
+        anyio.run(_remote_session_over_http, url)
+    # Then the note reached the API's store, and left it
+    assert api.service.store.get("demo", "http-note") is None
+
+
+def test_an_unusable_key_is_a_tool_error_not_a_crash(api: RunningApi) -> None:
+    async def session() -> tuple[bool, str, bool]:
+        async with Client(stdio_server(["mcp", "--url", api.url, "--key", UNKNOWN_KEY])) as agent:
+            denied = await agent.call_tool("search_memory", {"query": "deploy"})
+            tools = await agent.list_tools()  # still serving
+            return denied.is_error, text_of(denied), len(tools.tools) == len(TOOLS)
+
+    is_error, text, still_serving = anyio.run(session)
+    assert is_error and "unauthorized:" in text and still_serving
+
+
+MEMORIES = [
+    {"id": f"same-{n}", "observationType": kind, "occurredAt": f"2025-12-{10 + n:02}T09:00:00Z", "content": content}
+    for n, (kind, content) in enumerate([
+        ("decision", "We deploy the API with blue-green switches; traffic moves after health checks pass."),
+        ("note", "The staging database is reset every Monday at 06:00 UTC by a cron job."),
+        ("decision", "Feature flags older than ninety days are deleted in the Friday cleanup."),
+        ("note", "Rollbacks use Vercel's instant rollback; never redeploy an old commit by hand."),
+        ("note", "The on-call engineer owns the deploy freeze during incident reviews."),
+        ("design_note", "Search results are cached for thirty seconds at the edge."),
+    ])
+]  # fmt: skip
+QUERIES = ["how do we deploy", "database reset schedule", "feature flag cleanup", "rollback a bad release"]
+
+
+async def _replies(server: StdioServerParameters) -> dict[str, Any]:
+    """Remember MEMORIES, then what each tool returns, without what differs per call (request ids, latency)."""
+
+    def comparable(result: Any, *volatile: str) -> Any:
+        data = structured(result)
+        return {key: value for key, value in data.items() if key not in {"requestId", "latency", *volatile}}
+
+    async with Client(server) as agent:
+        added = await agent.call_tool("remember", {"observations": MEMORIES})
+        replies: dict[str, Any] = {"remember": comparable(added)}
+        for query in QUERIES:
+            for mode in ("hybrid", "keyword", "semantic"):
+                found = await agent.call_tool("search_memory", {"query": query, "mode": mode, "topK": 4})
+                replies[f"search {mode} {query}"] = (comparable(found), text_of(found))
+            answered = await agent.call_tool("answer_question", {"question": query + "?"})
+            replies[f"answer {query}"] = (comparable(answered), text_of(answered))
+        read = await agent.call_tool("get_memory", {"id": "same-3"})
+        replies["get"] = comparable(read, "ingestedAt")
+        missing = await agent.call_tool("get_memory", {"id": "same-9"})
+        replies["get missing"] = text_of(missing)
+        replies["forget"] = comparable(await agent.call_tool("forget", {"id": "same-5"}))
+        after = await agent.call_tool("search_memory", {"query": "cached at the edge", "topK": 3})
+        replies["after forget"] = comparable(after)
+    return replies
+
+
+def test_both_backends_give_the_same_results_for_the_same_data(api: RunningApi, tmp_path: Path) -> None:
+    # Given the same memories remembered in the embedded store and through the API, each in an empty workspace
+    embedded = stdio_server(["mcp", "--data-dir", str(tmp_path / "embedded"), "--workspace", "team"])
+    remote = stdio_server(["mcp", "--url", api.url, "--key", api.key_for("team")])
+    # When the same calls are made through each
+    in_process, through_api = anyio.run(_replies, embedded), anyio.run(_replies, remote)
+    # Then every reply is the same: results, scores, snippets, answers, citations, errors
+    assert in_process["remember"] == {"ids": [m["id"] for m in MEMORIES], "created": 6, "updated": 0}
+    assert "same-0" in [r["id"] for r in in_process["search hybrid how do we deploy"][0]["results"]]
+    assert in_process == through_api
+
+
+@pytest.mark.parametrize(
+    ("args", "complaint"),
+    [
+        (["mcp"], "--workspace is needed"),
+        (["mcp", "--workspace", "acme", "--url", "http://127.0.0.1:9"], "--workspace: a remote API's key names"),
+        (["mcp", "--url", "127.0.0.1:8080", "--key", "k"], "base_url must be an http(s) URL"),
+    ],
+)
+def test_a_backend_that_cannot_be_chosen_is_refused_before_serving(
+    args: list[str], complaint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(args) == 2
+    assert complaint in capsys.readouterr().err
