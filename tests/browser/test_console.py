@@ -198,6 +198,9 @@ def test_stored_markup_renders_as_text_and_never_runs(watched: Watched, served: 
 
 
 def test_keyboard_slash_focuses_enter_runs_escape_clears(watched: Watched, served: Served) -> None:
+    # Given the printed URL opened in a browser: it goes to the console
+    watched.page.goto(served.url + "/")
+    assert watched.page.url == served.url + "/console"
     page = sign_in(watched, served)
     page.locator("h1").click()
     page.keyboard.press("/")
@@ -264,3 +267,15 @@ def test_the_page_reads_at_phone_width(watched: Watched, served: Served) -> None
     # Nothing wider than the screen: no sideways scrolling
     assert page.evaluate("document.documentElement.scrollWidth") <= 360
     expect(page.locator("#filters-box")).not_to_have_attribute("open", "")
+
+
+def test_an_llm_score_reads_as_a_percentage(watched: Watched, served: Served) -> None:
+    # The local server has no LLM gate (its score is null): the page's own score bars, in the
+    # browser, given a reply's scores with one
+    page = sign_in(watched, served)
+    labels = page.evaluate("""async () => {
+        const { scoreBars } = await import("./console/render.js");
+        const bars = scoreBars({ vector: 0.5, lexical: null, llm: 0.873, final: 0.7 });
+        return [...bars.querySelectorAll(".score-label")].map((label) => label.textContent);
+    }""")
+    assert labels == ["Vector: 0.50", "Lexical: —", "LLM: 87%", "Final: 0.70"]

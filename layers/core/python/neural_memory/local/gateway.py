@@ -105,9 +105,9 @@ def _without_unused_validation_response(document: dict[str, Any]) -> dict[str, A
 
 class FunctionPool:
     """Up to ``size`` instances of one function's handler module, as Lambda runs up to that many
-    execution environments of a function at once: each instance serves one request at a time (the
-    Powertools resolver keeps the current event on a module-level object), and instances are
-    made on demand. The first is the module itself; the others are fresh executions of its file.
+    execution environments of a function at once: each instance serves one request at a time (a
+    Powertools resolver is not meant to serve two at once; the event each thread reads is its own,
+    see ``NeuralMemoryResolver``), and instances are made on demand. The first is the module itself; the others are fresh executions of its file.
     All of them share the process's service, so one store and one model serve every instance."""
 
     def __init__(self, module: str, size: int) -> None:

@@ -93,8 +93,9 @@ function renderChips() {
       const pressed = state.filters[field].includes(value);
       return el("button", {
         type: "button", className: "chip", ariaPressed: String(pressed), dataset: { field, value },
+        ariaLabel: `${value}, ${count} observation${count === 1 ? "" : "s"}`,
         title: field === "tiers" ? `tier ${value}: ${TIER_TITLES[value] ?? ""}` : "", onclick: () => toggle(field, value),
-      }, value, el("span", { className: "count", ariaLabel: `${count} observations` }, String(count)));
+      }, value, el("span", { className: "count" }, String(count)));
     });
     section.querySelector(".chips").replaceChildren(...(chips.length ? chips : [el("span", { className: "none" }, "none")]));
   }
