@@ -107,7 +107,8 @@ class FunctionPool:
     """Up to ``size`` instances of one function's handler module, as Lambda runs up to that many
     execution environments of a function at once: each instance serves one request at a time (a
     Powertools resolver is not meant to serve two at once; the event each thread reads is its own,
-    see ``NeuralMemoryResolver``), and instances are made on demand. The first is the module itself; the others are fresh executions of its file.
+    see ``NeuralMemoryResolver``), and instances are made on demand. The first is the module
+    itself; the others are fresh executions of its file.
     All of them share the process's service, so one store and one model serve every instance."""
 
     def __init__(self, module: str, size: int) -> None:
