@@ -279,3 +279,20 @@ def test_an_llm_score_reads_as_a_percentage(watched: Watched, served: Served) ->
         return [...bars.querySelectorAll(".score-label")].map((label) => label.textContent);
     }""")
     assert labels == ["Vector: 0.50", "Lexical: —", "LLM: 87%", "Final: 0.70"]
+
+
+def test_a_custom_date_range_counts_and_filters_under_it(watched: Watched, served: Served) -> None:
+    # Given a search over everything
+    page = sign_in(watched, served, "?q=console")
+    expect(page.locator("li.result").first).to_be_visible()
+    # When a custom range in the far future is chosen
+    page.get_by_role("button", name="custom").click()
+    page.get_by_label("From", exact=True).fill("2099-01-01")
+    # Then it is in the URL, the chips count nothing under it, and no result is left, the date named
+    expect(page.locator("li.empty")).to_contain_text("Date (custom)")
+    assert "range=custom" in page.url and "from=2099-01-01" in page.url
+    expect(page.locator('.facet[data-field="sourceTypes"] .none')).to_have_text("none")
+    # When it is reloaded, Then the range is still chosen
+    page.reload()
+    expect(page.get_by_label("From", exact=True)).to_have_value("2099-01-01")
+    expect(page.locator("li.empty")).to_contain_text("Your filters leave 0 of")

@@ -7,7 +7,7 @@ const $ = (id) => document.getElementById(id);
 const LABELS = { sourceTypes: "Sources", observationTypes: "Types", actorNames: "Actors", tiers: "Tiers" };
 const TIER_TITLES = { A: "kept", C: "expires after a week", E: "keyword search only" };
 const INGEST_LINE = ".venv/bin/neural-memory ingest events/ --workspace <your workspace>";
-let state = readState();
+const state = readState();
 let facets = null; // the last GET /v1/facets reply
 let workspaceTotal = null;
 let shown = { query: null, results: [] }; // what the results list shows
@@ -25,15 +25,17 @@ async function busy(label, work) {
   const timer = setTimeout(() => {
     document.body.setAttribute("aria-busy", "true");
     say(label, "loading");
+    owned(label);
   }, 150);
   try {
     const result = await work();
-    if ($("status").querySelector(".loading")) say("");
+    if ($("status").firstChild?.dataset?.owner === label) say(""); // its own spinner or earlier error
     return result;
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
     retry = () => busy(label, work);
     showError(error);
+    owned(label);
     return undefined;
   } finally {
     clearTimeout(timer);
@@ -53,6 +55,12 @@ function showError(error) {
   } else {
     say(`The server answered ${error.status}: ${error.message}`, "error");
   }
+}
+
+/** Marks the status message as `label`'s, so only that action's next success clears it. */
+function owned(label) {
+  const message = $("status").firstChild;
+  if (message?.dataset) message.dataset.owner = label;
 }
 
 const fieldHint = (field) => (field ? el("span", { className: "field" }, ` (field: ${field})`) : null);
@@ -270,6 +278,7 @@ async function remove(result) {
   say(`Deleted ${result.id}.`, "ok");
   workspaceTotal = null;
   counting = loadFacets();
+  if (state.q) search(); // the count and the list as the server now has them
 }
 
 async function addNote(event) {
