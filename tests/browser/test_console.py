@@ -296,3 +296,24 @@ def test_a_custom_date_range_counts_and_filters_under_it(watched: Watched, serve
     page.reload()
     expect(page.get_by_label("From", exact=True)).to_have_value("2099-01-01")
     expect(page.locator("li.empty")).to_contain_text("Your filters leave 0 of")
+
+
+def test_a_slow_reply_shows_that_it_is_loading(watched: Watched, served: Served) -> None:
+    # Given Chromium's own network emulation adding 600 ms to every request (the server is real)
+    page = sign_in(watched, served)
+    expect(page.locator("#summary")).to_be_empty()
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Network.enable")
+    cdp.send(
+        "Network.emulateNetworkConditions",
+        {"offline": False, "latency": 600, "downloadThroughput": -1, "uploadThroughput": -1},
+    )
+    # When a search runs, Then after 150 ms the page says it is searching and is marked busy
+    page.get_by_label("Search query", exact=True).fill("console")
+    page.get_by_label("Search query", exact=True).press("Enter")
+    expect(page.locator("#status .loading")).to_have_text(re.compile("Searching…|Counting…"))
+    expect(page.locator("body")).to_have_attribute("aria-busy", "true")
+    # And once answered, the indicator goes
+    expect(page.locator("li.result").first).to_be_visible()
+    expect(page.locator("#status .loading")).to_have_count(0)
+    expect(page.locator("body")).not_to_have_attribute("aria-busy", "true")

@@ -21,8 +21,12 @@ function say(message, kind = "info", ...extra) {
 }
 
 /** Runs `work`, showing `label` when it takes longer than 150 ms, and every error plainly. */
+const slow = new Set(); // the calls past 150 ms: the page is busy until all have answered
+
 async function busy(label, work) {
+  const token = Symbol(label);
   const timer = setTimeout(() => {
+    slow.add(token);
     document.body.setAttribute("aria-busy", "true");
     say(label, "loading");
     owned(label);
@@ -39,7 +43,8 @@ async function busy(label, work) {
     return undefined;
   } finally {
     clearTimeout(timer);
-    document.body.removeAttribute("aria-busy");
+    slow.delete(token);
+    if (!slow.size) document.body.removeAttribute("aria-busy");
   }
 }
 
@@ -253,7 +258,12 @@ async function follow(event, citation) {
   document.querySelectorAll(".result.cited").forEach((node) => node.classList.remove("cited"));
   item.classList.add("cited");
   item.querySelector(".cited-quote")?.remove();
-  item.querySelector(".snippet").after(el("blockquote", { className: "cited-quote" }, "Cited: ", el("mark", { className: "quote" }, citation.quote)));
+  const snippet = item.querySelector(".snippet");
+  if (snippet.textContent.includes(citation.quote)) { // the quote marked where it stands
+    snippet.replaceChildren(highlighted(snippet.textContent, [citation.quote], "quote"));
+  } else { // quoted from the full text, beyond the snippet
+    snippet.after(el("blockquote", { className: "cited-quote" }, "Cited: ", el("mark", { className: "quote" }, citation.quote)));
+  }
   item.scrollIntoView({ block: "center" });
   item.focus();
 }
