@@ -5,7 +5,7 @@ from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
-from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
+from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse, OpenAPIResponseContentSchema
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from neural_memory.console import console_file
@@ -72,12 +72,12 @@ def facets(
     return get_service().facets(current_workspace_id(app), filters, limit, current_request_id(app))
 
 
-_PAGE_RESPONSES: dict[int, OpenAPIResponse] = {
-    200: {"description": "The file", "content": {"text/html": {"schema": {"type": "string"}}}},
+_FILE_ERRORS: dict[int, OpenAPIResponse] = {
     404: {"description": "No such file", "content": {"application/json": {"model": ErrorResponse}}},
     # No 401: the console's files take no key (the API calls the page makes do).
     **{status: response for status, response in ERROR_RESPONSES.items() if status != 401},
 }
+_TEXT: OpenAPIResponseContentSchema = {"schema": {"type": "string"}}
 
 
 @app.get(
@@ -85,7 +85,7 @@ _PAGE_RESPONSES: dict[int, OpenAPIResponse] = {
     summary="The search console",
     description="A web page to search, filter, answer, add and delete observations in a browser. It takes no "
     "API key itself: the page asks for one and sends it with every API call.",
-    responses=_PAGE_RESPONSES,
+    responses={200: {"description": "The page", "content": {"text/html": _TEXT}}, **_FILE_ERRORS},
     tags=["console"],
 )
 def console() -> Response[str]:
@@ -98,7 +98,13 @@ def console() -> Response[str]:
     "/console/<asset>",
     summary="A file of the search console",
     description="The console's script modules, style sheet and icon.",
-    responses=_PAGE_RESPONSES,
+    responses={
+        200: {
+            "description": "The file",
+            "content": dict.fromkeys(("text/javascript", "text/css", "image/svg+xml"), _TEXT),
+        },
+        **_FILE_ERRORS,
+    },
     tags=["console"],
 )
 def console_asset(asset: Annotated[str, Path(max_length=64)]) -> Response[str]:
