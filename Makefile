@@ -14,7 +14,7 @@ export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 STAGE  ?= dev
 LAYER  := .build/layers/core
 
-.PHONY: dev serve test lint typecheck unit integration infra-tests format bench bench-scale bench-concurrency openapi build lock synth deploy destroy clean
+.PHONY: dev browser screenshots serve test lint typecheck unit integration infra-tests format bench bench-scale bench-concurrency openapi build lock synth deploy destroy clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,8 +27,20 @@ dev: $(STAMP)  ## create .venv and install the project with its local and mcp ex
 serve: dev  ## start the local API on http://$(HOST):$(PORT) with a demo workspace and sample data
 	$(BIN)/neural-memory serve --host $(HOST) --port $(PORT) --data-dir $(DATA)
 
-test: dev lint typecheck  ## lint, type-check and run every test
+test: dev lint typecheck browser  ## lint, type-check and run every test
 	$(BIN)/python -m pytest
+
+# The console's browser tests drive the system Chromium (Playwright's own browser download is not
+# needed). Installed from Debian's archive when missing and run as root (as CI is); otherwise say
+# so: the browser tests then skip locally and fail with CI=true.
+browser:  ## the system Chromium for the console's browser tests (Debian package `chromium`)
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	{ if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; \
+	  else echo "no Chromium: install Debian's chromium package (sudo apt-get install chromium) to run tests/browser"; fi; }
+
+screenshots: dev browser  ## the console's screenshots in docs/console/ (1440 px and 390 px)
+	$(BIN)/python -m tests.browser.screenshots docs/console
 
 lint: dev
 	$(BIN)/ruff check .

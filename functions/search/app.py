@@ -1,12 +1,26 @@
-"""POST /v1/search — parse, call the service, reply."""
+"""POST /v1/search and GET /v1/facets — parse, call the service, reply — and the search console's
+static page (GET /console), which people use to search in a browser."""
 
 from typing import Annotated, Any
 
-from aws_lambda_powertools.event_handler.openapi.params import Body
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
+from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse, OpenAPIResponseContentSchema
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
+from neural_memory.console import console_file
+from neural_memory.facets import DEFAULT_FACET_VALUES, MAX_FACET_VALUES, facet_filters
 from neural_memory.http import ERROR_RESPONSES, build_resolver, current_request_id, current_workspace_id
-from neural_memory.models import SearchRequest, SearchResponse
+from neural_memory.models import (
+    ActorName,
+    ErrorResponse,
+    FacetsResponse,
+    SearchRequest,
+    SearchResponse,
+    Slug,
+    Tier,
+    Timestamp,
+)
 from neural_memory.observability import logger, metrics, tracer
 from neural_memory.service import get_service
 
@@ -24,6 +38,79 @@ app = build_resolver()
 def search(request: Annotated[SearchRequest, Body()]) -> SearchResponse:
     """Search the caller's workspace."""
     return get_service().search(current_workspace_id(app), request, current_request_id(app))
+
+
+@app.get(
+    "/v1/facets",
+    summary="Count observations per filter value",
+    description="For sources, observation types, actors and tiers: how many live observations of the caller's "
+    "workspace hold each value, the most frequent first. Each field is counted under every filter given except "
+    "its own (a chosen source leaves the other sources their counts); `total` matches all of them. Repeat a "
+    "parameter for several values (`sourceTypes=github&sourceTypes=vercel`).",
+    responses={200: {"description": "Counts per field, and the total"}, **ERROR_RESPONSES},
+    tags=["search"],
+)
+@tracer.capture_method(capture_response=False)
+def facets(
+    source_types: Annotated[list[Slug] | None, Query(alias="sourceTypes", max_length=50)] = None,
+    observation_types: Annotated[list[Slug] | None, Query(alias="observationTypes", max_length=50)] = None,
+    actor_names: Annotated[list[ActorName] | None, Query(alias="actorNames", max_length=50)] = None,
+    tiers: Annotated[list[Tier] | None, Query(max_length=50)] = None,
+    start: Annotated[Timestamp | None, Query(description="occurredAt at or after (ISO-8601 with a zone)")] = None,
+    end: Annotated[Timestamp | None, Query(description="occurredAt at or before (ISO-8601 with a zone)")] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_FACET_VALUES, description="values per field")] = DEFAULT_FACET_VALUES,
+) -> FacetsResponse:
+    """Facet counts of the caller's workspace."""
+    filters = facet_filters(
+        source_types=source_types,
+        observation_types=observation_types,
+        actor_names=actor_names,
+        tiers=tiers,
+        start=start,
+        end=end,
+    )
+    return get_service().facets(current_workspace_id(app), filters, limit, current_request_id(app))
+
+
+_FILE_ERRORS: dict[int, OpenAPIResponse] = {
+    404: {"description": "No such file", "content": {"application/json": {"model": ErrorResponse}}},
+    # No 401: the console's files take no key (the API calls the page makes do).
+    **{status: response for status, response in ERROR_RESPONSES.items() if status != 401},
+}
+_TEXT: OpenAPIResponseContentSchema = {"schema": {"type": "string"}}
+
+
+@app.get(
+    "/console",
+    summary="The search console",
+    description="A web page to search, filter, answer, add and delete observations in a browser. It takes no "
+    "API key itself: the page asks for one and sends it with every API call.",
+    responses={200: {"description": "The page", "content": {"text/html": _TEXT}}, **_FILE_ERRORS},
+    tags=["console"],
+)
+def console() -> Response[str]:
+    """The console's page."""
+    page = console_file()
+    return Response(status_code=200, body=page.body, headers=page.headers)
+
+
+@app.get(
+    "/console/<asset>",
+    summary="A file of the search console",
+    description="The console's script modules, style sheet and icon.",
+    responses={
+        200: {
+            "description": "The file",
+            "content": dict.fromkeys(("text/javascript", "text/css", "image/svg+xml"), _TEXT),
+        },
+        **_FILE_ERRORS,
+    },
+    tags=["console"],
+)
+def console_asset(asset: Annotated[str, Path(max_length=64)]) -> Response[str]:
+    """One of the console's files, by name."""
+    file = console_file(asset)
+    return Response(status_code=200, body=file.body, headers=file.headers)
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)

@@ -36,6 +36,12 @@ GATEWAY_ERRORS = {
 }
 
 
+_OPEN_ROUTE_REASONS = {
+    "signature": "Webhook deliveries are authenticated by their HMAC signature in the function.",
+    "none": "The console is a static page with no data; each API call it makes carries the API key.",
+}
+
+
 def _envelope(code: str, message: str) -> str:
     body = {"error": {"code": code, "message": message, "details": []}, "requestId": "$context.requestId"}
     # API Gateway's own message, already a quoted and escaped JSON string: inserted as is.
@@ -139,10 +145,8 @@ class Api(Construct):
             )
             if not secured:
                 # Scoped to this method: the provider's HMAC signature, checked by the function, is
-                # its authentication (a webhook sender cannot present an API key).
+                # a webhook's authentication (a webhook sender cannot present an API key); the
+                # console is a static page holding no data, and every call it makes carries the key.
                 Validations.of(method).acknowledge(
-                    Acknowledgment(
-                        id="AwsSolutions-APIG4",
-                        reason="Webhook deliveries are authenticated by their HMAC signature in the function.",
-                    )
+                    Acknowledgment(id="AwsSolutions-APIG4", reason=_OPEN_ROUTE_REASONS[route.authorization])
                 )

@@ -176,11 +176,28 @@ def test_every_api_route_answers_through_the_authorizer(deployed: DeployedStack)
     status, body = _call(deployed, "POST", "/v1/search", {"query": "why did the deploy fail", "topK": 5})
     assert status == 200 and NOTE_ID in [r["id"] for r in body["results"]], body
     assert any(entry.startswith("vector:skipped") for entry in body["degraded"])
+    status, body = _call(deployed, "GET", "/v1/facets")
+    assert status == 200 and {"value": "vercel", "count": 1} in body["facets"]["sourceTypes"], body
     status, body = _call(deployed, "POST", "/v1/answer", {"question": "Why did the console deploy fail?"})
     assert status == 200 and [c["id"] for c in body["citations"]][:1] == [NOTE_ID], body
     status, body = _call(deployed, "DELETE", f"/v1/observations/{NOTE_ID}")
     assert (status, body["deleted"]) == (200, True)
     assert _call(deployed, "GET", f"/v1/observations/{NOTE_ID}")[0] == 404
+
+
+def test_the_console_page_is_served_without_the_authorizer(deployed: DeployedStack) -> None:
+    # Given API Gateway's proxy event for the console's route (NONE authorization: no authorizer
+    # context), When the search function serves it, Then the page with its security policy
+    event = load_event("api/observation_get")
+    event.update(httpMethod="GET", path="/console", resource="/console", pathParameters=None, body=None)
+    event["requestContext"].update(httpMethod="GET", resourcePath="/console")
+    event["requestContext"].pop("authorizer", None)
+    reply = deployed.invoke("search", "API Gateway GET /console (no authorizer)", event)
+    assert "errorType" not in reply, reply
+    result = reply["result"]
+    headers = result.get("headers") or {k: v[0] for k, v in result.get("multiValueHeaders", {}).items()}
+    assert result["statusCode"] == 200 and "<!doctype html>" in result["body"]
+    assert "script-src 'self'" in headers["Content-Security-Policy"]
 
 
 def test_the_authorizer_decision_is_cached_per_key_and_covers_every_route(deployed: DeployedStack) -> None:

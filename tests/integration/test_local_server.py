@@ -114,6 +114,86 @@ def test_observation_round_trip_over_http(server: Running) -> None:
     assert server.request("GET", "/v1/observations/http-note", None, server.auth())[0] == 404
 
 
+def test_facets_over_http_count_the_samples_and_name_a_bad_parameter(server: Running) -> None:
+    # Given the samples: When facets are asked under one source, Then the other sources keep their
+    # counts (a field is counted without its own filter), and the total is that source's
+    status, body = server.request("GET", "/v1/facets?sourceTypes=vercel", None, server.auth())
+    assert status == 200, body
+    sources = {c["value"]: c["count"] for c in body["facets"]["sourceTypes"]}
+    assert {"github", "vercel"} <= set(sources) and body["total"] == sources["vercel"]
+    assert {c["value"] for c in body["facets"]["observationTypes"]} >= {"deployment_error"}
+    # Several values of one field by repeating the parameter; limit caps the values per field
+    status, both = server.request(
+        "GET", "/v1/facets?sourceTypes=vercel&sourceTypes=github&limit=1", None, server.auth()
+    )
+    assert status == 200 and both["total"] == sources["vercel"] + sources["github"]
+    assert all(len(values) <= 1 for values in both["facets"].values())
+    # When a parameter is wrong, Then 400 naming it; without a key, 401
+    for query, field in (("tiers=Z", "tiers"), ("limit=0", "limit"), ("start=yesterday", "start")):
+        status, body = server.request("GET", f"/v1/facets?{query}", None, server.auth())
+        assert status == 400 and body["error"]["details"][0]["field"].startswith(field), (query, body)
+    late = "start=2025-12-13T00:00:00Z&end=2025-12-01T00:00:00Z"
+    status, body = server.request("GET", f"/v1/facets?{late}", None, server.auth())
+    assert status == 400 and body["error"]["details"][0]["field"] == "start", body
+    assert server.request("GET", "/v1/facets", None, {})[0] == 401
+
+
+def _fetch(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
+    """A GET that does not follow redirects: status, headers and body."""
+
+    class _NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+            return None
+
+    opener = urllib.request.build_opener(_NoRedirect)
+    try:
+        with opener.open(urllib.request.Request(url, headers=headers or {}), timeout=30) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as err:
+        return err.code, dict(err.headers), err.read()
+
+
+def test_the_console_is_served_without_a_key_under_a_strict_policy(server: Running) -> None:
+    # When a browser opens the server's root, Then it is sent to the console; an API client
+    # (curl's Accept: */*) still reads the JSON health
+    status, headers, _ = _fetch(server.url + "/", {"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"})
+    assert (status, headers["Location"]) == (302, "/console")
+    assert _fetch(server.url + "/", {"Accept": "*/*"})[0] == 200
+    # And the page and its modules come without a key, each with the Content-Security-Policy
+    status, headers, page = _fetch(server.url + "/console")
+    assert status == 200 and headers["Content-Type"].startswith("text/html") and b'type="module"' in page
+    assert "script-src 'self'" in headers["Content-Security-Policy"] and "unsafe-inline" not in str(headers)
+    for name, kind in (("console.js", "text/javascript"), ("console.css", "text/css"), ("favicon.svg", "image/svg")):
+        status, headers, _ = _fetch(f"{server.url}/console/{name}")
+        assert status == 200 and headers["Content-Type"].startswith(kind), name
+        assert headers["X-Content-Type-Options"] == "nosniff"
+    # And nothing but the shipped files: no other name, no path out of the folder
+    for name in ("nothing.js", "..%2F__init__.py", "__init__.py", ".hidden.js"):
+        assert _fetch(f"{server.url}/console/{name}")[0] == 404, name
+
+
+def test_concurrent_requests_of_one_function_never_read_each_others_event(server: Running) -> None:
+    # Given one function (search) serving three routes at once on several threads: a page file
+    # without a key, facets with a key and a query string, searches with a key and a body
+    # (Powertools keeps the current event on a class shared by every resolver of the process)
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(n: int) -> tuple[str, int]:
+        kind = ("page", "facets", "search")[n % 3]
+        if kind == "page":
+            return kind, _fetch(server.url + "/console/console.js")[0]
+        if kind == "facets":
+            status, body = server.request("GET", "/v1/facets?tiers=A", None, server.auth())
+            return kind, status if status != 200 or body["facets"]["tiers"] else -1
+        status, body = server.request("POST", "/v1/search", {"query": "deploy", "topK": 3}, server.auth())
+        return kind, status
+
+    # When 90 of them run eight at a time, Then every one is answered as if it ran alone
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        answers = Counter(pool.map(one, range(90)))
+    assert answers == Counter({("page", 200): 30, ("facets", 200): 30, ("search", 200): 30})
+
+
 def test_generated_requests_never_get_a_5xx(server: Running) -> None:
     # Given every operation of the generated OpenAPI document
     status, document = server.request("GET", "/openapi.json")

@@ -11,13 +11,14 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections import Counter
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import pytest
 from neural_memory.errors import ConfigurationError
 from neural_memory.filters import Filter, render_opensearch
-from neural_memory.models import Chunk, ObservationIn, ObservationRecord
+from neural_memory.models import Chunk, ObservationIn, ObservationRecord, SearchFilters
 from neural_memory.service import Service
 from neural_memory.stores.base import IndexedObservation
 from neural_memory.stores.opensearch import OpenSearchStore, cosine_from_score, knn_body
@@ -29,7 +30,7 @@ from opensearchpy import OpenSearch
 from tests.helpers.events import ROOT
 from tests.helpers.fakes import HashEmbedder
 from tests.helpers.pipeline import NOW, note
-from tests.integration.test_search_filters import CASES, DATA, _matches, exclusion
+from tests.integration.test_search_filters import CASES, DATA, _matches, _tier, exclusion
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -310,3 +311,68 @@ def test_metadata_no_filter_can_match_is_stored_and_never_breaks_a_filtered_sear
     assert _ids(svc, filters={"metadata": {"a": "x=s:y"}}) == {"n2"}
     assert _ids(svc, filters={"metadata": {"a=s:x": "y"}}) == {"n1"}
     assert svc.get("acme", "n1", "r").metadata["huge"] == 10**400
+
+
+# The filter cases facets take (list fields, their exclusions, dates): not metadata, groups or sessions.
+FACET_CASES = [
+    (name, filters) for name, filters, exclude in CASES if exclude is None and not {"metadata", "anyOf"} & set(filters)
+]
+_FACET_FIELDS = {"sourceTypes": "source", "observationTypes": "observationType", "actorNames": "actorName"}
+
+
+def _expected_facets(filters: dict[str, Any]) -> dict[str, Any]:
+    """The oracle: each field counted over the observations matching every filter but its own."""
+    expected: dict[str, Any] = {}
+    for name in ("sourceTypes", "observationTypes", "actorNames", "tiers"):
+        others = {key: value for key, value in filters.items() if key != name}
+        if "not" in filters:
+            others["not"] = {key: value for key, value in filters["not"].items() if key != name}
+        counts = Counter(
+            _tier(o) if name == "tiers" else o[_FACET_FIELDS[name]] for o in DATA if _matches(o, others, None)
+        )
+        expected[name] = sorted(([value, n] for value, n in counts.items()), key=lambda pair: (-pair[1], pair[0]))
+    return expected
+
+
+def _facets(svc: Service, workspace: str, filters: dict[str, Any] | None = None, limit: int = 20) -> dict[str, Any]:
+    chosen = SearchFilters.model_validate(filters) if filters else None
+    reply = svc.facets(workspace, chosen, limit, "r").model_dump(by_alias=True)
+    counted = {name: [[c["value"], c["count"]] for c in pairs] for name, pairs in reply["facets"].items()}
+    return {"total": reply["total"], **counted}
+
+
+def test_facets_count_each_value_under_the_other_filters(svc: Service) -> None:
+    # Given the filter suite's observations (one expired), and another workspace's
+    svc.index("acme", [ObservationIn.model_validate(o) for o in DATA])
+    svc.index("rival", [note("r1", "rival note", actor_name="mallory", tier="A")])
+    # When facets are asked under each filter case, Then every field counts the live observations
+    # matching every other filter, the most frequent first, and the total matches them all
+    for name, filters in FACET_CASES:
+        total = sum(1 for o in DATA if _matches(o, filters, None))
+        assert _facets(svc, "acme", filters) == {"total": total, **_expected_facets(filters)}, name
+    # And another workspace's values are never counted (tenancy in the store)
+    assert _facets(svc, "rival") == {
+        "total": 1,
+        "sourceTypes": [["manual", 1]],
+        "observationTypes": [["note", 1]],
+        "actorNames": [["mallory", 1]],
+        "tiers": [["A", 1]],
+    }
+    assert _facets(svc, "nobody") == {
+        "total": 0, "sourceTypes": [], "observationTypes": [], "actorNames": [], "tiers": []
+    }  # fmt: skip
+
+
+def test_facets_keep_to_the_limit_and_leave_out_superseded_observations(svc: Service) -> None:
+    # Given three notes by two actors, one superseded by a later one
+    svc.index("acme", [note("n1", "old plan", actor_name="ana"), note("n2", "other", actor_name="bo")])
+    svc.index("acme", [note("n3", "new plan", actor_name="ana", supersedes=["n1"])])
+    # When facets are asked for one value per field, Then the most frequent value (ties by value),
+    # counting current observations only
+    assert _facets(svc, "acme", limit=1) == {
+        "total": 2,
+        "sourceTypes": [["manual", 2]],
+        "observationTypes": [["note", 2]],
+        "actorNames": [["ana", 1]],
+        "tiers": [["A", 2]],
+    }

@@ -68,12 +68,26 @@ class Filter:
 
 
 # The stored fields of the list filters, in the order ``_set`` receives their values.
-_LIST_FIELDS = ("source", "observation_type", "actor_name", "tier")
+LIST_FIELDS = ("source", "observation_type", "actor_name", "tier")
 
 
 def _set(*values: tuple[str, ...]) -> list[tuple[str, tuple[str, ...]]]:
-    """(stored field, values) of each list filter given values (in ``_LIST_FIELDS`` order)."""
-    return [(name, given) for name, given in zip(_LIST_FIELDS, values, strict=True) if given]
+    """(stored field, values) of each list filter given values (in ``LIST_FIELDS`` order)."""
+    return [(name, given) for name, given in zip(LIST_FIELDS, values, strict=True) if given]
+
+
+def without_field(flt: Filter, field: str) -> Filter:
+    """``flt`` without the conditions (included and excluded values) on one list field: what a
+    facet of that field counts under, so choosing a value leaves its alternatives their counts."""
+    if field == "source":
+        return replace(flt, sources=(), not_sources=())
+    if field == "observation_type":
+        return replace(flt, observation_types=(), not_observation_types=())
+    if field == "actor_name":
+        return replace(flt, actor_names=(), not_actor_names=())
+    if field == "tier":
+        return replace(flt, tiers=(), not_tiers=())
+    raise ValueError(f"not a list field: {field}")
 
 
 def compile_filter(

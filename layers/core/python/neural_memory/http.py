@@ -6,6 +6,7 @@ the authorizer put in the request context."""
 from __future__ import annotations
 
 import json
+import threading
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
+    from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
+    from aws_lambda_powertools.utilities.data_classes.common import BaseProxyEvent
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
 # Documented on every route, so the OpenAPI document matches what the handlers really return.
@@ -186,11 +189,40 @@ class NeuralMemoryResolver(APIGatewayRestResolver):
     limit is enforced, and JSON that could not be served (too deep, lone surrogates) is a 400."""
 
     def __init__(self, *, needs_service: bool = True, **kwargs: Any) -> None:
+        self._request = threading.local()
         super().__init__(**kwargs)
         self._needs_service = needs_service
 
+    # Powertools keeps the current event and context on its BaseRouter class, shared by every
+    # resolver in the process. The local server runs requests on several threads at once, so a
+    # request could read another's event (its body, its workspace): each thread reads its own.
+    @property  # type: ignore[override]
+    def current_event(self) -> APIGatewayProxyEvent:
+        event: APIGatewayProxyEvent = self._request.event
+        return event
+
+    @current_event.setter
+    def current_event(self, value: APIGatewayProxyEvent) -> None:
+        self._request.event = value
+
+    @property
+    def lambda_context(self) -> LambdaContext:
+        context: LambdaContext = self._request.context
+        return context
+
+    @lambda_context.setter
+    def lambda_context(self, value: LambdaContext) -> None:
+        self._request.context = value
+
+    def _to_proxy_event(self, event: dict[str, Any]) -> BaseProxyEvent:
+        proxy = super()._to_proxy_event(event)
+        self._request.event = proxy  # what resolve() also puts on the shared class
+        return proxy
+
     def resolve(self, event: Mapping[str, Any], context: LambdaContext) -> dict[str, Any]:
         from neural_memory.service import current_settings, get_service  # built on the first request
+
+        self._request.context = context
 
         try:
             limit = (get_service().settings if self._needs_service else current_settings()).max_body_bytes

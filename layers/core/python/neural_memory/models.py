@@ -488,6 +488,34 @@ class DeleteResponse(WireModel):
     request_id: str
 
 
+# --------------------------------------------------------------------------- facets
+
+
+class FacetCount(WireModel):
+    """One value of a field and how many observations hold it."""
+
+    value: str
+    count: int
+
+
+class Facets(WireModel):
+    """Counts per value of each filterable field, the most frequent first. Each field is counted
+    under every filter except its own, so a chosen value's alternatives keep their counts."""
+
+    source_types: list[FacetCount]
+    observation_types: list[FacetCount]
+    actor_names: list[FacetCount]
+    tiers: list[FacetCount]
+
+
+class FacetsResponse(WireModel):
+    """Reply of ``GET /v1/facets``."""
+
+    request_id: str
+    total: int = Field(description="Observations of the workspace matching every filter given (all of them if none).")
+    facets: Facets
+
+
 # --------------------------------------------------------------------------- errors
 
 
@@ -591,6 +619,14 @@ class UpsertOutcome(DomainModel):
     created: list[str] = Field(default_factory=list)
     updated: list[str] = Field(default_factory=list)
     failed: dict[str, str] = Field(default_factory=dict)  # refused by the store for good: id -> reason
+
+
+class FacetCounts(DomainModel):
+    """What a store counts for ``GET /v1/facets``: (value, count) pairs by stored field, and the
+    observations matching the whole filter."""
+
+    total: int
+    by_field: dict[str, list[tuple[str, int]]]
 
 
 class Candidate(DomainModel):

@@ -10,8 +10,9 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-# api_key: the Lambda authorizer; signature: no authorizer, the function checks the provider's HMAC.
-Authorization = Literal["api_key", "signature"]
+# api_key: the Lambda authorizer; signature: no authorizer, the function checks the provider's HMAC;
+# none: a static page holding no data (the console; the calls it makes carry the API key).
+Authorization = Literal["api_key", "signature", "none"]
 
 
 @dataclass(frozen=True)
@@ -38,10 +39,13 @@ class Route:
 
 ROUTES: tuple[Route, ...] = (
     Route("POST", "/v1/search", "search", has_body=True),
+    Route("GET", "/v1/facets", "search"),
     Route("POST", "/v1/answer", "answer", has_body=True),
     Route("POST", "/v1/observations", "observations", has_body=True),
     Route("GET", "/v1/observations/{id}", "observations"),
     Route("DELETE", "/v1/observations/{id}", "observations"),
+    Route("GET", "/console", "search", authorization="none"),
+    Route("GET", "/console/{asset}", "search", authorization="none"),
     Route("POST", "/v1/webhooks/github", "webhooks", authorization="signature", has_body=True),
     Route("POST", "/v1/webhooks/vercel", "webhooks", authorization="signature", has_body=True),
 )

@@ -13,12 +13,15 @@ from neural_memory.answering import AnswerFailed, extractive_answer
 from neural_memory.clock import utcnow
 from neural_memory.embeddings.cache import text_key
 from neural_memory.errors import NotFound, StoreRejected
+from neural_memory.facets import facets_reply
+from neural_memory.filters import compile_filter
 from neural_memory.ingest.prepare import embedding_text, prepare
 from neural_memory.ingest.tiers import is_embedded
 from neural_memory.models import (
     AnswerLatency,
     AnswerResponse,
     DeleteResponse,
+    FacetsResponse,
     ObservationOut,
     ObservationsResponse,
     SearchRequest,
@@ -49,7 +52,7 @@ if TYPE_CHECKING:
     from neural_memory.embeddings.cache import EmbeddingCache
     from neural_memory.filter_inference import FilterProposer
     from neural_memory.gating import RelevanceScorer
-    from neural_memory.models import AnswerRequest, ObservationIn
+    from neural_memory.models import AnswerRequest, ObservationIn, SearchFilters
     from neural_memory.rerank.base import Reranker
     from neural_memory.settings import Settings
     from neural_memory.stores.base import IndexedObservation, Store
@@ -129,6 +132,12 @@ class Service:
         return AnswerResponse(
             request_id=request_id, answer=text, citations=citations, method=method, latency=latency, degraded=degraded
         )
+
+    def facets(self, workspace_id: str, filters: SearchFilters | None, limit: int, request_id: str) -> FacetsResponse:
+        """Counts per value of each filterable field of the workspace's live observations, each
+        field under the other fields' filters (see ``Store.facets``), and the total under all."""
+        flt = compile_filter(filters, live_at=self._clock(), exclude_session_id=None)
+        return facets_reply(self.store.facets(workspace_id, flt, limit), request_id)
 
     def index(self, workspace_id: str, observations: Sequence[ObservationIn]) -> UpsertOutcome:
         """Prepare, embed (one batch call) and upsert; the same id updates in place. Observations

@@ -96,6 +96,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"  demo {note} (also in {demo.key_file}):", flush=True)
         print(f"  {demo.key}", flush=True)
     print(f"  {concurrency} requests at once (--concurrency)", flush=True)
+    print(f"  Console: {server.url}/console  (paste the key above)", flush=True)
     print(f"  OpenAPI: {server.url}/openapi.json   Ctrl-C to stop", flush=True)
     try:
         server.serve_forever()

@@ -105,9 +105,10 @@ def _without_unused_validation_response(document: dict[str, Any]) -> dict[str, A
 
 class FunctionPool:
     """Up to ``size`` instances of one function's handler module, as Lambda runs up to that many
-    execution environments of a function at once: each instance serves one request at a time (the
-    Powertools resolver keeps the current event on a module-level object), and instances are
-    made on demand. The first is the module itself; the others are fresh executions of its file.
+    execution environments of a function at once: each instance serves one request at a time (a
+    Powertools resolver is not meant to serve two at once; the event each thread reads is its own,
+    see ``NeuralMemoryResolver``), and instances are made on demand. The first is the module
+    itself; the others are fresh executions of its file.
     All of them share the process's service, so one store and one model serve every instance."""
 
     def __init__(self, module: str, size: int) -> None:
@@ -174,6 +175,9 @@ class LocalGateway:
         request_id = str(uuid.uuid4())
         url = urlsplit(target)
         path = unquote(url.path)
+        if method == "GET" and path == "/" and prefers_html(_header(headers, "Accept")):
+            # A browser opening the printed URL gets the console; API clients keep the JSON health.
+            return ProxyResponse(302, "", {"Location": "/console", "Content-Type": "text/plain"})
         if method == "GET" and path in {"/", "/health"}:
             return ProxyResponse(
                 200, json.dumps({"status": "ok", "service": "neural-memory", "openapi": "/openapi.json"})
@@ -231,6 +235,33 @@ class LocalGateway:
     def _invoke(self, function: str, event: dict[str, Any], request_id: str) -> dict[str, Any]:
         context = LocalLambdaContext(function_name=function, aws_request_id=request_id)
         return self._pools[function].invoke(event, context)
+
+
+def _header(headers: Mapping[str, str], name: str) -> str:
+    return next((value for key, value in headers.items() if key.lower() == name.lower()), "")
+
+
+def prefers_html(accept: str) -> bool:
+    """Whether an ``Accept`` header ranks HTML above JSON, as a browser's does
+    (``text/html,...,*/*;q=0.8``) and ``curl``'s ``*/*`` does not."""
+    weights: dict[str, float] = {}
+    for part in accept.split(","):
+        media, *parameters = (piece.strip() for piece in part.split(";"))
+        q = 1.0
+        for parameter in parameters:
+            name, _, value = parameter.partition("=")
+            if name.strip() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        weights[media.lower()] = q
+
+    def weight(media: str) -> float:
+        kind = media.split("/", maxsplit=1)[0]
+        return weights.get(media, weights.get(f"{kind}/*", weights.get("*/*", 0.0)))
+
+    return "text/html" in weights and weight("text/html") > weight("application/json")
 
 
 def _list(value: Any) -> list[str]:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from neural_memory.filters import Filter
-    from neural_memory.models import Retrieved, UpsertOutcome, Vector
+    from neural_memory.models import FacetCounts, Retrieved, UpsertOutcome, Vector
 
 
 # The fields whose values autoFilters may infer (``known_values``).
@@ -79,6 +79,14 @@ class Store(Protocol):
     def known_values(self, workspace_id: str, limit: int) -> dict[str, list[str]]:
         """The workspace's distinct ``source``, ``observation_type`` and ``actor_name`` values, the
         most frequent first, at most ``limit`` of each."""
+        ...
+
+    def facets(self, workspace_id: str, flt: Filter, limit: int) -> FacetCounts:
+        """How many live observations of the workspace hold each value of every list field
+        (``filters.LIST_FIELDS``), counted under ``flt`` without that field's own conditions
+        (``filters.without_field``), the most frequent first (ties by value), at most ``limit``
+        per field; and how many match all of ``flt``. Reads the list conditions, their
+        exclusions, the date range, TTL and supersession of ``flt`` (facets take nothing else)."""
         ...
 
     def superseders(self, workspace_id: str, ids: Sequence[str]) -> dict[str, list[str]]:

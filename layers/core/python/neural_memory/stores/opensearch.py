@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from neural_memory.clock import from_iso, to_iso
 from neural_memory.errors import BackendUnavailable, ConfigurationError, NeuralMemoryError, StoreRejected
-from neural_memory.filters import metadata_terms, render_opensearch
-from neural_memory.models import Hit, ObservationRecord, Retrieved, UpsertOutcome
+from neural_memory.filters import LIST_FIELDS, metadata_terms, render_opensearch, without_field
+from neural_memory.models import FacetCounts, Hit, ObservationRecord, Retrieved, UpsertOutcome
 from neural_memory.observability import logger
 from neural_memory.settings import OPENSEARCH_BULK_MAX_BYTES
 from neural_memory.stores.base import KNOWN_FIELDS
@@ -334,6 +334,31 @@ class OpenSearchStore:
         aggs = {field: {"terms": {"field": field, "size": limit}} for field in KNOWN_FIELDS}
         reply = self._call(self._client.search, index=self._index, body={"query": query, "size": 0, "aggs": aggs})
         return {field: [str(b["key"]) for b in reply["aggregations"][field]["buckets"]] for field in KNOWN_FIELDS}
+
+    def facets(self, workspace_id: str, flt: Filter, limit: int) -> FacetCounts:
+        """Counts by value of each list field (see the ``Store`` protocol): one request over the
+        workspace's chunk 0s (one per observation), a filter aggregation per field holding a
+        terms aggregation, and one for the total."""
+        query = {"bool": {"filter": [{"term": {"workspace_id": workspace_id}}, {"term": {"chunk_no": 0}}]}}
+        aggs: dict[str, Any] = {
+            field: {
+                "filter": {"bool": {"filter": render_opensearch(without_field(flt, field))}},
+                "aggs": {
+                    "values": {"terms": {"field": field, "size": limit, "order": [{"_count": "desc"}, {"_key": "asc"}]}}
+                },
+            }
+            for field in LIST_FIELDS
+        }
+        aggs["matching"] = {"filter": {"bool": {"filter": render_opensearch(flt)}}}
+        reply = self._call(self._client.search, index=self._index, body={"query": query, "size": 0, "aggs": aggs})
+        found = reply["aggregations"]
+        return FacetCounts(
+            total=int(found["matching"]["doc_count"]),
+            by_field={
+                field: [(str(b["key"]), int(b["doc_count"])) for b in found[field]["values"]["buckets"]]
+                for field in LIST_FIELDS
+            },
+        )
 
     def superseders(self, workspace_id: str, ids: Sequence[str]) -> dict[str, list[str]]:
         """For each of ``ids`` that stored observations list in ``supersedes``, their ids, the

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from neural_memory.clock import to_ms
-from neural_memory.filters import metadata_term
-from neural_memory.models import Hit, ObservationRecord, Retrieved, UpsertOutcome
+from neural_memory.filters import LIST_FIELDS, metadata_term, without_field
+from neural_memory.models import FacetCounts, Hit, ObservationRecord, Retrieved, UpsertOutcome
 from neural_memory.stores.base import KNOWN_FIELDS
 from neural_memory.stores.partitioned_vectors import PARTITION_FROM, TRAINING_SAMPLE, PartitionedVectors, partitions_for
 from neural_memory.stores.read_write_lock import ReadWriteLock
@@ -420,6 +420,28 @@ class SqliteStore:
             found[column] = [str(value) for (value,) in rows]
         return found
 
+    def facets(self, workspace_id: str, flt: Filter, limit: int) -> FacetCounts:
+        """Counts by value of each list field (see the ``Store`` protocol): one GROUP BY per field,
+        all in one read snapshot."""
+        if flt.metadata or flt.any_of or flt.exclude_session_id is not None:
+            raise ValueError("facets read list, date, TTL and supersession conditions only")
+        conn = self._reader().conn
+        by_field: dict[str, list[tuple[str, int]]] = {}
+        with _read_transaction(conn):
+            where, params = _facet_conditions(flt)
+            total = conn.execute(
+                f"SELECT count(*) FROM observations o WHERE o.workspace_id = ? AND {where}", [workspace_id, *params]
+            ).fetchone()[0]
+            for column in LIST_FIELDS:  # names from the model, never from a caller
+                where, params = _facet_conditions(without_field(flt, column))
+                rows = conn.execute(
+                    f"SELECT o.{column}, count(*) FROM observations o WHERE o.workspace_id = ? AND {where} "
+                    f"AND o.{column} IS NOT NULL GROUP BY o.{column} ORDER BY count(*) DESC, o.{column} LIMIT ?",
+                    [workspace_id, *params, limit],
+                ).fetchall()
+                by_field[column] = [(str(value), int(count)) for value, count in rows]
+        return FacetCounts(total=int(total), by_field=by_field)
+
     def superseders(self, workspace_id: str, ids: Sequence[str]) -> dict[str, list[str]]:
         """For each of ``ids`` that stored observations list in ``supersedes``, their ids, the
         latest to occur first."""
@@ -534,6 +556,29 @@ def _rescored(
     ]
     scored.sort(key=lambda hit: -hit[1])
     return scored[:limit]
+
+
+def _facet_conditions(flt: Filter) -> tuple[str, list[object]]:
+    """SQL conditions on the observations table ``o`` for what facets read of ``flt``: live at
+    ``flt.live_at``, not superseded (unless asked), the list fields' values and exclusions (a
+    record without a value is never excluded), and the date range. Values are bound, never spliced."""
+    clauses = ["(o.expires_at IS NULL OR o.expires_at > ?)"]
+    params: list[object] = [to_ms(flt.live_at)]
+    if not flt.include_superseded:
+        clauses.append("o.superseded_by IS NULL")
+    for column, values in flt.terms():
+        clauses.append(f"o.{column} IN ({', '.join('?' * len(values))})")
+        params.extend(values)
+    for column, values in flt.excluded_terms():
+        clauses.append(f"(o.{column} IS NULL OR o.{column} NOT IN ({', '.join('?' * len(values))}))")
+        params.extend(values)
+    if flt.occurred_from is not None:
+        clauses.append("o.occurred_at >= ?")
+        params.append(to_ms(flt.occurred_from))
+    if flt.occurred_to is not None:
+        clauses.append("o.occurred_at <= ?")
+        params.append(to_ms(flt.occurred_to))
+    return " AND ".join(clauses), params
 
 
 @contextmanager

@@ -1,0 +1,94 @@
+// DOM builders. Text from the API only ever becomes text nodes (textContent), never markup.
+
+/** An element: el("a", {href: url, className: "x"}, child, "text", …). */
+export function el(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(props)) {
+    if (name === "dataset") Object.assign(node.dataset, value);
+    else if (name.startsWith("aria") || name === "role" || name === "for") node.setAttribute(name.replace(/^aria([A-Z])/, (_, c) => `aria-${c.toLowerCase()}`), value);
+    else node[name] = value;
+  }
+  node.append(...children.filter((c) => c !== null && c !== undefined && c !== false));
+  return node;
+}
+
+const UNITS = [["year", 31536e3], ["month", 2592e3], ["week", 604800], ["day", 86400], ["hour", 3600], ["minute", 60]];
+const relative = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
+
+export function timeAgo(iso, now = Date.now()) {
+  const seconds = (Date.parse(iso) - now) / 1000;
+  const [unit, size] = UNITS.find(([, s]) => Math.abs(seconds) >= s) ?? ["second", 1];
+  const label = relative.format(Math.round(seconds / size), unit);
+  return el("time", { dateTime: iso, title: new Date(iso).toLocaleString() }, label);
+}
+
+// Words too common to be worth marking in a snippet.
+const COMMON = new Set("the and for are was why did does how what when who which with from that this into our not".split(" "));
+export const queryWords = (query) =>
+  [...new Set(query.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? [])].filter((w) => !COMMON.has(w));
+const escapeRegExp = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** Text with every match of `words` (case-insensitive) in a <mark>. */
+export function highlighted(text, words, className = "") {
+  const fragment = document.createDocumentFragment();
+  if (!words.length) return (fragment.append(text), fragment);
+  const pattern = new RegExp(`(${words.map(escapeRegExp).join("|")})`, "giu");
+  text.split(pattern).forEach((part, i) => fragment.append(i % 2 ? el("mark", { className }, part) : part));
+  return fragment;
+}
+
+function bar(label, value, className) {
+  const fill = el("span", { className: `fill ${className}` });
+  fill.style.width = `${Math.round((value ?? 0) * 100)}%`; // CSSOM, allowed by the CSP (no inline style)
+  return el("div", { className: "score", title: value === null ? `${label}: did not run` : "" },
+    el("span", { className: "score-label" }, value === null ? `${label}: —` : `${label}: ${formatScore(label, value)}`),
+    el("span", { className: "track", ariaHidden: "true" }, fill)); // the label above says the number
+}
+const formatScore = (label, value) => (label === "LLM" ? `${Math.round(value * 100)}%` : value.toFixed(2));
+
+export function scoreBars(scores) {
+  return el("div", { className: "scores" },
+    bar("Vector", scores.vector, "vector"), bar("Lexical", scores.lexical, "lexical"),
+    bar("LLM", scores.llm, "llm"), bar("Final", scores.final, "final"));
+}
+
+export function explainDrawer(stages) {
+  const rows = stages.map((s) => el("tr", {},
+    el("td", {}, s.stage), el("td", {}, s.score === null ? "—" : s.score.toFixed(3)),
+    el("td", {}, s.kept ? "kept" : "dropped"), el("td", {}, s.note ?? "")));
+  return el("details", { className: "explain" }, el("summary", {}, "Explain"),
+    el("table", {}, el("thead", {}, el("tr", {}, ...["Stage", "Score", "Kept", "Note"].map((h) => el("th", { scope: "col" }, h)))),
+      el("tbody", {}, ...rows)));
+}
+
+const STAGES = [["embed", "embed"], ["retrieval", "retrieval"], ["llmFilter", "LLM filter"], ["rerank", "rerank"]];
+
+/** The reply's latency as one stacked bar (each stage a share of the total) with its numbers. */
+export function latencyBar(latency) {
+  const total = Math.max(latency.total, 1);
+  const segments = STAGES.map(([key, label]) => {
+    const part = el("span", { className: `segment ${key}`, title: `${label} ${latency[key]} ms` });
+    part.style.width = `${(100 * latency[key]) / total}%`;
+    return part;
+  });
+  const legend = STAGES.map(([key, label]) => el("li", { className: key }, `${label} ${latency[key]} ms`));
+  return el("div", { className: "latency" },
+    el("div", { className: "latency-total" }, `${latency.total} ms in all`),
+    el("div", { className: "stack", ariaHidden: "true" }, ...segments), // the legend says the numbers
+    el("ul", { className: "legend" }, ...legend));
+}
+
+export function badges(result) {
+  const list = [["source", result.source], ["type", result.observationType], ["actor", result.actorName], ["tier", result.tier]];
+  return el("span", { className: "badges" },
+    ...list.filter(([, v]) => v).map(([kind, value]) => el("span", { className: `badge ${kind}`, title: kind }, value)));
+}
+
+export function safeUrl(url) {
+  try {
+    const parsed = new URL(url);
+    return ["http:", "https:"].includes(parsed.protocol) ? parsed.href : null;
+  } catch {
+    return null;
+  }
+}

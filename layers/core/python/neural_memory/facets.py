@@ -1,0 +1,59 @@
+"""``GET /v1/facets``: the query string's filters as ``SearchFilters``, and a store's counts as
+the wire reply. Facets are counted by the store (``Store.facets``); this module only translates."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from neural_memory.errors import InvalidInput
+from neural_memory.models import DateRange, FacetCount, Facets, FacetsResponse, SearchFilters
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from datetime import datetime
+
+    from neural_memory.models import FacetCounts, Tier
+
+DEFAULT_FACET_VALUES = 20
+MAX_FACET_VALUES = 100
+# Wire name of each stored list field (as ``SearchFilters`` names them).
+_WIRE_NAMES = {
+    "source": "source_types",
+    "observation_type": "observation_types",
+    "actor_name": "actor_names",
+    "tier": "tiers",
+}
+
+
+def facet_filters(
+    *,
+    source_types: Sequence[str] | None = None,
+    observation_types: Sequence[str] | None = None,
+    actor_names: Sequence[str] | None = None,
+    tiers: Sequence[Tier] | None = None,
+    start: datetime | None = None,
+    end: datetime | None = None,
+) -> SearchFilters | None:
+    """The filters of the query string (each value already validated), None when there are none;
+    ``InvalidInput`` naming ``start`` when it is after ``end``."""
+    if start is not None and end is not None and start > end:
+        raise InvalidInput("start", "must not be after end")
+    date_range = DateRange.model_construct(start=start, end=end) if start or end else None
+    if not (source_types or observation_types or actor_names or tiers or date_range):
+        return None
+    return SearchFilters.model_construct(
+        source_types=list(source_types or ()) or None,
+        observation_types=list(observation_types or ()) or None,
+        actor_names=list(actor_names or ()) or None,
+        tiers=list(tiers or ()) or None,
+        date_range=date_range,
+    )
+
+
+def facets_reply(counts: FacetCounts, request_id: str) -> FacetsResponse:
+    """The store's counts under their wire names."""
+    fields = {
+        _WIRE_NAMES[field]: [FacetCount(value=value, count=count) for value, count in pairs]
+        for field, pairs in counts.by_field.items()
+    }
+    return FacetsResponse(request_id=request_id, total=counts.total, facets=Facets(**fields))
