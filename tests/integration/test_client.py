@@ -134,6 +134,30 @@ def test_the_async_client_does_the_same(api: RunningApi) -> None:
     assert gone.code == "not_found"
 
 
+def test_facets_count_the_workspace_under_the_filters_sync_and_async(api: RunningApi) -> None:
+    with NeuralMemoryClient(api.url, api.key) as client:
+        # When the sample workspace's facets are asked for, with no filter and then under one
+        everything = client.facets()
+        vercel = client.facets(source_types=["vercel"], start="2020-01-01T00:00:00Z", limit=5)
+        # Then each field's counts add up to the observations it counts, and a filter narrows the
+        # other fields but keeps its own field's alternatives
+        sources = {f.value: f.count for f in everything.facets.source_types}
+        assert {"github", "vercel"} <= set(sources) and sum(sources.values()) == everything.total
+        assert vercel.total == sources["vercel"]
+        assert {f.value: f.count for f in vercel.facets.source_types} == sources
+        assert sum(f.count for f in vercel.facets.observation_types) == sources["vercel"]
+        # And a bad value is the server's 400 naming the parameter
+        with pytest.raises(ValidationFailed) as bad:
+            client.facets(tiers=["Z"])
+    assert "tiers" in bad.value.message + str(bad.value.details)
+
+    async def asynchronously() -> Any:
+        async with AsyncNeuralMemoryClient(api.url, api.key) as client:
+            return await client.facets(source_types=["vercel"])
+
+    assert anyio.run(asynchronously).total == sources["vercel"]
+
+
 def test_every_error_the_server_gives_is_its_typed_exception(api: RunningApi) -> None:
     with NeuralMemoryClient(api.url, api.key) as client:
         # A field out of bounds: 400, naming the field, with the request id

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 from urllib.parse import quote
 
@@ -25,6 +26,7 @@ from neural_memory.models import (
     DeleteResponse,
     ErrorDetail,
     ErrorResponse,
+    FacetsResponse,
     ObservationOut,
     ObservationsResponse,
     SearchResponse,
@@ -177,6 +179,7 @@ class _Call:
     method: str
     path: str
     body: dict[str, Any] | None = None
+    params: dict[str, Any] | None = None
 
 
 def _without_none(fields: Mapping[str, Any]) -> dict[str, Any]:
@@ -213,6 +216,28 @@ def _observation(method: str, observation_id: str) -> _Call:
     if not observation_id:
         raise ValueError("observation_id must not be empty")
     return _Call(method, f"v1/observations/{quote(observation_id, safe='')}")
+
+
+def _facets(
+    source_types: Sequence[str] | None,
+    observation_types: Sequence[str] | None,
+    actor_names: Sequence[str] | None,
+    tiers: Sequence[str] | None,
+    start: datetime | str | None,
+    end: datetime | str | None,
+    limit: int | None,
+) -> _Call:
+    """``GET /v1/facets``: list filters as repeated query parameters, times as ISO-8601."""
+    params = {
+        "sourceTypes": source_types,
+        "observationTypes": observation_types,
+        "actorNames": actor_names,
+        "tiers": tiers,
+        "start": start.isoformat() if isinstance(start, datetime) else start,
+        "end": end.isoformat() if isinstance(end, datetime) else end,
+        "limit": limit,
+    }
+    return _Call("GET", "v1/facets", params={name: value for name, value in params.items() if value is not None})
 
 
 def _merged(replies: Sequence[ObservationsResponse]) -> ObservationsResponse:
@@ -325,14 +350,27 @@ class NeuralMemoryClient:
         """``DELETE /v1/observations/{id}``: the observation and its chunks, or ``NotFound``."""
         return self._send(_observation("DELETE", observation_id), DeleteResponse)
 
-    # facets(): GET /v1/facets is being added on another branch; its method goes here, as
-    # ``self._send(_Call("GET", "v1/facets"), FacetsResponse)``, and in the async client.
+    def facets(
+        self,
+        *,
+        source_types: Sequence[str] | None = None,
+        observation_types: Sequence[str] | None = None,
+        actor_names: Sequence[str] | None = None,
+        tiers: Sequence[str] | None = None,
+        start: datetime | str | None = None,
+        end: datetime | str | None = None,
+        limit: int | None = None,
+    ) -> FacetsResponse:
+        """``GET /v1/facets``: how many observations hold each source, type, actor and tier (each
+        field counted under the other filters given), and how many match them all."""
+        call = _facets(source_types, observation_types, actor_names, tiers, start, end, limit)
+        return self._send(call, FacetsResponse)
 
     def _send(self, call: _Call, model: type[Reply]) -> Reply:
         attempt = 0
         while True:
             try:
-                response = self._http.request(call.method, call.path, json=call.body)
+                response = self._http.request(call.method, call.path, json=call.body, params=call.params)
             except httpx.TransportError as exc:  # timeouts included
                 raise TransportFailed(f"{call.method} {self.base_url}{call.path}: {exc!r}") from exc
             delay = self.retry.delay(response, attempt)
@@ -411,13 +449,26 @@ class AsyncNeuralMemoryClient:
         """``DELETE /v1/observations/{id}``, or ``NotFound``."""
         return await self._send(_observation("DELETE", observation_id), DeleteResponse)
 
-    # facets(): see NeuralMemoryClient.
+    async def facets(
+        self,
+        *,
+        source_types: Sequence[str] | None = None,
+        observation_types: Sequence[str] | None = None,
+        actor_names: Sequence[str] | None = None,
+        tiers: Sequence[str] | None = None,
+        start: datetime | str | None = None,
+        end: datetime | str | None = None,
+        limit: int | None = None,
+    ) -> FacetsResponse:
+        """``GET /v1/facets`` (see ``NeuralMemoryClient.facets``)."""
+        call = _facets(source_types, observation_types, actor_names, tiers, start, end, limit)
+        return await self._send(call, FacetsResponse)
 
     async def _send(self, call: _Call, model: type[Reply]) -> Reply:
         attempt = 0
         while True:
             try:
-                response = await self._http.request(call.method, call.path, json=call.body)
+                response = await self._http.request(call.method, call.path, json=call.body, params=call.params)
             except httpx.TransportError as exc:
                 raise TransportFailed(f"{call.method} {self.base_url}{call.path}: {exc!r}") from exc
             delay = self.retry.delay(response, attempt)
