@@ -32,7 +32,9 @@ def chromium_path() -> str | None:
     return next((found for name in CHROMIUM_NAMES if (found := shutil.which(name))), None)
 
 
-@pytest.fixture(scope="session")
+# Package scope, not session: Playwright's sync API runs an event loop on this thread while it is
+# open, and every later test that starts its own loop (anyio.run, the MCP client) would fail.
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Browser]:
     executable = chromium_path()
     if executable is None:
@@ -49,7 +51,7 @@ def browser() -> Iterator[Browser]:
         launched.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """``neural-memory serve`` with the sample events, shared by the browser tests."""
     with serve(tmp_path_factory.mktemp("console")) as running:
