@@ -15,13 +15,12 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from neural_memory import bm25
 from neural_memory.errors import ConfigurationError
 from neural_memory.filters import Filter, render_opensearch
 from neural_memory.models import Chunk, ObservationIn, ObservationRecord
 from neural_memory.service import Service
 from neural_memory.stores.base import IndexedObservation
-from neural_memory.stores.opensearch import OpenSearchAdmin, OpenSearchStore, cosine_from_score, index_body, knn_body
+from neural_memory.stores.opensearch import OpenSearchAdmin, OpenSearchStore, cosine_from_score, knn_body
 from neural_memory.stores.record_fields import FIELD_NAMES, RECORD_FIELDS
 from neural_memory.stores.sqlite import SqliteStore
 from opensearchpy import OpenSearch
@@ -191,27 +190,6 @@ def test_index_bootstrap_is_idempotent_and_refuses_another_model(osmem_url: str)
         admin.ensure_index(64, "model-b")
     with pytest.raises(ConfigurationError, match="128"):
         admin.ensure_index(128, "model-a")
-
-
-def _similarity(client: OpenSearch, index: str) -> dict[str, str]:
-    return client.indices.get_settings(index=index)[index]["settings"]["index"]["similarity"]["default"]  # type: ignore[no-any-return]
-
-
-def test_opensearch_scores_bm25_with_the_embedded_stores_k1_and_b(osmem_url: str) -> None:
-    client = OpenSearch(hosts=[osmem_url])
-    # A new index is created with the k1 and b the embedded store's BM25 uses
-    assert OpenSearchAdmin(client, "nm-bm25", replicas=0).ensure_index(64, "model-a") == "created"
-    assert _similarity(client, "nm-bm25") == {"type": "BM25", "k1": str(bm25.K1), "b": str(bm25.B)}
-    # Given an index made before them (OpenSearch's defaults, k1 1.2 and b 0.75)
-    body = index_body(64, "model-a", replicas=0)
-    body["settings"]["index"]["similarity"] = {"default": {"type": "BM25", "k1": 1.2, "b": 0.75}}
-    client.indices.create(index="nm-old", body=body)
-    admin = OpenSearchAdmin(client, "nm-old", replicas=0)
-    # When the service bootstraps, then the index is brought in step, open again, and left so
-    assert admin.ensure_index(64, "model-a") == "similarity updated"
-    assert _similarity(client, "nm-old") == {"type": "BM25", "k1": str(bm25.K1), "b": str(bm25.B)}
-    assert client.search(index="nm-old", body={"query": {"match_all": {}}})["hits"]["total"]["value"] == 0
-    assert admin.ensure_index(64, "model-a") == "ok"
 
 
 def test_knn_body_follows_the_documented_format_with_the_same_filter() -> None:

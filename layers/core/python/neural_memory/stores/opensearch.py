@@ -6,8 +6,7 @@
 - k-NN uses the faiss engine, HNSW, ``innerproduct`` on unit vectors (= cosine); the filter
   goes *inside* the ``knn`` clause (efficient filtering, still ``k`` results), ``size`` is set
   explicitly. Lexical is a ``multi_match`` (never query-string syntax) under the same filter;
-  both go out in one ``_msearch``. BM25's k1 and b are the embedded store's (``neural_memory.bm25``),
-  the index's default similarity. If k-NN fails while lexical answers, the search answers
+  both go out in one ``_msearch``. If k-NN fails while lexical answers, the search answers
   from lexical and says so in ``degraded``.
 - Scores follow the ``Store`` contract: faiss inner-product ``_score`` is mapped back to cosine
   (``score - 1`` above 1, ``1 - 1/score`` below) and clipped to [0, 1]; BM25 is divided by the
@@ -19,11 +18,9 @@
 from __future__ import annotations
 
 import json
-import math
 import time
 from typing import TYPE_CHECKING, Any
 
-from neural_memory import bm25
 from neural_memory.clock import to_iso
 from neural_memory.errors import BackendUnavailable, ConfigurationError, NeuralMemoryError, StoreRejected
 from neural_memory.filters import metadata_terms, render_opensearch
@@ -74,15 +71,9 @@ def doc_id(workspace_id: str, observation_id: str, chunk_no: int) -> str:
     return f"{workspace_id}:{observation_id}:{chunk_no}"
 
 
-def similarity() -> dict[str, Any]:
-    """The index's default similarity: BM25 with the embedded store's k1 and b."""
-    return {"default": {"type": "BM25", "k1": bm25.K1, "b": bm25.B}}
-
-
 def index_body(dimension: int, model_id: str, shards: int = 1, replicas: int = 1) -> dict[str, Any]:
-    """Settings and mappings of the index (keyword fields for every filter, English text, faiss HNSW,
-    BM25 as the embedded store computes it); shards and replicas explicit (a single-node domain with
-    a replica is yellow for good)."""
+    """Settings and mappings of the index (keyword fields for every filter, English text, faiss HNSW);
+    shards and replicas explicit (a single-node domain with a replica is yellow for good)."""
     keyword = {"type": "keyword"}
     return {
         "settings": {
@@ -91,7 +82,6 @@ def index_body(dimension: int, model_id: str, shards: int = 1, replicas: int = 1
                 "knn.algo_param.ef_search": HNSW_EF_SEARCH,
                 "number_of_shards": shards,
                 "number_of_replicas": replicas,
-                "similarity": similarity(),
             }
         },
         "mappings": {
@@ -159,9 +149,9 @@ class OpenSearchAdmin:
         self._replicas = replicas
 
     def ensure_index(self, dimension: int, model_id: str) -> str:
-        """``created``, ``ok``, ``similarity updated`` or ``replicas updated``; raises
-        ``ConfigurationError`` when the index was built for another model, dimension or schema
-        version (reindexing is needed, never silent mixing)."""
+        """``created``, ``ok`` or ``replicas updated``; raises ``ConfigurationError`` when the index
+        was built for another model, dimension or schema version (reindexing is needed, never
+        silent mixing)."""
         if not self._client.indices.exists(index=self._index):
             body = index_body(dimension, model_id, self._shards, self._replicas)
             self._client.indices.create(index=self._index, body=body)
@@ -172,32 +162,13 @@ class OpenSearchAdmin:
         found = {key: meta.get(key) for key in expected}
         if found != expected:
             raise ConfigurationError(f"index {self._index!r} was built for {found}, this service needs {expected}")
-        settings = next(iter(self._client.indices.get_settings(index=self._index).values()))["settings"]["index"]
-        if not _same_similarity(settings.get("similarity", {}).get("default", {}), similarity()["default"]):
-            # BM25's parameters are read at search time, but change only on a closed index: an
-            # index made before them is closed for the moment of the change (searches fail then).
-            self._client.indices.close(index=self._index)
-            try:
-                self._client.indices.put_settings(index=self._index, body={"index": {"similarity": similarity()}})
-            finally:
-                self._client.indices.open(index=self._index)
-            return "similarity updated"
-        replicas = int(settings["number_of_replicas"])
+        settings = self._client.indices.get_settings(index=self._index)
+        replicas = int(next(iter(settings.values()))["settings"]["index"]["number_of_replicas"])
         if replicas != self._replicas:
             # The replica count is the one setting that changes in place (the stage's node count)
             self._client.indices.put_settings(index=self._index, body={"index": {"number_of_replicas": self._replicas}})
             return "replicas updated"
         return "ok"
-
-
-def _same_similarity(found: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
-    """Whether the index's similarity settings (OpenSearch returns them as strings) are ``wanted``."""
-    if str(found.get("type", "")).lower() != str(wanted["type"]).lower():
-        return False
-    try:
-        return all(math.isclose(float(found[key]), float(wanted[key])) for key in ("k1", "b"))
-    except (KeyError, TypeError, ValueError):
-        return False
 
 
 class OpenSearchStore:
