@@ -2,11 +2,15 @@
 lists holds on documents (SciFact train, nDCG@10) *and* conversations (LoCoMo dev, evidence
 recall@10, cross-validated by leaving one conversation out).
 
-    python -m bench.fusion_experiments --scifact DIR --locomo DIR [--split train]
+    python -m bench.fusion_experiments --scifact DIR --locomo DIR [--split train] [--only NAME ...]
+        [--turn-context N] [--title-weight W] [--k1 K1] [--b B]
 
 Each query's two candidate lists are retrieved once through the service's store, exactly as a
 search retrieves them (same limits, same filter, the model's similarity floor); every method is
-then applied to the same lists, so the methods are compared on equal terms.
+then applied to the same lists, so the methods are compared on equal terms. Each data set is
+indexed into a store of its own (BM25's idf counts every row of a store). The other options change
+what is indexed, for experiments: a chat turn embedded after the turns before it in its session,
+the title's BM25 weight, BM25's k1 and b (the embedded store only).
 """
 
 from __future__ import annotations
@@ -70,9 +74,47 @@ def scifact_queries(service: Service, folder: Path, split: str) -> list[Query]:
     ]
 
 
-def locomo_queries(service: Service, folder: Path) -> list[Query]:
+def with_turn_context(talks: list[conversations.Conversation], turns: int) -> None:
+    """Experiment: embed each turn after the ``turns`` turns before it in its session (the lexical
+    index is unchanged). Patches what the service embeds for these turns' texts only."""
+    import neural_memory.service as service_module
+    from neural_memory.ingest.prepare import embedding_text, resolved_title
+
+    context: dict[tuple[str, str], str] = {}
+    for talk in talks:
+        previous: dict[str | None, list[str]] = {}
+        for turn in talk.turns:
+            before = previous.setdefault(turn.session_id, [])
+            if before:
+                context[(resolved_title(turn), turn.content)] = "\n".join(before[-turns:])
+            before.append(f"{turn.actor_name}: {turn.content}")
+
+    def embedded(title: str, chunk_text: str) -> str:
+        text = embedding_text(title, chunk_text)
+        found = context.get((title, chunk_text))
+        return f"{found}\n{text}" if found else text
+
+    service_module.embedding_text = embedded  # type: ignore[attr-defined]
+
+
+def lexical_experiment(title_weight: float | None, k1: float | None, b: float | None) -> None:
+    """Experiment: other BM25 parameters in the embedded store (its mirror reads them at indexing
+    and at search; OpenSearch would need the same in its index settings and title boost)."""
+    from neural_memory.stores import sqlite_fts, sqlite_mirror
+
+    if title_weight is not None:
+        sqlite_fts.COLUMN_WEIGHTS["title"] = title_weight
+    if k1 is not None:
+        sqlite_mirror.BM25_K1 = k1  # type: ignore[attr-defined]
+    if b is not None:
+        sqlite_mirror.BM25_B = b  # type: ignore[attr-defined]
+
+
+def locomo_queries(service: Service, folder: Path, turn_context: int = 0) -> list[Query]:
     """LoCoMo questions (top 10 searched, so 40 candidates per list)."""
     talks = conversations.load_conversations(folder)
+    if turn_context:
+        with_turn_context(talks, turn_context)
     out = []
     for talk in talks:
         for start in range(0, len(talk.turns), 100):
@@ -211,6 +253,60 @@ def spread_weighted(floor: float, base: float, depth: int, strength: float) -> C
     return rank
 
 
+def general(
+    alpha: float,
+    floor: float,
+    *,
+    anchor: float | None = None,
+    absolute_mix: float = 0.0,
+    chunk_bonus: float = 0.0,
+    both_bonus: float = 0.0,
+) -> Callable[[Query], list[str]]:
+    """The product's convex fusion with one knob more at a time (all zero: the product's default).
+
+    ``anchor``: the cosine that maps to 0 (the model's floor by default; hits below the floor are
+    dropped either way). ``absolute_mix``: share of the absolute cosine scale, ``(c - anchor) /
+    (1 - anchor)``, mixed into the relative one, ``(c - anchor) / (best - anchor)`` (1 = the former
+    default's scale). ``chunk_bonus``: an observation's score on a side is its best chunk's plus
+    this share of its other chunks' scores on that side (several passages of one document match).
+    ``both_bonus``: added when both retrievers found the observation (CombMNZ's idea)."""
+    zero = floor if anchor is None else anchor
+
+    def side(hits: list[Hit], scale: Callable[[float], float]) -> dict[str, float]:
+        out: dict[str, float] = {}
+        seen: set[str] = set()
+        for hit in hits:  # best first: an observation's first hit is its best chunk
+            key = hit.observation.id
+            value = scale(hit.score)
+            if key in seen:
+                out[key] += chunk_bonus * value
+            else:
+                seen.add(key)
+                out[key] = value
+        return out
+
+    def rank(query: Query) -> list[str]:
+        lexical_hits, vector_hits, cut = query.lists
+        best_v = max((h.score for h in vector_hits), default=1.0)
+
+        def cosine(c: float) -> float:
+            relative = 1.0 if best_v <= zero else max(0.0, (c - zero) / (best_v - zero))
+            return (1 - absolute_mix) * relative + absolute_mix * max(0.0, (c - zero) / (1 - zero))
+
+        v = side(vector_hits, cosine)
+        lx = side(lexical_hits, float)
+        # The lowest hit of a cut list stands in for a missing score, as in the product.
+        miss_v = cosine(min(h.score for h in vector_hits)) if cut[1] and vector_hits else 0.0
+        miss_l = min(h.score for h in lexical_hits) if cut[0] and lexical_hits else 0.0
+        fused = {
+            i: alpha * v.get(i, miss_v) + (1 - alpha) * lx.get(i, miss_l) + both_bonus * (i in v and i in lx)
+            for i in set(lx) | set(v)
+        }
+        return sorted(fused, key=lambda i: (-fused[i], -v.get(i, 0.0), -lx.get(i, 0.0), i))
+
+    return rank
+
+
 # ----------------------------------------------------------------------------- scoring
 
 
@@ -249,27 +345,67 @@ def _methods(floor: float) -> dict[str, Callable[[Query], list[str]]]:
         for depth in (5, 10):
             for strength in (0.25, 0.5, 0.75, 1.0):
                 methods[f"spread b={base} d={depth} s={strength}"] = spread_weighted(floor, base, depth, strength)
+    return methods | _knob_methods(floor)
+
+
+def _knob_methods(floor: float) -> dict[str, Callable[[Query], list[str]]]:
+    """The product's fusion with one knob changed at a time (``general``)."""
+    methods = {"general a=0.5": general(0.5, floor)}  # must equal "convex a=0.5"
+    for bonus in (0.05, 0.1, 0.2, 0.3):
+        methods[f"chunks+{bonus} a=0.5"] = general(0.5, floor, chunk_bonus=bonus)
+    for bonus in (0.02, 0.05, 0.1):
+        methods[f"both+{bonus} a=0.5"] = general(0.5, floor, both_bonus=bonus)
+    for anchor in (0.0, 0.1, 0.3):
+        for alpha in (0.5, 0.6):
+            methods[f"anchor={anchor} a={alpha}"] = general(alpha, floor, anchor=anchor)
+    for mix in (0.25, 0.5, 0.75):
+        for alpha in (0.5, 0.6, 0.7):
+            methods[f"absmix={mix} a={alpha}"] = general(alpha, floor, absolute_mix=mix)
+    # Second round, around what the first round found (anchor 0.1, absolute share 0.75).
+    for anchor in (0.05, 0.1, 0.15):
+        for alpha in (0.45, 0.5, 0.55):
+            methods[f"anchor={anchor} a={alpha}"] = general(alpha, floor, anchor=anchor)
+    for mix in (0.6, 0.75, 0.9):
+        for alpha in (0.55, 0.6, 0.65):
+            methods[f"absmix={mix} a={alpha}"] = general(alpha, floor, absolute_mix=mix)
+    methods["anchor=0.1 both+0.02 a=0.5"] = general(0.5, floor, anchor=0.1, both_bonus=0.02)
+    methods["anchor=0.1 absmix=0.5 a=0.55"] = general(0.55, floor, anchor=0.1, absolute_mix=0.5)
     return methods
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--scifact", type=Path, required=True, help="SciFact in BEIR layout")
-    parser.add_argument("--locomo", type=Path, required=True, help="a folder with LoCoMo's JSON")
-    parser.add_argument("--split", default="train", help="SciFact split to tune on")
-    parser.add_argument("--only", nargs="*", help="run only the methods whose names contain one of these")
-    args = parser.parse_args()
-
-    settings = Settings()
+def run_in_own_store(settings: Settings, retrieve_all: Callable[[Service], list[Query]]) -> tuple[list[Query], float]:
+    """``retrieve_all`` against a fresh temporary store (embeddings from the shared cache), and
+    the model's similarity floor."""
     with tempfile.TemporaryDirectory(prefix="nm-fusion-") as tmp:
         service = build_service(settings.model_copy(update={"data_dir": Path(tmp)}))
         if service.embedding_cache is not None:
             from neural_memory.embeddings.cache import EmbeddingCache
 
             service.embedding_cache = EmbeddingCache(settings.embedding_cache_path)
-        science = scifact_queries(service, args.scifact, args.split)
-        talk = locomo_queries(service, args.locomo)
-    floor = settings.min_similarity_for(service.embedder.model_id if service.embedder else None)
+        floor = settings.min_similarity_for(service.embedder.model_id if service.embedder else None)
+        return retrieve_all(service), floor
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scifact", type=Path, help="SciFact in BEIR layout (left out if not given)")
+    parser.add_argument("--locomo", type=Path, required=True, help="a folder with LoCoMo's JSON")
+    parser.add_argument("--split", default="train", help="SciFact split to tune on")
+    parser.add_argument("--turn-context", type=int, default=0, help="experiment: embed turns after N turns before")
+    parser.add_argument("--title-weight", type=float, help="experiment: the title's BM25 term weight (default 2)")
+    parser.add_argument("--k1", type=float, help="experiment: BM25 k1 of the embedded store (default 1.2)")
+    parser.add_argument("--b", type=float, help="experiment: BM25 b of the embedded store (default 0.75)")
+    parser.add_argument("--only", nargs="*", help="run only the methods whose names contain one of these")
+    args = parser.parse_args()
+
+    lexical_experiment(args.title_weight, args.k1, args.b)
+    settings = Settings()
+    # Each data set in a store of its own, as a user would hold it: BM25's idf counts every row
+    # of the store, so SciFact's abstracts in the same store would change LoCoMo's keyword scores.
+    science: list[Query] = []
+    if args.scifact:
+        science, _ = run_in_own_store(settings, lambda s: scifact_queries(s, args.scifact, args.split))
+    talk, floor = run_in_own_store(settings, lambda s: locomo_queries(s, args.locomo, args.turn_context))
 
     methods = _methods(floor)
     if args.only:
@@ -279,9 +415,9 @@ def main() -> None:
     print(f"{'method':<16} {'SciFact ' + args.split + ' nDCG@10':>22} {'LoCoMo recall@10':>17}  per conversation")
     for name, method in methods.items():
         per = [score([q for q in talk if q.group == g], method, "recall") for g in groups]
+        documents = f"{score(science, method, 'ndcg'):.4f}" if science else "-"
         print(
-            f"{name:<16} {score(science, method, 'ndcg'):>22.4f} {score(talk, method, 'recall'):>17.4f}  "
-            + " ".join(f"{v:.3f}" for v in per),
+            f"{name:<16} {documents:>22} {score(talk, method, 'recall'):>17.4f}  " + " ".join(f"{v:.3f}" for v in per),
             flush=True,
         )
 
