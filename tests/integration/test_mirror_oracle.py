@@ -14,13 +14,14 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from neural_memory import bm25
 from neural_memory.filters import Filter
 from neural_memory.models import Chunk, ObservationRecord
 from neural_memory.stores.base import IndexedObservation
 from neural_memory.stores.sqlite import SqliteStore
 
 from tests.helpers.fakes import HashEmbedder
-from tests.helpers.sql_oracle import fts_query
+from tests.helpers.sql_oracle import bm25_by_chunk
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -77,21 +78,24 @@ operations = st.lists(
 
 
 def _oracle(store: SqliteStore, workspace: str, query: str, live_at: datetime) -> tuple[dict[str, float], list[float]]:
-    """Lexical: FTS5's own bm25 per observation (best chunk) relative to the best; vector: the
-    best cosine per chunk by brute force over the embeddings stored in SQLite."""
+    """Lexical: BM25 per observation (best chunk) relative to the best, by brute force from FTS5's
+    postings (``bm25_by_chunk``, checked against FTS5's own bm25() in test_sqlite_mirror); vector:
+    the best cosine per chunk by brute force over the embeddings stored in SQLite."""
     conn = store._reader().conn
     live = int(live_at.timestamp() * 1000)
-    per_chunk = conn.execute(
-        "SELECT o.id, bm25(chunks_fts, 2.0, 1.0) FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
-        "JOIN observations o ON o.pk = c.obs_pk WHERE chunks_fts MATCH ? AND o.workspace_id = ? "
-        "AND (o.expires_at IS NULL OR o.expires_at > ?)",
-        (fts_query(query), workspace, live),
-    ).fetchall()
-    ranks: dict[str, float] = {}
-    for obs_id, rank in per_chunk:  # bm25 is negative, lower is better: keep each observation's best chunk
-        ranks[obs_id] = min(rank, ranks.get(obs_id, 0.0))
-    best = min(ranks.values(), default=-1.0)
-    lexical = {obs_id: round(rank / best, 4) for obs_id, rank in ranks.items()}
+    owners = dict(
+        conn.execute(
+            "SELECT c.rowid, o.id FROM chunks c JOIN observations o ON o.pk = c.obs_pk WHERE o.workspace_id = ? "
+            "AND (o.expires_at IS NULL OR o.expires_at > ?)",
+            (workspace, live),
+        )
+    )
+    scores: dict[str, float] = {}
+    for rowid, score in bm25_by_chunk(conn, query, bm25.K1, bm25.B).items():
+        if rowid in owners:  # keep each observation's best chunk
+            scores[owners[rowid]] = max(score, scores.get(owners[rowid], 0.0))
+    best = max(scores.values(), default=1.0)
+    lexical = {obs_id: round(score / best, 4) for obs_id, score in scores.items()}
     vector = np.asarray(EMBEDDER.embed([query], "search_query")[0], dtype=np.float32)
     cosines = sorted(
         (

@@ -6,13 +6,14 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import pytest
+from neural_memory import bm25
 from neural_memory.filters import Filter
 from neural_memory.models import ObservationIn
 from neural_memory.service import Service
 from neural_memory.stores.sqlite import SqliteStore
 
 from tests.helpers.fakes import HashEmbedder
-from tests.helpers.sql_oracle import fts_query
+from tests.helpers.sql_oracle import bm25_by_chunk, fts_query
 
 if TYPE_CHECKING:
     from neural_memory.settings import Settings
@@ -51,29 +52,58 @@ def _service(settings: Settings) -> Service:
     return Service(SqliteStore(settings.sqlite_path), HashEmbedder(), settings, clock=lambda: NOW)
 
 
-@pytest.mark.parametrize(
-    "query", ["deploy failed", "why did the deploy fail", "session refresh redirect", "cafe resume", "console", "zzz"]
-)
-def test_lexical_ranking_and_scores_equal_fts5_bm25(settings: Settings, query: str) -> None:
-    # Given the same texts in two workspaces (FTS5's idf counts every row of the table)
+QUERIES = ["deploy failed", "why did the deploy fail", "session refresh redirect", "cafe resume", "console", "zzz"]
+
+
+def _two_workspaces(settings: Settings) -> SqliteStore:
+    # The same texts in two workspaces (BM25's idf counts every row of the table)
     service = _service(settings)
     service.index("acme", _observations("a"))
     service.index("rival", _observations("r")[:4])
     store = service.store
     assert isinstance(store, SqliteStore)
+    return store
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_the_bm25_oracle_is_fts5s_own_bm25_at_fts5s_parameters(settings: Settings, query: str) -> None:
+    # Given the brute-force BM25 the tests compare the mirror with, at FTS5's built-in k1 and b
+    store = _two_workspaces(settings)
+    conn = store._reader().conn
+    oracle = bm25_by_chunk(conn, query, k1=1.2, b=0.75)
+    # Then it is FTS5's own bm25() for every matching chunk (FTS5 is the reference of the formula)
+    match = fts_query(query)
+    fts5 = dict(
+        conn.execute("SELECT rowid, -bm25(chunks_fts, 2.0, 1.0) FROM chunks_fts WHERE chunks_fts MATCH ?", (match,))
+    )
+    assert {rowid: round(score, 6) for rowid, score in oracle.items()} == {
+        rowid: round(score, 6) for rowid, score in fts5.items()
+    }
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_lexical_ranking_and_scores_equal_bm25_with_the_stores_k1_and_b(settings: Settings, query: str) -> None:
+    store = _two_workspaces(settings)
     # When the mirror retrieves lexically for acme
     hits = store.retrieve("acme", text=query, vector=None, model_id=None, flt=Filter(live_at=NOW), limit=50).lexical
-    # Then it returns FTS5's own bm25() ranking and relative scores for that workspace
-    match = fts_query(query)
-    reference_sql = (  # FTS5 itself is the reference
-        "SELECT o.id, bm25(chunks_fts, 2.0, 1.0) AS rank FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
-        "JOIN observations o ON o.pk = c.obs_pk WHERE chunks_fts MATCH ? AND o.workspace_id = 'acme' ORDER BY rank"
+    # Then it returns the BM25 (k1 and b of neural_memory.bm25) of every acme chunk holding a query
+    # word, best first, relative to the best
+    conn = store._reader().conn
+    acme = dict(
+        conn.execute(
+            "SELECT c.rowid, o.id FROM chunks c JOIN observations o ON o.pk = c.obs_pk WHERE o.workspace_id = 'acme'"
+        )
     )
-    reference = store._reader().conn.execute(reference_sql, (match,)).fetchall()
-    assert [h.observation.id for h in hits] == [row[0] for row in reference]
+    reference = {
+        acme[rowid]: score for rowid, score in bm25_by_chunk(conn, query, bm25.K1, bm25.B).items() if rowid in acme
+    }
+    assert {h.observation.id for h in hits} == set(reference)
     if reference:
-        best = reference[0][1]
-        assert [round(h.score, 4) for h in hits] == [round(row[1] / best, 4) for row in reference]
+        best = max(reference.values())
+        assert {h.observation.id: round(h.score, 4) for h in hits} == {
+            k: round(v / best, 4) for k, v in reference.items()
+        }
+        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
 
 
 def test_another_writer_is_seen_and_replacements_replace(settings: Settings) -> None:

@@ -16,6 +16,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from neural_memory import bm25
 from neural_memory.errors import ConfigurationError
 from neural_memory.filters import Filter, render_opensearch
 from neural_memory.models import Chunk, ObservationIn, ObservationRecord, SearchFilters
@@ -195,6 +196,33 @@ def test_index_bootstrap_is_idempotent_and_refuses_another_model(osmem_url: str)
         admin.ensure_index(64, "model-b")
     with pytest.raises(ConfigurationError, match="128"):
         admin.ensure_index(128, "model-a")
+
+
+def _similarity(client: OpenSearch, index: str) -> dict[str, str]:
+    return client.indices.get_settings(index=index)[index]["settings"]["index"]["similarity"]["default"]  # type: ignore[no-any-return]
+
+
+def test_opensearch_scores_bm25_with_the_embedded_stores_k1_and_b(osmem_url: str, settings: Settings) -> None:
+    from neural_memory.reindex import Reindexer
+    from neural_memory.stores.opensearch import SCHEMA_VERSION
+
+    client = OpenSearch(hosts=[osmem_url])
+    # A new index is created with the k1 and b the embedded store's BM25 uses
+    assert OpenSearchAdmin(client, "nm-bm25", replicas=0).ensure_index(64, "model-a") == "created"
+    assert _similarity(client, "nm-bm25-000001") == {"type": "BM25", "k1": str(bm25.K1), "b": str(bm25.B)}
+    # Given an index of the schema before them (OpenSearch's defaults, k1 1.2 and b 0.75)
+    admin = OpenSearchAdmin(client, "nm-old", replicas=0)
+    admin.ensure_index(64, HashEmbedder().model_id)
+    client.indices.put_mapping(
+        index="nm-old-000001", body={"_meta": admin.meta("nm-old-000001") | {"schema_version": SCHEMA_VERSION - 1}}
+    )
+    # When the service starts, Then it asks for a reindex; and the reindex brings the index in step
+    with pytest.raises(ConfigurationError, match="reindex"):
+        admin.ensure_index(64, HashEmbedder().model_id)
+    service = Service(OpenSearchStore(client, "nm-old"), HashEmbedder(), settings, clock=lambda: NOW)
+    assert Reindexer(service, admin).run().swapped
+    assert _similarity(client, "nm-old-000002") == {"type": "BM25", "k1": str(bm25.K1), "b": str(bm25.B)}
+    assert admin.ensure_index(64, HashEmbedder().model_id) == "ok"
 
 
 def test_knn_body_follows_the_documented_format_with_the_same_filter() -> None:

@@ -6,7 +6,8 @@
 - k-NN uses the faiss engine, HNSW, ``innerproduct`` on unit vectors (= cosine); the filter
   goes *inside* the ``knn`` clause (efficient filtering, still ``k`` results), ``size`` is set
   explicitly. Lexical is a ``multi_match`` (never query-string syntax) under the same filter;
-  both go out in one ``_msearch``. If k-NN fails while lexical answers, the search answers
+  both go out in one ``_msearch``. BM25's k1 and b are the embedded store's (``neural_memory.bm25``),
+  the index's default similarity. If k-NN fails while lexical answers, the search answers
   from lexical and says so in ``degraded``.
 - Scores follow the ``Store`` contract: faiss inner-product ``_score`` is mapped back to cosine
   (``score - 1`` above 1, ``1 - 1/score`` below) and clipped to [0, 1]; BM25 is divided by the
@@ -22,6 +23,7 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
+from neural_memory import bm25
 from neural_memory.clock import from_iso, to_iso
 from neural_memory.errors import BackendUnavailable, ConfigurationError, NeuralMemoryError, StoreRejected
 from neural_memory.filters import LIST_FIELDS, metadata_terms, render_opensearch, without_field
@@ -39,7 +41,7 @@ if TYPE_CHECKING:
     from neural_memory.models import Vector
     from neural_memory.stores.base import IndexedObservation
 
-SCHEMA_VERSION = 2  # 2: metadata_terms, supersedes, superseded_by
+SCHEMA_VERSION = 3  # 2: metadata_terms, supersedes, superseded_by; 3: BM25 k1/b (a reindex brings an index in step)
 HNSW_M = 16  # graph degree: recall vs memory
 HNSW_EF_CONSTRUCTION = 128  # build-time beam: recall vs indexing speed
 HNSW_EF_SEARCH = 100  # query-time beam: recall vs latency
@@ -75,9 +77,15 @@ def doc_id(workspace_id: str, observation_id: str, chunk_no: int) -> str:
     return f"{workspace_id}:{observation_id}:{chunk_no}"
 
 
+def similarity() -> dict[str, Any]:
+    """The index's default similarity: BM25 with the embedded store's k1 and b."""
+    return {"default": {"type": "BM25", "k1": bm25.K1, "b": bm25.B}}
+
+
 def index_body(dimension: int, model_id: str, shards: int = 1, replicas: int = 1) -> dict[str, Any]:
-    """Settings and mappings of the index (keyword fields for every filter, English text, faiss HNSW);
-    shards and replicas explicit (a single-node domain with a replica is yellow for good)."""
+    """Settings and mappings of the index (keyword fields for every filter, English text, faiss HNSW,
+    BM25 as the embedded store computes it); shards and replicas explicit (a single-node domain with
+    a replica is yellow for good)."""
     keyword = {"type": "keyword"}
     return {
         "settings": {
@@ -86,6 +94,7 @@ def index_body(dimension: int, model_id: str, shards: int = 1, replicas: int = 1
                 "knn.algo_param.ef_search": HNSW_EF_SEARCH,
                 "number_of_shards": shards,
                 "number_of_replicas": replicas,
+                "similarity": similarity(),
             }
         },
         "mappings": {

@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from neural_memory.bm25 import K1 as BM25_K1
+from neural_memory.bm25 import B as BM25_B
 from neural_memory.clock import to_ms
 from neural_memory.stores.partitioned_vectors import TRAINING_SAMPLE, PartitionedVectors, partitions_for
-from neural_memory.stores.sqlite_fts import BM25_B, BM25_K1
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -378,7 +379,8 @@ class ChunkMirror:
 
     def lexical_search(self, keep: NDArray[np.bool_], terms: Sequence[str], limit: int) -> list[tuple[int, float]]:
         """The ``limit`` best (chunk rowid, BM25 / best BM25) among rows in ``keep`` (a ``mask()``)
-        holding any term. BM25 is FTS5's: idf over every row of the store, k1 = 1.2, b = 0.75."""
+        holding any term. BM25 is FTS5's formula: idf over every row of the store, k1 and b
+        from ``neural_memory.bm25``."""
         n = self._size
         if n == 0 or limit <= 0 or not terms:
             return []
