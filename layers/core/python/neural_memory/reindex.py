@@ -19,13 +19,14 @@ swap is not brought back, one deleted from the old index just before the swap is
 
 from __future__ import annotations
 
+import hashlib
 import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from neural_memory.clock import from_iso, to_iso, utcnow
+from neural_memory.clock import from_iso, to_iso, to_ms, utcnow
 from neural_memory.ingest.prepare import chunked
 from neural_memory.stores.opensearch import OpenSearchStore
 from neural_memory.stores.opensearch_index import ReindexBusy, space_of
@@ -226,8 +227,7 @@ class Reindexer:
             state.failed = self._write(target, retried)
             report.caught_up += len(retried)
         self._admin.refresh(state.target)
-        in_source = source.written_at()
-        gone = [key for key in target.written_at() if key not in in_source]
+        gone = [key for key, _ in _only_in(target.written(), source.written())]
         report.removed += self._delete(state, source, target, gone)
         state.caught_up_to = to_iso(round_start)
         self._step(state, force_save=True)
@@ -266,15 +266,16 @@ class Reindexer:
 
     def _swap(
         self, state: ReindexState, source: OpenSearchStore, target: OpenSearchStore, report: ReindexReport
-    ) -> dict[Key, datetime]:
-        """Move the alias; returns what the target held just before (for the catch-up after it).
+    ) -> dict[int, int]:
+        """Move the alias; returns what the target held just before (for the catch-up after it:
+        ``_digest`` of each key → when it was written, in ms).
         A pre-versioning index is removed by the swap, so its writes are stopped first and its
         last changes caught up while they are (writers retry a refused write)."""
         self._admin.check(state, self._owner)
         if state.source == self._admin.alias:
             self._admin.block_writes(state.source)
             self._catch_up(state, source, target, report)
-        snapshot = target.written_at()
+        snapshot = {_digest(key): to_ms(written) for key, written in target.written()}
         self._admin.swap(state)
         return snapshot
 
@@ -284,7 +285,7 @@ class Reindexer:
         source: OpenSearchStore,
         target: OpenSearchStore,
         report: ReindexReport,
-        snapshot: dict[Key, datetime] | None,
+        snapshot: dict[int, int] | None,
     ) -> None:
         """Catch up the writes that reached the old index between the last catch-up and the swap.
         Without the snapshot (a run interrupted at the swap), deletions in that window are not
@@ -299,16 +300,38 @@ class Reindexer:
             newer = [
                 (w, r)
                 for w, r in candidates
-                if ((w, r.id) not in live and (snapshot is None or (w, r.id) not in snapshot))
+                if ((w, r.id) not in live and (snapshot is None or _digest((w, r.id)) not in snapshot))
                 or ((w, r.id) in live and live[(w, r.id)].ingested_at < r.ingested_at)
             ]
             self._write(target, newer)
             report.caught_up += len(newer)
         if snapshot is not None:
+            # Deleted from the old index just before the swap: in the new one as it was then
             self._admin.refresh(state.target)
-            in_source, in_target = source.written_at(), target.written_at()
-            gone = [k for k, written in snapshot.items() if k not in in_source and in_target.get(k) == written]
+            gone = [
+                key
+                for key, written in _only_in(target.written(), source.written())
+                if snapshot.get(_digest(key)) == to_ms(written)
+            ]
             report.removed += self._delete(state, source, target, gone)
+
+
+def _only_in(
+    ours: Iterator[tuple[Key, datetime]], theirs: Iterator[tuple[Key, datetime]]
+) -> Iterator[tuple[Key, datetime]]:
+    """The entries of ``ours`` whose key ``theirs`` lacks: both are in key order (the indices'
+    (workspace, id) sort, UTF-8 byte order = code point order), merged a page at a time."""
+    other = next(theirs, None)
+    for key, written in ours:
+        while other is not None and other[0] < key:
+            other = next(theirs, None)
+        if other is None or other[0] != key:
+            yield key, written
+
+
+def _digest(key: Key) -> int:
+    """A key in 8 bytes: the snapshot of a large index stays small (a collision is ~2^-64)."""
+    return int.from_bytes(hashlib.blake2b("\x00".join(key).encode(), digest_size=8).digest(), "big")
 
 
 def _keys(records: Records) -> set[Key]:

@@ -34,7 +34,7 @@ from neural_memory.stores.base import KNOWN_FIELDS
 from neural_memory.stores.record_fields import RECORD_FIELDS
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Iterator, Mapping, Sequence
     from datetime import datetime
 
     from neural_memory.filters import Filter
@@ -544,17 +544,17 @@ class OpenSearchStore:
         hits = self._sorted_firsts(after, size, since, _NO_EMBEDDING)
         return [(h["_source"]["workspace_id"], _record(h["_source"], h["_source"].get("content", ""))) for h in hits]
 
-    def written_at(self) -> dict[tuple[str, str], datetime]:
-        """Every observation's (workspace, id) with when it was written."""
-        found: dict[tuple[str, str], datetime] = {}
+    def written(self) -> Iterator[tuple[tuple[str, str], datetime]]:
+        """Every observation's (workspace, id), in that order, with when it was written: page by
+        page, so two indices can be compared without holding either in memory."""
         after: list[str] | None = None
         while hits := self._sorted_firsts(after, 5_000, None, ["workspace_id", "observation_id", "ingested_at"]):
-            found |= {
-                (h["_source"]["workspace_id"], h["_source"]["observation_id"]): from_iso(h["_source"]["ingested_at"])
-                for h in hits
-            }
+            for h in hits:
+                yield (
+                    (h["_source"]["workspace_id"], h["_source"]["observation_id"]),
+                    from_iso(h["_source"]["ingested_at"]),
+                )
             after = hits[-1]["sort"]
-        return found
 
     def _sorted_firsts(
         self, after: Sequence[str] | None, size: int, since: datetime | None, source: Any
