@@ -309,3 +309,30 @@ def test_a_refused_observation_can_be_left_behind_on_request(old: Service, osmem
         assert "1 refused" in report.summary() and admin.live() == "nm-000002"
     finally:
         domain.shutdown()
+
+
+def test_a_rolled_back_model_returns_to_the_kept_index_and_catches_up_only_what_changed(
+    old: Service, settings: Settings
+) -> None:
+    client = old.store._client  # type: ignore[attr-defined]
+    admin = OpenSearchAdmin(client, ALIAS, replicas=0)
+    # Given a reindex from model A (v1) to model B (v2), and writes made to v2 afterwards
+    model_b = _service(client, HashEmbedder(dimension=32), settings, at=NOW + timedelta(minutes=3))
+    assert _reindexer(model_b, admin).run().swapped
+    model_b.index("acme", [note("after", "deploy note written on model B", "only v2 has it")])
+    model_b.index("acme", [note("a5", "deploy note 5, edited on model B", "edited after the swap")])
+    model_b.delete("acme", "a6", "r")
+    # When the deploy is rolled back to model A
+    model_a = HashEmbedder()
+    report = Reindexer(_service(client, model_a, settings), admin, clock=lambda: NOW + timedelta(minutes=10)).run()
+    # Then the alias returns to v1, which was kept, and only what changed since the swap is
+    # embedded again: no third index, no full copy
+    assert report.swapped and (report.source, report.target) == ("nm-000002", "nm-000001")
+    assert admin.live() == "nm-000001" and admin.versions() == ["nm-000001", "nm-000002"]
+    assert report.copied == 0 and report.removed == 1
+    embedded = {text for texts, _ in model_a.calls for text in texts}
+    assert embedded and all("on model B" in text for text in embedded)
+    model_a_service = _service(client, model_a, settings)
+    found = _found(model_a_service, "acme", "deploy note")
+    assert {"after", "a5"} <= found and "a6" not in found
+    assert "edited after the swap" in model_a_service.store.get("acme", "a5").content  # type: ignore[union-attr]

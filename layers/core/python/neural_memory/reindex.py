@@ -178,6 +178,8 @@ class Reindexer:
         report: ReindexReport,
         progress: Callable[[int, int], None] | None,
     ) -> None:
+        if state.copied_all:  # resumed after the copy, or a return to the index it replaced
+            return
         while True:
             self._step(state)
             batch = source.scan(state.cursor, self._batch)
@@ -188,6 +190,7 @@ class Reindexer:
             state.copied += len(batch)
             if progress is not None:
                 progress(state.copied, report.total)
+        state.copied_all = True
         self._step(state, force_save=True)
 
     def _write(self, target: OpenSearchStore, records: Iterable[tuple[str, ObservationRecord]]) -> dict[Key, str]:
@@ -276,6 +279,7 @@ class Reindexer:
             self._admin.block_writes(state.source)
             self._catch_up(state, source, target, report)
         snapshot = {_digest(key): to_ms(written) for key, written in target.written()}
+        state.swapped_at = to_iso(self._clock())  # when the source stopped taking writes
         self._admin.swap(state)
         return snapshot
 

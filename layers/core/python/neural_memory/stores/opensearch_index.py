@@ -49,6 +49,8 @@ class ReindexState:
     phase: str = "copy"
     caught_up_to: str | None = None
     lease: dict[str, str] = field(default_factory=dict)
+    copied_all: bool = False
+    swapped_at: str | None = None
 
     def as_meta(self) -> dict[str, Any]:
         """The ``reindex`` entry of the target's ``_meta``."""
@@ -62,6 +64,8 @@ class ReindexState:
             "phase": self.phase,
             "caught_up_to": self.caught_up_to,
             "lease": self.lease,
+            "copied_all": self.copied_all,
+            "swapped_at": self.swapped_at,
         }
 
     @classmethod
@@ -77,12 +81,19 @@ class ReindexState:
             phase=entry.get("phase", "copy"),
             caught_up_to=entry.get("caught_up_to"),
             lease=dict(entry.get("lease") or {}),
+            copied_all=bool(entry.get("copied_all")),
+            swapped_at=entry.get("swapped_at"),
         )
 
 
 def space_of(embedder: Embedder | None) -> tuple[int, str]:
     """The (dimension, model id) an index is built for: the embedder's, or a vectorless one."""
     return (embedder.dimension, embedder.model_id) if embedder is not None else (1, "none")
+
+
+def kept_keys() -> tuple[str, ...]:
+    """The ``_meta`` keys that say what an index was built for."""
+    return ("schema_version", "model_id", "dimension")
 
 
 def expected_meta(dimension: int, model_id: str) -> dict[str, Any]:
@@ -206,11 +217,27 @@ class OpenSearchAdmin:
         # A reindex for another model left unfinished stays (dropped on request); this model
         # gets an index of its own.
         if state is not None and expected_meta(dimension, model_id) == {
-            key: self.meta(state.target).get(key) for key in ("schema_version", "model_id", "dimension")
+            key: self.meta(state.target).get(key) for key in kept_keys()
         }:
             return state
+        if (back := self._replaced(live, dimension, model_id)) is not None:
+            return back
         state = ReindexState(source=live, target=self._next_version(), started_at=to_iso(now))
         self._create(state.target, dimension, model_id, state)
+        return state
+
+    def _replaced(self, live: str, dimension: int, model_id: str) -> ReindexState | None:
+        """A return to the index the live one replaced, when it fits this embedder (a rolled-back
+        deploy): it is whole up to the swap, so only what changed since is caught up."""
+        meta = self.meta(live)
+        previous, swapped_at = meta.get("reindexed_from"), meta.get("swapped_at")
+        if not swapped_at or previous not in self.versions():
+            return None
+        kept = self.meta(previous)
+        if "reindex" in kept or expected_meta(dimension, model_id) != {k: kept.get(k) for k in kept_keys()}:
+            return None
+        state = ReindexState(source=live, target=previous, started_at=swapped_at, copied_all=True)
+        self.save_progress(state)
         return state
 
     def claim(self, state: ReindexState, owner: str, now: datetime) -> None:
@@ -270,7 +297,7 @@ class OpenSearchAdmin:
         """The reindex is complete: its state leaves the live index's ``_meta``."""
         meta = self.meta(state.target)
         meta.pop("reindex", None)
-        meta["reindexed_from"] = state.source
+        meta |= {"reindexed_from": state.source, "swapped_at": state.swapped_at}
         self.client.indices.put_mapping(index=state.target, body={"_meta": meta})
 
     def drop(self, index: str) -> None:
