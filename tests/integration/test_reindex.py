@@ -189,12 +189,34 @@ def test_an_index_created_under_the_alias_name_before_versioning_is_replaced(
     legacy.index("acme", [note("x", "deploy note", "kept across the reindex")])
     admin = OpenSearchAdmin(client, ALIAS, replicas=0)
     assert admin.live() == ALIAS and admin.ensure_index(64, HashEmbedder().model_id) == "ok"
-    # When it is reindexed for another model
     new = _service(client, HashEmbedder(dimension=32), settings)
+    # When a reindex is stopped while the old index's writes are blocked for its last catch-up,
+    # Then the index takes writes again
+    interrupted = InterruptedWhileBlocked(client, ALIAS, replicas=0)
+    with pytest.raises(KeyboardInterrupt):
+        _reindexer(new, interrupted).run()
+    assert interrupted.blocked is False and admin.live() == ALIAS
+    assert legacy.index("acme", [note("y", "deploy note", "written after the interruption")]).failed == {}
+    # When it is reindexed for another model
     report = _reindexer(new, admin).run()
     # Then the alias takes its name (an alias cannot stand beside an index of the same name)
     assert report.swapped and admin.live() == "nm-000001"
-    assert _found(new, "acme", "deploy") == {"x"}
+    assert _found(new, "acme", "deploy") == {"x", "y"}
+
+
+class InterruptedWhileBlocked(OpenSearchAdmin):
+    """The real admin, stopped (Ctrl-C) at the first refresh made while writes are blocked."""
+
+    blocked: bool | None = None
+
+    def block_writes(self, index: str, *, blocked: bool) -> None:
+        super().block_writes(index, blocked=blocked)
+        self.blocked = blocked
+
+    def refresh(self, index: str) -> None:
+        if self.blocked:
+            raise KeyboardInterrupt
+        super().refresh(index)
 
 
 def test_the_cli_reindexes_lists_and_drops(

@@ -276,8 +276,12 @@ class Reindexer:
         last changes caught up while they are (writers retry a refused write)."""
         self._admin.check(state, self._owner)
         if state.source == self._admin.alias:
-            self._admin.block_writes(state.source)
-            self._catch_up(state, source, target, report)
+            self._admin.block_writes(state.source, blocked=True)
+            try:
+                self._catch_up(state, source, target, report)
+            except BaseException:  # stopped (deadline, Ctrl-C, error): the index takes writes again
+                self._admin.block_writes(state.source, blocked=False)
+                raise
         snapshot = {_digest(key): to_ms(written) for key, written in target.written()}
         state.swapped_at = to_iso(self._clock())  # when the source stopped taking writes
         self._admin.swap(state)

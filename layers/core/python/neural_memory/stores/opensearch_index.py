@@ -271,9 +271,10 @@ class OpenSearchAdmin:
         meta = self.meta(state.target) | {"reindex": state.as_meta()}
         self.client.indices.put_mapping(index=state.target, body={"_meta": meta})
 
-    def block_writes(self, index: str) -> None:
-        """Refuse writes to ``index`` from now on (writers retry them: ``cluster_block_exception``)."""
-        self.client.indices.put_settings(index=index, body={"index": {"blocks": {"write": True}}})
+    def block_writes(self, index: str, *, blocked: bool) -> None:
+        """Refuse writes to ``index`` from now on (writers retry them: ``cluster_block_exception``),
+        or take them again."""
+        self.client.indices.put_settings(index=index, body={"index": {"blocks": {"write": blocked}}})
 
     def refresh(self, index: str) -> None:
         """Make what was written to ``index`` searchable."""
