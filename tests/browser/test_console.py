@@ -317,3 +317,44 @@ def test_a_slow_reply_shows_that_it_is_loading(watched: Watched, served: Served)
     expect(page.locator("li.result").first).to_be_visible()
     expect(page.locator("#status .loading")).to_have_count(0)
     expect(page.locator("body")).not_to_have_attribute("aria-busy", "true")
+
+
+def test_a_link_with_a_malformed_date_still_opens_the_console(watched: Watched, served: Served) -> None:
+    # Given a shared link whose custom range carries no real dates, When it is opened
+    page = sign_in(watched, served, "?q=console&range=custom&from=garbage&to=2025-13-45")
+    # Then the page works (no script error: it used to stop before asking for the key)
+    expect(page.locator("li.result").first).to_be_visible()
+    _only_same_origin(watched, served)
+
+
+SLOW_FIRST_SEARCH = """
+const original = window.fetch;
+let delayed = false;
+window.fetch = async (...args) => {
+  const reply = await original(...args);
+  if (!delayed && String(args[0]).includes("v1/search")) {
+    delayed = true;
+    await new Promise((done) => setTimeout(done, 1500));
+  }
+  return reply;
+};
+"""
+
+
+def test_a_slow_reply_to_an_older_search_never_replaces_the_newer_one(watched: Watched, served: Served) -> None:
+    # Given the network answering the first search 1.5 s late (the browser's fetch delays it)
+    page = watched.page
+    page.add_init_script(SLOW_FIRST_SEARCH)
+    page = sign_in(watched, served)
+    vercel = page.locator('.facet[data-field="sourceTypes"] .chip').filter(has_text="vercel")
+    expect(vercel).to_be_visible()
+    # When a search runs and, before it answers, the vercel chip narrows it
+    page.get_by_label("Search query", exact=True).fill("deploy failed")
+    page.get_by_label("Search query", exact=True).press("Enter")
+    vercel.click()
+    expect(page.locator("li.result").first).to_be_visible()
+    page.wait_for_timeout(2000)  # the older, wider reply has arrived by now
+    # Then the list is still the narrowed search's: vercel results only
+    sources = page.locator("li.result .badge.source")
+    expect(sources).to_have_text(["vercel"] * sources.count())
+    assert "source=vercel" in page.url

@@ -134,10 +134,15 @@ function clearFilters() {
   update({ filters: Object.fromEntries(Object.keys(FIELDS).map((f) => [f, []])), range: "", from: "", to: "" });
 }
 
+// Each kind of call answers in its own time: only the reply to the latest one is shown (a slow
+// reply to an older search must not replace the results of the filters chosen since).
+const latest = { facets: 0, search: 0 };
+
 async function loadFacets() {
   const query = facetQuery(state);
+  const turn = ++latest.facets;
   const reply = await busy("Counting…", () => call("GET", `v1/facets${query ? `?${query}` : ""}`));
-  if (!reply) return;
+  if (!reply || turn !== latest.facets) return;
   facets = reply;
   if (!query) workspaceTotal = reply.total;
   else if (workspaceTotal === null) workspaceTotal = (await busy("Counting…", () => call("GET", "v1/facets")))?.total ?? null;
@@ -156,9 +161,11 @@ async function search() {
   const body = { query: state.q, topK: 20, mode: state.mode, rerank: state.rerank, llmFilter: state.llm, explain: true };
   const filters = apiFilters(state);
   if (filters) body.filters = filters;
+  const turn = ++latest.search;
   const reply = await busy("Searching…", () => call("POST", "v1/search", body));
-  if (!reply) return false;
+  if (!reply || turn !== latest.search) return false;
   await counting;
+  if (turn !== latest.search) return false;
   shown = { query: state.q, results: reply.results };
   renderResults(reply);
   return true;

@@ -14,10 +14,15 @@ export function readState(query = location.search) {
   const pick = (name) => (CHOICES[name].includes(params.get(name)) ? params.get(name) : CHOICES[name][0]);
   const state = {
     q: params.get("q") ?? "", mode: pick("mode"), rerank: pick("rerank"), llm: params.get("llm") !== "off",
-    range: pick("range"), from: params.get("from") ?? "", to: params.get("to") ?? "", tab: pick("tab"), filters: {},
+    range: pick("range"), from: day(params.get("from")), to: day(params.get("to")), tab: pick("tab"), filters: {},
   };
   for (const [field, name] of Object.entries(FIELDS)) state.filters[field] = params.getAll(name);
   return state;
+}
+
+// A custom range's day from the URL (a shared link may carry anything): YYYY-MM-DD that is a real date, else "".
+function day(value) {
+  return /^\d{4}-\d{2}-\d{2}$/.test(value ?? "") && !Number.isNaN(new Date(`${value}T00:00:00`).getTime()) ? value : "";
 }
 
 export function writeState(state) {
