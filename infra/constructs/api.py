@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 THROTTLE_RATE = 100
 THROTTLE_BURST = 200
+THROTTLED_RETRY_AFTER_S = 1  # the stage's token bucket refills THROTTLE_RATE requests a second
 MESSAGE_STRING = "$context.error.messageString"
 # API Gateway's own errors (refused key, throttling, timeouts, ...) in the API's envelope.
 GATEWAY_ERRORS = {
@@ -112,6 +113,8 @@ class Api(Construct):
                 f"{code.title().replace('_', '')}{status or ''}",
                 type=response_type,
                 status_code=status,
+                # A throttled client is told when to come back (the client retries only on that)
+                response_headers={"Retry-After": f"'{THROTTLED_RETRY_AFTER_S}'"} if code == "throttled" else None,
                 templates={"application/json": _envelope(code, message)},
             )
         authorizer = apigw.RequestAuthorizer(

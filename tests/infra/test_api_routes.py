@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+import httpx
+from neural_memory.client import RetryPolicy
 from neural_memory.routes import ROUTES
 
 from infra.constants import API_INTEGRATION_LIMIT_S
@@ -65,3 +67,7 @@ def test_api_gateway_errors_use_the_envelope(dev: Template) -> None:
         assert set(template) == {"error", "requestId"} and template["requestId"] == "$context.requestId", kind
         assert set(template["error"]) == {"code", "message", "details"}, kind
         assert responses[kind].get("StatusCode") == status, kind
+    # A throttled client is told when to come back, in the form the client retries on
+    header = responses["THROTTLED"]["ResponseParameters"]["gatewayresponse.header.Retry-After"]
+    sent = httpx.Response(429, headers={"Retry-After": header.strip("'")})
+    assert RetryPolicy().delay(sent, 0) is not None

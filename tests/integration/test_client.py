@@ -245,6 +245,16 @@ def test_a_503_with_retry_after_is_retried_after_it(api: RunningApi) -> None:
     assert gateway.received[1][2] - gateway.received[0][2] >= 1.0
 
 
+def test_a_delete_answered_503_is_not_retried(api: RunningApi) -> None:
+    # Given a gateway answering the next request 503 with Retry-After (the delete may have been applied)
+    with running_gateway(api.url) as gateway:
+        gateway.script.append(Scripted(503, "backend_unavailable", retry_after="1"))
+        # When deleting, Then the 503 is raised at once instead of a retry that could say NotFound
+        with NeuralMemoryClient(gateway.url, api.key) as client, pytest.raises(ServiceUnavailable):
+            client.delete("note-deploy-env-vars")
+    assert len(gateway.received) == 1
+
+
 def test_a_429_is_retried_with_backoff_by_the_async_client_until_the_retries_are_spent(api: RunningApi) -> None:
     # Given a gateway throttling three times (Retry-After: 0), then four times
     async def scenario(throttles: int, retries: int) -> float:

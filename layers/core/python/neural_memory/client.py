@@ -172,6 +172,11 @@ class RetryPolicy:
         return wait if wait <= self.max_wait_s else None
 
 
+# A DELETE answered 503 may have been applied before the failure: retried, it would say NotFound
+# about an observation it deleted. It is raised instead (deleting again is the caller's call).
+_NOT_RETRIED = {"DELETE"}
+
+
 @dataclass(frozen=True)
 class _Call:
     """One API call: method, path relative to the base URL, and JSON body."""
@@ -373,7 +378,7 @@ class NeuralMemoryClient:
                 response = self._http.request(call.method, call.path, json=call.body, params=call.params)
             except httpx.TransportError as exc:  # timeouts included
                 raise TransportFailed(f"{call.method} {self.base_url}{call.path}: {exc!r}") from exc
-            delay = self.retry.delay(response, attempt)
+            delay = None if call.method in _NOT_RETRIED else self.retry.delay(response, attempt)
             if delay is None:
                 return _parsed(response, model)
             time.sleep(delay)
@@ -471,7 +476,7 @@ class AsyncNeuralMemoryClient:
                 response = await self._http.request(call.method, call.path, json=call.body, params=call.params)
             except httpx.TransportError as exc:
                 raise TransportFailed(f"{call.method} {self.base_url}{call.path}: {exc!r}") from exc
-            delay = self.retry.delay(response, attempt)
+            delay = None if call.method in _NOT_RETRIED else self.retry.delay(response, attempt)
             if delay is None:
                 return _parsed(response, model)
             await anyio.sleep(delay)
