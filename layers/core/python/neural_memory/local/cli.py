@@ -471,8 +471,12 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--opensearch-url", help="OpenSearch endpoint when --store opensearch (env NM_OPENSEARCH_URL)")
 
     def remote(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--url", help="a remote API (a stack's ApiUrl, or http://127.0.0.1:8080); env NM_API_URL")
-        p.add_argument("--key", help="its API key, which names the workspace (env NM_API_KEY)")
+        # The flags choose the remote API; the variables only fill in the one not given, so a
+        # shell that exports them for the MCP server still searches the local store by default.
+        p.add_argument(
+            "--url", help="a remote API (a stack's ApiUrl or http://127.0.0.1:8080); NM_API_URL if only --key is given"
+        )
+        p.add_argument("--key", help="its API key, which names the workspace; NM_API_KEY when only --url is given")
 
     serve = commands.add_parser("serve", help="run the local API")
     serve.add_argument("--host", default="127.0.0.1", help="bind address (default loopback only)")
