@@ -223,3 +223,30 @@ def test_a_backend_that_cannot_be_chosen_is_refused_before_serving(
 ) -> None:
     assert main(args) == 2
     assert complaint in capsys.readouterr().err
+
+
+def test_sigterm_with_stdin_still_open_closes_the_store_and_ends_the_server(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+
+    from tests.helpers.mcp_sessions import BIN, agent_environment
+
+    # Given the stdio server answering an agent that keeps its stdin open
+    command = [str(BIN / "neural-memory"), "mcp", "--data-dir", str(tmp_path / "data"), "--workspace", "demo"]
+    process = subprocess.Popen(
+        command, env=agent_environment(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert process.stdin is not None and process.stdout is not None
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}
+    process.stdin.write(
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}).encode() + b"\n"
+    )
+    process.stdin.flush()
+    assert json.loads(process.stdout.readline())["id"] == 1
+    # When its supervisor sends SIGTERM (stdin still open), Then it ends by itself, promptly and cleanly
+    process.send_signal(signal.SIGTERM)
+    try:
+        assert process.wait(timeout=20) == 0
+    finally:
+        process.kill()
+        process.communicate()

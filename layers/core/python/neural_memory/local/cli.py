@@ -331,19 +331,31 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         backend = EmbeddedBackend(service, args.workspace)
     server = build_server(backend)
 
-    async def run() -> None:
-        try:
-            if args.http:
-                print(f"Neural Memory MCP on http://{args.host}:{args.port}/mcp", file=sys.stderr, flush=True)
-                await server.run_streamable_http_async(host=args.host, port=args.port)
-            else:
-                await server.run_stdio_async()
-        finally:
-            await backend.close()  # in the same event loop as the calls (the client's pool lives there)
-
     import signal
 
-    signal.signal(signal.SIGTERM, _interrupt)  # an agent stopping its server: close the store as on Ctrl-C
+    async def stop_on_signal() -> None:
+        # An agent stopping its server sends SIGTERM while stdin may still be open: the SDK's reader
+        # thread is blocked on it and cannot be cancelled, so the store is closed here and the
+        # process ends (a supervisor would otherwise wait, then kill it before the store is saved).
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async for _ in signals:
+                await backend.close()
+                os._exit(0)
+
+    async def run() -> None:
+        async with anyio.create_task_group() as group:
+            group.start_soon(stop_on_signal)
+            try:
+                if args.http:
+                    print(f"Neural Memory MCP on http://{args.host}:{args.port}/mcp", file=sys.stderr, flush=True)
+                    await server.run_streamable_http_async(host=args.host, port=args.port)
+                else:
+                    await server.run_stdio_async()
+            finally:
+                group.cancel_scope.cancel()
+                with anyio.CancelScope(shield=True):
+                    await backend.close()  # in the same event loop as the calls (the client's pool lives there)
+
     with contextlib.suppress(KeyboardInterrupt):
         anyio.run(run)
     return 0
