@@ -224,6 +224,9 @@ def test_a_key_never_sees_another_workspace(api: RunningApi) -> None:
             theirs.get("acme-secret")
         with pytest.raises(NotFound):
             theirs.delete("acme-secret")
+        # Nor count it: rival's facets are of an empty workspace, acme's hold its note
+        assert theirs.facets().total == 0 and theirs.facets().facets.source_types == []
+        assert ours.facets().total == 1
         # Then acme still has it, and finds it
         assert ours.get("acme-secret").content == "The acme launch code word is bluebird."
         assert ours.search("launch code word bluebird").results[0].id == "acme-secret"

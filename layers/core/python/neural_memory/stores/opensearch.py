@@ -46,6 +46,7 @@ HNSW_M = 16  # graph degree: recall vs memory
 HNSW_EF_CONSTRUCTION = 128  # build-time beam: recall vs indexing speed
 HNSW_EF_SEARCH = 100  # query-time beam: recall vs latency
 RETRYABLE = {429, 500, 502, 503, 504}
+FACET_SHARD_SIZE = 1_000  # values per field each shard returns to a facets request (the API shows <= 100)
 # Chunks one purge request deletes: each finishes well inside the client's timeout, however large
 # the whole purge is.
 PURGE_SLICE = 5_000
@@ -353,7 +354,16 @@ class OpenSearchStore:
             field: {
                 "filter": {"bool": {"filter": render_opensearch(without_field(flt, field))}},
                 "aggs": {
-                    "values": {"terms": {"field": field, "size": limit, "order": [{"_count": "desc"}, {"_key": "asc"}]}}
+                    "values": {
+                        "terms": {
+                            "field": field,
+                            "size": limit,
+                            # With several shards each returns its top values only: ask each for
+                            # many more, so the merged counts of the top `limit` are exact in practice.
+                            "shard_size": FACET_SHARD_SIZE,
+                            "order": [{"_count": "desc"}, {"_key": "asc"}],
+                        }
+                    }
                 },
             }
             for field in LIST_FIELDS
