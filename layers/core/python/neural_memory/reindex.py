@@ -220,8 +220,8 @@ class Reindexer:
         self._admin.refresh(state.target)
         for page in self._changed(source, since):
             self._step(state)
-            linked = self._linked(page, target)
-            records = page + self._records(source, linked - _keys(page))
+            linked = self._linked(page, self._records(target, _keys(page)))
+            records = page + self._records(source, linked)
             state.failed = {k: v for k, v in state.failed.items() if k not in _keys(records)}
             state.failed |= self._write(target, records)
             report.caught_up += len(records)
@@ -241,14 +241,11 @@ class Reindexer:
             yield page
             after = [page[-1][0], page[-1][1].id]
 
-    def _linked(self, records: Records, target: OpenSearchStore) -> set[Key]:
+    @staticmethod
+    def _linked(records: Records, older: Records) -> set[Key]:
         """The observations whose supersession marks these records may have changed: the ones
-        they supersede, and the ones the target's older versions of them superseded."""
-        linked = {(w, s) for w, r in records for s in r.supersedes or []}
-        for workspace_id, ids in _by_workspace(_keys(records)).items():
-            for old in target.get_many(workspace_id, ids).values():
-                linked |= {(workspace_id, s) for s in old.supersedes or []}
-        return linked
+        they supersede, and the ones their ``older`` versions (the target's) superseded."""
+        return {(w, s) for w, r in records + older for s in r.supersedes or []} - _keys(records)
 
     @staticmethod
     def _records(store: OpenSearchStore, keys: set[Key]) -> Records:
@@ -302,8 +299,9 @@ class Reindexer:
         self._admin.refresh(state.source)  # writes applied just before the swap
         for page in self._changed(source, since):
             self._step(state)
-            linked = self._records(source, self._linked(page, target) - _keys(page))
+            linked = self._records(source, self._linked(page, self._records(target, _keys(page))))
             candidates = page + linked
+            # Read just before the write: the live index may have taken a newer version meanwhile
             live = {(w, r.id): r for w, r in self._records(target, _keys(candidates))}
             newer = [
                 (w, r)

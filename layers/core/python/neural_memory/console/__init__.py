@@ -10,6 +10,7 @@ origin only and no inline script at all, so text an observation carries can neve
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib import resources
 
 from neural_memory.errors import NotFound
@@ -39,11 +40,10 @@ def console_file(name: str = PAGE) -> ConsoleFile:
     """The page (``index.html``) or one of its assets, by file name; ``NotFound`` for any other
     name (only plain names of the shipped files are served: no paths)."""
     suffix = name[name.rfind(".") :] if "." in name else ""
-    folder = resources.files(__package__) / "static"
     if "/" in name or "\\" in name or name.startswith(".") or suffix not in _TYPES:
         raise NotFound(f"no console file {name!r}")
-    file = folder / name
-    if not file.is_file():
+    body = _read(name)
+    if body is None:
         raise NotFound(f"no console file {name!r}")
     headers = {
         "Content-Type": _TYPES[suffix],
@@ -52,4 +52,11 @@ def console_file(name: str = PAGE) -> ConsoleFile:
         "Referrer-Policy": "no-referrer",
         "Cache-Control": "no-cache",  # revalidated on every load: a deploy shows at once
     }
-    return ConsoleFile(file.read_text(encoding="utf-8"), headers)
+    return ConsoleFile(body, headers)
+
+
+@lru_cache(maxsize=32)  # bounded: a request may name any file, existing or not
+def _read(name: str) -> str | None:
+    """A shipped file's text, read once per process (the package's files do not change under it)."""
+    file = resources.files(__package__) / "static" / name
+    return file.read_text(encoding="utf-8") if file.is_file() else None

@@ -51,10 +51,12 @@ def build_admin(settings: Settings) -> OpenSearchAdmin | None:
 
 def ensure_store(settings: Settings, embedder: Embedder | None) -> str:
     """Create or verify the store's index for this embedder; returns what was done. For start-up."""
-    from neural_memory.stores.opensearch_index import space_of
-
     admin = build_admin(settings)
-    return "ok" if admin is None else admin.ensure_index(*space_of(embedder))
+    if admin is None:
+        return "ok"
+    from neural_memory.stores.opensearch_index import space_of  # only the OpenSearch store has an index to check
+
+    return admin.ensure_index(*space_of(embedder))
 
 
 def build_key_store(settings: Settings) -> KeyStore:

@@ -91,14 +91,14 @@ def space_of(embedder: Embedder | None) -> tuple[int, str]:
     return (embedder.dimension, embedder.model_id) if embedder is not None else (1, "none")
 
 
-def kept_keys() -> tuple[str, ...]:
-    """The ``_meta`` keys that say what an index was built for."""
-    return ("schema_version", "model_id", "dimension")
-
-
 def expected_meta(dimension: int, model_id: str) -> dict[str, Any]:
     """What an index's ``_meta`` must say for a service with this embedder."""
     return {"schema_version": SCHEMA_VERSION, "model_id": model_id, "dimension": dimension}
+
+
+def built_for(meta: dict[str, Any]) -> dict[str, Any]:
+    """What an index's ``_meta`` says it was built for (the keys of ``expected_meta``)."""
+    return {key: meta.get(key) for key in ("schema_version", "model_id", "dimension")}
 
 
 class OpenSearchAdmin:
@@ -164,8 +164,7 @@ class OpenSearchAdmin:
             target = self._create(self._next_version(), dimension, model_id, None)
             self.client.indices.update_aliases(body={"actions": [{"add": {"index": target, "alias": self.alias}}]})
             return "created"
-        expected = expected_meta(dimension, model_id)
-        found = {key: self.meta(live).get(key) for key in expected}
+        expected, found = expected_meta(dimension, model_id), built_for(self.meta(live))
         if found != expected:
             raise ConfigurationError(
                 f"index {live!r} behind {self.alias!r} was built for {found}, this service needs {expected}: "
@@ -178,8 +177,7 @@ class OpenSearchAdmin:
         live = self.live()
         if live is None:
             return False
-        expected = expected_meta(dimension, model_id)
-        return {key: self.meta(live).get(key) for key in expected} != expected
+        return built_for(self.meta(live)) != expected_meta(dimension, model_id)
 
     def _sync_replicas(self, index: str) -> str:
         settings = self.client.indices.get_settings(index=index)
@@ -216,9 +214,7 @@ class OpenSearchAdmin:
             return None
         # A reindex for another model left unfinished stays (dropped on request); this model
         # gets an index of its own.
-        if state is not None and expected_meta(dimension, model_id) == {
-            key: self.meta(state.target).get(key) for key in kept_keys()
-        }:
+        if state is not None and built_for(self.meta(state.target)) == expected_meta(dimension, model_id):
             return state
         if (back := self._replaced(live, dimension, model_id)) is not None:
             return back
@@ -234,7 +230,7 @@ class OpenSearchAdmin:
         if not swapped_at or previous not in self.versions():
             return None
         kept = self.meta(previous)
-        if "reindex" in kept or expected_meta(dimension, model_id) != {k: kept.get(k) for k in kept_keys()}:
+        if "reindex" in kept or built_for(kept) != expected_meta(dimension, model_id):
             return None
         state = ReindexState(source=live, target=previous, started_at=swapped_at, copied_all=True)
         self.save_progress(state)
