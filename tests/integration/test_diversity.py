@@ -106,3 +106,16 @@ def test_diversity_trades_a_near_twin_for_a_different_result(svc: Service, mode:
     assert varied == [plain[0], "other"]
     # And with topK 1 diversity changes nothing
     assert _ranked(svc, mode=mode, topK=1, diversity=0.7) == plain[:1]
+
+
+def test_long_near_duplicates_collapse_though_bm25_found_them_by_chunks_without_vectors(
+    svc: Service,  # noqa: F811
+) -> None:
+    # Given two long runbooks, one with a line more: BM25 finds them by their lexical windows,
+    # which carry no vector (long content is embedded as passages instead)
+    body = " ".join(f"Step {i}: take the billing lock before the nightly run." for i in range(60))
+    svc.index("acme", [_obs("a", "Billing lock runbook", body), _obs("b", "Billing lock runbook", body + " Done.")])
+    # When searching in hybrid mode, Then their passages' vectors make them one result
+    results = dict(_search(svc, mode="hybrid"))
+    (kept,) = results
+    assert results[kept] == [{"a": "b", "b": "a"}[kept]]

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 from neural_memory.embeddings.onnx_local import (
     DIMENSION,
+    MAX_TOKENS,
     MODEL_SHA256,
     OnnxLocalEmbedder,
     default_model_path,
@@ -96,3 +97,30 @@ def test_documents_embedded_in_the_background_equal_those_embedded_inline_at_low
         assert all(nice >= DocumentWorkers.NICE for _, nice in seen)
     # and a query is still embedded on the calling thread
     assert background.embed(["why did it fail"], "search_query") == embedder.embed(["why did it fail"], "search_query")
+
+
+def test_every_passage_of_technical_text_fits_the_models_window_whole() -> None:
+    from neural_memory.ingest.chunking import Chunking, chunk_text
+    from neural_memory.ingest.prepare import embedding_text
+    from tokenizers import Tokenizer
+
+    # Given a long abstract of rare words (WordPiece splits them: several pieces per word)
+    # and a title like a paper's
+    title = "Immunohistochemical characterisation of IL-6-dependent STAT3 phosphorylation in murine hepatocytes"
+    sentence = (
+        "Immunohistochemical quantification (n = 48; p < 0.001) showed IL-6/STAT3 hyperphosphorylation, "
+        "N-methyl-D-aspartate receptor downregulation and Bcl-2-mediated antiapoptotic signalling in "
+        "lipopolysaccharide-challenged C57BL/6 hepatocytes. "
+    )
+    text = sentence * 12
+    tokenizer = Tokenizer.from_file(str(default_tokenizer_path()))
+    tokenizer.no_truncation()
+
+    def pieces(chunk: str) -> int:
+        return len(tokenizer.encode(embedding_text(title, chunk)).ids)
+
+    chunking = Chunking()
+    # Then every passage the model reads fits its 256-token window with the title, so no word of
+    # it is cut off, where the longer lexical windows would not have fitted
+    assert max(pieces(p) for p in chunk_text(text, chunking.passage_tokens, chunking.overlap)) <= MAX_TOKENS
+    assert max(pieces(w) for w in chunk_text(text, chunking.tokens, chunking.overlap)) > MAX_TOKENS

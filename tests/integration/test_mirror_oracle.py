@@ -57,9 +57,15 @@ def _record(obs_id: str, words: list[str], expired: bool) -> IndexedObservation:
         metadata={},
         content_hash=text,
     )
-    # Several chunks per observation, so replacing one changes how many rowids it holds.
+    # Several chunks per observation, so replacing one changes how many rowids it holds; past
+    # two, cut as long content is: passages (vector only) then lexical windows (BM25 only), so
+    # passages must count in no BM25 statistic and lexical windows in no vector search.
     pieces = [" ".join(words[i : i + 2]) for i in range(0, len(words), 2)]
     chunks = [Chunk(chunk_no=n, text=p, vector=EMBEDDER.embed([p], "search_document")[0]) for n, p in enumerate(pieces)]
+    if len(pieces) > 2:
+        windows = [" ".join(words[:3]), " ".join(words[2:])]
+        chunks = [c.model_copy(update={"role": "passage"}) for c in chunks]
+        chunks += [Chunk(chunk_no=len(pieces) + n, text=w, role="lexical") for n, w in enumerate(windows)]
     return IndexedObservation(record=record, chunks=chunks, model_id=EMBEDDER.model_id)
 
 
@@ -249,3 +255,20 @@ def test_a_stale_or_damaged_snapshot_is_rebuilt_never_used(tmp_path: Path) -> No
     damaged = SqliteStore(path)
     assert {i for i, _ in _search_all(damaged)} == {"a", "b"}
     _check(damaged)
+
+
+def test_a_file_from_before_passages_opens_with_every_chunk_searched_both_ways(tmp_path: Path) -> None:
+    # Given a file written before chunks had roles (no `lexical` column) and no saved mirror
+    path = tmp_path / "store.sqlite3"
+    first = SqliteStore(path)
+    first.upsert("acme", [_record(i, ["deploy", "failed", w], expired=False) for i, w in zip(IDS, WORDS, strict=False)])
+    before = _search_all(first)
+    first._conn.execute("ALTER TABLE chunks DROP COLUMN lexical")
+    first.close()
+    _snapshot(path).unlink()
+    # When it is opened again, Then its chunks are searched both ways as before, and the
+    # passages and windows of new long content are told apart
+    again = SqliteStore(path)
+    assert _search_all(again) == before
+    again.upsert("acme", [_record("long", ["deploy", "queue", "worker", "failed", "lock"], expired=False)])
+    _check(again)

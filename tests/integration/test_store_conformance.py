@@ -404,3 +404,45 @@ def test_facets_keep_to_the_limit_and_leave_out_superseded_observations(svc: Ser
         "actorNames": [["ana", 1]],
         "tiers": [["A", 2]],
     }
+
+
+def test_long_content_is_searched_by_bm25_in_windows_and_by_vector_in_passages(svc: Service) -> None:
+    from neural_memory.ingest.prepare import chunked
+
+    # Given a long runbook (cut into passages for vectors and windows for BM25) and a short note
+    body = " ".join(f"Step {i}: restart the worker." for i in range(150)) + " Finally renew the kerberos ticket."
+    svc.index("acme", [note("runbook", "worker runbook", body), note("short", "kerberos", "renew the ticket")])
+    stored = svc.store.get("acme", "runbook")
+    assert stored is not None
+    layout = chunked(stored, svc.settings.chunking).chunks
+    passages = [c.chunk_no for c in layout if c.role == "passage"]
+    windows = [c.chunk_no for c in layout if c.role == "lexical"]
+    assert passages == list(range(len(passages))) and len(passages) > len(windows) > 1
+    # When searching words of its title and of its text, Then BM25 finds it only by its windows
+    # (a passage carries the title but is never a lexical hit)
+    found = svc.store.retrieve(
+        "acme", text="worker kerberos", vector=None, model_id=None, flt=Filter(live_at=NOW), limit=100
+    )
+    assert {h.observation.id for h in found.lexical} == {"runbook", "short"}
+    assert {h.chunk_no for h in found.lexical if h.observation.id == "runbook"} <= set(windows)
+    embedder = svc.embedder
+    assert embedder is not None
+    if isinstance(svc.store, SqliteStore):
+        # And vector search finds it only by its passages
+        vector = embedder.embed(["restart the worker"], "search_query")[0]
+        by_vector = svc.store.retrieve(
+            "acme", text=None, vector=vector, model_id=embedder.model_id, flt=Filter(live_at=NOW), limit=100
+        )
+        assert {h.chunk_no for h in by_vector.vector if h.observation.id == "runbook"} == set(passages)
+    else:
+        # And OpenSearch (osmem has no k-NN) holds passages with a vector and no text field, windows
+        # with text and no vector
+        client = svc.store._client  # type: ignore[attr-defined]
+        for chunk_no in (passages[-1], windows[0]):
+            doc = client.get(index=INDEX, id=f"acme:runbook:{chunk_no}")["_source"]
+            is_passage = chunk_no in passages
+            assert ("embedding" in doc, "text" in doc, doc.get("passage", False)) == (
+                is_passage,
+                not is_passage,
+                is_passage,
+            )

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
+from typing import Any
 
 import pytest
-from neural_memory.ingest.chunking import chunk_text
+from neural_memory.ingest.chunking import DEFAULT_CHUNKING, Chunking, chunk_text
+from neural_memory.ingest.prepare import prepare
+from neural_memory.ingest.tiers import DEFAULT_POLICY
+from neural_memory.models import Chunk, ObservationIn
 
 TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 
@@ -60,3 +65,43 @@ def test_unicode_and_degenerate_texts_are_chunked_without_loss(text: str) -> Non
 def test_impossible_windows_are_refused(max_tokens: int, overlap: int) -> None:
     with pytest.raises(ValueError, match="max_tokens > overlap"):
         chunk_text("text", max_tokens=max_tokens, overlap=overlap)
+
+
+NOW = datetime(2025, 12, 14, tzinfo=UTC)
+
+
+def _chunks(content: str, chunking: Chunking = DEFAULT_CHUNKING, **fields: Any) -> list[Chunk]:
+    body = {"source": "manual", "observationType": "note", "occurredAt": "2025-12-12T10:00:00Z", "content": content}
+    observation = ObservationIn.model_validate(body | fields)
+    return prepare(observation, now=NOW, policy=DEFAULT_POLICY, ttl_days=7, chunking=chunking).chunks
+
+
+def test_content_that_fits_a_passage_is_one_chunk_searched_both_ways() -> None:
+    assert [(c.chunk_no, c.role) for c in _chunks("The deploy failed on Friday.")] == [(0, "both")]
+    assert [c.role for c in _chunks(" ".join(["word"] * 128))] == ["both"]
+
+
+def test_long_content_is_cut_into_passages_first_then_lexical_windows() -> None:
+    # Given 1000 tokens of content
+    words = [f"w{n}" for n in range(1000)]
+    chunks = _chunks(" ".join(words))
+    passages = [c for c in chunks if c.role == "passage"]
+    windows = [c for c in chunks if c.role == "lexical"]
+    # Then passages come first (chunk 0 is always embedded), numbered without gaps, then windows
+    assert [c.chunk_no for c in chunks] == list(range(len(chunks)))
+    assert chunks[: len(passages)] == passages and len(passages) > len(windows) > 1
+    # And each side covers the whole text within its own size
+    for pieces, limit in ((passages, 128), (windows, 200)):
+        assert all(len(_tokens(c.text)) <= limit for c in pieces)
+        assert set(" ".join(c.text for c in pieces).split()) == set(words)
+    assert all(c.embedded and not c.lexical for c in passages)
+    assert all(c.lexical and not c.embedded for c in windows)
+
+
+def test_never_embedded_or_one_size_content_is_cut_once() -> None:
+    text = " ".join(f"w{n}" for n in range(1000))
+    # A tier that is never embedded needs no passages
+    assert {c.role for c in _chunks(text, tier="E")} == {"both"}
+    # Nor does a configuration whose passages are as long as the windows (one cut, as before)
+    same = _chunks(text, Chunking(tokens=200, overlap=24, passage_tokens=200))
+    assert {c.role for c in same} == {"both"} and all(len(_tokens(c.text)) <= 200 for c in same)

@@ -551,12 +551,32 @@ class DomainModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+ChunkRole = Literal["both", "lexical", "passage"]
+
+
 class Chunk(DomainModel):
-    """A searchable piece of an observation; ``vector`` is None when the tier is never embedded."""
+    """A searchable piece of an observation; ``vector`` is None when the tier is never embedded.
+
+    ``role``: what the piece is searched by. Content that fits one embedding passage is one
+    chunk searched both ways (``both``); longer content is cut twice: into ``passage`` chunks
+    sized for the embedding model (vector search only) and ``lexical`` chunks sized for BM25
+    (lexical search only), because the two retrievers are best on pieces of different sizes.
+    """
 
     chunk_no: int
     text: str
+    role: ChunkRole = "both"
     vector: Vector | None = None
+
+    @property
+    def lexical(self) -> bool:
+        """Searched by BM25."""
+        return self.role != "passage"
+
+    @property
+    def embedded(self) -> bool:
+        """Searched by vector (when its tier is embedded)."""
+        return self.role != "lexical"
 
 
 @dataclass(frozen=True)

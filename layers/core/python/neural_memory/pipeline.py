@@ -253,11 +253,14 @@ class SearchPipeline:
     def _vectors(
         self, workspace_id: str, request: SearchRequest, model_id: str | None, candidates: list[Candidate]
     ) -> dict[tuple[str, int], Sequence[float]]:
-        """The candidates' vectors, when a vector search ran and near-duplicates or MMR need them."""
+        """The candidates' vectors, when a vector search ran and near-duplicates or MMR need them:
+        each one's best chunk's, or for a lexical chunk (no vector of its own) its observation's
+        chunk 0 (always embedded: passages are numbered first)."""
         if model_id is None or not candidates or not (request.collapse_duplicates or request.diversity > 0):
             return {}
         keys = [(c.observation.id, c.chunk_no) for c in candidates[:DIVERSITY_HEAD]]
-        return self._store.chunk_vectors(workspace_id, model_id, keys)
+        found = self._store.chunk_vectors(workspace_id, model_id, keys + [(i, 0) for i, n in keys if n])
+        return {key: vector for key in keys if (vector := found.get(key) or found.get((key[0], 0))) is not None}
 
     def _embed_query(self, request: SearchRequest, degraded: list[str]) -> Vector | None:
         if self._embedder is None:

@@ -201,7 +201,7 @@ class Reindexer:
             by_workspace.setdefault(workspace_id, []).append(record)
         failed: dict[Key, str] = {}
         for workspace_id, batch in by_workspace.items():
-            items = [chunked(record, settings.chunk_tokens, settings.chunk_overlap) for record in batch]
+            items = [chunked(record, settings.chunking) for record in batch]
             self._service.embed_chunks(workspace_id, items)
             outcome = target.upsert(workspace_id, items)
             failed |= {(workspace_id, i): reason for i, reason in outcome.failed.items()}

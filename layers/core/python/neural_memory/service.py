@@ -150,8 +150,7 @@ class Service:
                 now=now,
                 policy=config.tier_policy,
                 ttl_days=config.collaborative_ttl_days,
-                chunk_tokens=config.chunk_tokens,
-                chunk_overlap=config.chunk_overlap,
+                chunking=config.chunking,
             )
             for o in observations
         ]
@@ -168,12 +167,15 @@ class Service:
         return outcome
 
     def embed_chunks(self, workspace_id: str, items: Sequence[IndexedObservation]) -> None:
-        """Vectors for every chunk of the embedded tiers: from the workspace's cache when the same
-        text was embedded before by the same model, else in one batch call to the embedder."""
+        """Vectors for the embedded chunks (``Chunk.embedded``) of the embedded tiers: from the
+        workspace's cache when the same text was embedded before by the same model, else in one
+        batch call to the embedder."""
         if self.embedder is None:
             return
         model_id = self.embedder.model_id
-        targets = [(item, chunk) for item in items if is_embedded(item.record.tier) for chunk in item.chunks]
+        targets = [
+            (item, chunk) for item in items if is_embedded(item.record.tier) for chunk in item.chunks if chunk.embedded
+        ]
         texts = [embedding_text(item.record.title, chunk.text) for item, chunk in targets]
         cached = self.embedding_cache.get_many(model_id, workspace_id, texts) if self.embedding_cache else {}
         # A damaged cache entry is re-embedded, never stored as a vector of the wrong shape.

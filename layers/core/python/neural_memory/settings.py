@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from neural_memory.ingest.chunking import Chunking
 from neural_memory.ingest.tiers import DEFAULT_POLICY
 from neural_memory.models import Tier  # pydantic needs it at runtime
 
@@ -165,8 +166,16 @@ class IngestSettings(_Base):
     serve_concurrency: int = Field(default=8, ge=1, le=256)
     collaborative_ttl_days: float = Field(default=7.0, gt=0)
     tier_policy: dict[str, Tier] = Field(default_factory=lambda: dict(DEFAULT_POLICY))
+    # Content is cut into windows of chunk_tokens for BM25 and passage_tokens for the embedding
+    # model (ingest.chunking.Chunking says why two sizes).
     chunk_tokens: int = Field(default=200, ge=32, le=2000)
     chunk_overlap: int = Field(default=24, ge=0, le=500)
+    passage_tokens: int = Field(default=128, ge=32, le=2000)
+
+    @property
+    def chunking(self) -> Chunking:
+        """How content is cut into chunks."""
+        return Chunking(self.chunk_tokens, self.chunk_overlap, self.passage_tokens)
 
 
 class Settings(StoreSettings, ProviderSettings, SearchSettings, IngestSettings):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from neural_memory.ingest.chunking import chunk_text
+from neural_memory.ingest.chunking import DEFAULT_CHUNKING, Chunking, chunk_text
 from neural_memory.ingest.ids import content_hash, derived_id
-from neural_memory.ingest.tiers import expiry_for, tier_for
+from neural_memory.ingest.tiers import expiry_for, is_embedded, tier_for
 from neural_memory.models import Chunk, ObservationIn, ObservationRecord
 from neural_memory.stores.base import IndexedObservation
 
@@ -59,8 +59,7 @@ def prepare(
     now: datetime,
     policy: Mapping[str, Tier],
     ttl_days: float,
-    chunk_tokens: int = 200,
-    chunk_overlap: int = 24,
+    chunking: Chunking = DEFAULT_CHUNKING,
 ) -> IndexedObservation:
     """Resolve id, tier and expiry, stamp ``ingested_at``, hash the indexed content and cut it
     into chunks."""
@@ -84,11 +83,22 @@ def prepare(
             json.dumps(observation.metadata, sort_keys=True, default=str),
         ),
     )
-    return chunked(record, chunk_tokens, chunk_overlap)
+    return chunked(record, chunking)
 
 
-def chunked(record: ObservationRecord, chunk_tokens: int = 200, chunk_overlap: int = 24) -> IndexedObservation:
+def chunked(record: ObservationRecord, chunking: Chunking = DEFAULT_CHUNKING) -> IndexedObservation:
     """The record with its content cut into chunks (each searchable, each pointing back to it):
-    at ingestion, and again when a reindex rebuilds an index from the stored records."""
-    pieces = chunk_text(record.content, chunk_tokens, chunk_overlap)
-    return IndexedObservation(record=record, chunks=[Chunk(chunk_no=n, text=t) for n, t in enumerate(pieces)])
+    at ingestion, and again when a reindex rebuilds an index from the stored records.
+
+    Content that fits one passage (or is never embedded) is cut once, each chunk searched both
+    ways. Longer content is cut into passages for the vector side (numbered first, so chunk 0 of
+    an embedded observation always has a vector) and windows for the lexical side after them.
+    """
+    windows = chunk_text(record.content, chunking.tokens, chunking.overlap)
+    passages = chunk_text(record.content, chunking.passage_tokens, min(chunking.overlap, chunking.passage_tokens // 2))
+    if len(passages) == 1 or chunking.passage_tokens >= chunking.tokens or not is_embedded(record.tier):
+        chunks = [Chunk(chunk_no=n, text=t) for n, t in enumerate(windows)]
+    else:
+        chunks = [Chunk(chunk_no=n, text=t, role="passage") for n, t in enumerate(passages)]
+        chunks += [Chunk(chunk_no=len(passages) + n, text=t, role="lexical") for n, t in enumerate(windows)]
+    return IndexedObservation(record=record, chunks=chunks)

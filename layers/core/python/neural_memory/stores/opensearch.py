@@ -41,7 +41,8 @@ if TYPE_CHECKING:
     from neural_memory.models import Vector
     from neural_memory.stores.base import IndexedObservation
 
-SCHEMA_VERSION = 3  # 2: metadata_terms, supersedes, superseded_by; 3: BM25 k1/b (a reindex brings an index in step)
+# 2: metadata_terms, supersedes, superseded_by; 3: BM25 k1/b; 4: passages (a reindex brings an index in step)
+SCHEMA_VERSION = 4
 HNSW_M = 16  # graph degree: recall vs memory
 HNSW_EF_CONSTRUCTION = 128  # build-time beam: recall vs indexing speed
 HNSW_EF_SEARCH = 100  # query-time beam: recall vs latency
@@ -107,6 +108,7 @@ def index_body(dimension: int, model_id: str, shards: int = 1, replicas: int = 1
                 "model_id": keyword,
                 "chunk_no": {"type": "integer"},
                 "text": _TYPES["text"],
+                "passage": {"type": "boolean"},  # a chunk searched by vector only (Chunk.role)
                 "metadata_terms": keyword,  # metadata filters (filters.metadata_terms)
                 "embedding": {
                     "type": "knn_vector",
@@ -124,13 +126,15 @@ def index_body(dimension: int, model_id: str, shards: int = 1, replicas: int = 1
 
 
 def lexical_body(text: str, filters: list[dict[str, Any]], limit: int) -> dict[str, Any]:
-    """BM25 over title (×2) and text, any word, under the filters."""
+    """BM25 over title (×2) and text, any word, under the filters; passages (vector-only chunks,
+    which carry the title but no text) left out."""
     return {
         "size": limit,
         "_source": _NO_EMBEDDING,
         "query": {
             "bool": {
                 "must": [{"multi_match": {"query": text, "fields": ["title^2", "text"], "operator": "or"}}],
+                "must_not": [{"term": {"passage": True}}],
                 "filter": filters,
             }
         },
@@ -233,7 +237,10 @@ class OpenSearchStore:
             for f in RECORD_FIELDS
             if getattr(rec, f.name) is not None and (f.name != "content" or chunk_no == 0)
         }
-        doc |= {"workspace_id": workspace_id, "chunk_no": chunk_no, "text": chunk.text}
+        doc |= {"workspace_id": workspace_id, "chunk_no": chunk_no}
+        # A passage's words are searched through its vector only: no text field, so they count
+        # in no BM25 statistic (as in the embedded store, where a passage has no FTS5 row).
+        doc |= {"text": chunk.text} if chunk.lexical else {"passage": True}
         if terms := metadata_terms(rec.metadata):
             doc["metadata_terms"] = terms
         if chunk.vector is not None:

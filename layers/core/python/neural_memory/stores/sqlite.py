@@ -203,19 +203,22 @@ class SqliteStore:
 
     @staticmethod
     def _write_chunks(conn: sqlite3.Connection, pk: int, item: IndexedObservation) -> list[int]:
-        """Insert the chunks and their FTS5 rows; returns the new chunk rowids in chunk order."""
+        """Insert the chunks and the FTS5 rows of those searched lexically (a passage has none, so
+        it counts in no BM25 statistic); returns the new chunk rowids in chunk order."""
         rowids = []
         for chunk in item.chunks:
             blob = None if chunk.vector is None else np.asarray(chunk.vector, dtype=np.float32).tobytes()
             model_id = item.model_id if blob is not None else None
             rowid = conn.execute(
-                "INSERT INTO chunks (obs_pk, chunk_no, text, model_id, embedding) VALUES (?, ?, ?, ?, ?) "
+                "INSERT INTO chunks (obs_pk, chunk_no, text, model_id, embedding, lexical) VALUES (?, ?, ?, ?, ?, ?) "
                 "RETURNING rowid",
-                (pk, chunk.chunk_no, chunk.text, model_id, blob),
+                (pk, chunk.chunk_no, chunk.text, model_id, blob, int(chunk.lexical)),
             ).fetchone()[0]
-            conn.execute(
-                "INSERT INTO chunks_fts (rowid, title, text) VALUES (?, ?, ?)", (rowid, item.record.title, chunk.text)
-            )
+            if chunk.lexical:
+                conn.execute(
+                    "INSERT INTO chunks_fts (rowid, title, text) VALUES (?, ?, ?)",
+                    (rowid, item.record.title, chunk.text),
+                )
             rowids.append(int(rowid))
         return rowids
 
@@ -256,6 +259,7 @@ class SqliteStore:
                     vector=np.asarray(chunk.vector, dtype=np.float32) if same_model else None,
                     terms=terms,
                     length=length,
+                    lexical=chunk.lexical,
                 )
             )
         mirror.add(rows)
@@ -263,7 +267,9 @@ class SqliteStore:
         mirror.partition_if_large(PARTITION_FROM)  # once, when the store grows past it
 
     def _tokens(self, written: Sequence[tuple[int, IndexedObservation, int]]) -> list[tuple[dict[str, float], int]]:
-        return self._tokenizer.rows([(item.record.title, item.chunks[n].text) for _, item, n in written])
+        lexical = [(item.record.title, item.chunks[n].text) for _, item, n in written if item.chunks[n].lexical]
+        tokens = iter(self._tokenizer.rows(lexical))
+        return [next(tokens) if item.chunks[n].lexical else ({}, 0) for _, item, n in written]
 
     def delete(self, workspace_id: str, observation_id: str) -> bool:
         """Delete the observation and its chunks; False if it is not in this workspace."""
@@ -654,8 +660,8 @@ def _load_mirror(conn: sqlite3.Connection, model_id: str | None, dimension: int,
     mirror = ChunkMirror(model_id, dimension, generation)
     cursor = conn.execute(
         "SELECT c.rowid, o.workspace_id, o.source, o.observation_type, o.actor_name, o.tier, o.session_id, "
-        "o.occurred_at, o.expires_at, CASE WHEN c.model_id = ? AND (NOT ? OR c.rowid % ? = 0) THEN c.embedding END "
-        "FROM chunks c JOIN observations o ON o.pk = c.obs_pk",
+        "o.occurred_at, o.expires_at, CASE WHEN c.model_id = ? AND (NOT ? OR c.rowid % ? = 0) THEN c.embedding END, "
+        "c.lexical FROM chunks c JOIN observations o ON o.pk = c.obs_pk",
         (model_id, partitioned, every),
     )
     while batch := cursor.fetchmany(4096):
@@ -674,6 +680,7 @@ def _load_mirror(conn: sqlite3.Connection, model_id: str | None, dimension: int,
                     occurred_ms=r[7],
                     expires_ms=r[8],
                     vector=None if r[9] is None or partitioned else np.frombuffer(r[9], dtype=np.float32),
+                    lexical=bool(r[10]),
                 )
                 for r in batch
             ]

@@ -30,6 +30,7 @@ CREATE TABLE IF NOT EXISTS chunks (
     text TEXT NOT NULL,
     model_id TEXT,
     embedding BLOB,
+    lexical INTEGER NOT NULL DEFAULT 1,
     UNIQUE (obs_pk, chunk_no)
 );
 CREATE INDEX IF NOT EXISTS chunks_model ON chunks (model_id) WHERE embedding IS NOT NULL;
@@ -83,11 +84,14 @@ SCHEMA = _SCHEMA.format(observations=_observations_table())
 
 
 def _add_new_columns(conn: sqlite3.Connection) -> None:
-    """Columns of fields added to the model since the file was made (nullable: old rows have none)."""
+    """Columns of fields added to the model since the file was made (nullable: old rows have none),
+    and the chunks' ``lexical`` flag (every chunk of an older file is searched both ways)."""
     present = {row[1] for row in conn.execute("PRAGMA table_info(observations)")}
     for field in RECORD_FIELDS:
         if field.name not in present:
             conn.execute(f"ALTER TABLE observations ADD COLUMN {field.name} {column_type(field)}")
+    if "lexical" not in {row[1] for row in conn.execute("PRAGMA table_info(chunks)")}:
+        conn.execute("ALTER TABLE chunks ADD COLUMN lexical INTEGER NOT NULL DEFAULT 1")
 
 
 def make_private(path: Path) -> None:

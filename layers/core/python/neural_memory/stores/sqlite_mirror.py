@@ -43,7 +43,8 @@ _MIN_IDF = 1e-6  # as FTS5: a term in more than half the rows still counts a lit
 @dataclass(frozen=True, slots=True)
 class ChunkRow:
     """One chunk: the attributes of its observation that filters look at, its vector (if embedded
-    by the mirror's model) and its terms (weighted frequency per FTS5 term) and token count."""
+    by the mirror's model) and its terms (weighted frequency per FTS5 term) and token count;
+    ``lexical`` False for a passage, which has no FTS5 row and counts in no BM25 statistic."""
 
     chunk_rowid: int
     workspace_id: str
@@ -57,6 +58,7 @@ class ChunkRow:
     vector: NDArray[np.float32] | None = None
     terms: Mapping[str, float] = field(default_factory=dict)
     length: int = 0
+    lexical: bool = True
 
 
 class _Dictionary:
@@ -123,7 +125,7 @@ class _Postings:
 
 
 _COLUMNS = ("workspace", "source", "observation_type", "actor_name", "tier", "session_id")
-_ROW_ARRAYS = ("has_vector", "rowids", "alive", "length", "occurred", "expires")
+_ROW_ARRAYS = ("has_vector", "rowids", "alive", "lexical", "length", "occurred", "expires")
 
 
 class RowLookup(Protocol):
@@ -161,12 +163,14 @@ class ChunkMirror:
         self.partitioned = partitioned
         self._size = 0
         self._live = 0
+        self._live_lexical = 0  # live rows with an FTS5 row: BM25's document count
         self._live_tokens = 0
         rows = 0 if partitioned is not None else _INITIAL_CAPACITY
         self._vectors: NDArray[np.float32] = np.zeros((rows, dimension), dtype=np.float32)
         self._has_vector: NDArray[np.bool_] = np.zeros(_INITIAL_CAPACITY, dtype=bool)
         self._rowids: NDArray[np.int64] = np.zeros(_INITIAL_CAPACITY, dtype=np.int64)
         self._alive: NDArray[np.bool_] = np.zeros(_INITIAL_CAPACITY, dtype=bool)
+        self._lexical: NDArray[np.bool_] = np.zeros(_INITIAL_CAPACITY, dtype=bool)
         self._length: NDArray[np.float32] = np.zeros(_INITIAL_CAPACITY, dtype=np.float32)
         self._occurred: NDArray[np.int64] = np.zeros(_INITIAL_CAPACITY, dtype=np.int64)
         self._expires: NDArray[np.int64] = np.zeros(_INITIAL_CAPACITY, dtype=np.int64)
@@ -188,7 +192,7 @@ class ChunkMirror:
         new = max(needed, capacity * 2)
         if self.partitioned is None:
             self._vectors = np.resize(self._vectors, (new, self.dimension))
-        for name in ("_has_vector", "_rowids", "_alive", "_length", "_occurred", "_expires"):
+        for name in ("_has_vector", "_rowids", "_alive", "_lexical", "_length", "_occurred", "_expires"):
             grown = np.resize(getattr(self, name), new)
             grown[capacity:] = 0
             setattr(self, name, grown)
@@ -206,6 +210,7 @@ class ChunkMirror:
                 embedded.append((at, row.vector))
             self._rowids[at] = row.chunk_rowid
             self._alive[at] = True
+            self._lexical[at] = row.lexical
             self._length[at] = row.length
             self._occurred[at] = row.occurred_ms
             self._expires[at] = NO_EXPIRY if row.expires_ms is None else row.expires_ms
@@ -217,6 +222,7 @@ class ChunkMirror:
             self._set_slot(row.chunk_rowid, at)
             self._size += 1
             self._live += 1
+            self._live_lexical += int(row.lexical)
             self._live_tokens += row.length
         if embedded:
             positions, vectors = zip(*embedded, strict=True)
@@ -303,6 +309,7 @@ class ChunkMirror:
                 self._slot[rowid] = -1
                 self._alive[at] = False
                 self._live -= 1
+                self._live_lexical -= int(self._lexical[at])
                 self._live_tokens -= int(self._length[at])
 
     def mask(self, workspace_id: str, flt: Filter, lookup: RowLookup | None = None) -> NDArray[np.bool_]:
@@ -379,13 +386,13 @@ class ChunkMirror:
 
     def lexical_search(self, keep: NDArray[np.bool_], terms: Sequence[str], limit: int) -> list[tuple[int, float]]:
         """The ``limit`` best (chunk rowid, BM25 / best BM25) among rows in ``keep`` (a ``mask()``)
-        holding any term. BM25 is FTS5's formula: idf over every row of the store, k1 and b
-        from ``neural_memory.bm25``."""
+        holding any term. BM25 is FTS5's formula: idf over every row of the store's FTS5 table
+        (passages have none), k1 and b from ``neural_memory.bm25``."""
         n = self._size
         if n == 0 or limit <= 0 or not terms:
             return []
         scores = np.zeros(n, dtype=np.float32)
-        rows_total = max(self._live, 1)
+        rows_total = max(self._live_lexical, 1)
         key, norms = self._length_norms()
         every_row_alive = self._live == n
         for term in terms:
@@ -411,10 +418,10 @@ class ChunkMirror:
     def _length_norms(self) -> tuple[tuple[int, int, int], NDArray[np.float32]]:
         """BM25's length normalisation per row, ``k1 * (1 - b + b * length / average)``, and the
         key it was computed for; kept until a write changes the rows or the average length."""
-        key = (self._size, self._live, self._live_tokens)
+        key = (self._size, self._live_lexical, self._live_tokens)
         cached = self._norms
         if cached is None or cached[0] != key:
-            average = self._live_tokens / max(self._live, 1) or 1.0
+            average = self._live_tokens / max(self._live_lexical, 1) or 1.0
             norms = BM25_K1 * (1.0 - BM25_B + BM25_B * self._length[: self._size] / average)
             cached = self._norms = (key, norms.astype(np.float32))
         return cached
@@ -427,7 +434,7 @@ class ChunkMirror:
         return [(int(self._rowids[rows[i]]), float(scores[i])) for i in top]
 
 
-SNAPSHOT_FORMAT = 3
+SNAPSHOT_FORMAT = 4
 
 
 def save_snapshot(mirror: ChunkMirror, path: Path) -> None:
@@ -521,6 +528,7 @@ def load_snapshot(path: Path, generation: int, want: tuple[str, int] | None) -> 
     alive = mirror._alive[:n]
     mirror._size = n
     mirror._live = int(alive.sum())
+    mirror._live_lexical = int((alive & mirror._lexical[:n]).sum())
     mirror._live_tokens = int(meta["live_tokens"])
     live = np.flatnonzero(alive)
     rowids = mirror._rowids[live]
