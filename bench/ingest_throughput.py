@@ -65,6 +65,7 @@ def main() -> None:
             for prepared in (prepare(o, now=now, policy=DEFAULT_POLICY, ttl_days=7) for o in items)
             if is_embedded(prepared.record.tier)
             for chunk in prepared.chunks
+            if chunk.embedded
         ]
         began = time.perf_counter()
         service.embedder.embed(sorted(texts, key=len), "search_document")

@@ -119,3 +119,21 @@ def test_long_near_duplicates_collapse_though_bm25_found_them_by_chunks_without_
     results = dict(_search(svc, mode="hybrid"))
     (kept,) = results
     assert results[kept] == [{"a": "b", "b": "a"}[kept]]
+
+
+def test_long_documents_sharing_an_opening_are_compared_by_the_passages_that_matched(
+    svc: Service,  # noqa: F811
+) -> None:
+    from neural_memory.stores.sqlite import SqliteStore
+
+    if not isinstance(svc.store, SqliteStore):
+        pytest.skip("osmem has no k-NN: no passage is found by vector, so openings are compared")
+    # Given two long runbooks with the same title and opening, and different endings
+    opening = " ".join(f"Step {i}: check the billing lock." for i in range(40))
+    kerberos = opening + " " + " ".join(["Then renew the kerberos ticket on every worker host."] * 12)
+    postgres = opening + " " + " ".join(["Then vacuum the postgres tables on every replica."] * 12)
+    svc.index("acme", [_obs("k", "Runbook", kerberos), _obs("p", "Runbook", postgres)])
+    # When a hybrid search matches their endings, Then they are two results, not near-duplicates
+    # (their first passages are the same; the passages that matched are not)
+    results = dict(_search(svc, mode="hybrid", query="renew kerberos ticket vacuum postgres tables"))
+    assert results == {"k": [], "p": []}

@@ -436,13 +436,20 @@ def test_long_content_is_searched_by_bm25_in_windows_and_by_vector_in_passages(s
         assert {h.chunk_no for h in by_vector.vector if h.observation.id == "runbook"} == set(passages)
     else:
         # And OpenSearch (osmem has no k-NN) holds passages with a vector and no text field, windows
-        # with text and no vector
+        # with text and no vector (no new field: an index of the same schema takes both as they are)
         client = svc.store._client  # type: ignore[attr-defined]
         for chunk_no in (passages[-1], windows[0]):
             doc = client.get(index=INDEX, id=f"acme:runbook:{chunk_no}")["_source"]
             is_passage = chunk_no in passages
-            assert ("embedding" in doc, "text" in doc, doc.get("passage", False)) == (
-                is_passage,
-                not is_passage,
-                is_passage,
-            )
+            assert ("embedding" in doc, "text" in doc) == (is_passage, not is_passage)
+
+
+def test_without_an_embedder_long_content_is_cut_once_and_searched_by_bm25(settings: Settings) -> None:
+    # Given a service with no embedder (NM_EMBEDDER=none): a passage would be searched by nothing
+    service = Service(SqliteStore(settings.sqlite_path), None, settings, clock=lambda: NOW)
+    body = " ".join(f"Step {i}: restart the worker." for i in range(150)) + " Finally renew the kerberos ticket."
+    service.index("acme", [note("runbook", "worker runbook", body)])
+    # Then every chunk is a lexical one, and BM25 finds the end of the text
+    conn = service.store._reader().conn  # type: ignore[attr-defined]
+    assert [row[0] for row in conn.execute("SELECT DISTINCT lexical FROM chunks")] == [1]
+    assert _ids(service, query="kerberos") == {"runbook"}

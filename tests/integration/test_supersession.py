@@ -167,3 +167,22 @@ def test_an_expired_replacement_releases_what_it_replaced_when_purged(svc: Servi
     # Then the decision is current again
     assert svc.get(WS, "a", "r").superseded_by is None
     assert found(svc) == {"a": None}
+
+
+def test_every_chunk_of_a_long_replaced_observation_drops_out(
+    svc: Service,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from neural_memory.stores import opensearch
+
+    # Given OpenSearch reading the chunks to mark a few at a time, and a long decision (passages
+    # and lexical windows: far more chunks than one page)
+    monkeypatch.setattr(opensearch, "MARK_PAGE", 3)
+    body = " ".join(f"Clause {i}: the billing decision holds for region {i}." for i in range(120))
+    svc.index(WS, [note("long", "billing decision long", body, occurred_at=NOW - timedelta(hours=2))])
+    # When a newer decision replaces it, Then no chunk of it is found by either retriever
+    svc.index(WS, [decision("new", 1, "long")])
+    assert found(svc) == {"new": None}
+    hybrid = SearchRequest.model_validate({"query": "billing decision region", "topK": 50, "llmFilter": False})
+    assert [r.id for r in svc.search(WS, hybrid, "r").results] == ["new"]
+    assert found(svc, include=True) == {"long": "new", "new": None}

@@ -68,8 +68,10 @@ def fuse(
             rank += 1
             setattr(candidate, f"{kind}_rank", rank)
             setattr(candidate, kind, hit.score)
-            if kind == "vector" and candidate.lexical_rank is None:
-                candidate.chunk_no = hit.chunk_no
+            if kind == "vector":
+                candidate.vector_chunk_no = hit.chunk_no
+                if candidate.lexical_rank is None:
+                    candidate.chunk_no = hit.chunk_no
     cosines = [c.vector for c in candidates.values() if c.vector is not None]
     lexicals = [c.lexical for c in candidates.values() if c.lexical is not None]
     best_cosine = max(cosines, default=1.0)

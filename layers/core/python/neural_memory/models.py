@@ -650,10 +650,12 @@ class FacetCounts(DomainModel):
 
 
 class Candidate(DomainModel):
-    """One observation after fusion: its best chunk, each retriever's score and rank, the fused score."""
+    """One observation after fusion: its best chunk (and the best chunk the vector retriever
+    found, whose vector stands for it), each retriever's score and rank, the fused score."""
 
     observation: ObservationRecord
     chunk_no: int
+    vector_chunk_no: int | None = None
     vector: float | None = None
     lexical: float | None = None
     vector_rank: int | None = None

@@ -253,14 +253,25 @@ class SearchPipeline:
     def _vectors(
         self, workspace_id: str, request: SearchRequest, model_id: str | None, candidates: list[Candidate]
     ) -> dict[tuple[str, int], Sequence[float]]:
-        """The candidates' vectors, when a vector search ran and near-duplicates or MMR need them:
-        each one's best chunk's, or for a lexical chunk (no vector of its own) its observation's
-        chunk 0 (always embedded: passages are numbered first)."""
+        """The candidates' vectors (by observation id and ``chunk_no``), when a vector search ran
+        and near-duplicates or MMR need them: the vector of the passage the vector retriever
+        found, else of the candidate's chunk, else (a lexical window has no vector) of chunk 0,
+        which is always embedded (passages are numbered first)."""
         if model_id is None or not candidates or not (request.collapse_duplicates or request.diversity > 0):
             return {}
-        keys = [(c.observation.id, c.chunk_no) for c in candidates[:DIVERSITY_HEAD]]
-        found = self._store.chunk_vectors(workspace_id, model_id, keys + [(i, 0) for i, n in keys if n])
-        return {key: vector for key in keys if (vector := found.get(key) or found.get((key[0], 0))) is not None}
+        head = candidates[:DIVERSITY_HEAD]
+        choices = {
+            (c.observation.id, c.chunk_no): [
+                (c.observation.id, n) for n in dict.fromkeys((c.vector_chunk_no, c.chunk_no, 0)) if n is not None
+            ]
+            for c in head
+        }
+        found = self._store.chunk_vectors(workspace_id, model_id, [k for keys in choices.values() for k in keys])
+        return {
+            key: vector
+            for key, keys in choices.items()
+            if (vector := next((found[k] for k in keys if k in found), None)) is not None
+        }
 
     def _embed_query(self, request: SearchRequest, degraded: list[str]) -> Vector | None:
         if self._embedder is None:

@@ -195,13 +195,12 @@ class Reindexer:
 
     def _write(self, target: OpenSearchStore, records: Iterable[tuple[str, ObservationRecord]]) -> dict[Key, str]:
         """Chunk, embed and write ``records`` to the target; the refused ones with the reason."""
-        settings = self._service.settings
         by_workspace: dict[str, list[ObservationRecord]] = {}
         for workspace_id, record in records:
             by_workspace.setdefault(workspace_id, []).append(record)
         failed: dict[Key, str] = {}
         for workspace_id, batch in by_workspace.items():
-            items = [chunked(record, settings.chunking) for record in batch]
+            items = [chunked(record, self._service.chunking) for record in batch]
             self._service.embed_chunks(workspace_id, items)
             outcome = target.upsert(workspace_id, items)
             failed |= {(workspace_id, i): reason for i, reason in outcome.failed.items()}

@@ -6,6 +6,7 @@ chooses the providers from settings, and tests may pass their own.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Literal
 
 from neural_memory import supersession
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
     from neural_memory.embeddings.cache import EmbeddingCache
     from neural_memory.filter_inference import FilterProposer
     from neural_memory.gating import RelevanceScorer
+    from neural_memory.ingest.chunking import Chunking
     from neural_memory.models import AnswerRequest, ObservationIn, SearchFilters
     from neural_memory.rerank.base import Reranker
     from neural_memory.settings import Settings
@@ -139,6 +141,13 @@ class Service:
         flt = compile_filter(filters, live_at=self._clock(), exclude_session_id=None)
         return facets_reply(self.store.facets(workspace_id, flt, limit), request_id)
 
+    @property
+    def chunking(self) -> Chunking:
+        """How content is cut: passages for the embedder and windows for BM25, or only windows,
+        each searched both ways, when there is no embedder (a passage would be searched by nothing)."""
+        chunking = self.settings.chunking
+        return chunking if self.embedder is not None else replace(chunking, passage_tokens=chunking.tokens)
+
     def index(self, workspace_id: str, observations: Sequence[ObservationIn]) -> UpsertOutcome:
         """Prepare, embed (one batch call) and upsert; the same id updates in place. Observations
         the store refuses for good are in the outcome's ``failed``; the others are stored."""
@@ -150,7 +159,7 @@ class Service:
                 now=now,
                 policy=config.tier_policy,
                 ttl_days=config.collaborative_ttl_days,
-                chunking=config.chunking,
+                chunking=self.chunking,
             )
             for o in observations
         ]

@@ -41,8 +41,8 @@ if TYPE_CHECKING:
     from neural_memory.models import Vector
     from neural_memory.stores.base import IndexedObservation
 
-# 2: metadata_terms, supersedes, superseded_by; 3: BM25 k1/b; 4: passages (a reindex brings an index in step)
-SCHEMA_VERSION = 4
+MARK_PAGE = 5_000  # chunks read per request when marking an observation's chunks superseded
+SCHEMA_VERSION = 3  # 2: metadata_terms, supersedes, superseded_by; 3: BM25 k1/b (a reindex brings an index in step)
 HNSW_M = 16  # graph degree: recall vs memory
 HNSW_EF_CONSTRUCTION = 128  # build-time beam: recall vs indexing speed
 HNSW_EF_SEARCH = 100  # query-time beam: recall vs latency
@@ -108,7 +108,6 @@ def index_body(dimension: int, model_id: str, shards: int = 1, replicas: int = 1
                 "model_id": keyword,
                 "chunk_no": {"type": "integer"},
                 "text": _TYPES["text"],
-                "passage": {"type": "boolean"},  # a chunk searched by vector only (Chunk.role)
                 "metadata_terms": keyword,  # metadata filters (filters.metadata_terms)
                 "embedding": {
                     "type": "knn_vector",
@@ -126,16 +125,15 @@ def index_body(dimension: int, model_id: str, shards: int = 1, replicas: int = 1
 
 
 def lexical_body(text: str, filters: list[dict[str, Any]], limit: int) -> dict[str, Any]:
-    """BM25 over title (×2) and text, any word, under the filters; passages (vector-only chunks,
-    which carry the title but no text) left out."""
+    """BM25 over title (×2) and text, any word, under the filters, among the chunks that have a
+    text field: passages (searched by vector only) have none, though they carry the title."""
     return {
         "size": limit,
         "_source": _NO_EMBEDDING,
         "query": {
             "bool": {
                 "must": [{"multi_match": {"query": text, "fields": ["title^2", "text"], "operator": "or"}}],
-                "must_not": [{"term": {"passage": True}}],
-                "filter": filters,
+                "filter": [{"exists": {"field": "text"}}, *filters],
             }
         },
     }
@@ -238,9 +236,12 @@ class OpenSearchStore:
             if getattr(rec, f.name) is not None and (f.name != "content" or chunk_no == 0)
         }
         doc |= {"workspace_id": workspace_id, "chunk_no": chunk_no}
-        # A passage's words are searched through its vector only: no text field, so they count
-        # in no BM25 statistic (as in the embedded store, where a passage has no FTS5 row).
-        doc |= {"text": chunk.text} if chunk.lexical else {"passage": True}
+        # A passage is searched through its vector only: without a text field its words count in
+        # no statistic of BM25's text field (the embedded store gives it no FTS5 row). Its title,
+        # a record field, is still indexed, so title statistics count passages too. No new field
+        # marks it: an index of the same schema (written to until a reindex swaps) takes it as is.
+        if chunk.lexical:
+            doc["text"] = chunk.text
         if terms := metadata_terms(rec.metadata):
             doc["metadata_terms"] = terms
         if chunk.vector is not None:
@@ -420,11 +421,18 @@ class OpenSearchStore:
         query = {
             "bool": {"filter": [{"term": {"workspace_id": workspace_id}}, {"terms": {"observation_id": list(changes)}}]}
         }
-        body = {"query": query, "size": 10_000, "_source": ["observation_id"]}
-        hits = self._call(self._client.search, index=self._index, body=body)["hits"]["hits"]
-        refused = self._bulk(
-            {h["_id"]: {"superseded_by": changes[h["_source"]["observation_id"]]} for h in hits}, op="update"
-        )
+        # Page through the chunks (a long observation has hundreds), so none is left unmarked.
+        body: dict[str, Any] = {
+            "query": query,
+            "size": MARK_PAGE,
+            "_source": ["observation_id"],
+            "sort": [{"observation_id": "asc"}, {"chunk_no": "asc"}],
+        }
+        marks: dict[str, dict[str, Any]] = {}
+        while hits := self._call(self._client.search, index=self._index, body=body)["hits"]["hits"]:
+            marks |= {h["_id"]: {"superseded_by": changes[h["_source"]["observation_id"]]} for h in hits}
+            body["search_after"] = hits[-1]["sort"]
+        refused = self._bulk(marks, op="update")
         if refused:
             raise StoreRejected("OpenSearch refused supersession marks: " + "; ".join(list(refused.values())[:5]))
 
