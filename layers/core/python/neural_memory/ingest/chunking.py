@@ -25,10 +25,10 @@ class Chunking:
     window of at most 256 WordPieces and was trained on pieces of about 128, so a passage of 128
     tokens with the title is read whole for prose and scientific text (all but 2 of SciFact's
     15,071) and means one thing; 200-token windows lost the end of a quarter of SciFact's chunks
-    to truncation. BM25 is better on longer pieces (more of a
-    document's words in one place): SciFact train keyword nDCG@10 0.7052 at 200 tokens, 0.7014 at
-    150. Cut separately, hybrid nDCG@10 on SciFact train rose from 0.7430 to 0.7495
-    (docs/benchmarks.md); short content (chat turns, notes, commits) is one chunk either way.
+    to truncation. BM25 is better on longer pieces (more of a document's words in one place):
+    SciFact train keyword nDCG@10 0.7052 at 200 tokens, 0.7014 at 150. Cut separately, hybrid
+    nDCG@10 on SciFact train rose from 0.7430 to 0.7495 (docs/benchmarks.md, issue #11's third
+    round); short content (chat turns, notes, commits) is one chunk either way.
     """
 
     tokens: int = 200
