@@ -94,11 +94,14 @@ def chunked(record: ObservationRecord, chunking: Chunking = DEFAULT_CHUNKING) ->
     ways. Longer content is cut into passages for the vector side (numbered first, so chunk 0 of
     an embedded observation always has a vector) and windows for the lexical side after them.
     """
-    windows = chunk_text(record.content, chunking.tokens, chunking.overlap)
-    passages = chunk_text(record.content, chunking.passage_tokens, min(chunking.overlap, chunking.passage_tokens // 2))
-    if len(passages) == 1 or chunking.passage_tokens >= chunking.tokens or not is_embedded(record.tier):
-        chunks = [Chunk(chunk_no=n, text=t) for n, t in enumerate(windows)]
-    else:
+    content = record.content
+    if chunking.passage_tokens < chunking.tokens and is_embedded(record.tier):
+        passages = chunk_text(content, chunking.passage_tokens, min(chunking.overlap, chunking.passage_tokens // 2))
+        if len(passages) == 1:  # fits one passage, so one window too: the same single chunk
+            return IndexedObservation(record=record, chunks=[Chunk(chunk_no=0, text=passages[0])])
+        windows = chunk_text(content, chunking.tokens, chunking.overlap)
         chunks = [Chunk(chunk_no=n, text=t, role="passage") for n, t in enumerate(passages)]
         chunks += [Chunk(chunk_no=len(passages) + n, text=t, role="lexical") for n, t in enumerate(windows)]
-    return IndexedObservation(record=record, chunks=chunks)
+        return IndexedObservation(record=record, chunks=chunks)
+    windows = chunk_text(content, chunking.tokens, chunking.overlap)
+    return IndexedObservation(record=record, chunks=[Chunk(chunk_no=n, text=t) for n, t in enumerate(windows)])
