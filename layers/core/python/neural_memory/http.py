@@ -111,6 +111,12 @@ def _reads_as_json(value: object) -> bool:
     return media in {"application/json", _FORM} and str(value) != "application/json"
 
 
+def header(headers: Mapping[str, str], name: str) -> str | None:
+    """A request header by case-insensitive name (API Gateway passes them as the client sent them)."""
+    wanted = name.lower()
+    return next((value for key, value in headers.items() if key.lower() == wanted), None)
+
+
 def _json_by_default(event: Mapping[str, Any]) -> Mapping[str, Any]:
     """Every body of this API is JSON: a JSON media type in any letter case, or ``curl``'s default
     form label, is read as ``application/json`` (any other type still gets 415)."""

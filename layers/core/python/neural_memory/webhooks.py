@@ -22,6 +22,7 @@ from neural_memory.errors import (
     Unauthorized,
     Unrouted,
 )
+from neural_memory.http import header
 from neural_memory.ingest.normalizers import UnsupportedEvent, normalize_eventbridge
 from neural_memory.ingest.routing import route_key
 from neural_memory.models import WebhookReceipt
@@ -69,7 +70,7 @@ class EventSink(Protocol):
 def verify(source: WebhookSource, secret: str, body: bytes, headers: Mapping[str, str]) -> None:
     """``Unauthorized`` unless ``headers`` carry the HMAC of ``body`` under ``secret`` (compared
     in constant time)."""
-    presented = _header(headers, source.signature_header) or ""
+    presented = header(headers, source.signature_header) or ""
     expected = source.prefix + hmac.new(secret.encode(), body, source.algorithm).hexdigest()
     if not hmac.compare_digest(presented.encode(), expected.encode()):
         raise Unauthorized(f"missing or invalid {source.signature_header} signature")
@@ -85,8 +86,8 @@ def receive(
     ``Unrouted``."""
     source = SOURCES[name]
     payload = _payload(body)
-    kind = _header(headers, source.event_header) if source.event_header else payload.get("type")
-    delivery = _header(headers, source.delivery_header) if source.delivery_header else payload.get("id")
+    kind = header(headers, source.event_header) if source.event_header else payload.get("type")
+    delivery = header(headers, source.delivery_header) if source.delivery_header else payload.get("id")
     event = {"source": name, "detail-type": kind, "detail": {**payload, DELIVERY_KEY: delivery}}
     try:
         key: str | None = route_key(event)
@@ -142,14 +143,6 @@ def _verify_with_route_secret(
         except Unauthorized:
             if fresh:
                 raise
-
-
-def _header(headers: Mapping[str, str], name: str | None) -> str | None:
-    """A header by case-insensitive name."""
-    if name is None:
-        return None
-    wanted = name.lower()
-    return next((value for key, value in headers.items() if key.lower() == wanted), None)
 
 
 class EventBridgeSink:

@@ -19,7 +19,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from neural_memory.clock import utcnow
 from neural_memory.errors import InvalidInput, MethodNotAllowed, NeuralMemoryError, NotFound, Unauthorized
-from neural_memory.http import error_reply
+from neural_memory.http import error_reply, header
 from neural_memory.keys import set_key_store
 from neural_memory.observability import logger
 from neural_memory.routes import ROUTES
@@ -175,7 +175,7 @@ class LocalGateway:
         request_id = str(uuid.uuid4())
         url = urlsplit(target)
         path = unquote(url.path)
-        if method == "GET" and path == "/" and prefers_html(_header(headers, "Accept")):
+        if method == "GET" and path == "/" and prefers_html(header(headers, "Accept") or ""):
             # A browser opening the printed URL gets the console; API clients keep the JSON health.
             return ProxyResponse(302, "", {"Location": "/console", "Content-Type": "text/plain"})
         if method == "GET" and path in {"/", "/health"}:
@@ -235,10 +235,6 @@ class LocalGateway:
     def _invoke(self, function: str, event: dict[str, Any], request_id: str) -> dict[str, Any]:
         context = LocalLambdaContext(function_name=function, aws_request_id=request_id)
         return self._pools[function].invoke(event, context)
-
-
-def _header(headers: Mapping[str, str], name: str) -> str:
-    return next((value for key, value in headers.items() if key.lower() == name.lower()), "")
 
 
 def prefers_html(accept: str) -> bool:
