@@ -5,7 +5,7 @@ from typing import Annotated, Any
 from aws_lambda_powertools.event_handler.openapi.params import Body
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from neural_memory.http import ERROR_RESPONSES, build_resolver, current_request_id, current_workspace_id
+from neural_memory.api.resolver import ERROR_RESPONSES, build_resolver, current_request_id, current_workspace_id
 from neural_memory.models import AnswerRequest, AnswerResponse
 from neural_memory.observability import logger, metrics, tracer
 from neural_memory.service import get_service

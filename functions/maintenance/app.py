@@ -6,8 +6,8 @@ import time
 from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
+from neural_memory.api.custom_resource import physical_id, send_response
 from neural_memory.clock import utcnow
-from neural_memory.custom_resource import physical_id, send_response
 from neural_memory.observability import logger, metrics
 from neural_memory.reindex import RESUME_EVENT
 from neural_memory.reindex import bootstrap as bootstrap_index

@@ -6,7 +6,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from neural_memory.http import ERROR_RESPONSES, build_resolver, current_request_id, current_workspace_id
+from neural_memory.api.resolver import ERROR_RESPONSES, build_resolver, current_request_id, current_workspace_id
 from neural_memory.models import (
     DeleteResponse,
     ErrorResponse,

@@ -8,9 +8,9 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse, OpenAPIResponseContentSchema
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from neural_memory.console import console_file
+from neural_memory.api.console import console_file
+from neural_memory.api.resolver import ERROR_RESPONSES, build_resolver, current_request_id, current_workspace_id
 from neural_memory.facets import DEFAULT_FACET_VALUES, MAX_FACET_VALUES, facet_filters
-from neural_memory.http import ERROR_RESPONSES, build_resolver, current_request_id, current_workspace_id
 from neural_memory.models import (
     ActorName,
     ErrorResponse,

@@ -7,11 +7,11 @@ from typing import Any, Literal
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from neural_memory.http import ERROR_RESPONSES, build_resolver
+from neural_memory.api.resolver import ERROR_RESPONSES, build_resolver
+from neural_memory.api.webhooks import EventSink, build_event_sink, receive
 from neural_memory.models import ErrorResponse, WebhookReceipt
 from neural_memory.observability import logger, metrics, tracer
 from neural_memory.service import current_settings
-from neural_memory.webhooks import EventSink, build_event_sink, receive
 
 app = build_resolver(needs_service=False)  # the receiver reads settings only: no store, no model
 _sinks: dict[str | None, EventSink] = {}  # by bus: built on the first delivery, the client kept

@@ -1,4 +1,4 @@
-"""The REST API, generated from the one route table (``neural_memory.routes``): a Lambda
+"""The REST API, generated from the one route table (``neural_memory.api.routes``): a Lambda
 authorizer (API key → workspace; keys hashed in DynamoDB), one function per route function,
 throttling, JSON access logs, request validation, and API Gateway's own errors in our envelope."""
 
@@ -12,8 +12,8 @@ from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_logs as logs
 from constructs import Construct
+from neural_memory.api.routes import ROUTES, route_functions
 from neural_memory.keys import API_KEY_HEADER
-from neural_memory.routes import ROUTES, route_functions
 
 from infra.constants import AUTHORIZER_CACHE_TTL_S
 

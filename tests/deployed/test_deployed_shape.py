@@ -16,8 +16,8 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from neural_memory.api.routes import ROUTES
 from neural_memory.keys import issue_key
-from neural_memory.routes import ROUTES
 from neural_memory.stores.dynamodb_keys import DynamoKeyStore
 
 from tests.deployed.cloud import ACCOUNT, Container, allowed

@@ -7,8 +7,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import httpx
+from neural_memory.api.routes import ROUTES
 from neural_memory.client import RetryPolicy
-from neural_memory.routes import ROUTES
 
 from infra.constants import API_INTEGRATION_LIMIT_S
 from tests.infra.template_reading import functions, text

@@ -9,11 +9,11 @@ import threading
 from typing import TYPE_CHECKING
 
 import pytest
+from neural_memory.api.routes import ROUTES
 from neural_memory.clock import utcnow
 from neural_memory.keys import issue_key, revoke
 from neural_memory.local.gateway import LocalGateway, authorizer_event
 from neural_memory.observability import logger
-from neural_memory.routes import ROUTES
 from neural_memory.service import Service, set_service
 from neural_memory.stores import build_key_store
 from neural_memory.stores.sqlite import SqliteStore

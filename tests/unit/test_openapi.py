@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
+from neural_memory.api.routes import ROUTES
 from neural_memory.local.gateway import openapi_document
-from neural_memory.routes import ROUTES
 
 from tests.helpers.events import ROOT
 

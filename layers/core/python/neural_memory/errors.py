@@ -1,6 +1,6 @@
 """Typed domain errors. Each carries its HTTP status, its code and the headers its reply needs, so
 the resolver, the local gateway and the local server turn any of them into the same envelope
-(``neural_memory.http.error_reply``)."""
+(``neural_memory.api.resolver.error_reply``)."""
 
 from __future__ import annotations
 

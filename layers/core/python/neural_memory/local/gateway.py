@@ -1,5 +1,5 @@
 """What API Gateway does in AWS, done in-process: match the route (from the one route table,
-``neural_memory.routes``), call the authorizer Lambda's own handler with
+``neural_memory.api.routes``), call the authorizer Lambda's own handler with
 the REQUEST-authorizer event API Gateway sends, build a REST proxy event with the authorizer's
 context and call the route function's own ``lambda_handler``."""
 
@@ -17,19 +17,19 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from neural_memory.api.resolver import error_reply, header
+from neural_memory.api.routes import ROUTES
 from neural_memory.clock import utcnow
 from neural_memory.errors import InvalidInput, MethodNotAllowed, NeuralMemoryError, NotFound, Unauthorized
-from neural_memory.http import error_reply, header
 from neural_memory.keys import set_key_store
 from neural_memory.observability import logger
-from neural_memory.routes import ROUTES
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from types import ModuleType
 
+    from neural_memory.api.routes import Route
     from neural_memory.keys import KeyStore
-    from neural_memory.routes import Route
 
 STAGE = "local"
 ACCOUNT = "000000000000"

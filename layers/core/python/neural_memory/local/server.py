@@ -26,8 +26,8 @@ from waitress.parser import HTTPRequestParser, ParsingError
 from waitress.server import create_server
 from waitress.task import ErrorTask
 
+from neural_memory.api.resolver import error_body, error_reply
 from neural_memory.errors import NeuralMemoryError, PayloadTooLarge
-from neural_memory.http import error_body, error_reply
 from neural_memory.local.gateway import DEFAULT_CONCURRENCY
 
 if TYPE_CHECKING:

@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from neural_memory.api.resolver import header
 from neural_memory.errors import (
     BackendUnavailable,
     ConfigurationError,
@@ -22,7 +23,6 @@ from neural_memory.errors import (
     Unauthorized,
     Unrouted,
 )
-from neural_memory.http import header
 from neural_memory.ingest.normalizers import UnsupportedEvent, normalize_eventbridge
 from neural_memory.ingest.routing import route_key
 from neural_memory.models import WebhookReceipt
