@@ -28,10 +28,10 @@ os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
 from typing import TYPE_CHECKING
 
 from neural_memory.clock import utcnow
-from neural_memory.filters import Filter
-from neural_memory.fusion import fuse
 from neural_memory.local import conversations, evaluation
 from neural_memory.models import Hit
+from neural_memory.search.filters.model import Filter
+from neural_memory.search.fusion import fuse
 from neural_memory.service import Service, build_service
 from neural_memory.settings import Settings
 from tqdm import tqdm

@@ -10,7 +10,6 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from neural_memory.api.console import console_file
 from neural_memory.api.resolver import ERROR_RESPONSES, build_resolver, current_request_id, current_workspace_id
-from neural_memory.facets import DEFAULT_FACET_VALUES, MAX_FACET_VALUES, facet_filters
 from neural_memory.models import (
     ActorName,
     ErrorResponse,
@@ -22,6 +21,7 @@ from neural_memory.models import (
     Timestamp,
 )
 from neural_memory.observability import logger, metrics, tracer
+from neural_memory.search.facets import DEFAULT_FACET_VALUES, MAX_FACET_VALUES, facet_filters
 from neural_memory.service import get_service
 
 app = build_resolver()

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from neural_memory import bm25
-from neural_memory.filters import Filter
 from neural_memory.models import Chunk, ObservationRecord
+from neural_memory.search import bm25
+from neural_memory.search.filters.model import Filter
 from neural_memory.stores.base import IndexedObservation
 from neural_memory.stores.sqlite import SqliteStore
 

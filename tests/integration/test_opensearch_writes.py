@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from neural_memory.errors import ConfigurationError, StoreRejected
 from neural_memory.ingest.prepare import prepare
-from neural_memory.ingest.tiers import DEFAULT_POLICY
+from neural_memory.search.tiers import DEFAULT_POLICY
 from neural_memory.settings import Settings
 from neural_memory.stores.opensearch import OpenSearchStore, RequestTooLarge, domain_error
 from neural_memory.stores.opensearch_client import build_client

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
-from neural_memory.filters import Filter
 from neural_memory.models import Chunk, ObservationRecord
+from neural_memory.search.filters.model import Filter
 from neural_memory.stores import sqlite as sqlite_store
 from neural_memory.stores.base import IndexedObservation
 from neural_memory.stores.sqlite import SqliteStore

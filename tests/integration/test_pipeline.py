@@ -7,7 +7,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 import pytest
-from neural_memory.filters import Filter
+from neural_memory.search.filters.model import Filter
 from neural_memory.stores.sqlite import SqliteStore
 
 from tests.helpers.pipeline import NOW, note, request, service

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from neural_memory.ingest.tiers import DEFAULT_POLICY
+from neural_memory.search.tiers import DEFAULT_POLICY
 
 from tests.helpers.events import NOW
 from tests.helpers.handlers import ingest, search

@@ -16,10 +16,10 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from neural_memory import bm25
 from neural_memory.errors import ConfigurationError
-from neural_memory.filters import Filter, render_opensearch
 from neural_memory.models import Chunk, ObservationIn, ObservationRecord, SearchFilters
+from neural_memory.search import bm25
+from neural_memory.search.filters.model import Filter, render_opensearch
 from neural_memory.service import Service
 from neural_memory.stores.base import IndexedObservation
 from neural_memory.stores.opensearch import OpenSearchStore, cosine_from_score, knn_body

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from neural_memory.ingest.chunking import DEFAULT_CHUNKING, Chunking, chunk_text
 from neural_memory.ingest.prepare import prepare
-from neural_memory.ingest.tiers import DEFAULT_POLICY
 from neural_memory.models import Chunk, ObservationIn
+from neural_memory.search.tiers import DEFAULT_POLICY
 
 TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 

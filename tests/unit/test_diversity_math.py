@@ -7,7 +7,7 @@ import random
 import sys
 
 import pytest
-from neural_memory.diversity import _pairwise
+from neural_memory.search.diversity import _pairwise
 
 
 def test_without_numpy_the_cosines_are_the_same(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from neural_memory.fusion import FusionMethod, fuse
 from neural_memory.models import Hit, ObservationRecord, Tier
+from neural_memory.search.fusion import FusionMethod, fuse
 
 T = datetime(2025, 12, 1, tzinfo=UTC)
 

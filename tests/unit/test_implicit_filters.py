@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from neural_memory.implicit_filters import find_time_phrase, narrowed
 from neural_memory.models import SearchRequest
+from neural_memory.search.filters.time_phrases import find_time_phrase, narrowed
 
 # A Wednesday afternoon.
 NOW = datetime(2025, 12, 17, 15, 30, tzinfo=UTC)

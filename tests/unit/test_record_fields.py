@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 import pytest
 from neural_memory.ingest.prepare import prepare
-from neural_memory.ingest.tiers import DEFAULT_POLICY
 from neural_memory.models import ObservationIn, ObservationOut, ObservationRecord
+from neural_memory.search.tiers import DEFAULT_POLICY
 from neural_memory.stores.opensearch import index_body
 from neural_memory.stores.record_fields import FIELD_NAMES, RECORD_FIELDS, _kind
 from neural_memory.stores.sqlite_db import SCHEMA

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from neural_memory.snippets import snippet
+from neural_memory.search.snippets import snippet
 
 
 def test_short_text_is_returned_whole() -> None:

@@ -14,10 +14,7 @@ from neural_memory.answering import AnswerFailed, extractive_answer
 from neural_memory.clock import utcnow
 from neural_memory.embeddings.cache import text_key
 from neural_memory.errors import NotFound, StoreRejected
-from neural_memory.facets import facets_reply
-from neural_memory.filters import compile_filter
 from neural_memory.ingest.prepare import embedding_text, prepare
-from neural_memory.ingest.tiers import is_embedded
 from neural_memory.models import (
     AnswerLatency,
     AnswerResponse,
@@ -42,7 +39,10 @@ from neural_memory.observability import (
     record_count,
     record_latency,
 )
-from neural_memory.pipeline import SearchPipeline
+from neural_memory.search.facets import facets_reply
+from neural_memory.search.filters.model import compile_filter
+from neural_memory.search.pipeline import SearchPipeline
+from neural_memory.search.tiers import is_embedded
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -51,11 +51,11 @@ if TYPE_CHECKING:
     from neural_memory.answering import AnthropicAnswerer
     from neural_memory.embeddings.base import Embedder
     from neural_memory.embeddings.cache import EmbeddingCache
-    from neural_memory.filter_inference import FilterProposer
     from neural_memory.gating import RelevanceScorer
     from neural_memory.ingest.chunking import Chunking
     from neural_memory.models import AnswerRequest, ObservationIn, SearchFilters
     from neural_memory.rerank.base import Reranker
+    from neural_memory.search.filters.inference import FilterProposer
     from neural_memory.settings import Settings
     from neural_memory.stores.base import IndexedObservation, Store
 
@@ -254,8 +254,8 @@ def build_service(settings: Settings) -> Service:
     scorer = answerer = proposer = None
     if settings.anthropic_configured:
         from neural_memory.answering import AnthropicAnswerer  # the SDK itself loads on first call
-        from neural_memory.filter_inference import AnthropicFilterProposer
         from neural_memory.gating import AnthropicScorer
+        from neural_memory.search.filters.inference import AnthropicFilterProposer
 
         key, model, timeout_s = settings.anthropic_key, settings.gate_model, settings.gate_timeout_s
         scorer = AnthropicScorer(key, model=model, timeout_s=timeout_s)

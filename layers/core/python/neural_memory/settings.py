@@ -13,8 +13,8 @@ from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from neural_memory.ingest.chunking import Chunking
-from neural_memory.ingest.tiers import DEFAULT_POLICY
 from neural_memory.models import Tier  # pydantic needs it at runtime
+from neural_memory.search.tiers import DEFAULT_POLICY
 
 StoreName = Literal["sqlite", "opensearch"]
 DEFAULT_TIER_BOOSTS: dict[Tier, float] = {"A": 1.5, "C": 1.2, "E": 1.0}

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 from neural_memory.ingest.chunking import DEFAULT_CHUNKING, Chunking, chunk_text
 from neural_memory.ingest.ids import content_hash, derived_id
-from neural_memory.ingest.tiers import expiry_for, is_embedded, tier_for
 from neural_memory.models import Chunk, ObservationIn, ObservationRecord
+from neural_memory.search.tiers import expiry_for, is_embedded, tier_for
 from neural_memory.stores.base import IndexedObservation
 
 if TYPE_CHECKING:

@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from datetime import datetime
 
-    from neural_memory.filters import Filter
     from neural_memory.models import FacetCounts, Retrieved, UpsertOutcome, Vector
+    from neural_memory.search.filters.model import Filter
 
 
 # The fields whose values autoFilters may infer (``known_values``).

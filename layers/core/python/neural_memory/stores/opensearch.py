@@ -6,7 +6,7 @@
 - k-NN uses the faiss engine, HNSW, ``innerproduct`` on unit vectors (= cosine); the filter
   goes *inside* the ``knn`` clause (efficient filtering, still ``k`` results), ``size`` is set
   explicitly. Lexical is a ``multi_match`` (never query-string syntax) under the same filter;
-  both go out in one ``_msearch``. BM25's k1 and b are the embedded store's (``neural_memory.bm25``),
+  both go out in one ``_msearch``. BM25's k1 and b are the embedded store's (``neural_memory.search.bm25``),
   the index's default similarity. If k-NN fails while lexical answers, the search answers
   from lexical and says so in ``degraded``.
 - Scores follow the ``Store`` contract: faiss inner-product ``_score`` is mapped back to cosine
@@ -23,12 +23,12 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
-from neural_memory import bm25
 from neural_memory.clock import from_iso, to_iso
 from neural_memory.errors import BackendUnavailable, ConfigurationError, NeuralMemoryError, StoreRejected
-from neural_memory.filters import LIST_FIELDS, metadata_terms, render_opensearch, without_field
 from neural_memory.models import FacetCounts, Hit, ObservationRecord, Retrieved, UpsertOutcome
 from neural_memory.observability import logger
+from neural_memory.search import bm25
+from neural_memory.search.filters.model import LIST_FIELDS, metadata_terms, render_opensearch, without_field
 from neural_memory.settings import OPENSEARCH_BULK_MAX_BYTES
 from neural_memory.stores.base import KNOWN_FIELDS
 from neural_memory.stores.record_fields import RECORD_FIELDS
@@ -37,8 +37,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
     from datetime import datetime
 
-    from neural_memory.filters import Filter
     from neural_memory.models import Vector
+    from neural_memory.search.filters.model import Filter
     from neural_memory.stores.base import IndexedObservation
 
 MARK_PAGE = 5_000  # chunks read per request when marking an observation's chunks superseded

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from neural_memory.clock import to_ms
-from neural_memory.filters import LIST_FIELDS, metadata_term, without_field
 from neural_memory.models import FacetCounts, Hit, ObservationRecord, Retrieved, UpsertOutcome
+from neural_memory.search.filters.model import LIST_FIELDS, metadata_term, without_field
 from neural_memory.stores.base import KNOWN_FIELDS
 from neural_memory.stores.partitioned_vectors import PARTITION_FROM, TRAINING_SAMPLE, PartitionedVectors, partitions_for
 from neural_memory.stores.read_write_lock import ReadWriteLock
@@ -42,8 +42,8 @@ if TYPE_CHECKING:
 
     from numpy.typing import NDArray
 
-    from neural_memory.filters import Filter, MetadataScalar
     from neural_memory.models import Vector
+    from neural_memory.search.filters.model import Filter, MetadataScalar
     from neural_memory.stores.base import IndexedObservation
 
 _RECORD_COLUMNS = ", ".join(f"o.{name}" for name in FIELD_NAMES)

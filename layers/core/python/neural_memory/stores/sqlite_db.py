@@ -9,7 +9,7 @@ import os
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
-from neural_memory.filters import metadata_terms
+from neural_memory.search.filters.model import metadata_terms
 from neural_memory.stores.record_fields import RECORD_FIELDS, RecordField
 
 if TYPE_CHECKING:

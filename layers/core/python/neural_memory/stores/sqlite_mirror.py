@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from neural_memory.bm25 import K1 as BM25_K1
-from neural_memory.bm25 import B as BM25_B
 from neural_memory.clock import to_ms
+from neural_memory.search.bm25 import K1 as BM25_K1
+from neural_memory.search.bm25 import B as BM25_B
 from neural_memory.stores.partitioned_vectors import TRAINING_SAMPLE, PartitionedVectors, partitions_for
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from numpy.typing import NDArray
 
-    from neural_memory.filters import Filter, MetadataScalar
+    from neural_memory.search.filters.model import Filter, MetadataScalar
 
 NO_EXPIRY = np.iinfo(np.int64).max
 NULL_CODE = -1
@@ -387,7 +387,7 @@ class ChunkMirror:
     def lexical_search(self, keep: NDArray[np.bool_], terms: Sequence[str], limit: int) -> list[tuple[int, float]]:
         """The ``limit`` best (chunk rowid, BM25 / best BM25) among rows in ``keep`` (a ``mask()``)
         holding any term. BM25 is FTS5's formula: idf over every row of the store's FTS5 table
-        (passages have none), k1 and b from ``neural_memory.bm25``."""
+        (passages have none), k1 and b from ``neural_memory.search.bm25``."""
         n = self._size
         if n == 0 or limit <= 0 or not terms:
             return []

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from neural_memory.ingest.tiers import is_embedded
 from neural_memory.models import Candidate
+from neural_memory.search.tiers import is_embedded
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

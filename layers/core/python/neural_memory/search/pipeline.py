@@ -19,19 +19,8 @@ from typing import TYPE_CHECKING, overload
 
 from pydantic import ValidationError
 
-from neural_memory.diversity import (
-    DIVERSITY_HEAD,
-    cap_per_session,
-    collapse_duplicates,
-    collapse_near_duplicates,
-    mmr,
-)
 from neural_memory.errors import BackendUnavailable, ConfigurationError, InvalidInput
-from neural_memory.filter_inference import FilterProposer, InferenceFailed, KnownValuesCache
-from neural_memory.filters import compile_filter
-from neural_memory.fusion import fuse
 from neural_memory.gating import ScoringFailed
-from neural_memory.implicit_filters import date_bounds, narrowed, with_inferred
 from neural_memory.models import (
     AutoFiltersStatus,
     Latency,
@@ -54,7 +43,18 @@ from neural_memory.observability import (
 from neural_memory.rerank.base import RerankFailed
 from neural_memory.rerank.chained import ChainedReranker
 from neural_memory.rerank.llm import LlmReranker
-from neural_memory.snippets import snippet
+from neural_memory.search.diversity import (
+    DIVERSITY_HEAD,
+    cap_per_session,
+    collapse_duplicates,
+    collapse_near_duplicates,
+    mmr,
+)
+from neural_memory.search.filters.inference import FilterProposer, InferenceFailed, KnownValuesCache
+from neural_memory.search.filters.model import compile_filter
+from neural_memory.search.filters.time_phrases import date_bounds, narrowed, with_inferred
+from neural_memory.search.fusion import fuse
+from neural_memory.search.snippets import snippet
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
