@@ -379,7 +379,7 @@ def run_in_own_store(settings: Settings, retrieve_all: Callable[[Service], list[
     with tempfile.TemporaryDirectory(prefix="nm-fusion-") as tmp:
         service = build_service(settings.model_copy(update={"data_dir": Path(tmp)}))
         if service.embedding_cache is not None:
-            from neural_memory.embeddings.cache import EmbeddingCache
+            from neural_memory.providers.embeddings.cache import EmbeddingCache
 
             service.embedding_cache = EmbeddingCache(settings.embedding_cache_path)
         floor = settings.min_similarity_for(service.embedder.model_id if service.embedder else None)

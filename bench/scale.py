@@ -31,9 +31,9 @@ os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
 
 import numpy as np
 from neural_memory.clock import from_iso, to_iso, utcnow
-from neural_memory.embeddings.onnx_local import OnnxLocalEmbedder
 from neural_memory.ingest.prepare import embedding_text, prepare
 from neural_memory.models import SearchRequest
+from neural_memory.providers.embeddings.onnx_local import OnnxLocalEmbedder
 from neural_memory.search.tiers import DEFAULT_POLICY, is_embedded
 from neural_memory.service import Service
 from neural_memory.settings import Settings

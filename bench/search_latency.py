@@ -23,9 +23,9 @@ os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")  # EMF lines would 
 
 import numpy as np
 from neural_memory.clock import utcnow
-from neural_memory.embeddings.onnx_local import OnnxLocalEmbedder
 from neural_memory.ingest.prepare import embedding_text, prepare
 from neural_memory.models import SearchRequest
+from neural_memory.providers.embeddings.onnx_local import OnnxLocalEmbedder
 from neural_memory.search.tiers import DEFAULT_POLICY, is_embedded
 from neural_memory.service import Service
 from neural_memory.settings import Settings

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from neural_memory.embeddings.onnx_local import OnnxLocalEmbedder
+    from neural_memory.providers.embeddings.onnx_local import OnnxLocalEmbedder
 
 
 @pytest.fixture
@@ -40,7 +40,7 @@ def _reset_metrics() -> Iterator[None]:
 @pytest.fixture(scope="session")
 def embedder() -> OnnxLocalEmbedder:
     """The real local model, loaded once per test session."""
-    from neural_memory.embeddings.onnx_local import OnnxLocalEmbedder
+    from neural_memory.providers.embeddings.onnx_local import OnnxLocalEmbedder
 
     model = OnnxLocalEmbedder()
     model.load()

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from aws_cdk import CfnOutput, Stack
-from neural_memory.embeddings.cohere import DIMENSIONS
+from neural_memory.providers.embeddings.cohere import DIMENSIONS
 from neural_memory.stores.opensearch import SCHEMA_VERSION
 
 from infra.constants import (

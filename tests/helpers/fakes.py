@@ -12,8 +12,8 @@ from neural_memory.errors import BackendUnavailable
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from neural_memory.embeddings.base import InputType
     from neural_memory.models import Vector
+    from neural_memory.providers.embeddings.base import InputType
 
 
 class HashEmbedder:

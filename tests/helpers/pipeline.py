@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 import httpx2
-from neural_memory.gating import AnthropicScorer
 from neural_memory.models import ObservationIn, SearchRequest
-from neural_memory.rerank.cohere import CohereReranker
+from neural_memory.providers.llm.gating import AnthropicScorer
+from neural_memory.providers.rerank.cohere import CohereReranker
 from neural_memory.search.filters.inference import AnthropicFilterProposer
 from neural_memory.service import Service
 from neural_memory.stores.sqlite import SqliteStore

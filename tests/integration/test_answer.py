@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx2
 import pytest
-from neural_memory.answering import AnthropicAnswerer
+from neural_memory.answer.answering import AnthropicAnswerer
 from neural_memory.models import AnswerRequest
 from neural_memory.service import Service, set_service
 from neural_memory.stores.sqlite import SqliteStore

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from neural_memory.embeddings.onnx_local import OnnxLocalEmbedder
+    from neural_memory.providers.embeddings.onnx_local import OnnxLocalEmbedder
 
 pytestmark = pytest.mark.integration
 

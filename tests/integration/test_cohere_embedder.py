@@ -7,8 +7,8 @@ from typing import Any
 
 import httpx
 import pytest
-from neural_memory.embeddings.cohere import CohereEmbedder
 from neural_memory.errors import BackendUnavailable, ConfigurationError
+from neural_memory.providers.embeddings.cohere import CohereEmbedder
 
 pytestmark = pytest.mark.integration
 

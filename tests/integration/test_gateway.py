@@ -24,8 +24,8 @@ from tests.helpers.fakes import HashEmbedder
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from neural_memory.embeddings.base import InputType
     from neural_memory.models import Vector
+    from neural_memory.providers.embeddings.base import InputType
     from neural_memory.settings import Settings
 
 pytestmark = pytest.mark.integration

@@ -16,8 +16,8 @@ from tests.helpers.fakes import FailingEmbedder
 from tests.helpers.handlers import call, ingest, search
 
 if TYPE_CHECKING:
-    from neural_memory.embeddings.base import Embedder
     from neural_memory.local.gateway import LocalLambdaContext
+    from neural_memory.providers.embeddings.base import Embedder
     from neural_memory.settings import Settings
 
 pytestmark = pytest.mark.integration

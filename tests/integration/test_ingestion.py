@@ -12,10 +12,10 @@ import boto3
 import httpx
 import pytest
 from moto import mock_aws
-from neural_memory.embeddings.cohere import CohereEmbedder
 from neural_memory.ingest.dlq import redrive
 from neural_memory.ingest.files import Loaded, load_file
 from neural_memory.ingest.runner import ingest_loaded, read_failures, write_failures
+from neural_memory.providers.embeddings.cohere import CohereEmbedder
 from neural_memory.service import Service, set_service
 from neural_memory.stores.opensearch import OpenSearchStore
 from neural_memory.stores.opensearch_index import OpenSearchAdmin

@@ -6,7 +6,8 @@ import math
 from typing import TYPE_CHECKING
 
 import pytest
-from neural_memory.embeddings.onnx_local import (
+from neural_memory.errors import ConfigurationError
+from neural_memory.providers.embeddings.onnx_local import (
     DIMENSION,
     MAX_TOKENS,
     MODEL_SHA256,
@@ -15,7 +16,6 @@ from neural_memory.embeddings.onnx_local import (
     default_tokenizer_path,
     sha256_of,
 )
-from neural_memory.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -69,8 +69,8 @@ def test_documents_embedded_in_the_background_equal_those_embedded_inline_at_low
     import sys
     import threading
 
-    from neural_memory.embeddings.onnx_local import DocumentWorkers
-    from neural_memory.embeddings.onnx_local import OnnxLocalEmbedder as Embedder
+    from neural_memory.providers.embeddings.onnx_local import DocumentWorkers
+    from neural_memory.providers.embeddings.onnx_local import OnnxLocalEmbedder as Embedder
 
     background = Embedder(documents_yield_to_queries=True)
     seen: list[tuple[str, int]] = []

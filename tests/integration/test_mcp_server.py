@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from mcp.client.stdio import StdioServerParameters
-    from neural_memory.embeddings.onnx_local import OnnxLocalEmbedder
+    from neural_memory.providers.embeddings.onnx_local import OnnxLocalEmbedder
 
 pytestmark = pytest.mark.integration
 

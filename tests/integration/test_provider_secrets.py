@@ -10,7 +10,7 @@ import pytest
 from moto import mock_aws
 from neural_memory.errors import ConfigurationError, SecretUnavailable
 from neural_memory.models import AnswerRequest
-from neural_memory.secrets import forget_secrets
+from neural_memory.providers.secrets import forget_secrets
 from neural_memory.service import build_service
 from neural_memory.settings import Settings
 
@@ -101,7 +101,7 @@ def test_an_unreadable_embedding_key_degrades_search_to_keywords(aws: None, tmp_
 def test_a_webhook_secret_set_or_rotated_after_first_use_is_read_again(
     aws: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from neural_memory import secrets
+    from neural_memory.providers import secrets
 
     # Given a webhook secret a container has already read (CDK fills a new secret with a random value)
     client = boto3.client("secretsmanager")

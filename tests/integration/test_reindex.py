@@ -22,7 +22,7 @@ from tests.helpers.pipeline import NOW, note
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from neural_memory.embeddings.onnx_local import OnnxLocalEmbedder
+    from neural_memory.providers.embeddings.onnx_local import OnnxLocalEmbedder
     from neural_memory.settings import Settings
     from neural_memory.stores.opensearch_index import ReindexState
 

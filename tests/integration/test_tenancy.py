@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 from neural_memory.clock import utcnow
-from neural_memory.embeddings.cache import EmbeddingCache
 from neural_memory.keys import issue_key
 from neural_memory.local.gateway import LocalGateway
+from neural_memory.providers.embeddings.cache import EmbeddingCache
 from neural_memory.service import Service
 from neural_memory.stores.sqlite import SqliteStore
 from neural_memory.stores.sqlite_keys import SqliteKeyStore

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from neural_memory.embeddings.cache import EmbeddingCache, text_key
+from neural_memory.providers.embeddings.cache import EmbeddingCache, text_key
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -10,9 +10,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Literal
 
 from neural_memory import supersession
-from neural_memory.answering import AnswerFailed, extractive_answer
+from neural_memory.answer.answering import AnswerFailed, extractive_answer
 from neural_memory.clock import utcnow
-from neural_memory.embeddings.cache import text_key
 from neural_memory.errors import NotFound, StoreRejected
 from neural_memory.ingest.prepare import embedding_text, prepare
 from neural_memory.models import (
@@ -39,6 +38,7 @@ from neural_memory.observability import (
     record_count,
     record_latency,
 )
+from neural_memory.providers.embeddings.cache import text_key
 from neural_memory.search.facets import facets_reply
 from neural_memory.search.filters.model import compile_filter
 from neural_memory.search.pipeline import SearchPipeline
@@ -48,13 +48,13 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from datetime import datetime
 
-    from neural_memory.answering import AnthropicAnswerer
-    from neural_memory.embeddings.base import Embedder
-    from neural_memory.embeddings.cache import EmbeddingCache
-    from neural_memory.gating import RelevanceScorer
+    from neural_memory.answer.answering import AnthropicAnswerer
     from neural_memory.ingest.chunking import Chunking
     from neural_memory.models import AnswerRequest, ObservationIn, SearchFilters
-    from neural_memory.rerank.base import Reranker
+    from neural_memory.providers.embeddings.base import Embedder
+    from neural_memory.providers.embeddings.cache import EmbeddingCache
+    from neural_memory.providers.llm.gating import RelevanceScorer
+    from neural_memory.providers.rerank.base import Reranker
     from neural_memory.search.filters.inference import FilterProposer
     from neural_memory.settings import Settings
     from neural_memory.stores.base import IndexedObservation, Store
@@ -241,20 +241,20 @@ class Service:
 
 def build_service(settings: Settings) -> Service:
     """A service with the store and providers that ``settings`` name (nothing loads until first use)."""
-    from neural_memory.embeddings import build_embedder
+    from neural_memory.providers.embeddings import build_embedder
     from neural_memory.stores import build_store
 
     cache = None
     if settings.store == "sqlite":
-        from neural_memory.embeddings.cache import EmbeddingCache
+        from neural_memory.providers.embeddings.cache import EmbeddingCache
 
         cache = EmbeddingCache(settings.embedding_cache_path)
     # Keys are read (from Secrets Manager in AWS) when a provider is first used, so a function
     # reads only the secrets it needs, and an unreadable one degrades that provider with a reason.
     scorer = answerer = proposer = None
     if settings.anthropic_configured:
-        from neural_memory.answering import AnthropicAnswerer  # the SDK itself loads on first call
-        from neural_memory.gating import AnthropicScorer
+        from neural_memory.answer.answering import AnthropicAnswerer  # the SDK itself loads on first call
+        from neural_memory.providers.llm.gating import AnthropicScorer
         from neural_memory.search.filters.inference import AnthropicFilterProposer
 
         key, model, timeout_s = settings.anthropic_key, settings.gate_model, settings.gate_timeout_s
@@ -263,7 +263,7 @@ def build_service(settings: Settings) -> Service:
         proposer = AnthropicFilterProposer(key, model=model, timeout_s=timeout_s)
     reranker = None
     if settings.cohere_configured:
-        from neural_memory.rerank.cohere import CohereReranker
+        from neural_memory.providers.rerank.cohere import CohereReranker
 
         reranker = CohereReranker(settings.cohere_key, model=settings.rerank_model, timeout_s=settings.rerank_timeout_s)
     return Service(

@@ -29,7 +29,7 @@ def _api_key(plain: SecretStr | None, secret_arn: str | None) -> str | None:
     if plain:
         return plain.get_secret_value()
     if secret_arn:
-        from neural_memory.secrets import read_secret  # boto3 only when a secret is used
+        from neural_memory.providers.secrets import read_secret  # boto3 only when a secret is used
 
         return read_secret(secret_arn) or None
     return None
@@ -146,7 +146,7 @@ class IngestSettings(_Base):
         if plain:
             value = plain.get_secret_value()
         elif arn:
-            from neural_memory.secrets import fetch_secret
+            from neural_memory.providers.secrets import fetch_secret
 
             value = fetch_secret(arn, fresh=fresh)
         else:

@@ -154,7 +154,7 @@ def run(folder: Path, mode: SearchMode, rerank: RerankMode, settings: Settings) 
     with tempfile.TemporaryDirectory(prefix="nm-eval-") as tmp:
         service = build_service(settings.model_copy(update={"data_dir": Path(tmp)}))
         if settings.store == "sqlite" and service.embedding_cache is not None:
-            from neural_memory.embeddings.cache import EmbeddingCache
+            from neural_memory.providers.embeddings.cache import EmbeddingCache
 
             service.embedding_cache = EmbeddingCache(settings.embedding_cache_path)
         scores = evaluate(service, conversations, mode, rerank)

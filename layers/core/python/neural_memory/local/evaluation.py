@@ -125,7 +125,7 @@ def run(folder: Path, mode: SearchMode, rerank: RerankMode, split: str, settings
         store_settings = settings.model_copy(update={"data_dir": Path(tmp)})
         service = build_service(store_settings)
         if settings.store == "sqlite" and service.embedding_cache is not None:
-            from neural_memory.embeddings.cache import EmbeddingCache
+            from neural_memory.providers.embeddings.cache import EmbeddingCache
 
             service.embedding_cache = EmbeddingCache(settings.embedding_cache_path)
         index(service, dataset)

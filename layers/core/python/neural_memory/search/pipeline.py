@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, overload
 from pydantic import ValidationError
 
 from neural_memory.errors import BackendUnavailable, ConfigurationError, InvalidInput
-from neural_memory.gating import ScoringFailed
 from neural_memory.models import (
     AutoFiltersStatus,
     Latency,
@@ -40,9 +39,10 @@ from neural_memory.observability import (
     record_count,
     record_reason,
 )
-from neural_memory.rerank.base import RerankFailed
-from neural_memory.rerank.chained import ChainedReranker
-from neural_memory.rerank.llm import LlmReranker
+from neural_memory.providers.llm.gating import ScoringFailed
+from neural_memory.providers.rerank.base import RerankFailed
+from neural_memory.providers.rerank.chained import ChainedReranker
+from neural_memory.providers.rerank.llm import LlmReranker
 from neural_memory.search.diversity import (
     DIVERSITY_HEAD,
     cap_per_session,
@@ -60,10 +60,10 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime
 
-    from neural_memory.embeddings.base import Embedder
-    from neural_memory.gating import RelevanceScorer
     from neural_memory.models import BypassReason, Candidate, RerankMode, SearchRequest, Vector
-    from neural_memory.rerank.base import Reranker
+    from neural_memory.providers.embeddings.base import Embedder
+    from neural_memory.providers.llm.gating import RelevanceScorer
+    from neural_memory.providers.rerank.base import Reranker
     from neural_memory.settings import Settings
     from neural_memory.stores.base import Store
 

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 from neural_memory.errors import ConfigurationError
 
 if TYPE_CHECKING:
-    from neural_memory.embeddings.base import Embedder
     from neural_memory.keys import KeyStore
+    from neural_memory.providers.embeddings.base import Embedder
     from neural_memory.settings import Settings
     from neural_memory.stores.base import Store
     from neural_memory.stores.opensearch_index import OpenSearchAdmin

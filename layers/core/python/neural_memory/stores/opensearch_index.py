@@ -22,7 +22,7 @@ from neural_memory.stores.opensearch import SCHEMA_VERSION, index_body
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from neural_memory.embeddings.base import Embedder
+    from neural_memory.providers.embeddings.base import Embedder
 
 VERSION_DIGITS = 6
 FAILURES_KEPT = 200  # refused observations remembered in the index's _meta (the first ones)

@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from neural_memory.claude_tool import ToolCallFailed, forced_tool_input
 from neural_memory.models import MAX_FILTER_VALUES, Timestamp
-from neural_memory.sdk_clients import lazy_anthropic
+from neural_memory.providers.llm.claude_tool import ToolCallFailed, forced_tool_input
+from neural_memory.providers.sdk_clients import lazy_anthropic
 
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from neural_memory.sdk_clients import ApiKey
+    from neural_memory.providers.sdk_clients import ApiKey
     from neural_memory.stores.base import Store
 
 TOOL_NAME = "apply_filters"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from neural_memory.rerank.base import RerankFailed
-from neural_memory.sdk_clients import ApiKey, lazy_cohere
+from neural_memory.providers.rerank.base import RerankFailed
+from neural_memory.providers.sdk_clients import ApiKey, lazy_cohere
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

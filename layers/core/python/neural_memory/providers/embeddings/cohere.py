@@ -6,15 +6,15 @@ import math
 from typing import TYPE_CHECKING
 
 from neural_memory.errors import BackendUnavailable, ConfigurationError
-from neural_memory.sdk_clients import ApiKey, lazy_cohere
+from neural_memory.providers.sdk_clients import ApiKey, lazy_cohere
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     import httpx
 
-    from neural_memory.embeddings.base import InputType
     from neural_memory.models import Vector
+    from neural_memory.providers.embeddings.base import InputType
 
 BATCH_SIZE = 96  # the API's maximum texts per call
 DIMENSIONS = {"embed-english-v3.0": 1024, "embed-multilingual-v3.0": 1024, "embed-v4.0": 1536}

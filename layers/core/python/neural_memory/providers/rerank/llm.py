@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from neural_memory.gating import ScoringFailed
-from neural_memory.rerank.base import RerankFailed
+from neural_memory.providers.llm.gating import ScoringFailed
+from neural_memory.providers.rerank.base import RerankFailed
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from neural_memory.gating import RelevanceScorer
     from neural_memory.models import Candidate
+    from neural_memory.providers.llm.gating import RelevanceScorer
 
 
 class LlmReranker:

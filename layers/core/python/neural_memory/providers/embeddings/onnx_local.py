@@ -23,8 +23,8 @@ from neural_memory.errors import ConfigurationError
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from neural_memory.embeddings.base import InputType
     from neural_memory.models import Vector
+    from neural_memory.providers.embeddings.base import InputType
 
 MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"

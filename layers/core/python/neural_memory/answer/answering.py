@@ -15,16 +15,16 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from neural_memory.claude_tool import ToolCallFailed, forced_tool_input
 from neural_memory.errors import ConfigurationError
 from neural_memory.models import Citation
-from neural_memory.sdk_clients import lazy_anthropic
+from neural_memory.providers.llm.claude_tool import ToolCallFailed, forced_tool_input
+from neural_memory.providers.sdk_clients import lazy_anthropic
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from neural_memory.models import SearchResult
-    from neural_memory.sdk_clients import ApiKey
+    from neural_memory.providers.sdk_clients import ApiKey
 
 TOOL_NAME = "answer_with_citations"
 MAX_SOURCE_CHARS = 3000

@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, Field, ValidationError
 
-from neural_memory.claude_tool import ToolCallFailed, forced_tool_input
-from neural_memory.sdk_clients import lazy_anthropic
+from neural_memory.providers.llm.claude_tool import ToolCallFailed, forced_tool_input
+from neural_memory.providers.sdk_clients import lazy_anthropic
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from neural_memory.models import Candidate
-    from neural_memory.sdk_clients import ApiKey
+    from neural_memory.providers.sdk_clients import ApiKey
 
 TOOL_NAME = "record_relevance"
 MAX_TEXT_CHARS = 1500

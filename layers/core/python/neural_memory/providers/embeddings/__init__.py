@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from neural_memory.errors import ConfigurationError
 
 if TYPE_CHECKING:
-    from neural_memory.embeddings.base import Embedder
+    from neural_memory.providers.embeddings.base import Embedder
     from neural_memory.settings import Settings
 
 
@@ -16,11 +16,11 @@ def build_embedder(settings: Settings) -> Embedder | None:
     if settings.embedder == "none":
         return None
     if settings.embedder == "onnx":
-        from neural_memory.embeddings.onnx_local import OnnxLocalEmbedder
+        from neural_memory.providers.embeddings.onnx_local import OnnxLocalEmbedder
 
         return OnnxLocalEmbedder(documents_yield_to_queries=settings.documents_yield_to_queries)
     if settings.embedder == "cohere":
-        from neural_memory.embeddings.cohere import CohereEmbedder
+        from neural_memory.providers.embeddings.cohere import CohereEmbedder
 
         return CohereEmbedder(
             api_key=settings.cohere_key, model=settings.cohere_embed_model, timeout_s=settings.cohere_timeout_s

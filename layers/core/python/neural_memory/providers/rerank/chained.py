@@ -8,7 +8,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from neural_memory.models import Candidate
-    from neural_memory.rerank.base import Reranker
+    from neural_memory.providers.rerank.base import Reranker
 
 
 class ChainedReranker:

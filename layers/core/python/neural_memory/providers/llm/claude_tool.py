@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from neural_memory.errors import ConfigurationError
 
 if TYPE_CHECKING:
-    from neural_memory.sdk_clients import LazyClient
+    from neural_memory.providers.sdk_clients import LazyClient
 
 
 class ToolCallFailed(Exception):
