@@ -100,7 +100,8 @@ def with_turn_context(talks: list[conversations.Conversation], turns: int) -> No
 def lexical_experiment(title_weight: float | None, k1: float | None, b: float | None) -> None:
     """Experiment: other BM25 parameters in the embedded store (its mirror reads them at indexing
     and at search; OpenSearch would need the same in its index settings and title boost)."""
-    from neural_memory.stores import sqlite_fts, sqlite_mirror
+    from neural_memory.stores.sqlite import fts as sqlite_fts
+    from neural_memory.stores.sqlite import mirror as sqlite_mirror
 
     if title_weight is not None:
         sqlite_fts.COLUMN_WEIGHTS["title"] = title_weight

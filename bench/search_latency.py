@@ -29,7 +29,7 @@ from neural_memory.providers.embeddings.onnx_local import OnnxLocalEmbedder
 from neural_memory.search.tiers import DEFAULT_POLICY, is_embedded
 from neural_memory.service import Service
 from neural_memory.settings import Settings
-from neural_memory.stores.sqlite import SqliteStore
+from neural_memory.stores.sqlite.store import SqliteStore
 from tqdm import tqdm
 
 from bench.synthetic import observations, search_bodies

@@ -15,7 +15,7 @@ from neural_memory.local.gateway import LocalLambdaContext
 from neural_memory.observability import metrics
 from neural_memory.service import Service, set_service
 from neural_memory.settings import Settings
-from neural_memory.stores.sqlite import SqliteStore
+from neural_memory.stores.sqlite.store import SqliteStore
 
 from tests.helpers.events import NOW
 

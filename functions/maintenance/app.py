@@ -9,9 +9,9 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from neural_memory.api.custom_resource import physical_id, send_response
 from neural_memory.clock import utcnow
 from neural_memory.observability import logger, metrics
-from neural_memory.reindex import RESUME_EVENT
-from neural_memory.reindex import bootstrap as bootstrap_index
 from neural_memory.service import get_service
+from neural_memory.stores.opensearch.reindex import RESUME_EVENT
+from neural_memory.stores.opensearch.reindex import bootstrap as bootstrap_index
 
 # Stop a reindex this long before the function's own timeout: its progress is saved, CloudFormation
 # is answered, and the reindex schedule resumes it.

@@ -10,7 +10,7 @@ from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
-from neural_memory.reindex import RESUME_EVENT
+from neural_memory.stores.opensearch.reindex import RESUME_EVENT
 
 from infra.constants import SERVICE_NAME
 

@@ -14,7 +14,7 @@ from neural_memory.local.gateway import LocalGateway
 from neural_memory.local.server import LocalApiServer
 from neural_memory.service import Service, set_service
 from neural_memory.settings import Settings
-from neural_memory.stores.sqlite import SqliteStore
+from neural_memory.stores.sqlite.store import SqliteStore
 from neural_memory.stores.sqlite_keys import SqliteKeyStore
 
 from tests.helpers.events import NOW

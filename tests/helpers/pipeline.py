@@ -16,7 +16,7 @@ from neural_memory.providers.llm.gating import AnthropicScorer
 from neural_memory.providers.rerank.cohere import CohereReranker
 from neural_memory.search.filters.inference import AnthropicFilterProposer
 from neural_memory.service import Service
-from neural_memory.stores.sqlite import SqliteStore
+from neural_memory.stores.sqlite.store import SqliteStore
 from pydantic.alias_generators import to_camel
 
 from tests.helpers.fakes import HashEmbedder

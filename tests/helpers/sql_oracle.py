@@ -6,7 +6,7 @@ import math
 from typing import TYPE_CHECKING
 
 from neural_memory.clock import to_ms
-from neural_memory.stores.sqlite_fts import COLUMN_WEIGHTS, TOKENIZE, query_words
+from neural_memory.stores.sqlite.fts import COLUMN_WEIGHTS, TOKENIZE, query_words
 
 if TYPE_CHECKING:
     import sqlite3

@@ -11,7 +11,7 @@ import pytest
 from neural_memory.answer.answering import AnthropicAnswerer
 from neural_memory.models import AnswerRequest
 from neural_memory.service import Service, set_service
-from neural_memory.stores.sqlite import SqliteStore
+from neural_memory.stores.sqlite.store import SqliteStore
 
 from functions.answer import app as answer_app
 from functions.observations import app as observations_app

@@ -17,7 +17,7 @@ from neural_memory.keys import issue_key, revoke, set_key_store
 from neural_memory.service import Service, set_service
 from neural_memory.settings import get_settings
 from neural_memory.stores.dynamodb_keys import DynamoKeyStore
-from neural_memory.stores.sqlite import SqliteStore
+from neural_memory.stores.sqlite.store import SqliteStore
 
 from functions.authorizer import app as authorizer_app
 from functions.ingest import app as ingest_app

@@ -124,7 +124,7 @@ def test_long_near_duplicates_collapse_though_bm25_found_them_by_chunks_without_
 def test_long_documents_sharing_an_opening_are_compared_by_the_passages_that_matched(
     svc: Service,  # noqa: F811
 ) -> None:
-    from neural_memory.stores.sqlite import SqliteStore
+    from neural_memory.stores.sqlite.store import SqliteStore
 
     if not isinstance(svc.store, SqliteStore):
         pytest.skip("osmem has no k-NN: no passage is found by vector, so openings are compared")

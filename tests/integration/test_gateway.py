@@ -16,7 +16,7 @@ from neural_memory.local.gateway import LocalGateway, authorizer_event
 from neural_memory.observability import logger
 from neural_memory.service import Service, set_service
 from neural_memory.stores import build_key_store
-from neural_memory.stores.sqlite import SqliteStore
+from neural_memory.stores.sqlite.store import SqliteStore
 
 from tests.helpers.events import load_event
 from tests.helpers.fakes import HashEmbedder

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from neural_memory.service import Service, set_service
-from neural_memory.stores.sqlite import SqliteStore
+from neural_memory.stores.sqlite.store import SqliteStore
 
 from functions.observations import app as observations_app
 from functions.search import app as search_app

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from neural_memory.service import Service, set_service
 from neural_memory.settings import Settings
-from neural_memory.stores.opensearch import OpenSearchStore
-from neural_memory.stores.opensearch_index import OpenSearchAdmin
+from neural_memory.stores.opensearch.index import OpenSearchAdmin
+from neural_memory.stores.opensearch.store import OpenSearchStore
 from opensearchpy import OpenSearch
 
 from functions.ingest import app as ingest_app

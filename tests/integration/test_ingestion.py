@@ -17,9 +17,9 @@ from neural_memory.ingest.files import Loaded, load_file
 from neural_memory.ingest.runner import ingest_loaded, read_failures, write_failures
 from neural_memory.providers.embeddings.cohere import CohereEmbedder
 from neural_memory.service import Service, set_service
-from neural_memory.stores.opensearch import OpenSearchStore
-from neural_memory.stores.opensearch_index import OpenSearchAdmin
-from neural_memory.stores.sqlite import SqliteStore
+from neural_memory.stores.opensearch.index import OpenSearchAdmin
+from neural_memory.stores.opensearch.store import OpenSearchStore
+from neural_memory.stores.sqlite.store import SqliteStore
 from opensearchpy import OpenSearch
 
 from functions.ingest import app as ingest_app

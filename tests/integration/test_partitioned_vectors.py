@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from neural_memory.models import Chunk, ObservationRecord
 from neural_memory.search.filters.model import Filter
-from neural_memory.stores import sqlite as sqlite_store
 from neural_memory.stores.base import IndexedObservation
-from neural_memory.stores.sqlite import SqliteStore
+from neural_memory.stores.sqlite import store as sqlite_store
+from neural_memory.stores.sqlite.store import SqliteStore
 
 if TYPE_CHECKING:
     from pathlib import Path

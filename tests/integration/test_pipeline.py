@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from neural_memory.search.filters.model import Filter
-from neural_memory.stores.sqlite import SqliteStore
+from neural_memory.stores.sqlite.store import SqliteStore
 
 from tests.helpers.pipeline import NOW, note, request, service
 

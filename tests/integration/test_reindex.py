@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from neural_memory.errors import ConfigurationError, NotFound
 from neural_memory.models import SearchRequest
-from neural_memory.reindex import Reindexer, bootstrap
 from neural_memory.service import Service
-from neural_memory.stores.opensearch import OpenSearchStore
-from neural_memory.stores.opensearch_index import OpenSearchAdmin, ReindexBusy
+from neural_memory.stores.opensearch.index import OpenSearchAdmin, ReindexBusy
+from neural_memory.stores.opensearch.reindex import Reindexer, bootstrap
+from neural_memory.stores.opensearch.store import OpenSearchStore
 from opensearchpy import OpenSearch
 
 from tests.helpers.fakes import HashEmbedder
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from neural_memory.providers.embeddings.onnx_local import OnnxLocalEmbedder
     from neural_memory.settings import Settings
-    from neural_memory.stores.opensearch_index import ReindexState
+    from neural_memory.stores.opensearch.index import ReindexState
 
 pytestmark = pytest.mark.integration
 ALIAS = "nm"
@@ -180,7 +180,7 @@ def test_a_deadline_stops_between_batches_and_the_bootstrap_resumes(
 def test_an_index_created_under_the_alias_name_before_versioning_is_replaced(
     osmem_url: str, settings: Settings
 ) -> None:
-    from neural_memory.stores.opensearch import index_body
+    from neural_memory.stores.opensearch.store import index_body
 
     client = OpenSearch(hosts=[osmem_url])
     # Given an index created under the very name the service uses (before indices had versions)

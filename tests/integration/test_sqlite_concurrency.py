@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from neural_memory.search.filters.model import Filter
-from neural_memory.stores.sqlite import SqliteStore
+from neural_memory.stores.sqlite.store import SqliteStore
 
 from tests.integration.test_mirror_oracle import EMBEDDER, NOW, WORDS, _record
 

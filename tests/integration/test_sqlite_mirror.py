@@ -10,7 +10,7 @@ from neural_memory.models import ObservationIn
 from neural_memory.search import bm25
 from neural_memory.search.filters.model import Filter
 from neural_memory.service import Service
-from neural_memory.stores.sqlite import SqliteStore
+from neural_memory.stores.sqlite.store import SqliteStore
 
 from tests.helpers.fakes import HashEmbedder
 from tests.helpers.sql_oracle import bm25_by_chunk, fts_query

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-from neural_memory.stores.sqlite import SqliteStore, _SqlRowLookup
+from neural_memory.stores.sqlite.store import SqliteStore, _SqlRowLookup
 
 from tests.integration.test_mirror_oracle import EMBEDDER, _record
 

@@ -22,10 +22,10 @@ from neural_memory.search import bm25
 from neural_memory.search.filters.model import Filter, render_opensearch
 from neural_memory.service import Service
 from neural_memory.stores.base import IndexedObservation
-from neural_memory.stores.opensearch import OpenSearchStore, cosine_from_score, knn_body
-from neural_memory.stores.opensearch_index import OpenSearchAdmin
+from neural_memory.stores.opensearch.index import OpenSearchAdmin
+from neural_memory.stores.opensearch.store import OpenSearchStore, cosine_from_score, knn_body
 from neural_memory.stores.record_fields import FIELD_NAMES, RECORD_FIELDS
-from neural_memory.stores.sqlite import SqliteStore
+from neural_memory.stores.sqlite.store import SqliteStore
 from opensearchpy import OpenSearch
 
 from tests.helpers.events import ROOT
@@ -203,8 +203,8 @@ def _similarity(client: OpenSearch, index: str) -> dict[str, str]:
 
 
 def test_opensearch_scores_bm25_with_the_embedded_stores_k1_and_b(osmem_url: str, settings: Settings) -> None:
-    from neural_memory.reindex import Reindexer
-    from neural_memory.stores.opensearch import SCHEMA_VERSION
+    from neural_memory.stores.opensearch.reindex import Reindexer
+    from neural_memory.stores.opensearch.store import SCHEMA_VERSION
 
     client = OpenSearch(hosts=[osmem_url])
     # A new index is created with the k1 and b the embedded store's BM25 uses

@@ -173,7 +173,7 @@ def test_every_chunk_of_a_long_replaced_observation_drops_out(
     svc: Service,  # noqa: F811
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from neural_memory.stores import opensearch
+    from neural_memory.stores.opensearch import store as opensearch
 
     # Given OpenSearch reading the chunks to mark a few at a time, and a long decision (passages
     # and lexical windows: far more chunks than one page)

@@ -10,7 +10,7 @@ from neural_memory.keys import issue_key
 from neural_memory.local.gateway import LocalGateway
 from neural_memory.providers.embeddings.cache import EmbeddingCache
 from neural_memory.service import Service
-from neural_memory.stores.sqlite import SqliteStore
+from neural_memory.stores.sqlite.store import SqliteStore
 from neural_memory.stores.sqlite_keys import SqliteKeyStore
 
 from functions.observations import app as observations_app

@@ -17,7 +17,7 @@ from neural_memory.local.gateway import LocalGateway
 from neural_memory.service import Service, set_service
 from neural_memory.settings import Settings
 from neural_memory.stores import build_key_store
-from neural_memory.stores.sqlite import SqliteStore
+from neural_memory.stores.sqlite.store import SqliteStore
 
 from tests.helpers.events import NOW, load_event
 from tests.helpers.fakes import HashEmbedder

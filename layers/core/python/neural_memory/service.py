@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Literal
 
-from neural_memory import supersession
 from neural_memory.answer.answering import AnswerFailed, extractive_answer
 from neural_memory.clock import utcnow
 from neural_memory.errors import NotFound, StoreRejected
+from neural_memory.ingest import supersession
 from neural_memory.ingest.prepare import embedding_text, prepare
 from neural_memory.models import (
     AnswerLatency,

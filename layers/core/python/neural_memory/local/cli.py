@@ -374,10 +374,10 @@ def cmd_purge(args: argparse.Namespace) -> int:
 def cmd_reindex(args: argparse.Namespace) -> int:
     """OpenSearch: list the physical indices behind the alias, drop an old one, or rebuild the live
     one for the configured model and mapping (resumable; the alias moves when it is complete)."""
-    from neural_memory.reindex import Reindexer
     from neural_memory.service import build_service
     from neural_memory.stores import build_admin
-    from neural_memory.stores.opensearch_index import ReindexBusy
+    from neural_memory.stores.opensearch.index import ReindexBusy
+    from neural_memory.stores.opensearch.reindex import Reindexer
 
     settings = _settings(args)
     admin = build_admin(settings)

@@ -11,18 +11,18 @@ if TYPE_CHECKING:
     from neural_memory.providers.embeddings.base import Embedder
     from neural_memory.settings import Settings
     from neural_memory.stores.base import Store
-    from neural_memory.stores.opensearch_index import OpenSearchAdmin
+    from neural_memory.stores.opensearch.index import OpenSearchAdmin
 
 
 def build_store(settings: Settings) -> Store:
     """The store named by ``settings.store``; constructing it does no I/O."""
     if settings.store == "sqlite":
-        from neural_memory.stores.sqlite import SqliteStore  # numpy loads only here
+        from neural_memory.stores.sqlite.store import SqliteStore  # numpy loads only here
 
         return SqliteStore(settings.sqlite_path)
     if settings.store == "opensearch":
-        from neural_memory.stores.opensearch import OpenSearchStore
-        from neural_memory.stores.opensearch_client import build_client
+        from neural_memory.stores.opensearch.client import build_client
+        from neural_memory.stores.opensearch.store import OpenSearchStore
 
         return OpenSearchStore(
             build_client(settings),
@@ -38,8 +38,8 @@ def build_admin(settings: Settings) -> OpenSearchAdmin | None:
     schema on open). Constructing it does no I/O."""
     if settings.store != "opensearch":
         return None
-    from neural_memory.stores.opensearch_client import build_client
-    from neural_memory.stores.opensearch_index import OpenSearchAdmin
+    from neural_memory.stores.opensearch.client import build_client
+    from neural_memory.stores.opensearch.index import OpenSearchAdmin
 
     return OpenSearchAdmin(
         build_client(settings),
@@ -54,7 +54,7 @@ def ensure_store(settings: Settings, embedder: Embedder | None) -> str:
     admin = build_admin(settings)
     if admin is None:
         return "ok"
-    from neural_memory.stores.opensearch_index import space_of  # only the OpenSearch store has an index to check
+    from neural_memory.stores.opensearch.index import space_of  # only the OpenSearch store has an index to check
 
     return admin.ensure_index(*space_of(embedder))
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from neural_memory.clock import from_ms, to_ms
 from neural_memory.keys import KeyRecord
-from neural_memory.stores.sqlite_db import LazyConnection, connect
+from neural_memory.stores.sqlite.db import LazyConnection, connect
 
 if TYPE_CHECKING:
     import sqlite3

@@ -14,7 +14,7 @@ from array import array
 from typing import TYPE_CHECKING
 
 from neural_memory.observability import logger
-from neural_memory.stores.sqlite_db import LazyConnection, make_private
+from neural_memory.stores.sqlite.db import LazyConnection, make_private
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -3,7 +3,7 @@
 Every reader and writer names the alias (``Settings.opensearch_index``); the documents live in a
 physical index ``<alias>-NNNNNN`` whose mapping ``_meta`` records the schema version, the
 embedding model and its dimension. A new model or mapping means a new physical index, built
-while the old one keeps answering (``neural_memory.reindex``) and swapped in behind the alias in
+while the old one keeps answering (``neural_memory.stores.opensearch.reindex``) and swapped in behind the alias in
 one ``_aliases`` request. A reindex in progress is recorded in the new index's ``_meta``
 (``reindex``: the source index, when it started, the last observation copied), so an
 interrupted one resumes where it stopped. Old indices stay until they are dropped on request.
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from neural_memory.clock import from_iso, to_iso
 from neural_memory.errors import ConfigurationError, NotFound
-from neural_memory.stores.opensearch import SCHEMA_VERSION, index_body
+from neural_memory.stores.opensearch.store import SCHEMA_VERSION, index_body
 
 if TYPE_CHECKING:
     from datetime import datetime

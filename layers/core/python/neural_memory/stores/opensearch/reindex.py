@@ -28,15 +28,15 @@ from typing import TYPE_CHECKING
 
 from neural_memory.clock import from_iso, to_iso, to_ms, utcnow
 from neural_memory.ingest.prepare import chunked
-from neural_memory.stores.opensearch import OpenSearchStore
-from neural_memory.stores.opensearch_index import ReindexBusy, space_of
+from neural_memory.stores.opensearch.index import ReindexBusy, space_of
+from neural_memory.stores.opensearch.store import OpenSearchStore
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
 
     from neural_memory.models import ObservationRecord
     from neural_memory.service import Service
-    from neural_memory.stores.opensearch_index import OpenSearchAdmin, ReindexState
+    from neural_memory.stores.opensearch.index import OpenSearchAdmin, ReindexState
 
 BATCH = 100
 SAVE_EVERY_S = 10.0  # progress (and the claim) written at most this often: each write is a mapping update

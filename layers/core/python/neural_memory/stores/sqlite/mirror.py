@@ -22,7 +22,7 @@ import numpy as np
 from neural_memory.clock import to_ms
 from neural_memory.search.bm25 import K1 as BM25_K1
 from neural_memory.search.bm25 import B as BM25_B
-from neural_memory.stores.partitioned_vectors import TRAINING_SAMPLE, PartitionedVectors, partitions_for
+from neural_memory.stores.sqlite.partitions import TRAINING_SAMPLE, PartitionedVectors, partitions_for
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence

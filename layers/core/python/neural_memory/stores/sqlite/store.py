@@ -20,10 +20,8 @@ from neural_memory.clock import to_ms
 from neural_memory.models import FacetCounts, Hit, ObservationRecord, Retrieved, UpsertOutcome
 from neural_memory.search.filters.model import LIST_FIELDS, metadata_term, without_field
 from neural_memory.stores.base import KNOWN_FIELDS
-from neural_memory.stores.partitioned_vectors import PARTITION_FROM, TRAINING_SAMPLE, PartitionedVectors, partitions_for
-from neural_memory.stores.read_write_lock import ReadWriteLock
 from neural_memory.stores.record_fields import FIELD_NAMES, RECORD_FIELDS
-from neural_memory.stores.sqlite_db import (
+from neural_memory.stores.sqlite.db import (
     LazyConnection,
     bump_generation,
     connect,
@@ -31,8 +29,10 @@ from neural_memory.stores.sqlite_db import (
     read_generation,
     write_metadata_terms,
 )
-from neural_memory.stores.sqlite_fts import COLUMN_WEIGHTS, Tokenizer
-from neural_memory.stores.sqlite_mirror import ChunkMirror, ChunkRow, load_snapshot, save_snapshot
+from neural_memory.stores.sqlite.fts import COLUMN_WEIGHTS, Tokenizer
+from neural_memory.stores.sqlite.lock import ReadWriteLock
+from neural_memory.stores.sqlite.mirror import ChunkMirror, ChunkRow, load_snapshot, save_snapshot
+from neural_memory.stores.sqlite.partitions import PARTITION_FROM, TRAINING_SAMPLE, PartitionedVectors, partitions_for
 
 if TYPE_CHECKING:
     import sqlite3
