@@ -11,9 +11,10 @@ from aws_lambda_powertools.utilities.data_classes.api_gateway_authorizer_event i
     APIGatewayAuthorizerResponse,
 )
 from aws_lambda_powertools.utilities.typing import LambdaContext
+from neural_memory.auth.keys import authenticate, extract_api_key
 from neural_memory.errors import Unauthorized
-from neural_memory.keys import authenticate, extract_api_key, get_key_store
 from neural_memory.observability import logger
+from neural_memory.runtime import get_key_store
 
 
 @logger.inject_lambda_context

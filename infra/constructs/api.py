@@ -13,7 +13,7 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 from neural_memory.api.routes import ROUTES, route_functions
-from neural_memory.keys import API_KEY_HEADER
+from neural_memory.auth.keys import API_KEY_HEADER
 
 from infra.constants import AUTHORIZER_CACHE_TTL_S
 

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from neural_memory.api.routes import ROUTES
-from neural_memory.keys import issue_key
-from neural_memory.stores.dynamodb_keys import DynamoKeyStore
+from neural_memory.auth.dynamodb import DynamoKeyStore
+from neural_memory.auth.keys import issue_key
 
 from tests.deployed.cloud import ACCOUNT, Container, allowed
 from tests.helpers.events import load_event

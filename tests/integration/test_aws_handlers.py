@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING, Any, cast
 import boto3
 import pytest
 from moto import mock_aws
+from neural_memory.auth.dynamodb import DynamoKeyStore
+from neural_memory.auth.keys import issue_key, revoke
 from neural_memory.clock import utcnow
-from neural_memory.keys import issue_key, revoke, set_key_store
+from neural_memory.runtime import set_key_store
 from neural_memory.service import Service, set_service
 from neural_memory.settings import get_settings
-from neural_memory.stores.dynamodb_keys import DynamoKeyStore
 from neural_memory.stores.sqlite.store import SqliteStore
 
 from functions.authorizer import app as authorizer_app

@@ -8,11 +8,11 @@ import re
 from typing import TYPE_CHECKING
 
 import pytest
+from neural_memory.auth.factory import build_key_store
+from neural_memory.auth.keys import authenticate
 from neural_memory.errors import Unauthorized
-from neural_memory.keys import authenticate
 from neural_memory.local.cli import main
 from neural_memory.settings import Settings
-from neural_memory.stores import build_key_store
 
 from tests.helpers.events import EVENTS
 

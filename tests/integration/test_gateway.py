@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 from neural_memory.api.routes import ROUTES
+from neural_memory.auth.factory import build_key_store
+from neural_memory.auth.keys import issue_key, revoke
 from neural_memory.clock import utcnow
-from neural_memory.keys import issue_key, revoke
 from neural_memory.local.gateway import LocalGateway, authorizer_event
 from neural_memory.observability import logger
 from neural_memory.service import Service, set_service
-from neural_memory.stores import build_key_store
 from neural_memory.stores.sqlite.store import SqliteStore
 
 from tests.helpers.events import load_event
@@ -83,7 +83,7 @@ def test_an_authorizer_that_fails_is_a_500_envelope_not_a_dropped_connection(
 ) -> None:
     # Given a key store the authorizer cannot reach (DynamoDB configured without a table name)
     monkeypatch.setenv("NM_KEY_STORE", "dynamodb")
-    from neural_memory.keys import set_key_store
+    from neural_memory.runtime import set_key_store
     from neural_memory.settings import get_settings
 
     gateway = LocalGateway(build_key_store(service.settings))

@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
+from neural_memory.auth.keys import issue_key
+from neural_memory.auth.sqlite import SqliteKeyStore
 from neural_memory.clock import utcnow
-from neural_memory.keys import issue_key
 from neural_memory.local.gateway import LocalGateway
 from neural_memory.providers.embeddings.cache import EmbeddingCache
 from neural_memory.service import Service
 from neural_memory.stores.sqlite.store import SqliteStore
-from neural_memory.stores.sqlite_keys import SqliteKeyStore
 
 from functions.observations import app as observations_app
 from tests.helpers.events import load_event

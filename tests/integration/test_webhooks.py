@@ -11,12 +11,12 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from neural_memory.auth.factory import build_key_store
+from neural_memory.auth.keys import issue_key
 from neural_memory.clock import utcnow
-from neural_memory.keys import issue_key
 from neural_memory.local.gateway import LocalGateway
 from neural_memory.service import Service, set_service
 from neural_memory.settings import Settings
-from neural_memory.stores import build_key_store
 from neural_memory.stores.sqlite.store import SqliteStore
 
 from tests.helpers.events import NOW, load_event

@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import pytest
+from neural_memory.auth.keys import authenticate, extract_api_key, issue_key, revoke
+from neural_memory.auth.sqlite import SqliteKeyStore
 from neural_memory.errors import Unauthorized
-from neural_memory.keys import authenticate, extract_api_key, issue_key, revoke
-from neural_memory.stores.sqlite_keys import SqliteKeyStore
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -83,10 +83,10 @@ def test_key_comes_from_the_bearer_header_only(headers: dict[str, str] | None, e
 
 
 def test_the_key_store_factory_chooses_by_settings(tmp_path: Path) -> None:
+    from neural_memory.auth.dynamodb import DynamoKeyStore
+    from neural_memory.auth.factory import build_key_store
     from neural_memory.errors import ConfigurationError
     from neural_memory.settings import Settings
-    from neural_memory.stores import build_key_store
-    from neural_memory.stores.dynamodb_keys import DynamoKeyStore
 
     assert isinstance(build_key_store(Settings(data_dir=tmp_path)), SqliteKeyStore)
     assert isinstance(build_key_store(Settings(key_store="dynamodb", keys_table="keys")), DynamoKeyStore)

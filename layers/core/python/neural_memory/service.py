@@ -242,7 +242,7 @@ class Service:
 def build_service(settings: Settings) -> Service:
     """A service with the store and providers that ``settings`` name (nothing loads until first use)."""
     from neural_memory.providers.embeddings import build_embedder
-    from neural_memory.stores import build_store
+    from neural_memory.stores.factory import build_store
 
     cache = None
     if settings.store == "sqlite":

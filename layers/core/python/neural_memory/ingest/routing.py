@@ -12,8 +12,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from neural_memory.auth.keys import WORKSPACE_PATTERN
 from neural_memory.ingest.normalizers.base import UnsupportedEvent, dig
-from neural_memory.keys import WORKSPACE_PATTERN
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -61,12 +61,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import faulthandler
     import signal
 
+    from neural_memory.auth.factory import build_key_store
     from neural_memory.clock import utcnow
     from neural_memory.local.demo import DEMO_WORKSPACE, ensure_demo
     from neural_memory.local.gateway import LocalGateway
     from neural_memory.local.server import LocalApiServer
     from neural_memory.service import build_service, set_service
-    from neural_memory.stores import build_key_store, ensure_store
+    from neural_memory.stores.factory import ensure_store
 
     if hasattr(signal, "SIGUSR1"):  # `kill -USR1 <pid>` prints every thread's stack: why is it stuck?
         faulthandler.register(signal.SIGUSR1, all_threads=True)
@@ -113,9 +114,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_keys_create(args: argparse.Namespace) -> int:
     """Create an API key for a workspace; the key is the last line printed."""
+    from neural_memory.auth.factory import build_key_store
+    from neural_memory.auth.keys import issue_key
     from neural_memory.clock import utcnow
-    from neural_memory.keys import issue_key
-    from neural_memory.stores import build_key_store
 
     settings = _settings(args)
     try:
@@ -154,9 +155,9 @@ def cmd_routes(args: argparse.Namespace) -> int:
 
 def cmd_keys_revoke(args: argparse.Namespace) -> int:
     """Revoke an API key (read from standard input when KEY is ``-``, so it stays out of shell history)."""
+    from neural_memory.auth.factory import build_key_store
+    from neural_memory.auth.keys import revoke
     from neural_memory.clock import utcnow
-    from neural_memory.keys import revoke
-    from neural_memory.stores import build_key_store
 
     key = sys.stdin.readline().strip() if args.key == "-" else args.key
     if not revoke(build_key_store(_settings(args)), key, utcnow()):
@@ -320,7 +321,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             return 2
     else:
         from neural_memory.service import build_service
-        from neural_memory.stores import ensure_store
+        from neural_memory.stores.factory import ensure_store
 
         if not args.workspace:
             print("error: --workspace is needed for the embedded store (or --url/--key for an API)", file=sys.stderr)
@@ -375,7 +376,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     """OpenSearch: list the physical indices behind the alias, drop an old one, or rebuild the live
     one for the configured model and mapping (resumable; the alias moves when it is complete)."""
     from neural_memory.service import build_service
-    from neural_memory.stores import build_admin
+    from neural_memory.stores.factory import build_admin
     from neural_memory.stores.opensearch.index import ReindexBusy
     from neural_memory.stores.opensearch.reindex import Reindexer
 

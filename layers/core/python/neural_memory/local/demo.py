@@ -7,14 +7,14 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from neural_memory.auth.keys import issue_key
 from neural_memory.ingest.files import expand, load_file
-from neural_memory.keys import issue_key
 
 if TYPE_CHECKING:
     from datetime import datetime
     from pathlib import Path
 
-    from neural_memory.keys import KeyStore
+    from neural_memory.auth.base import KeyStore
     from neural_memory.models import ObservationIn
     from neural_memory.service import Service
 

@@ -21,15 +21,15 @@ from neural_memory.api.resolver import error_reply, header
 from neural_memory.api.routes import ROUTES
 from neural_memory.clock import utcnow
 from neural_memory.errors import InvalidInput, MethodNotAllowed, NeuralMemoryError, NotFound, Unauthorized
-from neural_memory.keys import set_key_store
 from neural_memory.observability import logger
+from neural_memory.runtime import set_key_store
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from types import ModuleType
 
     from neural_memory.api.routes import Route
-    from neural_memory.keys import KeyStore
+    from neural_memory.auth.base import KeyStore
 
 STAGE = "local"
 ACCOUNT = "000000000000"

@@ -354,7 +354,7 @@ def bootstrap(service: Service, *, deadline: float | None = None) -> str:
     """The index step of a deploy (and of the maintenance schedule): create or verify the index;
     when the live index was built for another model or mapping, or a reindex is unfinished,
     reindex until ``deadline``. Returns what was done."""
-    from neural_memory.stores import build_admin
+    from neural_memory.stores.factory import build_admin
 
     admin = build_admin(service.settings)
     if admin is None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
+from neural_memory.auth.base import KeyRecord
 from neural_memory.clock import from_ms, to_ms
-from neural_memory.keys import KeyRecord
 from neural_memory.stores.sqlite.db import LazyConnection, connect
 
 if TYPE_CHECKING:

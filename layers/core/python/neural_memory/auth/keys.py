@@ -11,48 +11,20 @@ import hashlib
 import hmac
 import re
 import secrets
-from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
+from neural_memory.auth.base import KeyRecord
 from neural_memory.errors import Unauthorized
-from neural_memory.models import DomainModel
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from datetime import datetime
+
+    from neural_memory.auth.base import KeyStore
 
 _KEY = re.compile(r"^nm_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$")
 API_KEY_HEADER = "Authorization"
 WORKSPACE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-
-
-class KeyRecord(DomainModel):
-    """What the key store keeps: never the key itself."""
-
-    key_id: str
-    workspace_id: str
-    secret_sha256: str
-    created_at: datetime
-    revoked_at: datetime | None = None
-
-
-class KeyStore(Protocol):
-    """Persistence of key records (SQLite locally, DynamoDB on AWS)."""
-
-    def put_key(self, record: KeyRecord) -> None:
-        """Store a new key record."""
-        ...
-
-    def find_key(self, key_id: str) -> KeyRecord | None:
-        """The record of ``key_id``, revoked or not."""
-        ...
-
-    def revoke_key(self, key_id: str, when: datetime) -> bool:
-        """Mark the key revoked; False if unknown."""
-        ...
-
-    def has_keys(self, workspace_id: str) -> bool:
-        """Whether any key (revoked or not) was ever issued for the workspace."""
-        ...
 
 
 def _digest(secret: str) -> str:
@@ -98,23 +70,3 @@ def extract_api_key(headers: Mapping[str, str] | None) -> str | None:
     if scheme.lower() == "bearer" and token.strip():
         return token.strip()
     return None
-
-
-_key_store: KeyStore | None = None
-
-
-def get_key_store() -> KeyStore:
-    """The process-wide key store (``build_key_store(get_settings())`` on first call)."""
-    global _key_store  # noqa: PLW0603 - one store (and client) per process, like the service
-    if _key_store is None:
-        from neural_memory.settings import get_settings
-        from neural_memory.stores import build_key_store
-
-        _key_store = build_key_store(get_settings())
-    return _key_store
-
-
-def set_key_store(store: KeyStore | None) -> None:
-    """Install the key store the authorizer uses (the local gateway and tests bring their own)."""
-    global _key_store  # noqa: PLW0603
-    _key_store = store

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from neural_memory.auth.base import KeyRecord
 from neural_memory.clock import from_ms, to_ms
-from neural_memory.keys import KeyRecord
 
 if TYPE_CHECKING:
     from datetime import datetime

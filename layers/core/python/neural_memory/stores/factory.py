@@ -1,0 +1,59 @@
+"""The store and its index admin, chosen by settings and imported only when chosen. No store imports
+this module or ``neural_memory.auth`` back."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from neural_memory.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from neural_memory.providers.embeddings.base import Embedder
+    from neural_memory.settings import Settings
+    from neural_memory.stores.base import Store
+    from neural_memory.stores.opensearch.index import OpenSearchAdmin
+
+
+def build_store(settings: Settings) -> Store:
+    """The store named by ``settings.store``; constructing it does no I/O."""
+    if settings.store == "sqlite":
+        from neural_memory.stores.sqlite.store import SqliteStore  # numpy loads only here
+
+        return SqliteStore(settings.sqlite_path)
+    if settings.store == "opensearch":
+        from neural_memory.stores.opensearch.client import build_client
+        from neural_memory.stores.opensearch.store import OpenSearchStore
+
+        return OpenSearchStore(
+            build_client(settings),
+            settings.opensearch_index,
+            refresh=settings.opensearch_refresh,
+            bulk_max_bytes=settings.opensearch_bulk_max_bytes,
+        )
+    raise ConfigurationError(f"unknown store {settings.store!r}")
+
+
+def build_admin(settings: Settings) -> OpenSearchAdmin | None:
+    """Index management for the OpenSearch store (None for the embedded one, which creates its
+    schema on open). Constructing it does no I/O."""
+    if settings.store != "opensearch":
+        return None
+    from neural_memory.stores.opensearch.client import build_client
+    from neural_memory.stores.opensearch.index import OpenSearchAdmin
+
+    return OpenSearchAdmin(
+        build_client(settings),
+        settings.opensearch_index,
+        shards=settings.opensearch_shards,
+        replicas=settings.opensearch_replicas,
+    )
+
+
+def ensure_store(settings: Settings, embedder: Embedder | None) -> str:
+    """Create or verify the store's index for this embedder; returns what was done. For start-up."""
+    admin = build_admin(settings)
+    if admin is None:
+        return "ok"
+    from neural_memory.stores.opensearch.index import space_of  # only the OpenSearch store has an index to check
+
+    return admin.ensure_index(*space_of(embedder))
