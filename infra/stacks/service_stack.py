@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from aws_cdk import CfnOutput, Stack
 from neural_memory.providers.embeddings.cohere import DIMENSIONS
-from neural_memory.stores.opensearch.store import SCHEMA_VERSION
+from neural_memory.stores.opensearch.mapping import SCHEMA_VERSION
 
 from infra.constants import (
     ANSWER_TIMEOUT_S,

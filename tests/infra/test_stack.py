@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 from aws_cdk.assertions import Match
+from neural_memory.stores.opensearch.mapping import SCHEMA_VERSION
 from neural_memory.stores.opensearch.reindex import RESUME_EVENT
-from neural_memory.stores.opensearch.store import SCHEMA_VERSION
 
 from infra.constants import MAINTENANCE_TIMEOUT_S
 from tests.infra.template_reading import functions, role_of, statements_of_role

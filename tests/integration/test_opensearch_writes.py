@@ -14,8 +14,9 @@ from neural_memory.ingest.prepare import prepare
 from neural_memory.search.tiers import DEFAULT_POLICY
 from neural_memory.settings import Settings
 from neural_memory.stores.opensearch.client import build_client
+from neural_memory.stores.opensearch.errors import RequestTooLarge, domain_error
 from neural_memory.stores.opensearch.index import OpenSearchAdmin
-from neural_memory.stores.opensearch.store import OpenSearchStore, RequestTooLarge, domain_error
+from neural_memory.stores.opensearch.store import OpenSearchStore
 from opensearchpy import OpenSearch
 
 from tests.helpers.pipeline import NOW, note

@@ -180,7 +180,7 @@ def test_a_deadline_stops_between_batches_and_the_bootstrap_resumes(
 def test_an_index_created_under_the_alias_name_before_versioning_is_replaced(
     osmem_url: str, settings: Settings
 ) -> None:
-    from neural_memory.stores.opensearch.store import index_body
+    from neural_memory.stores.opensearch.mapping import index_body
 
     client = OpenSearch(hosts=[osmem_url])
     # Given an index created under the very name the service uses (before indices had versions)

@@ -19,11 +19,12 @@ import pytest
 from neural_memory.errors import ConfigurationError
 from neural_memory.models import Chunk, ObservationIn, ObservationRecord, SearchFilters
 from neural_memory.search import bm25
-from neural_memory.search.filters.model import Filter, render_opensearch
+from neural_memory.search.filters.model import Filter
 from neural_memory.service import Service
 from neural_memory.stores.base import IndexedObservation
+from neural_memory.stores.opensearch.dsl import cosine_from_score, knn_body, render_opensearch
 from neural_memory.stores.opensearch.index import OpenSearchAdmin
-from neural_memory.stores.opensearch.store import OpenSearchStore, cosine_from_score, knn_body
+from neural_memory.stores.opensearch.store import OpenSearchStore
 from neural_memory.stores.record_fields import FIELD_NAMES, RECORD_FIELDS
 from neural_memory.stores.sqlite.store import SqliteStore
 from opensearchpy import OpenSearch
@@ -203,8 +204,8 @@ def _similarity(client: OpenSearch, index: str) -> dict[str, str]:
 
 
 def test_opensearch_scores_bm25_with_the_embedded_stores_k1_and_b(osmem_url: str, settings: Settings) -> None:
+    from neural_memory.stores.opensearch.mapping import SCHEMA_VERSION
     from neural_memory.stores.opensearch.reindex import Reindexer
-    from neural_memory.stores.opensearch.store import SCHEMA_VERSION
 
     client = OpenSearch(hosts=[osmem_url])
     # A new index is created with the k1 and b the embedded store's BM25 uses

@@ -1,7 +1,8 @@
 """Filters are pure data: ``SearchFilters`` (validated at the edge) compiles into one neutral
-``Filter``, which each store renders: ``render_opensearch`` here, and the embedded store's
-in-memory mask (``ChunkMirror.mask``). The workspace is never part of a ``Filter``: stores take
-it as a required argument and add it themselves.
+``Filter``, which each store renders in its own dialect: the OpenSearch query DSL
+(``stores/opensearch/dsl.py``), the embedded store's SQL and in-memory mask (``stores/sqlite/``).
+The workspace is never part of a ``Filter``: stores take it as a required argument and add it
+themselves.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from neural_memory.clock import to_iso
 from neural_memory.models import MAX_EXACT_INTEGER, MAX_METADATA_VALUE_CHARS
 
 MetadataScalar = bool | int | float | str
@@ -163,52 +163,3 @@ def _filterable(value: object) -> bool:
     if isinstance(value, float):
         return math.isfinite(value)
     return isinstance(value, str) and len(value) <= MAX_METADATA_VALUE_CHARS
-
-
-def render_opensearch(flt: Filter) -> list[dict[str, Any]]:
-    """OpenSearch ``bool.filter`` clauses for ``flt`` (terms, ranges, the TTL and session rules).
-
-    The same list goes into the lexical query's ``bool.filter`` and inside the ``knn`` clause's
-    ``filter`` (efficient filtering), so both retrievers see exactly the same records.
-    """
-    clauses: list[dict[str, Any]] = [
-        {
-            "bool": {
-                "should": [
-                    {"bool": {"must_not": [{"exists": {"field": "expires_at"}}]}},
-                    {"range": {"expires_at": {"gt": to_iso(flt.live_at)}}},
-                ],
-                "minimum_should_match": 1,
-            }
-        }
-    ]
-    clauses.extend(_condition_clauses(flt))
-    if not flt.include_superseded:
-        clauses.append({"bool": {"must_not": [{"exists": {"field": "superseded_by"}}]}})
-    if flt.any_of:
-        groups = [{"bool": {"filter": _condition_clauses(group)}} for group in flt.any_of]
-        clauses.append({"bool": {"should": groups, "minimum_should_match": 1}})
-    if flt.exclude_session_id is not None and flt.exclude_after is None:
-        clauses.append({"bool": {"must_not": [{"term": {"session_id": flt.exclude_session_id}}]}})
-    elif flt.exclude_session_id is not None and flt.exclude_after is not None:
-        later = [
-            {"term": {"session_id": flt.exclude_session_id}},
-            {"range": {"occurred_at": {"gt": to_iso(flt.exclude_after)}}},
-        ]
-        clauses.append({"bool": {"must_not": [{"bool": {"filter": later}}]}})
-    return clauses
-
-
-def _condition_clauses(flt: Filter) -> list[dict[str, Any]]:
-    """The clauses of one group's conditions: terms, exclusions, the date range and metadata."""
-    clauses: list[dict[str, Any]] = [{"terms": {field: list(values)}} for field, values in flt.terms()]
-    clauses.extend({"bool": {"must_not": [{"terms": {field: list(values)}}]}} for field, values in flt.excluded_terms())
-    bounds: dict[str, str] = {}
-    if flt.occurred_from is not None:
-        bounds["gte"] = to_iso(flt.occurred_from)
-    if flt.occurred_to is not None:
-        bounds["lte"] = to_iso(flt.occurred_to)
-    if bounds:
-        clauses.append({"range": {"occurred_at": bounds}})
-    clauses.extend({"term": {"metadata_terms": metadata_term(key, value)}} for key, value in flt.metadata)
-    return clauses

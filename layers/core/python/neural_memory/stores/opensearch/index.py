@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from neural_memory.clock import from_iso, to_iso
 from neural_memory.errors import ConfigurationError, NotFound
-from neural_memory.stores.opensearch.store import SCHEMA_VERSION, index_body
+from neural_memory.stores.opensearch.mapping import SCHEMA_VERSION, index_body
 
 if TYPE_CHECKING:
     from datetime import datetime

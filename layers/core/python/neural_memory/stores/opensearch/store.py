@@ -13,8 +13,13 @@
   (``score - 1`` above 1, ``1 - 1/score`` below) and clipped to [0, 1]; BM25 is divided by the
   query's best.
 - The store is given the alias of the live index; creating, checking and replacing physical
-  indices behind it is ``opensearch_index.OpenSearchAdmin``'s (the maintenance function, ``serve``
+  indices behind it is ``index.OpenSearchAdmin``'s (the maintenance function, ``serve``
   and ``neural-memory reindex``), never a constructor's.
+
+Beside it in this folder: the index mapping (``mapping.py``), the query dialect (``dsl.py``), error
+translation (``errors.py``), the client (``client.py``), index admin (``index.py``) and reindex.
+This module stays one (~550 lines) because it is one cohesive thing: the ``Store`` port's
+OpenSearch implementation, a single class whose methods share its bulk-write and request helpers.
 """
 
 from __future__ import annotations
@@ -24,13 +29,21 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from neural_memory.clock import from_iso, to_iso
-from neural_memory.errors import BackendUnavailable, ConfigurationError, NeuralMemoryError, StoreRejected
+from neural_memory.errors import BackendUnavailable, StoreRejected
 from neural_memory.models import FacetCounts, Hit, ObservationRecord, Retrieved, UpsertOutcome
 from neural_memory.observability import logger
-from neural_memory.search import bm25
-from neural_memory.search.filters.model import LIST_FIELDS, metadata_terms, render_opensearch, without_field
+from neural_memory.search.filters.model import LIST_FIELDS, metadata_terms, without_field
 from neural_memory.settings import OPENSEARCH_BULK_MAX_BYTES
 from neural_memory.stores.base import KNOWN_FIELDS
+from neural_memory.stores.opensearch.dsl import (
+    NO_EMBEDDING,
+    cosine_from_score,
+    knn_body,
+    lexical_body,
+    render_opensearch,
+)
+from neural_memory.stores.opensearch.errors import RETRYABLE, WRITE_BLOCKED, RequestTooLarge, domain_error
+from neural_memory.stores.opensearch.mapping import DOC_NAMES
 from neural_memory.stores.record_fields import RECORD_FIELDS
 
 if TYPE_CHECKING:
@@ -42,116 +55,16 @@ if TYPE_CHECKING:
     from neural_memory.stores.base import IndexedObservation
 
 MARK_PAGE = 5_000  # chunks read per request when marking an observation's chunks superseded
-SCHEMA_VERSION = 3  # 2: metadata_terms, supersedes, superseded_by; 3: BM25 k1/b (a reindex brings an index in step)
-HNSW_M = 16  # graph degree: recall vs memory
-HNSW_EF_CONSTRUCTION = 128  # build-time beam: recall vs indexing speed
-HNSW_EF_SEARCH = 100  # query-time beam: recall vs latency
-RETRYABLE = {429, 500, 502, 503, 504}
 FACET_SHARD_SIZE = 1_000  # values per field each shard returns to a facets request (the API shows <= 100)
 # Chunks one purge request deletes: each finishes well inside the client's timeout, however large
 # the whole purge is.
 PURGE_SLICE = 5_000
-_NO_EMBEDDING = {"excludes": ["embedding"]}
 _VECTOR_DIMENSION_MISMATCH = "Vector dimension mismatch"  # the k-NN plugin's refusal of a vector
-_WRITE_BLOCKED = "cluster_block_exception"
-# Document fields that are not record fields: the chunk's own, and the record's id under another
-# name (``_id`` is the chunk's).
-_DOC_NAMES = {"id": "observation_id"}
-_TYPES: dict[str, dict[str, Any]] = {
-    "keyword": {"type": "keyword"},
-    "keywords": {"type": "keyword"},
-    "text": {"type": "text", "analyzer": "english"},
-    "stored": {"type": "text", "index": False},
-    "time": {"type": "date"},
-    "json": {"type": "object", "enabled": False},
-    "integer": {"type": "long"},
-    "float": {"type": "double"},
-    "boolean": {"type": "boolean"},
-}
-
-
-class RequestTooLarge(StoreRejected):
-    """The domain refused a request for its size (413): split it, or refuse the one document."""
 
 
 def doc_id(workspace_id: str, observation_id: str, chunk_no: int) -> str:
     """The deterministic document id of one chunk."""
     return f"{workspace_id}:{observation_id}:{chunk_no}"
-
-
-def similarity() -> dict[str, Any]:
-    """The index's default similarity: BM25 with the embedded store's k1 and b."""
-    return {"default": {"type": "BM25", "k1": bm25.K1, "b": bm25.B}}
-
-
-def index_body(dimension: int, model_id: str, shards: int = 1, replicas: int = 1) -> dict[str, Any]:
-    """Settings and mappings of the index (keyword fields for every filter, English text, faiss HNSW,
-    BM25 as the embedded store computes it); shards and replicas explicit (a single-node domain with
-    a replica is yellow for good)."""
-    keyword = {"type": "keyword"}
-    return {
-        "settings": {
-            "index": {
-                "knn": True,
-                "knn.algo_param.ef_search": HNSW_EF_SEARCH,
-                "number_of_shards": shards,
-                "number_of_replicas": replicas,
-                "similarity": similarity(),
-            }
-        },
-        "mappings": {
-            "_meta": {"schema_version": SCHEMA_VERSION, "model_id": model_id, "dimension": dimension},
-            "dynamic": "strict",
-            "properties": {
-                **{_DOC_NAMES.get(f.name, f.name): _TYPES[f.kind] for f in RECORD_FIELDS},
-                "workspace_id": keyword,
-                "model_id": keyword,
-                "chunk_no": {"type": "integer"},
-                "text": _TYPES["text"],
-                "metadata_terms": keyword,  # metadata filters (filters.metadata_terms)
-                "embedding": {
-                    "type": "knn_vector",
-                    "dimension": dimension,
-                    "method": {
-                        "name": "hnsw",
-                        "engine": "faiss",
-                        "space_type": "innerproduct",
-                        "parameters": {"m": HNSW_M, "ef_construction": HNSW_EF_CONSTRUCTION},
-                    },
-                },
-            },
-        },
-    }
-
-
-def lexical_body(text: str, filters: list[dict[str, Any]], limit: int) -> dict[str, Any]:
-    """BM25 over title (×2) and text, any word, under the filters, among the chunks that have a
-    text field: passages (searched by vector only) have none, though they carry the title."""
-    return {
-        "size": limit,
-        "_source": _NO_EMBEDDING,
-        "query": {
-            "bool": {
-                "must": [{"multi_match": {"query": text, "fields": ["title^2", "text"], "operator": "or"}}],
-                "filter": [{"exists": {"field": "text"}}, *filters],
-            }
-        },
-    }
-
-
-def knn_body(vector: Vector, filters: list[dict[str, Any]], limit: int) -> dict[str, Any]:
-    """k-NN with the filter inside the ``knn`` clause (efficient filtering) and an explicit ``size``."""
-    return {
-        "size": limit,
-        "_source": _NO_EMBEDDING,
-        "query": {"knn": {"embedding": {"vector": list(vector), "k": limit, "filter": {"bool": {"filter": filters}}}}},
-    }
-
-
-def cosine_from_score(score: float) -> float:
-    """Undo faiss inner-product scoring (``1 + ip`` for ip >= 0, ``1 / (1 - ip)`` below) and clip."""
-    cosine = score - 1.0 if score >= 1.0 else 1.0 - 1.0 / score if score > 0 else -1.0
-    return min(1.0, max(0.0, cosine))
 
 
 class OpenSearchStore:
@@ -231,7 +144,7 @@ class OpenSearchStore:
     def _document(workspace_id: str, item: IndexedObservation, chunk_no: int) -> dict[str, Any]:
         rec, chunk = item.record, item.chunks[chunk_no]
         doc: dict[str, Any] = {
-            _DOC_NAMES.get(f.name, f.name): f.to_document(getattr(rec, f.name))
+            DOC_NAMES.get(f.name, f.name): f.to_document(getattr(rec, f.name))
             for f in RECORD_FIELDS
             if getattr(rec, f.name) is not None and (f.name != "content" or chunk_no == 0)
         }
@@ -309,7 +222,7 @@ class OpenSearchStore:
             if status < 300:
                 continue
             action = actions[result["_id"]]
-            if status in RETRYABLE or _WRITE_BLOCKED in json.dumps(result.get("error")):
+            if status in RETRYABLE or WRITE_BLOCKED in json.dumps(result.get("error")):
                 # A write block is brief: a reindex replacing an index made before versioning
                 retry[result["_id"]] = action
             elif "embedding" in action and _VECTOR_DIMENSION_MISMATCH in json.dumps(result.get("error")):
@@ -566,7 +479,7 @@ class OpenSearchStore:
     ) -> list[tuple[str, ObservationRecord]]:
         """Up to ``size`` observations of every workspace, in (workspace, id) order after the
         sort key ``after``; with ``since``, only those written at or after it."""
-        hits = self._sorted_firsts(after, size, since, _NO_EMBEDDING)
+        hits = self._sorted_firsts(after, size, since, NO_EMBEDDING)
         return [(h["_source"]["workspace_id"], _record(h["_source"], h["_source"].get("content", ""))) for h in hits]
 
     def written(self) -> Iterator[tuple[tuple[str, str], datetime]]:
@@ -640,29 +553,7 @@ class OpenSearchStore:
             raise domain_error(exc.status_code, exc.info, self._index) from exc
 
 
-def domain_error(status: object, info: object, index: str) -> NeuralMemoryError:
-    """The domain error for an OpenSearch error reply: retryable statuses are ``BackendUnavailable``;
-    a refused identity or a missing index is configuration (no record can succeed until it is
-    fixed); 413 is ``RequestTooLarge``; any other refusal is ``StoreRejected`` with the reason."""
-    error = info.get("error") if isinstance(info, dict) else info
-    reason = str(error.get("reason") or error.get("type")) if isinstance(error, dict) else str(error or info)
-    if isinstance(info, dict) and "Message" in info:  # the AWS front end's own refusals
-        reason = str(info["Message"])
-    if status in RETRYABLE or _WRITE_BLOCKED in str(info):
-        return BackendUnavailable(f"OpenSearch answered {status}: {reason}")
-    if status == 413:
-        return RequestTooLarge(f"OpenSearch refused a request as too large (413): {reason}")
-    if status in (401, 403):
-        return ConfigurationError(
-            f"OpenSearch refused this role ({status}: {reason}); "
-            "check the domain's access policy and the role's es:ESHttp* grant"
-        )
-    if status == 404 and "index_not_found" in str(info):
-        return ConfigurationError(f"index {index!r} does not exist; the maintenance function's bootstrap creates it")
-    return StoreRejected(f"OpenSearch answered {status}: {reason}")
-
-
 def _record(source: dict[str, Any], content: str) -> ObservationRecord:
     """The record of a chunk document, with the observation's full ``content`` read from chunk 0."""
-    values = {f.name: f.from_document(source.get(_DOC_NAMES.get(f.name, f.name))) for f in RECORD_FIELDS}
+    values = {f.name: f.from_document(source.get(DOC_NAMES.get(f.name, f.name))) for f in RECORD_FIELDS}
     return ObservationRecord(**{**values, "content": content})

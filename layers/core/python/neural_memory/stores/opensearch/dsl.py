@@ -1,0 +1,94 @@
+"""The OpenSearch store's query dialect: the neutral ``Filter`` rendered as ``bool.filter`` clauses,
+the lexical and k-NN query bodies around them, and the k-NN score read back as a cosine."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from neural_memory.clock import to_iso
+from neural_memory.search.filters.model import metadata_term
+
+if TYPE_CHECKING:
+    from neural_memory.models import Vector
+    from neural_memory.search.filters.model import Filter
+
+NO_EMBEDDING = {"excludes": ["embedding"]}
+
+
+def render_opensearch(flt: Filter) -> list[dict[str, Any]]:
+    """OpenSearch ``bool.filter`` clauses for ``flt`` (terms, ranges, the TTL and session rules).
+
+    The same list goes into the lexical query's ``bool.filter`` and inside the ``knn`` clause's
+    ``filter`` (efficient filtering), so both retrievers see exactly the same records.
+    """
+    clauses: list[dict[str, Any]] = [
+        {
+            "bool": {
+                "should": [
+                    {"bool": {"must_not": [{"exists": {"field": "expires_at"}}]}},
+                    {"range": {"expires_at": {"gt": to_iso(flt.live_at)}}},
+                ],
+                "minimum_should_match": 1,
+            }
+        }
+    ]
+    clauses.extend(_condition_clauses(flt))
+    if not flt.include_superseded:
+        clauses.append({"bool": {"must_not": [{"exists": {"field": "superseded_by"}}]}})
+    if flt.any_of:
+        groups = [{"bool": {"filter": _condition_clauses(group)}} for group in flt.any_of]
+        clauses.append({"bool": {"should": groups, "minimum_should_match": 1}})
+    if flt.exclude_session_id is not None and flt.exclude_after is None:
+        clauses.append({"bool": {"must_not": [{"term": {"session_id": flt.exclude_session_id}}]}})
+    elif flt.exclude_session_id is not None and flt.exclude_after is not None:
+        later = [
+            {"term": {"session_id": flt.exclude_session_id}},
+            {"range": {"occurred_at": {"gt": to_iso(flt.exclude_after)}}},
+        ]
+        clauses.append({"bool": {"must_not": [{"bool": {"filter": later}}]}})
+    return clauses
+
+
+def _condition_clauses(flt: Filter) -> list[dict[str, Any]]:
+    """The clauses of one group's conditions: terms, exclusions, the date range and metadata."""
+    clauses: list[dict[str, Any]] = [{"terms": {field: list(values)}} for field, values in flt.terms()]
+    clauses.extend({"bool": {"must_not": [{"terms": {field: list(values)}}]}} for field, values in flt.excluded_terms())
+    bounds: dict[str, str] = {}
+    if flt.occurred_from is not None:
+        bounds["gte"] = to_iso(flt.occurred_from)
+    if flt.occurred_to is not None:
+        bounds["lte"] = to_iso(flt.occurred_to)
+    if bounds:
+        clauses.append({"range": {"occurred_at": bounds}})
+    clauses.extend({"term": {"metadata_terms": metadata_term(key, value)}} for key, value in flt.metadata)
+    return clauses
+
+
+def lexical_body(text: str, filters: list[dict[str, Any]], limit: int) -> dict[str, Any]:
+    """BM25 over title (×2) and text, any word, under the filters, among the chunks that have a
+    text field: passages (searched by vector only) have none, though they carry the title."""
+    return {
+        "size": limit,
+        "_source": NO_EMBEDDING,
+        "query": {
+            "bool": {
+                "must": [{"multi_match": {"query": text, "fields": ["title^2", "text"], "operator": "or"}}],
+                "filter": [{"exists": {"field": "text"}}, *filters],
+            }
+        },
+    }
+
+
+def knn_body(vector: Vector, filters: list[dict[str, Any]], limit: int) -> dict[str, Any]:
+    """k-NN with the filter inside the ``knn`` clause (efficient filtering) and an explicit ``size``."""
+    return {
+        "size": limit,
+        "_source": NO_EMBEDDING,
+        "query": {"knn": {"embedding": {"vector": list(vector), "k": limit, "filter": {"bool": {"filter": filters}}}}},
+    }
+
+
+def cosine_from_score(score: float) -> float:
+    """Undo faiss inner-product scoring (``1 + ip`` for ip >= 0, ``1 / (1 - ip)`` below) and clip."""
+    cosine = score - 1.0 if score >= 1.0 else 1.0 - 1.0 / score if score > 0 else -1.0
+    return min(1.0, max(0.0, cosine))
