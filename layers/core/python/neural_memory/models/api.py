@@ -1,29 +1,24 @@
-"""Pydantic models: the HTTP contract (camelCase on the wire; docs/api.md, docs/openapi.json) and the
-domain records.
+"""The HTTP contract: request and response models (camelCase on the wire; docs/api.md,
+docs/openapi.json).
 
 Wire models forbid unknown fields, bound every string and list, and require timezone-aware
 dates, so bad input is a 400 naming the field, never a 500.
+
+One module (~510 lines) because it is one cohesive thing: the whole wire contract, read top to
+bottom as docs/api.md is (search, observations, facets, errors, answer).
 """
 
 from __future__ import annotations
 
 import json
-import math
-import re
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta, timezone, tzinfo
+from datetime import UTC, datetime
 from typing import Annotated, Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import (
-    AfterValidator,
-    AwareDatetime,
     BaseModel,
-    BeforeValidator,
     ConfigDict,
     Field,
     JsonValue,
-    PlainValidator,
     StrictBool,
     StrictFloat,
     StrictInt,
@@ -34,60 +29,30 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-Tier = Literal["A", "C", "E"]
-SearchMode = Literal["hybrid", "semantic", "keyword"]
-RerankMode = Literal["fast", "balanced", "thorough"]
-BypassReason = Literal["small_result_set", "disabled", "not_configured", "error", "timeout"]
-
-MAX_FILTER_VALUES = 50
-MAX_QUERY_CHARS = 2000
-MAX_CONTENT_CHARS = 200_000
-MAX_METADATA_BYTES = 16_384
-MAX_METADATA_VALUE_CHARS = 500
-MAX_EXACT_INTEGER = 2**53  # beyond it a JSON number is not exact as a double (nor comparable alike in every store)
-MAX_SUPERSEDES = 20
-
-Slug = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")]
-ActorName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
-ObservationId = Annotated[
-    str, StringConstraints(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
-]
-SessionId = Annotated[str, StringConstraints(min_length=1, max_length=200)]
-Url = Annotated[str, StringConstraints(max_length=2048, pattern=r"^https?://\S+$")]
-Vector = list[float]
-
-
-def _trimmed_query(value: str, info: ValidationInfo) -> str:
-    """Search queries and questions: trimmed, then 1..``MAX_QUERY_CHARS`` characters."""
-    value = value.strip()
-    if not value:
-        raise ValueError(f"{info.field_name} must not be empty")
-    if len(value) > MAX_QUERY_CHARS:
-        raise ValueError(f"{info.field_name} must be at most {MAX_QUERY_CHARS} characters")
-    return value
-
-
-QueryText = Annotated[str, AfterValidator(_trimmed_query)]
-
-
-def _not_a_number(value: object) -> object:
-    """A time is a string (or a datetime in Python), never a number of seconds."""
-    if isinstance(value, int | float):
-        raise ValueError("must be an ISO-8601 date-time with a zone, not a number")
-    return value
-
-
-def _within_utc_years(value: datetime) -> datetime:
-    """Stores keep UTC: a time whose UTC value leaves years 1..9999 could be stored but never read."""
-    try:
-        value.astimezone(UTC)
-    except OverflowError:
-        raise ValueError("must fall within years 1..9999 in UTC") from None
-    return value
-
-
-# Timezone-aware, given as a string, and representable in UTC.
-Timestamp = Annotated[AwareDatetime, BeforeValidator(_not_a_number), AfterValidator(_within_utc_years)]
+from neural_memory.models.types import (
+    MAX_CONTENT_CHARS,
+    MAX_FILTER_GROUPS,
+    MAX_FILTER_VALUES,
+    MAX_METADATA_BYTES,
+    MAX_SUPERSEDES,
+    ActorList,
+    ActorName,
+    BypassReason,
+    MetadataKey,
+    MetadataValue,
+    ObservationId,
+    QueryText,
+    RerankMode,
+    SearchMode,
+    SessionId,
+    Slug,
+    SlugList,
+    Tier,
+    TierList,
+    Timestamp,
+    Url,
+    zone_of,
+)
 
 
 class WireModel(BaseModel):
@@ -103,26 +68,6 @@ class RequestModel(WireModel):
     model_config = ConfigDict(validate_by_name=False, validate_by_alias=True)
 
 
-# --------------------------------------------------------------------------- search
-
-_OFFSET = re.compile(r"^([+-])(\d{2}):(\d{2})$")
-
-
-def zone_of(name: str) -> tzinfo:
-    """The time zone an IANA name (``Europe/Paris``) or a fixed offset (``-08:00``) names."""
-    offset = _OFFSET.match(name)
-    if offset:
-        sign, hours, minutes = offset.groups()
-        delta = timedelta(hours=int(hours), minutes=int(minutes))
-        if delta >= timedelta(hours=24):
-            raise ValueError("an offset must be less than 24 hours")
-        return timezone(-delta if sign == "-" else delta)
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise ValueError("must be an IANA time zone name (Europe/Paris) or an offset (-08:00)") from None
-
-
 class DateRange(RequestModel):
     """Bounds on ``occurredAt``; both ends inclusive, either optional."""
 
@@ -136,11 +81,6 @@ class DateRange(RequestModel):
         return self
 
 
-SlugList = Annotated[list[Slug], Field(min_length=1, max_length=MAX_FILTER_VALUES)]
-ActorList = Annotated[list[ActorName], Field(min_length=1, max_length=MAX_FILTER_VALUES)]
-TierList = Annotated[list[Tier], Field(min_length=1, max_length=MAX_FILTER_VALUES)]
-
-
 class ExcludedValues(RequestModel):
     """Values an observation must not have (``filters.not``): any listed value excludes it."""
 
@@ -148,29 +88,6 @@ class ExcludedValues(RequestModel):
     observation_types: SlugList | None = None
     actor_names: ActorList | None = None
     tiers: TierList | None = None
-
-
-MetadataKey = Annotated[str, StringConstraints(min_length=1, max_length=100)]
-
-
-def _metadata_scalar(value: object) -> object:
-    """A metadata filter value: kept as its JSON type (``true`` is not ``1``, nor ``"1"``)."""
-    if isinstance(value, str) and len(value) <= MAX_METADATA_VALUE_CHARS:
-        return value
-    if isinstance(value, bool) or (isinstance(value, int) and abs(value) <= MAX_EXACT_INTEGER):
-        return value
-    if isinstance(value, float) and math.isfinite(value):
-        return value
-    raise ValueError(
-        f"must be a string (at most {MAX_METADATA_VALUE_CHARS} characters), a finite number "
-        f"(integers within ±2^53) or a boolean"
-    )
-
-
-MetadataValue = Annotated[
-    bool | int | float | str, PlainValidator(_metadata_scalar, json_schema_input_type=bool | int | float | str)
-]
-MAX_FILTER_GROUPS = 10
 
 
 class FilterGroup(RequestModel):
@@ -543,132 +460,6 @@ class ErrorResponse(WireModel):
 
 
 # --------------------------------------------------------------------------- domain
-
-
-class DomainModel(BaseModel):
-    """Base of internal records (snake_case, never on the wire as such)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-
-ChunkRole = Literal["both", "lexical", "passage"]
-
-
-class Chunk(DomainModel):
-    """A searchable piece of an observation; ``vector`` is None when the tier is never embedded.
-
-    ``role``: what the piece is searched by. Content that fits one embedding passage is one
-    chunk searched both ways (``both``); longer content is cut twice: into ``passage`` chunks
-    sized for the embedding model (vector search only) and ``lexical`` chunks sized for BM25
-    (lexical search only), because the two retrievers are best on pieces of different sizes.
-    """
-
-    chunk_no: int
-    text: str
-    role: ChunkRole = "both"
-    vector: Vector | None = None
-
-    @property
-    def lexical(self) -> bool:
-        """Searched by BM25."""
-        return self.role != "passage"
-
-    @property
-    def embedded(self) -> bool:
-        """Searched by vector (when its tier is embedded)."""
-        return self.role != "lexical"
-
-
-@dataclass(frozen=True)
-class Indexing:
-    """How stores index a text field of a record: ``exact`` (the default: filters, keyword),
-    ``text`` (analysed for lexical search) or ``stored`` (kept and returned, never searched)."""
-
-    mode: Literal["exact", "text", "stored"]
-
-
-class ObservationRecord(DomainModel):
-    """An observation as the store keeps it (the workspace is passed alongside, never inside).
-
-    This is the one declaration of the stored fields: every store derives its columns, mapping,
-    documents and record reader from it (``stores/record_fields.py``).
-    """
-
-    id: str
-    source: str
-    source_type: str | None
-    observation_type: str
-    actor_name: str | None
-    occurred_at: datetime
-    ingested_at: datetime
-    expires_at: datetime | None
-    tier: Tier
-    title: Annotated[str, Indexing("text")]
-    content: Annotated[str, Indexing("stored")]
-    url: str | None
-    session_id: str | None
-    parent_id: str | None
-    metadata: dict[str, JsonValue]
-    content_hash: str
-    supersedes: list[str] | None = None
-    # Set by the store's supersession bookkeeping, never by a client.
-    superseded_by: str | None = None
-
-
-class Hit(DomainModel):
-    """A chunk returned by one retriever; ``score`` is in [0, 1], higher is better."""
-
-    observation: ObservationRecord
-    chunk_no: int
-    score: float
-
-
-class Retrieved(DomainModel):
-    """What the store returns for one search: a ranked list per retriever (empty if not asked)."""
-
-    lexical: list[Hit] = Field(default_factory=list)
-    vector: list[Hit] = Field(default_factory=list)
-    degraded: list[str] = Field(default_factory=list)  # a retriever that failed while the other answered
-
-
-class UpsertOutcome(DomainModel):
-    """Result of an upsert: every id in input order, which were new, which replaced a record, and
-    which the store refused (the others are stored all the same)."""
-
-    ids: list[str] = Field(default_factory=list)
-    created: list[str] = Field(default_factory=list)
-    updated: list[str] = Field(default_factory=list)
-    failed: dict[str, str] = Field(default_factory=dict)  # refused by the store for good: id -> reason
-
-
-class FacetCounts(DomainModel):
-    """What a store counts for ``GET /v1/facets``: (value, count) pairs by stored field, and the
-    observations matching the whole filter."""
-
-    total: int
-    by_field: dict[str, list[tuple[str, int]]]
-
-
-class Candidate(DomainModel):
-    """One observation after fusion: its best chunk (and the best chunk the vector retriever
-    found, whose vector stands for it), each retriever's score and rank, the fused score."""
-
-    observation: ObservationRecord
-    chunk_no: int
-    vector_chunk_no: int | None = None
-    vector: float | None = None
-    lexical: float | None = None
-    vector_rank: int | None = None
-    lexical_rank: int | None = None
-    fused: float = 0.0
-    recency: float | None = None
-    llm: float | None = None
-    rerank: float | None = None
-    final: float = 0.0
-    duplicates: list[str] = Field(default_factory=list)
-
-
-# --------------------------------------------------------------------------- answer
 
 
 class AnswerRequest(RequestModel):

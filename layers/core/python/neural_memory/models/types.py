@@ -1,0 +1,122 @@
+"""The constrained types and limits both the wire and the domain models are built from, and the
+time-zone parsing of date ranges (``zone_of``)."""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
+from typing import Annotated, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BeforeValidator,
+    Field,
+    PlainValidator,
+    StringConstraints,
+    ValidationInfo,
+)
+
+Tier = Literal["A", "C", "E"]
+SearchMode = Literal["hybrid", "semantic", "keyword"]
+RerankMode = Literal["fast", "balanced", "thorough"]
+BypassReason = Literal["small_result_set", "disabled", "not_configured", "error", "timeout"]
+
+MAX_FILTER_VALUES = 50
+MAX_QUERY_CHARS = 2000
+MAX_CONTENT_CHARS = 200_000
+MAX_METADATA_BYTES = 16_384
+MAX_METADATA_VALUE_CHARS = 500
+MAX_EXACT_INTEGER = 2**53  # beyond it a JSON number is not exact as a double (nor comparable alike in every store)
+MAX_SUPERSEDES = 20
+
+Slug = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")]
+ActorName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+ObservationId = Annotated[
+    str, StringConstraints(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
+]
+SessionId = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+Url = Annotated[str, StringConstraints(max_length=2048, pattern=r"^https?://\S+$")]
+Vector = list[float]
+
+
+def _trimmed_query(value: str, info: ValidationInfo) -> str:
+    """Search queries and questions: trimmed, then 1..``MAX_QUERY_CHARS`` characters."""
+    value = value.strip()
+    if not value:
+        raise ValueError(f"{info.field_name} must not be empty")
+    if len(value) > MAX_QUERY_CHARS:
+        raise ValueError(f"{info.field_name} must be at most {MAX_QUERY_CHARS} characters")
+    return value
+
+
+QueryText = Annotated[str, AfterValidator(_trimmed_query)]
+
+
+def _not_a_number(value: object) -> object:
+    """A time is a string (or a datetime in Python), never a number of seconds."""
+    if isinstance(value, int | float):
+        raise ValueError("must be an ISO-8601 date-time with a zone, not a number")
+    return value
+
+
+def _within_utc_years(value: datetime) -> datetime:
+    """Stores keep UTC: a time whose UTC value leaves years 1..9999 could be stored but never read."""
+    try:
+        value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("must fall within years 1..9999 in UTC") from None
+    return value
+
+
+# Timezone-aware, given as a string, and representable in UTC.
+Timestamp = Annotated[AwareDatetime, BeforeValidator(_not_a_number), AfterValidator(_within_utc_years)]
+
+
+# --------------------------------------------------------------------------- search
+
+_OFFSET = re.compile(r"^([+-])(\d{2}):(\d{2})$")
+
+
+def zone_of(name: str) -> tzinfo:
+    """The time zone an IANA name (``Europe/Paris``) or a fixed offset (``-08:00``) names."""
+    offset = _OFFSET.match(name)
+    if offset:
+        sign, hours, minutes = offset.groups()
+        delta = timedelta(hours=int(hours), minutes=int(minutes))
+        if delta >= timedelta(hours=24):
+            raise ValueError("an offset must be less than 24 hours")
+        return timezone(-delta if sign == "-" else delta)
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError("must be an IANA time zone name (Europe/Paris) or an offset (-08:00)") from None
+
+
+SlugList = Annotated[list[Slug], Field(min_length=1, max_length=MAX_FILTER_VALUES)]
+ActorList = Annotated[list[ActorName], Field(min_length=1, max_length=MAX_FILTER_VALUES)]
+TierList = Annotated[list[Tier], Field(min_length=1, max_length=MAX_FILTER_VALUES)]
+
+MetadataKey = Annotated[str, StringConstraints(min_length=1, max_length=100)]
+
+
+def _metadata_scalar(value: object) -> object:
+    """A metadata filter value: kept as its JSON type (``true`` is not ``1``, nor ``"1"``)."""
+    if isinstance(value, str) and len(value) <= MAX_METADATA_VALUE_CHARS:
+        return value
+    if isinstance(value, bool) or (isinstance(value, int) and abs(value) <= MAX_EXACT_INTEGER):
+        return value
+    if isinstance(value, float) and math.isfinite(value):
+        return value
+    raise ValueError(
+        f"must be a string (at most {MAX_METADATA_VALUE_CHARS} characters), a finite number "
+        f"(integers within ±2^53) or a boolean"
+    )
+
+
+MetadataValue = Annotated[
+    bool | int | float | str, PlainValidator(_metadata_scalar, json_schema_input_type=bool | int | float | str)
+]
+MAX_FILTER_GROUPS = 10
