@@ -27,11 +27,6 @@ class Route:
     has_body: bool = False
 
     @property
-    def module(self) -> str:
-        """The handler's module, as the local gateway imports it."""
-        return f"functions.{self.function}.app"
-
-    @property
     def pattern(self) -> re.Pattern[str]:
         """A regular expression matching request paths, with one named group per path parameter."""
         return re.compile("^" + re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", self.path) + "$")

@@ -1,19 +1,23 @@
 """What API Gateway does in AWS, done in-process: match the route (from the one route table,
 ``neural_memory.api.routes``), call the authorizer Lambda's own handler with
 the REQUEST-authorizer event API Gateway sends, build a REST proxy event with the authorizer's
-context and call the route function's own ``lambda_handler``."""
+context and call the route function's own ``lambda_handler``.
+
+The handler modules are the very files Lambda runs, ``functions/<name>/app.py`` of this checkout
+(or of ``$NM_FUNCTIONS_DIR``), loaded by file path: nothing installs a package named ``functions``."""
 
 from __future__ import annotations
 
 import fnmatch
-import importlib
 import importlib.util
+import os
 import json
 import queue
 import sys
 import threading
 import uuid
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -34,7 +38,8 @@ if TYPE_CHECKING:
 STAGE = "local"
 ACCOUNT = "000000000000"
 API_ID = "local"
-AUTHORIZER_MODULE = "functions.authorizer.app"
+AUTHORIZER = "authorizer"
+FUNCTIONS_DIR_VARIABLE = "NM_FUNCTIONS_DIR"
 
 
 @dataclass
@@ -75,8 +80,8 @@ def openapi_document() -> dict[str, Any]:
         security=[{"bearer": []}],
         on_conflict="error",
     )
-    for module in dict.fromkeys(route.module for route in ROUTES):
-        merge.add_schema(importlib.import_module(module).app.get_openapi_schema())
+    for function in dict.fromkeys(route.function for route in ROUTES):
+        merge.add_schema(load_handler(function).app.get_openapi_schema())
     document: dict[str, Any] = json.loads(merge.get_openapi_json_schema())
     for route in ROUTES:  # the webhook receivers take no API key: the provider's signature instead
         if route.authorization != "api_key":
@@ -103,6 +108,38 @@ def _without_unused_validation_response(document: dict[str, Any]) -> dict[str, A
             del schemas[name]
 
 
+def functions_dir() -> Path:
+    """The folder of the functions' handlers: ``$NM_FUNCTIONS_DIR``, else ``functions/`` of the
+    checkout this package is in (``layers/core/python/neural_memory`` -> the repository)."""
+    configured = os.environ.get(FUNCTIONS_DIR_VARIABLE)
+    folder = Path(configured) if configured else Path(__file__).resolve().parents[5] / "functions"
+    if not (folder / AUTHORIZER / "app.py").is_file():
+        raise ModuleNotFoundError(
+            f"no function handlers in {folder}: run from a checkout of the repository, or set {FUNCTIONS_DIR_VARIABLE}"
+        )
+    return folder
+
+
+def load_handler(function: str, instance: int = 0) -> ModuleType:
+    """``functions/<function>/app.py`` as a module. Instance 0 is ``functions.<function>.app``, the
+    same module object an ``import functions.<function>.app`` gives where the repository is on the
+    path (tests patch it); others are fresh executions of the same file."""
+    name = f"functions.{function}.app" + (f"__instance{instance}" if instance else "")
+    if instance == 0 and name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, functions_dir() / function / "app.py")
+    if spec is None or spec.loader is None:
+        raise ModuleNotFoundError(name)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # pydantic and Powertools resolve annotations through it
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
 class FunctionPool:
     """Up to ``size`` instances of one function's handler module, as Lambda runs up to that many
     execution environments of a function at once: each instance serves one request at a time (a
@@ -111,8 +148,8 @@ class FunctionPool:
     itself; the others are fresh executions of its file.
     All of them share the process's service, so one store and one model serve every instance."""
 
-    def __init__(self, module: str, size: int) -> None:
-        self.module = module
+    def __init__(self, function: str, size: int) -> None:
+        self.function = function
         self.size = size
         self._free = threading.Semaphore(size)
         self._idle: queue.LifoQueue[ModuleType] = queue.LifoQueue()
@@ -136,19 +173,7 @@ class FunctionPool:
         with self._making:
             number = self._made
             self._made += 1
-        if number == 0:
-            return importlib.import_module(self.module)
-        origin = importlib.util.find_spec(self.module)
-        if origin is None or origin.origin is None:
-            raise ModuleNotFoundError(self.module)
-        name = f"{self.module}__instance{number}"
-        spec = importlib.util.spec_from_file_location(name, origin.origin)
-        if spec is None or spec.loader is None:
-            raise ModuleNotFoundError(self.module)
-        instance = importlib.util.module_from_spec(spec)
-        sys.modules[name] = instance  # pydantic and Powertools resolve annotations through it
-        spec.loader.exec_module(instance)
-        return instance
+        return load_handler(self.function, number)
 
 
 DEFAULT_CONCURRENCY = 8
@@ -164,8 +189,8 @@ class LocalGateway:
 
     def __init__(self, keys: KeyStore, concurrency: int = DEFAULT_CONCURRENCY) -> None:
         set_key_store(keys)
-        modules = {route.function: route.module for route in ROUTES} | {"authorizer": AUTHORIZER_MODULE}
-        self._pools = {function: FunctionPool(module, concurrency) for function, module in modules.items()}
+        functions = [*dict.fromkeys(route.function for route in ROUTES), AUTHORIZER]
+        self._pools = {function: FunctionPool(function, concurrency) for function in functions}
         self._openapi: dict[str, Any] | None = None
 
     def dispatch(
