@@ -19,10 +19,10 @@ LAYER  := .build/layers/core
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip>=25.1"
-	$(BIN)/python -m pip install --quiet -e '.[local,mcp]' --group dev --group infra
+	$(BIN)/python -m pip install --quiet -e '.[server,local,mcp]' --group dev --group infra
 	@touch $(STAMP)
 
-dev: $(STAMP)  ## create .venv and install the project with its local and mcp extras and dev tools
+dev: $(STAMP)  ## create .venv and install the project with its server, local and mcp extras and dev tools
 
 serve: dev  ## start the local API on http://$(HOST):$(PORT) with a demo workspace and sample data
 	$(BIN)/neural-memory serve --host $(HOST) --port $(PORT) --data-dir $(DATA)
