@@ -26,10 +26,11 @@ import tempfile
 from pathlib import Path
 from typing import Literal
 
+from infra.layer_contents import PACKAGE, layer_files
+
 ROOT = Path(__file__).resolve().parents[1]
 LOCK = ROOT / "requirements" / "layer.txt"
 RUNTIME_LOCK = ROOT / "requirements" / "lambda-runtime.txt"
-PACKAGE = ROOT / "layers" / "core" / "python" / "neural_memory"
 CACHE = ROOT / ".build" / "cache"
 # Lambda's Amazon Linux 2023 has glibc 2.34: any of these wheel tags runs there.
 LAMBDA_PLATFORMS = ("manylinux2014_aarch64", "manylinux_2_28_aarch64", "manylinux_2_34_aarch64")
@@ -123,12 +124,15 @@ def _compile_for_lambda(python_dir: Path) -> None:
 
 
 def build_layer(target: Target, out: Path) -> Path:
-    """``out/python``: the locked distributions and ``neural_memory`` for ``target``; returns ``out``."""
+    """``out/python``: the locked distributions and the part of ``neural_memory`` the functions import
+    (``infra.layer_contents``) for ``target``; returns ``out``."""
     python_dir = out / "python"
     if out.exists():
         shutil.rmtree(out)
     shutil.copytree(_install(LOCK, target), python_dir)
-    shutil.copytree(PACKAGE, python_dir / "neural_memory", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for relative in layer_files():  # what the handlers import, transitively (infra/layer_contents.py)
+        (python_dir / "neural_memory" / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(PACKAGE / relative, python_dir / "neural_memory" / relative)
     if target == "lambda":
         _compile_for_lambda(python_dir)
         size = layer_size(out)
