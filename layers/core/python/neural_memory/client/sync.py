@@ -1,0 +1,148 @@
+"""The API over HTTP, synchronously (``NeuralMemoryClient``)."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any, Self
+
+import httpx
+
+from neural_memory.models import (
+    AnswerResponse,
+    DeleteResponse,
+    FacetsResponse,
+    ObservationOut,
+    ObservationsResponse,
+    SearchResponse,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from datetime import datetime
+    from types import TracebackType
+
+    from neural_memory.models import ObservationIn, SearchFilters, SearchMode
+
+from neural_memory.client.errors import TransportFailed
+from neural_memory.client.requests import (
+    DEFAULT_TIMEOUT_S,
+    MAX_BATCH,
+    NOT_RETRIED,
+    Call,
+    Reply,
+    RetryPolicy,
+    asking,
+    batches,
+    connection,
+    facets_call,
+    merged,
+    observation_call,
+    parsed,
+)
+
+
+class NeuralMemoryClient:
+    """The API over HTTP, synchronously. Use as a context manager (or call ``close``).
+
+    ``base_url``: the server (``http://127.0.0.1:8080``) or a stack's ``ApiUrl``; default
+    ``NM_API_URL``, else ``make serve``'s. ``api_key``: default ``NM_API_KEY``; the key names the
+    workspace. ``timeout``: seconds per attempt (or an ``httpx.Timeout``).
+    """
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        *,
+        timeout: float | httpx.Timeout = DEFAULT_TIMEOUT_S,
+        retry: RetryPolicy | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        url, headers = connection(base_url, api_key)
+        self.base_url = url
+        self.retry = retry or RetryPolicy()
+        self._http = httpx.Client(base_url=url, headers=headers, timeout=timeout, transport=transport)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._http.close()
+
+    def search(
+        self,
+        query: str,
+        *,
+        top_k: int | None = None,
+        filters: SearchFilters | Mapping[str, Any] | None = None,
+        mode: SearchMode | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> SearchResponse:
+        """``POST /v1/search``: the best observations for ``query``. ``filters`` and ``options``
+        (any other field of the request: ``rerank``, ``explain``, ``excludeSessionId``…) use the
+        API's camelCase names (docs/api.md)."""
+        call = asking("v1/search", "query", query, {"topK": top_k, "filters": filters, "mode": mode}, options)
+        return self._send(call, SearchResponse)
+
+    def answer(
+        self,
+        question: str,
+        *,
+        top_k: int | None = None,
+        filters: SearchFilters | Mapping[str, Any] | None = None,
+        mode: SearchMode | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> AnswerResponse:
+        """``POST /v1/answer``: an answer grounded in the workspace's observations, with citations."""
+        call = asking("v1/answer", "question", question, {"topK": top_k, "filters": filters, "mode": mode}, options)
+        return self._send(call, AnswerResponse)
+
+    def add(
+        self, observations: Sequence[ObservationIn | Mapping[str, Any]], *, batch_size: int = MAX_BATCH
+    ) -> ObservationsResponse:
+        """``POST /v1/observations`` in batches of ``batch_size``: add or update (idempotent by id,
+        so a retried or repeated call updates in place). One reply for all batches: ids in input
+        order, counts summed, ``requestId`` lists each batch's. A batch's error is raised after
+        the batches before it were stored; sending them all again is harmless."""
+        return merged([self._send(call, ObservationsResponse) for call in batches(observations, batch_size)])
+
+    def get(self, observation_id: str) -> ObservationOut:
+        """``GET /v1/observations/{id}``: one observation in full, or ``NotFound``."""
+        return self._send(observation_call("GET", observation_id), ObservationOut)
+
+    def delete(self, observation_id: str) -> DeleteResponse:
+        """``DELETE /v1/observations/{id}``: the observation and its chunks, or ``NotFound``."""
+        return self._send(observation_call("DELETE", observation_id), DeleteResponse)
+
+    def facets(
+        self,
+        *,
+        source_types: Sequence[str] | None = None,
+        observation_types: Sequence[str] | None = None,
+        actor_names: Sequence[str] | None = None,
+        tiers: Sequence[str] | None = None,
+        start: datetime | str | None = None,
+        end: datetime | str | None = None,
+        limit: int | None = None,
+    ) -> FacetsResponse:
+        """``GET /v1/facets``: how many observations hold each source, type, actor and tier (each
+        field counted under the other filters given), and how many match them all."""
+        call = facets_call(source_types, observation_types, actor_names, tiers, start, end, limit)
+        return self._send(call, FacetsResponse)
+
+    def _send(self, call: Call, model: type[Reply]) -> Reply:
+        attempt = 0
+        while True:
+            try:
+                response = self._http.request(call.method, call.path, json=call.body, params=call.params)
+            except httpx.TransportError as exc:  # timeouts included
+                raise TransportFailed(f"{call.method} {self.base_url}{call.path}: {exc!r}") from exc
+            delay = None if call.method in NOT_RETRIED else self.retry.delay(response, attempt)
+            if delay is None:
+                return parsed(response, model)
+            time.sleep(delay)
+            attempt += 1
