@@ -12,7 +12,7 @@ from neural_memory.clock import to_iso
 from neural_memory.models import ObservationIn, SearchRequest
 
 from tests.helpers.pipeline import NOW, FakeClaude, claude_reply, note, service
-from tests.integration.test_store_conformance import svc  # noqa: F401  (the two-store fixture)
+from tests.helpers.two_stores import svc  # noqa: F401  (the two-store fixture)
 
 if TYPE_CHECKING:
     from collections.abc import Callable

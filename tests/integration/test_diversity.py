@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from neural_memory.models import ObservationIn, SearchRequest
 
-from tests.integration.test_store_conformance import svc  # noqa: F401 - the two-store fixture
+from tests.helpers.two_stores import svc  # noqa: F401 - the two-store fixture
 
 if TYPE_CHECKING:
     from neural_memory.service import Service

@@ -7,66 +7,29 @@ is compared with a brute-force oracle computed from the SQLite rows themselves."
 from __future__ import annotations
 
 import os
-from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from neural_memory.models import Chunk, ObservationRecord
 from neural_memory.search import bm25
 from neural_memory.search.filters.model import Filter
-from neural_memory.stores.base import IndexedObservation
 from neural_memory.stores.sqlite.store import SqliteStore
 
-from tests.helpers.fakes import HashEmbedder
+from tests.helpers.mirror_records import EMBEDDER, NOW, WORDS, indexed_record
 from tests.helpers.sql_oracle import bm25_by_chunk
 
 if TYPE_CHECKING:
+    from datetime import datetime
     from pathlib import Path
 
 pytestmark = pytest.mark.integration
 
-NOW = datetime(2025, 12, 14, tzinfo=UTC)
-EMBEDDER = HashEmbedder(16)
-WORDS = ["deploy", "failed", "console", "billing", "lock", "session", "redirect", "cache", "queue", "worker"]
 IDS = ["a", "b", "c", "d", "e"]
 WORKSPACES = ["acme", "rival"]
 # Bounded for `make test`; a longer run: NM_MIRROR_EXAMPLES=2000 pytest tests/integration/test_mirror_oracle.py
 EXAMPLES = int(os.environ.get("NM_MIRROR_EXAMPLES", "40"))
-
-
-def _record(obs_id: str, words: list[str], expired: bool) -> IndexedObservation:
-    text = " ".join(words)
-    record = ObservationRecord(
-        id=obs_id,
-        source="manual",
-        source_type="note",
-        observation_type="note",
-        actor_name=None,
-        occurred_at=NOW - timedelta(days=30 if expired else 1),
-        ingested_at=NOW,
-        expires_at=NOW - timedelta(days=1) if expired else None,
-        tier="C" if expired else "A",
-        title=words[0],
-        content=text,
-        url=None,
-        session_id=None,
-        parent_id=None,
-        metadata={},
-        content_hash=text,
-    )
-    # Several chunks per observation, so replacing one changes how many rowids it holds; past
-    # two, cut as long content is: passages (vector only) then lexical windows (BM25 only), so
-    # passages must count in no BM25 statistic and lexical windows in no vector search.
-    pieces = [" ".join(words[i : i + 2]) for i in range(0, len(words), 2)]
-    chunks = [Chunk(chunk_no=n, text=p, vector=EMBEDDER.embed([p], "search_document")[0]) for n, p in enumerate(pieces)]
-    if len(pieces) > 2:
-        windows = [" ".join(words[:3]), " ".join(words[2:])]
-        chunks = [c.model_copy(update={"role": "passage"}) for c in chunks]
-        chunks += [Chunk(chunk_no=len(pieces) + n, text=w, role="lexical") for n, w in enumerate(windows)]
-    return IndexedObservation(record=record, chunks=chunks, model_id=EMBEDDER.model_id)
 
 
 words = st.lists(st.sampled_from(WORDS), min_size=1, max_size=6)
@@ -138,7 +101,7 @@ def _apply(stores: list[SqliteStore], op: tuple[int, Any]) -> None:
     store = stores[which]
     if kind == "upsert":
         workspace, batch = args
-        store.upsert(workspace, [_record(i, w, expired) for i, w, expired in batch])
+        store.upsert(workspace, [indexed_record(i, w, expired) for i, w, expired in batch])
     elif kind == "delete":
         store.delete(*args)
     elif kind == "restart":
@@ -170,13 +133,13 @@ def test_an_id_repeated_within_one_batch_leaves_no_stale_chunk(tmp_path: Path) -
     # shorter, so the first version's chunks are deleted inside the same transaction (and SQLite
     # may hand their rowids to the new chunks)
     store = SqliteStore(tmp_path / "store.sqlite3")
-    store.upsert("acme", [_record("seed", ["cache"], expired=False)])
+    store.upsert("acme", [indexed_record("seed", ["cache"], expired=False)])
     _check(store)
     store.upsert(
         "acme",
         [
-            _record("x", ["billing", "lock", "queue", "worker", "deploy", "failed"], expired=False),
-            _record("x", ["session", "redirect"], expired=False),
+            indexed_record("x", ["billing", "lock", "queue", "worker", "deploy", "failed"], expired=False),
+            indexed_record("x", ["session", "redirect"], expired=False),
         ],
     )
     # Then the old version's words find nothing, the new ones find it, and every score is the oracle's
@@ -187,7 +150,7 @@ def test_an_id_repeated_within_one_batch_leaves_no_stale_chunk(tmp_path: Path) -
     _check(store)
     # And after deleting it, a new document is not matched by the deleted one's words
     store.delete("acme", "x")
-    store.upsert("acme", [_record("y", ["console"], expired=False)])
+    store.upsert("acme", [indexed_record("y", ["console"], expired=False)])
     assert store.retrieve("acme", text="session", vector=None, model_id=None, flt=flt, limit=10).lexical == []
     _check(store)
     assert len(store.retrieve("acme", text="console", vector=None, model_id=None, flt=flt, limit=5).lexical) == 1
@@ -208,7 +171,9 @@ def test_a_restart_loads_the_saved_mirror_instead_of_rebuilding_it(tmp_path: Pat
     # Given a store that searched (its mirror built) and closed (its mirror saved)
     path = tmp_path / "store.sqlite3"
     first = SqliteStore(path)
-    first.upsert("acme", [_record(i, ["deploy", "failed", w], expired=False) for i, w in zip(IDS, WORDS, strict=False)])
+    first.upsert(
+        "acme", [indexed_record(i, ["deploy", "failed", w], expired=False) for i, w in zip(IDS, WORDS, strict=False)]
+    )
     before = _search_all(first)
     first.close()
     saved = _snapshot(path).stat().st_mtime_ns
@@ -224,7 +189,7 @@ def test_a_keyword_search_after_a_restart_uses_the_saved_mirror_with_its_vectors
     # Given a store whose mirror (with vectors) was saved when it closed
     path = tmp_path / "store.sqlite3"
     first = SqliteStore(path)
-    first.upsert("acme", [_record(i, ["deploy", w], expired=False) for i, w in zip(IDS, WORDS, strict=False)])
+    first.upsert("acme", [indexed_record(i, ["deploy", w], expired=False) for i, w in zip(IDS, WORDS, strict=False)])
     before = _search_all(first)
     first.close()
     saved = _snapshot(path).stat().st_mtime_ns
@@ -239,12 +204,12 @@ def test_a_keyword_search_after_a_restart_uses_the_saved_mirror_with_its_vectors
 def test_a_stale_or_damaged_snapshot_is_rebuilt_never_used(tmp_path: Path) -> None:
     path = tmp_path / "store.sqlite3"
     store = SqliteStore(path)
-    store.upsert("acme", [_record("a", ["deploy", "failed"], expired=False)])
+    store.upsert("acme", [indexed_record("a", ["deploy", "failed"], expired=False)])
     _search_all(store)
     store.close()
     # Given a write the snapshot did not see (another process, which did not close)
     other = SqliteStore(path)
-    other.upsert("acme", [_record("b", ["deploy", "failed", "again"], expired=False)])
+    other.upsert("acme", [indexed_record("b", ["deploy", "failed", "again"], expired=False)])
     # Then a restart rebuilds: the new observation is found, every score is the oracle's
     restarted = SqliteStore(path)
     assert {i for i, _ in _search_all(restarted)} == {"a", "b"}
@@ -261,7 +226,9 @@ def test_a_file_from_before_passages_opens_with_every_chunk_searched_both_ways(t
     # Given a file written before chunks had roles (no `lexical` column) and no saved mirror
     path = tmp_path / "store.sqlite3"
     first = SqliteStore(path)
-    first.upsert("acme", [_record(i, ["deploy", "failed", w], expired=False) for i, w in zip(IDS, WORDS, strict=False)])
+    first.upsert(
+        "acme", [indexed_record(i, ["deploy", "failed", w], expired=False) for i, w in zip(IDS, WORDS, strict=False)]
+    )
     before = _search_all(first)
     first._conn.execute("ALTER TABLE chunks DROP COLUMN lexical")
     first.close()
@@ -270,5 +237,5 @@ def test_a_file_from_before_passages_opens_with_every_chunk_searched_both_ways(t
     # passages and windows of new long content are told apart
     again = SqliteStore(path)
     assert _search_all(again) == before
-    again.upsert("acme", [_record("long", ["deploy", "queue", "worker", "failed", "lock"], expired=False)])
+    again.upsert("acme", [indexed_record("long", ["deploy", "queue", "worker", "failed", "lock"], expired=False)])
     _check(again)

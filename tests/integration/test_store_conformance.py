@@ -31,8 +31,9 @@ from opensearchpy import OpenSearch
 
 from tests.helpers.events import ROOT
 from tests.helpers.fakes import HashEmbedder
+from tests.helpers.filter_cases import CASES, DATA, exclusion, matches, tier_of
 from tests.helpers.pipeline import NOW, note
-from tests.integration.test_search_filters import CASES, DATA, _matches, _tier, exclusion
+from tests.helpers.two_stores import INDEX
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -40,20 +41,6 @@ if TYPE_CHECKING:
     from neural_memory.settings import Settings
 
 pytestmark = pytest.mark.integration
-INDEX = "nm-test"
-
-
-@pytest.fixture(params=["sqlite", "opensearch"])
-def svc(request: pytest.FixtureRequest, settings: Settings) -> Service:
-    """A service over one store kind, with the hashing test embedder (64 dimensions)."""
-    embedder = HashEmbedder()
-    if request.param == "sqlite":
-        store: Any = SqliteStore(settings.sqlite_path)
-    else:
-        client = OpenSearch(hosts=[request.getfixturevalue("osmem_url")])
-        assert OpenSearchAdmin(client, INDEX).ensure_index(embedder.dimension, embedder.model_id) == "created"
-        store = OpenSearchStore(client, INDEX, refresh="true")
-    return Service(store, embedder, settings, clock=lambda: NOW)
 
 
 def _ids(service: Service, query: str = "acme", **fields: Any) -> set[str]:
@@ -70,7 +57,7 @@ def test_every_filter_returns_exactly_the_matching_observations(svc: Service) ->
     for name, filters, exclude in CASES:
         extra: dict[str, Any] = {"filters": filters} if filters else {}
         extra |= exclusion(exclude)
-        assert _ids(svc, **extra) == {o["id"] for o in DATA if _matches(o, filters, exclude)}, name
+        assert _ids(svc, **extra) == {o["id"] for o in DATA if matches(o, filters, exclude)}, name
 
 
 class OtherModel(HashEmbedder):
@@ -357,7 +344,7 @@ def _expected_facets(filters: dict[str, Any]) -> dict[str, Any]:
         if "not" in filters:
             others["not"] = {key: value for key, value in filters["not"].items() if key != name}
         counts = Counter(
-            _tier(o) if name == "tiers" else o[_FACET_FIELDS[name]] for o in DATA if _matches(o, others, None)
+            tier_of(o) if name == "tiers" else o[_FACET_FIELDS[name]] for o in DATA if matches(o, others, None)
         )
         expected[name] = sorted(([value, n] for value, n in counts.items()), key=lambda pair: (-pair[1], pair[0]))
     return expected
@@ -377,7 +364,7 @@ def test_facets_count_each_value_under_the_other_filters(svc: Service) -> None:
     # When facets are asked under each filter case, Then every field counts the live observations
     # matching every other filter, the most frequent first, and the total matches them all
     for name, filters in FACET_CASES:
-        total = sum(1 for o in DATA if _matches(o, filters, None))
+        total = sum(1 for o in DATA if matches(o, filters, None))
         assert _facets(svc, "acme", filters) == {"total": total, **_expected_facets(filters)}, name
     # And another workspace's values are never counted (tenancy in the store)
     assert _facets(svc, "rival") == {

@@ -12,7 +12,7 @@ from neural_memory.models import SearchRequest
 
 from tests.helpers.handlers import ingest
 from tests.helpers.pipeline import NOW, note
-from tests.integration.test_store_conformance import svc  # noqa: F401  (the two-store fixture)
+from tests.helpers.two_stores import svc  # noqa: F401  (the two-store fixture)
 
 if TYPE_CHECKING:
     from neural_memory.local.gateway import LocalLambdaContext
