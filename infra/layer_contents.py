@@ -61,7 +61,9 @@ def imports_of(path: Path, *, module_level_only: bool = False) -> set[str]:
                 continue
             if isinstance(node, ast.Import):
                 found.update(alias.name for alias in node.names if alias.name.startswith("neural_memory"))
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("neural_memory"):
+            elif (
+                isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("neural_memory")
+            ):
                 module = node.module or ""
                 found.add(module)
                 found.update(f"{module}.{a.name}" for a in node.names if module_file(f"{module}.{a.name}"))

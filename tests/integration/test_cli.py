@@ -122,7 +122,7 @@ def test_an_existing_shared_folder_is_left_as_it_is_and_the_files_in_it_are_priv
 def test_routes_are_managed_checked_and_read_by_serve(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import argparse
 
-    from neural_memory.local.cli import _settings
+    from neural_memory.local.cli.common import cli_settings as _settings
 
     table = tmp_path / "ingest-routes.json"
     # Given routes added with the CLI, and one malformed key refused with the reason

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import fnmatch
 import importlib.util
-import os
 import json
+import os
 import queue
 import sys
 import threading

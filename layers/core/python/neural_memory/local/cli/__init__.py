@@ -1,0 +1,37 @@
+"""``neural-memory``: run the local API, manage keys, ingest files and search from the terminal.
+
+One file per command in ``commands/`` (``cmd_<name>(args) -> exit code``), the parser that names
+them in ``parser.py``, what they share in ``common.py``; ``main`` here is the console script."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING
+
+from neural_memory.local.cli.parser import build_parser
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``neural-memory`` console script."""
+    args = build_parser().parse_args(argv)
+    if args.command == "serve":
+        # Concurrent searches each scan on their own thread; BLAS's own helper threads would only
+        # oversubscribe the cores (measured: 6 clients p95 173 -> 130 ms at 100k, 1 client unchanged).
+        for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ.setdefault(variable, "1")
+        # EMF lines are for CloudWatch, and Powertools keeps one metric set per process, which
+        # the server's concurrent handler instances would mix; latency is in every reply.
+        os.environ["POWERTOOLS_METRICS_DISABLED"] = "true"
+    else:
+        # EMF lines belong to the API's logs, not to a terminal command's output.
+        os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    result: int = args.func(args)
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""One module per command of ``neural-memory`` (``cmd_<name>``), each importing what it needs when it runs."""

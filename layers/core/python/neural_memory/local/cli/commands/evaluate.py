@@ -1,0 +1,42 @@
+"""``neural-memory eval``: retrieval quality on a conversation benchmark."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from neural_memory.local.cli.common import cli_settings
+
+if TYPE_CHECKING:
+    import argparse
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    """Score retrieval on a BEIR-layout or a LoCoMo-layout dataset; the last line is one JSON object."""
+    from neural_memory.local import conversations
+
+    folder = Path(args.dataset)
+    if conversations.is_conversation_dataset(folder):
+        result = conversations.run(folder, args.mode, args.rerank, cli_settings(args))
+        if not args.json:
+            print(
+                f"{result['mode']} ({result['dataset']}, {result['questions']} questions in "
+                f"{result['conversations']} conversations): evidence recall@10 {result['recall@10']:.4f}, "
+                f"hit@10 {result['hit@10']:.4f}"
+            )
+            for name, scores in result["by_category"].items():
+                print(f"  {name:<12} {scores['questions']:>4} questions: recall@10 {scores['recall@10']:.4f}, "
+                      f"hit@10 {scores['hit@10']:.4f}")  # fmt: skip
+        print(json.dumps(result))
+        return 0
+    from neural_memory.local.evaluation import run
+
+    result = run(folder, args.mode, args.rerank, args.split, cli_settings(args))
+    if not args.json:
+        print(
+            f"{result['mode']} ({result['split']}, {result['queries']} queries): "
+            f"nDCG@10 {result['ndcg@10']:.4f}, recall@100 {result['recall@100']:.4f}"
+        )
+    print(json.dumps(result))
+    return 0

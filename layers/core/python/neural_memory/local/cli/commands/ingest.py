@@ -1,0 +1,61 @@
+"""``neural-memory ingest`` and ``replay``: files and saved events into a workspace, in batches."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from neural_memory.local.cli.common import cli_settings, progress_bar
+
+if TYPE_CHECKING:
+    import argparse
+
+INGEST_BATCH = 64
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    """Load observations from event or request files into a workspace; failures go to a report."""
+    from neural_memory.ingest.files import expand, load_file
+
+    files = expand(Path(p) for p in args.paths)
+    loaded = []
+    with progress_bar(len(files), "file", "reading") as bar:
+        for path in files:
+            loaded.extend(load_file(path))
+            bar.update(1)
+    return _index(args, loaded)
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """Ingest again the documents of a failure report; what still fails is written back to it."""
+    from neural_memory.ingest.runner import read_failures
+
+    args.failures = args.failures or args.report
+    return _index(args, read_failures(Path(args.report)))
+
+
+def _index(args: argparse.Namespace, loaded: list[Any]) -> int:
+    from neural_memory.ingest.runner import ingest_loaded, write_failures
+    from neural_memory.service import build_service
+
+    service = build_service(cli_settings(args))
+    total = sum(len(item.observations) for item in loaded)
+    with progress_bar(total, "obs", "indexing") as bar:
+        report = ingest_loaded(service, args.workspace, loaded, INGEST_BATCH, progress=bar.update)
+    for origin, reason in report.skipped:
+        print(f"skipped {origin}: {reason}", file=sys.stderr)
+    for failure in report.failures:
+        print(f"FAILED  {failure.origin}: {failure.reason}", file=sys.stderr)
+    failures_path = Path(args.failures)
+    if report.failures:
+        write_failures(failures_path, report.failures)
+        print(f"failure report: {failures_path} (retry with: neural-memory replay {failures_path})", file=sys.stderr)
+    elif failures_path.exists() and getattr(args, "report", None):
+        failures_path.unlink()  # everything replayed
+    held = service.store.count(args.workspace)
+    print(
+        f"{report.created} created, {report.updated} updated, {len(report.skipped)} skipped, "
+        f"{len(report.failures)} failed; workspace {args.workspace!r} holds {held} observations"
+    )
+    return 1 if report.failures else 0

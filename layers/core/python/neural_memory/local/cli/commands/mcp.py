@@ -1,0 +1,76 @@
+"""``neural-memory mcp``: the MCP server over stdio or streamable HTTP."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from typing import TYPE_CHECKING
+
+from neural_memory.local.cli.common import cli_settings
+
+if TYPE_CHECKING:
+    import argparse
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """Serve the memory to agents over MCP: stdio (default) or streamable HTTP (``--http``), from
+    the embedded store in-process (``--workspace``) or a remote API (``--url/--key``)."""
+    import anyio
+
+    from neural_memory.mcp_server.backends import EmbeddedBackend, MemoryBackend, RemoteBackend
+    from neural_memory.mcp_server.tools import build_server
+
+    backend: MemoryBackend
+    if args.url or args.key:
+        from neural_memory.client import AsyncNeuralMemoryClient, ClientConfigurationError
+
+        if args.workspace:
+            print("error: --workspace: a remote API's key names the workspace", file=sys.stderr)
+            return 2
+        try:
+            backend = RemoteBackend(AsyncNeuralMemoryClient(args.url, args.key))
+        except ClientConfigurationError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+    else:
+        from neural_memory.service import build_service
+        from neural_memory.stores.factory import ensure_store
+
+        if not args.workspace:
+            print("error: --workspace is needed for the embedded store (or --url/--key for an API)", file=sys.stderr)
+            return 2
+        settings = cli_settings(args)
+        service = build_service(settings)  # the factory `serve` uses: same store, model and providers
+        ensure_store(settings, service.embedder)
+        backend = EmbeddedBackend(service, args.workspace)
+    server = build_server(backend)
+
+    import signal
+
+    async def stop_on_signal() -> None:
+        # An agent stopping its server sends SIGTERM while stdin may still be open: the SDK's reader
+        # thread is blocked on it and cannot be cancelled, so the store is closed here and the
+        # process ends (a supervisor would otherwise wait, then kill it before the store is saved).
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async for _ in signals:
+                await backend.close()
+                os._exit(0)
+
+    async def run() -> None:
+        async with anyio.create_task_group() as group:
+            group.start_soon(stop_on_signal)
+            try:
+                if args.http:
+                    print(f"Neural Memory MCP on http://{args.host}:{args.port}/mcp", file=sys.stderr, flush=True)
+                    await server.run_streamable_http_async(host=args.host, port=args.port)
+                else:
+                    await server.run_stdio_async()
+            finally:
+                group.cancel_scope.cancel()
+                with anyio.CancelScope(shield=True):
+                    await backend.close()  # in the same event loop as the calls (the client's pool lives there)
+
+    with contextlib.suppress(KeyboardInterrupt):
+        anyio.run(run)
+    return 0

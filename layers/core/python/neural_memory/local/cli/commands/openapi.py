@@ -1,0 +1,17 @@
+"""``neural-memory openapi``: the merged OpenAPI document on stdout."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import argparse
+
+
+def cmd_openapi(args: argparse.Namespace) -> int:
+    """Print the merged OpenAPI document."""
+    from neural_memory.local.gateway import openapi_document
+
+    print(json.dumps(openapi_document(), indent=2, sort_keys=True))
+    return 0

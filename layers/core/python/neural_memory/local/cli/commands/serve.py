@@ -1,0 +1,67 @@
+"""``neural-memory serve``: the local API (the functions' own handlers behind the local gateway)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from neural_memory.local.cli.common import cli_settings, interrupt
+
+if TYPE_CHECKING:
+    import argparse
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Start the local API with the demo workspace and samples."""
+    import faulthandler
+    import signal
+
+    from neural_memory.auth.factory import build_key_store
+    from neural_memory.clock import utcnow
+    from neural_memory.local.demo import DEMO_WORKSPACE, ensure_demo
+    from neural_memory.local.gateway import LocalGateway
+    from neural_memory.local.server import LocalApiServer
+    from neural_memory.service import build_service, set_service
+    from neural_memory.stores.factory import ensure_store
+
+    if hasattr(signal, "SIGUSR1"):  # `kill -USR1 <pid>` prints every thread's stack: why is it stuck?
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
+    # `docker stop`, systemd and supervisors stop with SIGTERM: stop as on Ctrl-C, saving the index.
+    signal.signal(signal.SIGTERM, interrupt)
+    settings = cli_settings(args)
+    service = build_service(settings)
+    set_service(service)
+    keys = build_key_store(settings)
+    index = ensure_store(settings, service.embedder)
+    if service.embedder is not None:
+        service.embedder.embed(["warm up"], "search_query")  # load the model before the first request
+    samples = None if args.no_samples else Path(args.samples)
+    demo = ensure_demo(service, keys, settings.data_dir, samples, utcnow())
+    concurrency = settings.serve_concurrency
+    gateway = LocalGateway(keys, concurrency=concurrency)
+    server = LocalApiServer((args.host, args.port), gateway, settings.max_body_bytes, args.quiet, threads=concurrency)
+    where = (
+        f"OpenSearch {settings.opensearch_url} index {settings.opensearch_index} ({index})"
+        if settings.store == "opensearch"
+        else settings.sqlite_path
+    )
+    print(f"Neural Memory local API on {server.url}  (store: {where})", flush=True)
+    print(f"  workspace {DEMO_WORKSPACE!r}: {demo.loaded} sample observations loaded", flush=True)
+    if demo.key:
+        note = "new key" if demo.created_key else "key"
+        print(f"  demo {note} (also in {demo.key_file}):", flush=True)
+        print(f"  {demo.key}", flush=True)
+    print(f"  {concurrency} requests at once (--concurrency)", flush=True)
+    print(f"  Console: {server.url}/console  (paste the key above)", flush=True)
+    print(f"  OpenAPI: {server.url}/openapi.json   Ctrl-C to stop", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.shutdown()
+        server.server_close()
+        close = getattr(service.store, "close", None)
+        if close is not None:
+            close()  # the embedded store saves its in-memory index, so the next start is instant
+    return 0

@@ -1,0 +1,176 @@
+"""The command line: every command, its flags and the function that runs it."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime
+
+from neural_memory.local.cli.commands.dlq import cmd_dlq_replay
+from neural_memory.local.cli.commands.evaluate import cmd_eval
+from neural_memory.local.cli.commands.ingest import cmd_ingest, cmd_replay
+from neural_memory.local.cli.commands.keys import cmd_keys_create, cmd_keys_revoke
+from neural_memory.local.cli.commands.mcp import cmd_mcp
+from neural_memory.local.cli.commands.openapi import cmd_openapi
+from neural_memory.local.cli.commands.purge import cmd_purge
+from neural_memory.local.cli.commands.reindex import cmd_reindex
+from neural_memory.local.cli.commands.routes import cmd_routes
+from neural_memory.local.cli.commands.search import cmd_search
+from neural_memory.local.cli.commands.serve import cmd_serve
+
+DESCRIPTION = "``neural-memory``: run the local API, manage keys, ingest files and search from the terminal."
+
+
+def _since(value: str) -> str:
+    """Validate ``--since`` early: an ISO-8601 date or datetime (UTC if no zone)."""
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not an ISO-8601 date: {value!r}") from exc
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).isoformat()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line interface."""
+    from neural_memory.ingest.routing import ROUTES_FILE
+
+    parser = argparse.ArgumentParser(prog="neural-memory", description=DESCRIPTION)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    def data_dir(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--data-dir", help="embedded store folder (env NM_DATA_DIR, default .neural-memory)")
+        p.add_argument("--embedder", choices=["onnx", "cohere", "none"], help="embedding provider (env NM_EMBEDDER)")
+        p.add_argument("--store", choices=["sqlite", "opensearch"], help="store (env NM_STORE, default sqlite)")
+        p.add_argument("--opensearch-url", help="OpenSearch endpoint when --store opensearch (env NM_OPENSEARCH_URL)")
+
+    def remote(p: argparse.ArgumentParser) -> None:
+        # The flags choose the remote API; the variables only fill in the one not given, so a
+        # shell that exports them for the MCP server still searches the local store by default.
+        p.add_argument(
+            "--url", help="a remote API (a stack's ApiUrl or http://127.0.0.1:8080); NM_API_URL if only --key is given"
+        )
+        p.add_argument("--key", help="its API key, which names the workspace; NM_API_KEY when only --url is given")
+
+    serve = commands.add_parser("serve", help="run the local API")
+    serve.add_argument("--host", default="127.0.0.1", help="bind address (default loopback only)")
+    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument("--samples", default="events", help="folder of sample events to load into 'demo'")
+    serve.add_argument("--no-samples", action="store_true", help="do not load sample events")
+    serve.add_argument("--quiet", action="store_true", help="no access log")
+    serve.add_argument("--routes", default=str(ROUTES_FILE), help="webhook routing table, if present")
+    serve.add_argument(
+        "--concurrency",
+        type=int,
+        help="requests handled at once; each function runs up to this many handler instances "
+        "(default 8, or NM_SERVE_CONCURRENCY)",
+    )
+    data_dir(serve)
+    serve.set_defaults(func=cmd_serve)
+
+    keys = commands.add_parser("keys", help="manage API keys").add_subparsers(dest="keys_command", required=True)
+    create = keys.add_parser("create", help="create a key for a workspace")
+    create.add_argument("--workspace", required=True)
+    data_dir(create)
+    create.set_defaults(func=cmd_keys_create)
+    revoke = keys.add_parser("revoke", help="revoke a key (it stops working at once locally)")
+    revoke.add_argument("key", help="the key, or - to read it from standard input")
+    data_dir(revoke)
+    revoke.set_defaults(func=cmd_keys_revoke)
+
+    routes = commands.add_parser("routes", help="which workspace each repository or Vercel team feeds")
+    routes_commands = routes.add_subparsers(dest="routes_command", required=True)
+    for name, helped in (
+        ("list", "print the routing table"),
+        ("add", "route github:<owner/repo> or vercel:<team id> to a workspace"),
+        ("remove", "remove a route"),
+    ):
+        command = routes_commands.add_parser(name, help=helped)
+        if name != "list":
+            command.add_argument("key", help="github:<owner/repo>, vercel:<team id> or neural-memory:<workspace>")
+        if name == "add":
+            command.add_argument("workspace")
+        command.add_argument("--file", default=str(ROUTES_FILE), help=f"the routing table (default ./{ROUTES_FILE})")
+        command.set_defaults(func=cmd_routes)
+
+    ingest = commands.add_parser("ingest", help="load event or request JSON files (or folders, .jsonl)")
+    ingest.add_argument("paths", nargs="+")
+    ingest.add_argument("--workspace", default="demo")
+    ingest.add_argument("--failures", default="ingest-failures.jsonl", help="where to write the failure report")
+    data_dir(ingest)
+    ingest.set_defaults(func=cmd_ingest)
+
+    replay = commands.add_parser("replay", help="ingest again what a failure report lists")
+    replay.add_argument("report", help="a failure report written by ingest or replay")
+    replay.add_argument("--workspace", default="demo")
+    replay.add_argument("--failures", help="where to write what still fails (default: the report itself)")
+    data_dir(replay)
+    replay.set_defaults(func=cmd_replay)
+
+    dlq = commands.add_parser("dlq-replay", help="AWS: move dead-lettered ingest messages back to the queue")
+    dlq.add_argument("--dlq-url", required=True)
+    dlq.add_argument("--queue-url", required=True)
+    dlq.add_argument("--limit", type=int, help="at most this many messages (default: all)")
+    dlq.set_defaults(func=cmd_dlq_replay)
+
+    search = commands.add_parser("search", help="search a workspace (embedded, or a remote API with --url/--key)")
+    search.add_argument("query")
+    search.add_argument("--workspace", help="embedded store's workspace (default demo)")
+    search.add_argument("--source", action="append", help="source (repeatable): github, vercel, ...")
+    search.add_argument("--type", action="append", help="observation type (repeatable)")
+    search.add_argument("--actor", action="append", help="actor name (repeatable)")
+    search.add_argument("--tier", action="append", choices=["A", "C", "E"])
+    search.add_argument("--since", type=_since, help="only observations on or after this ISO-8601 date")
+    search.add_argument("--mode", default="hybrid", choices=["hybrid", "semantic", "keyword"])
+    search.add_argument("--top-k", type=int, default=10)
+    search.add_argument("--json", action="store_true", help="print the API's JSON reply")
+    remote(search)
+    data_dir(search)
+    search.set_defaults(func=cmd_search)
+
+    mcp = commands.add_parser("mcp", help="serve the memory to agents over MCP (stdio, or --http)")
+    mcp.add_argument("--workspace", help="the embedded store's workspace the tools read and write")
+    remote(mcp)
+    mcp.add_argument(
+        "--http", action="store_true", help="streamable HTTP on --host/--port (path /mcp) instead of stdio"
+    )
+    mcp.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="with --http: bind address (default loopback only: the endpoint has no authentication of its own)",
+    )
+    mcp.add_argument("--port", type=int, default=8765, help="with --http: port (default 8765)")
+    data_dir(mcp)
+    mcp.set_defaults(func=cmd_mcp)
+
+    purge = commands.add_parser("purge", help="delete expired observations")
+    data_dir(purge)
+    purge.set_defaults(func=cmd_purge)
+
+    reindex = commands.add_parser(
+        "reindex", help="OpenSearch: rebuild the index for a new model or mapping behind its alias (resumable)"
+    )
+    reindex.add_argument("--batch", type=int, default=100, help="observations embedded and written at a time")
+    reindex.add_argument("--list", action="store_true", help="list the physical indices and which one is live")
+    reindex.add_argument("--drop", metavar="INDEX", help="delete an old physical index (never the live one)")
+    reindex.add_argument(
+        "--force", action="store_true", help="move the alias even though some observations were refused (listed)"
+    )
+    data_dir(reindex)
+    reindex.set_defaults(func=cmd_reindex)
+
+    evaluate = commands.add_parser(
+        "eval", help="nDCG@10 and recall@100 on a BEIR dataset; evidence recall@10 and hit@10 on LoCoMo"
+    )
+    evaluate.add_argument(
+        "dataset",
+        help="folder with corpus.jsonl[.gz], queries.jsonl, qrels/<split>.tsv (BEIR), or a LoCoMo *.json[.gz]",
+    )
+    evaluate.add_argument("--mode", default="hybrid", choices=["hybrid", "semantic", "keyword"])
+    evaluate.add_argument("--rerank", default="fast", choices=["fast", "balanced", "thorough"])
+    evaluate.add_argument("--split", default="test", help="qrels file to score (tune on train, report test)")
+    evaluate.add_argument("--json", action="store_true", help="print only the JSON line")
+    data_dir(evaluate)
+    evaluate.set_defaults(func=cmd_eval)
+
+    openapi = commands.add_parser("openapi", help="print the OpenAPI document")
+    openapi.set_defaults(func=cmd_openapi)
+    return parser
