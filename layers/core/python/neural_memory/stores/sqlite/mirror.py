@@ -4,18 +4,15 @@ one embedding model, and BM25 postings taken from FTS5's own index.
 SQLite (with FTS5) is the source of truth; this mirror makes retrieval a few vectorised numpy
 passes. Both retrievers apply the same filter as a boolean mask *before* their top-k cut, so a
 filtered search still returns ``limit`` hits, and both are exact: the vector side is a full dot
-product, the lexical side is FTS5's own bm25() formula over FTS5's own terms.
+product, the lexical side is FTS5's own bm25() formula over FTS5's own terms. Its snapshot on disk
+is ``snapshot.py``.
 """
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import uuid
-import zipfile
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -26,7 +23,6 @@ from neural_memory.stores.sqlite.partitions import TRAINING_SAMPLE, PartitionedV
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
-    from pathlib import Path
 
     from numpy.typing import NDArray
 
@@ -86,7 +82,7 @@ class _Dictionary:
         return self._codes.get(value)
 
 
-class _Postings:
+class Postings:
     """Positions and weighted frequencies of one term; appends are merged by ``settle()``, which
     writers call before readers may look (reads never change anything, so they can run at once)."""
 
@@ -124,8 +120,8 @@ class _Postings:
         return cached[1]
 
 
-_COLUMNS = ("workspace", "source", "observation_type", "actor_name", "tier", "session_id")
-_ROW_ARRAYS = ("has_vector", "rowids", "alive", "lexical", "length", "occurred", "expires")
+COLUMNS = ("workspace", "source", "observation_type", "actor_name", "tier", "session_id")
+ROW_ARRAYS = ("has_vector", "rowids", "alive", "lexical", "length", "occurred", "expires")
 
 
 class RowLookup(Protocol):
@@ -174,9 +170,9 @@ class ChunkMirror:
         self._length: NDArray[np.float32] = np.zeros(_INITIAL_CAPACITY, dtype=np.float32)
         self._occurred: NDArray[np.int64] = np.zeros(_INITIAL_CAPACITY, dtype=np.int64)
         self._expires: NDArray[np.int64] = np.zeros(_INITIAL_CAPACITY, dtype=np.int64)
-        self._codes: dict[str, NDArray[np.int32]] = {c: np.zeros(_INITIAL_CAPACITY, dtype=np.int32) for c in _COLUMNS}
-        self._dicts: dict[str, _Dictionary] = {c: _Dictionary() for c in _COLUMNS}
-        self._postings: dict[str, _Postings] = {}
+        self._codes: dict[str, NDArray[np.int32]] = {c: np.zeros(_INITIAL_CAPACITY, dtype=np.int32) for c in COLUMNS}
+        self._dicts: dict[str, _Dictionary] = {c: _Dictionary() for c in COLUMNS}
+        self._postings: dict[str, Postings] = {}
         self._unsettled: set[str] = set()
         self._norms: tuple[tuple[int, int, int], NDArray[np.float32]] | None = None
         # Position of each live chunk by rowid (-1: none); rowids are SQLite's, dense and small.
@@ -196,7 +192,7 @@ class ChunkMirror:
             grown = np.resize(getattr(self, name), new)
             grown[capacity:] = 0
             setattr(self, name, grown)
-        for column in _COLUMNS:
+        for column in COLUMNS:
             self._codes[column] = np.resize(self._codes[column], new)
 
     def add(self, rows: Sequence[ChunkRow]) -> None:
@@ -215,7 +211,7 @@ class ChunkMirror:
             self._occurred[at] = row.occurred_ms
             self._expires[at] = NO_EXPIRY if row.expires_ms is None else row.expires_ms
             values = (row.workspace_id, row.source, row.observation_type, row.actor_name, row.tier, row.session_id)
-            for column, value in zip(_COLUMNS, values, strict=True):
+            for column, value in zip(COLUMNS, values, strict=True):
                 self._codes[column][at] = self._dicts[column].encode(value)
             for term, frequency in row.terms.items():
                 self.add_posting(term, at, frequency)
@@ -286,7 +282,7 @@ class ChunkMirror:
         """Record that the chunk at ``position`` holds ``term`` (weighted frequency)."""
         postings = self._postings.get(term)
         if postings is None:
-            postings = self._postings[term] = _Postings()
+            postings = self._postings[term] = Postings()
         postings.append(position, frequency)
         self._unsettled.add(term)
 
@@ -432,106 +428,3 @@ class ChunkMirror:
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top], kind="stable")]
         return [(int(self._rowids[rows[i]]), float(scores[i])) for i in top]
-
-
-SNAPSHOT_FORMAT = 4
-
-
-def save_snapshot(mirror: ChunkMirror, path: Path) -> None:
-    """Write what the mirror holds next to the database (atomically, mode 0600), so a restart at
-    the same generation loads it in a moment instead of rebuilding it from SQLite."""
-    n = mirror._size
-    live = mirror._alive[:n]
-    terms: list[str] = []
-    offsets, positions, frequencies = [0], [], []
-    for term, postings in mirror._postings.items():
-        at, weight = postings.arrays()
-        keep = live[at]
-        if keep.any():
-            terms.append(term)
-            positions.append(at[keep])
-            frequencies.append(weight[keep])
-            offsets.append(offsets[-1] + int(keep.sum()))
-    partitions_file = None
-    if mirror.partitioned is not None:
-        # faiss reads its own file straight into place; the snapshot names the file it goes with.
-        partitions_file = f"{path.stem}.{uuid.uuid4().hex}.faiss"
-        temporary = path.with_name(partitions_file + ".tmp")
-        os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
-        mirror.partitioned.write(temporary)
-        os.replace(temporary, path.with_name(partitions_file))
-    meta = {
-        "format": SNAPSHOT_FORMAT,
-        "partitions_file": partitions_file,
-        "generation": mirror.generation,
-        "model_id": mirror.model_id,
-        "dimension": mirror.dimension,
-        "live_tokens": mirror._live_tokens,
-        "dictionaries": {c: list(d._codes) for c, d in mirror._dicts.items()},
-        "terms": terms,
-    }
-    payload: dict[str, Any] = {f"codes_{c}": mirror._codes[c][:n] for c in _COLUMNS}
-    payload |= {name: getattr(mirror, f"_{name}")[:n] for name in _ROW_ARRAYS}
-    payload |= {
-        "meta": np.array(json.dumps(meta)),
-        "vectors": mirror._vectors[:n] if mirror.partitioned is None else np.zeros((0, mirror.dimension), np.float32),
-        "offsets": np.asarray(offsets, dtype=np.int64),
-        "positions": np.concatenate(positions) if positions else np.zeros(0, dtype=np.int32),
-        "frequencies": np.concatenate(frequencies) if frequencies else np.zeros(0, dtype=np.float32),
-    }
-    temporary = path.with_name(path.name + ".tmp")
-    with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as handle:
-        np.savez(handle, **payload)
-    os.replace(temporary, path)
-    for other in path.parent.glob(f"{path.stem}.*.faiss"):
-        if other.name != partitions_file:
-            other.unlink(missing_ok=True)  # the partitions of an older snapshot
-
-
-def load_snapshot(path: Path, generation: int, want: tuple[str, int] | None) -> ChunkMirror | None:
-    """The mirror saved at ``generation`` with the vectors of ``want`` (model, dimension; None:
-    any, for a search without vectors), or None when there is none, it is stale (another
-    generation or model) or it does not read back whole (then it is rebuilt, never used)."""
-    try:
-        with np.load(path, allow_pickle=False) as saved:
-            meta = json.loads(str(saved["meta"]))
-            if (meta["format"], meta["generation"]) != (SNAPSHOT_FORMAT, generation):
-                return None
-            model_id, dimension = meta["model_id"], meta["dimension"]
-            if want is not None and (model_id, dimension) != want:
-                return None
-            partitions_file = meta.get("partitions_file")
-            partitioned = PartitionedVectors.read(path.with_name(partitions_file)) if partitions_file else None
-            mirror = ChunkMirror(model_id, dimension, generation, partitioned)
-            # The arrays np.load made are the mirror's own: assigned, not copied (it grows them
-            # on the next write).
-            n = len(saved["rowids"])
-            if partitioned is None:
-                mirror._vectors = saved["vectors"]
-            for name in _ROW_ARRAYS:
-                setattr(mirror, f"_{name}", saved[name])
-            for column in _COLUMNS:
-                mirror._codes[column] = saved[f"codes_{column}"]
-                mirror._dicts[column]._codes = {v: i for i, v in enumerate(meta["dictionaries"][column])}
-            offsets, positions, frequencies = saved["offsets"], saved["positions"], saved["frequencies"]
-            if len(offsets) != len(meta["terms"]) + 1 or offsets[-1] != len(positions) != len(frequencies):
-                return None
-            if positions.dtype != np.int32 or frequencies.dtype != np.float32:
-                return None
-            for i, term in enumerate(meta["terms"]):
-                postings = mirror._postings[term] = _Postings()
-                postings._positions = positions[offsets[i] : offsets[i + 1]]  # views of one array
-                postings._frequencies = frequencies[offsets[i] : offsets[i + 1]]
-    except (OSError, ValueError, KeyError, TypeError, RuntimeError, json.JSONDecodeError, zipfile.BadZipFile):
-        # RuntimeError: faiss refusing a damaged partitions file
-        return None
-    alive = mirror._alive[:n]
-    mirror._size = n
-    mirror._live = int(alive.sum())
-    mirror._live_lexical = int((alive & mirror._lexical[:n]).sum())
-    mirror._live_tokens = int(meta["live_tokens"])
-    live = np.flatnonzero(alive)
-    rowids = mirror._rowids[live]
-    mirror._slot = np.full(int(rowids.max(initial=0)) + 1, -1, dtype=np.int32)
-    mirror._slot[rowids] = live
-    return mirror

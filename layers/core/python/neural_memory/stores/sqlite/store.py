@@ -4,6 +4,11 @@ FTS5 index, mirrored in memory by ``ChunkMirror`` for exact, filtered lexical an
 Tenancy: every statement carries ``workspace_id``, and the mirror masks by workspace.
 Hostile input: filter values and text are bound parameters; query text reaches FTS5 only as
 plain text to tokenize (never as MATCH syntax), so no FTS5 syntax from a caller is interpreted.
+
+One module (~700 lines) because it is one cohesive thing: the ``Store`` port's SQLite implementation,
+a single class whose writes, reads and SQL share one connection, lock and mirror. Its helpers live
+beside it: the schema and connections (``db.py``), FTS5 (``fts.py``), the mirror and its snapshot,
+partitioned vectors and the reader/writer lock.
 """
 
 from __future__ import annotations
@@ -31,8 +36,9 @@ from neural_memory.stores.sqlite.db import (
 )
 from neural_memory.stores.sqlite.fts import COLUMN_WEIGHTS, Tokenizer
 from neural_memory.stores.sqlite.lock import ReadWriteLock
-from neural_memory.stores.sqlite.mirror import ChunkMirror, ChunkRow, load_snapshot, save_snapshot
+from neural_memory.stores.sqlite.mirror import ChunkMirror, ChunkRow
 from neural_memory.stores.sqlite.partitions import PARTITION_FROM, TRAINING_SAMPLE, PartitionedVectors, partitions_for
+from neural_memory.stores.sqlite.snapshot import load_snapshot, save_snapshot
 
 if TYPE_CHECKING:
     import sqlite3
