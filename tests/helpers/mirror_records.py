@@ -15,7 +15,7 @@ EMBEDDER = HashEmbedder(16)
 WORDS = ["deploy", "failed", "console", "billing", "lock", "session", "redirect", "cache", "queue", "worker"]
 
 
-def indexed_record(obs_id: str, words: list[str], expired: bool) -> IndexedObservation:
+def entry(obs_id: str, words: list[str], expired: bool) -> IndexedObservation:
     text = " ".join(words)
     record = ObservationRecord(
         id=obs_id,

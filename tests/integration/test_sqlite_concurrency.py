@@ -11,7 +11,7 @@ import pytest
 from neural_memory.search.filters.model import Filter
 from neural_memory.stores.sqlite.store import SqliteStore
 
-from tests.helpers.mirror_records import EMBEDDER, NOW, WORDS, indexed_record
+from tests.helpers.mirror_records import EMBEDDER, NOW, WORDS, entry
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -25,7 +25,7 @@ def test_searches_racing_writes_only_ever_return_records_that_hold_the_query_wor
     # another chunk's record)
     store = SqliteStore(tmp_path / "memory.db")
     ids = [f"obs-{i}" for i in range(12)]
-    store.upsert("acme", [indexed_record(obs_id, [WORDS[i % len(WORDS)]], False) for i, obs_id in enumerate(ids)])
+    store.upsert("acme", [entry(obs_id, [WORDS[i % len(WORDS)]], False) for i, obs_id in enumerate(ids)])
     stop = threading.Event()
     failures: list[str] = []
     searches = [0]
@@ -33,7 +33,7 @@ def test_searches_racing_writes_only_ever_return_records_that_hold_the_query_wor
     def write() -> None:
         rng = random.Random(1)
         while not stop.is_set():
-            batch = [indexed_record(rng.choice(ids), rng.sample(WORDS, rng.randint(1, 4)), False) for _ in range(3)]
+            batch = [entry(rng.choice(ids), rng.sample(WORDS, rng.randint(1, 4)), False) for _ in range(3)]
             store.upsert("acme", batch)
             store.delete("acme", rng.choice(ids))
 

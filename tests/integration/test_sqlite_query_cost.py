@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 from neural_memory.stores.sqlite.store import SqliteStore, _SqlRowLookup
 
-from tests.helpers.mirror_records import EMBEDDER, indexed_record
+from tests.helpers.mirror_records import EMBEDDER, entry
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -41,9 +41,7 @@ def test_reads_of_a_few_observations_cost_the_same_in_a_small_and_a_large_store(
     store = SqliteStore(tmp_path / "memory.db")
     words = ["alpha", "beta", "gamma", "delta"]
     for start in range(0, size, 500):
-        store.upsert(
-            "acme", [indexed_record(f"o{i}", [words[i % 4], f"w{i}"], False) for i in range(start, start + 500)]
-        )
+        store.upsert("acme", [entry(f"o{i}", [words[i % 4], f"w{i}"], False) for i in range(start, start + 500)])
     wanted = [f"o{i}" for i in range(0, 50, 5)]
     # When ten observations' vectors, records and supersession links are read
     costs = {
@@ -63,7 +61,7 @@ def test_a_metadata_filter_reads_its_index_not_the_workspace(tmp_path: Path) -> 
     # Given 4000 observations, ten of which carry the metadata asked for
     store = SqliteStore(tmp_path / "memory.db")
     for start in range(0, 4000, 500):
-        batch = [indexed_record(f"o{i}", ["alpha", f"w{i}"], False) for i in range(start, start + 500)]
+        batch = [entry(f"o{i}", ["alpha", f"w{i}"], False) for i in range(start, start + 500)]
         for item in batch:
             number = int(item.record.id[1:])
             item.record.metadata = {"repo": "acme/api" if number % 400 == 0 else "other", "n": number}
@@ -79,7 +77,7 @@ def test_a_file_from_before_the_metadata_index_is_indexed_when_opened(tmp_path: 
     # Given a store whose file lacks the metadata terms (as one written by an earlier version)
     path = tmp_path / "memory.db"
     store = SqliteStore(path)
-    item = indexed_record("old", ["alpha"], False)
+    item = entry("old", ["alpha"], False)
     item.record.metadata = {"repo": "acme/api"}
     store.upsert("acme", [item])
     conn = store._conn

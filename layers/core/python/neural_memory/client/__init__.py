@@ -12,60 +12,14 @@ both clients send), ``sync.py`` and ``aio.py`` (the two clients). Everything pub
 here: ``from neural_memory.client import NeuralMemoryClient``.
 """
 
-from neural_memory.client.aio import (
-    AsyncNeuralMemoryClient,
-)
-from neural_memory.client.errors import (
-    ApiError,
-    ClientConfigurationError,
-    ClientError,
-    NotFound,
-    PayloadTooLarge,
-    ServerError,
-    ServiceUnavailable,
-    StoreRejected,
-    Throttled,
-    TransportFailed,
-    Unauthenticated,
-    ValidationFailed,
-    error_from_reply,
-    retry_after_s,
-)
-from neural_memory.client.requests import (
-    API_KEY_VARIABLE,
-    API_URL_VARIABLE,
-    DEFAULT_TIMEOUT_S,
-    DEFAULT_URL,
-    MAX_BATCH,
-    RETRY_STATUSES,
-    RetryPolicy,
-)
-from neural_memory.client.sync import (
-    NeuralMemoryClient,
-)
+from neural_memory.client import aio, errors, requests, sync
+from neural_memory.client.aio import *  # noqa: F403
+from neural_memory.client.errors import *  # noqa: F403
+from neural_memory.client.requests import *  # noqa: F403
+from neural_memory.client.sync import *  # noqa: F403
 
-__all__ = [
-    "API_KEY_VARIABLE",
-    "API_URL_VARIABLE",
-    "ApiError",
-    "AsyncNeuralMemoryClient",
-    "ClientConfigurationError",
-    "ClientError",
-    "DEFAULT_TIMEOUT_S",
-    "DEFAULT_URL",
-    "MAX_BATCH",
-    "NeuralMemoryClient",
-    "NotFound",
-    "PayloadTooLarge",
-    "RETRY_STATUSES",
-    "RetryPolicy",
-    "ServerError",
-    "ServiceUnavailable",
-    "StoreRejected",
-    "Throttled",
-    "TransportFailed",
-    "Unauthenticated",
-    "ValidationFailed",
-    "error_from_reply",
-    "retry_after_s",
-]
+__all__: list[str] = []
+__all__ += aio.__all__
+__all__ += errors.__all__
+__all__ += requests.__all__
+__all__ += sync.__all__

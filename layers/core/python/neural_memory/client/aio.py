@@ -40,6 +40,10 @@ from neural_memory.client.requests import (
     parsed,
 )
 
+__all__ = [
+    "AsyncNeuralMemoryClient",
+]
+
 
 class AsyncNeuralMemoryClient:
     """The same API as ``NeuralMemoryClient``, with ``async`` methods (one httpx.AsyncClient)."""

@@ -18,6 +18,24 @@ if TYPE_CHECKING:
     import httpx
 
 
+__all__ = [
+    "ClientError",
+    "ClientConfigurationError",
+    "TransportFailed",
+    "ApiError",
+    "ValidationFailed",
+    "Unauthenticated",
+    "NotFound",
+    "PayloadTooLarge",
+    "StoreRejected",
+    "Throttled",
+    "ServiceUnavailable",
+    "ServerError",
+    "error_from_reply",
+    "retry_after_s",
+]
+
+
 class ClientError(Exception):
     """Base of every error this client raises."""
 

@@ -24,6 +24,16 @@ if TYPE_CHECKING:
 
 from neural_memory.client.errors import ClientConfigurationError, error_from_reply, retry_after_s
 
+__all__ = [
+    "API_URL_VARIABLE",
+    "API_KEY_VARIABLE",
+    "DEFAULT_URL",
+    "DEFAULT_TIMEOUT_S",
+    "MAX_BATCH",
+    "RETRY_STATUSES",
+    "RetryPolicy",
+]
+
 API_URL_VARIABLE = "NM_API_URL"
 API_KEY_VARIABLE = "NM_API_KEY"
 DEFAULT_URL = "http://127.0.0.1:8080"  # `make serve`

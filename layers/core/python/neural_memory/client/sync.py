@@ -40,6 +40,10 @@ from neural_memory.client.requests import (
     parsed,
 )
 
+__all__ = [
+    "NeuralMemoryClient",
+]
+
 
 class NeuralMemoryClient:
     """The API over HTTP, synchronously. Use as a context manager (or call ``close``).

@@ -54,6 +54,41 @@ from neural_memory.models.types import (
     zone_of,
 )
 
+__all__ = [
+    "WireModel",
+    "RequestModel",
+    "DateRange",
+    "ExcludedValues",
+    "FilterGroup",
+    "SearchFilters",
+    "SearchRequest",
+    "Scores",
+    "ResultMetadata",
+    "StageExplanation",
+    "SearchResult",
+    "Latency",
+    "LlmStatus",
+    "ThresholdStatus",
+    "AutoFiltersStatus",
+    "SearchResponse",
+    "ObservationIn",
+    "ObservationsRequest",
+    "WebhookReceipt",
+    "ObservationsResponse",
+    "ObservationOut",
+    "DeleteResponse",
+    "FacetCount",
+    "Facets",
+    "FacetsResponse",
+    "ErrorDetail",
+    "ErrorBody",
+    "ErrorResponse",
+    "AnswerRequest",
+    "Citation",
+    "AnswerLatency",
+    "AnswerResponse",
+]
+
 
 class WireModel(BaseModel):
     """Base of every request and response model: camelCase aliases, unknown fields rejected."""

@@ -16,6 +16,19 @@ from pydantic import (
 
 from neural_memory.models.types import Tier, Vector
 
+__all__ = [
+    "DomainModel",
+    "ChunkRole",
+    "Chunk",
+    "Indexing",
+    "ObservationRecord",
+    "Hit",
+    "Retrieved",
+    "UpsertOutcome",
+    "FacetCounts",
+    "Candidate",
+]
+
 
 class DomainModel(BaseModel):
     """Base of internal records (snake_case, never on the wire as such)."""

@@ -19,6 +19,35 @@ from pydantic import (
     ValidationInfo,
 )
 
+__all__ = [
+    "Tier",
+    "SearchMode",
+    "RerankMode",
+    "BypassReason",
+    "MAX_FILTER_VALUES",
+    "MAX_QUERY_CHARS",
+    "MAX_CONTENT_CHARS",
+    "MAX_METADATA_BYTES",
+    "MAX_METADATA_VALUE_CHARS",
+    "MAX_EXACT_INTEGER",
+    "MAX_SUPERSEDES",
+    "Slug",
+    "ActorName",
+    "ObservationId",
+    "SessionId",
+    "Url",
+    "Vector",
+    "QueryText",
+    "Timestamp",
+    "zone_of",
+    "SlugList",
+    "ActorList",
+    "TierList",
+    "MetadataKey",
+    "MetadataValue",
+    "MAX_FILTER_GROUPS",
+]
+
 Tier = Literal["A", "C", "E"]
 SearchMode = Literal["hybrid", "semantic", "keyword"]
 RerankMode = Literal["fast", "balanced", "thorough"]
