@@ -19,7 +19,7 @@ def build_store(settings: Settings) -> Store:
     if settings.store == "sqlite":
         from neural_memory.stores.sqlite import SqliteStore  # numpy loads only here
 
-        return SqliteStore(settings.sqlite_path)
+        return SqliteStore(settings.sqlite_path, settings.sqlite_synchronous)
     if settings.store == "opensearch":
         from neural_memory.stores.opensearch import OpenSearchStore
         from neural_memory.stores.opensearch_client import build_client
@@ -70,4 +70,4 @@ def build_key_store(settings: Settings) -> KeyStore:
         return DynamoKeyStore(settings.keys_table)
     from neural_memory.stores.sqlite_keys import SqliteKeyStore
 
-    return SqliteKeyStore(settings.sqlite_path)
+    return SqliteKeyStore(settings.sqlite_path, settings.sqlite_synchronous)

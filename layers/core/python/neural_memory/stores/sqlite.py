@@ -19,20 +19,31 @@ import numpy as np
 from neural_memory.clock import to_ms
 from neural_memory.filters import LIST_FIELDS, metadata_term, without_field
 from neural_memory.models import FacetCounts, Hit, ObservationRecord, Retrieved, UpsertOutcome
+from neural_memory.observability import logger
 from neural_memory.stores.base import KNOWN_FIELDS
 from neural_memory.stores.partitioned_vectors import PARTITION_FROM, TRAINING_SAMPLE, PartitionedVectors, partitions_for
 from neural_memory.stores.read_write_lock import ReadWriteLock
 from neural_memory.stores.record_fields import FIELD_NAMES, RECORD_FIELDS
 from neural_memory.stores.sqlite_db import (
     LazyConnection,
+    Synchronous,
     bump_generation,
     connect,
     connect_reader,
     read_generation,
+    rollback,
     write_metadata_terms,
 )
 from neural_memory.stores.sqlite_fts import COLUMN_WEIGHTS, Tokenizer
-from neural_memory.stores.sqlite_mirror import ChunkMirror, ChunkRow, load_snapshot, save_snapshot
+from neural_memory.stores.sqlite_mirror import (
+    ChunkMirror,
+    ChunkRow,
+    SnapshotState,
+    load_snapshot,
+    save_snapshot,
+    snapshot_path,
+    snapshot_state,
+)
 
 if TYPE_CHECKING:
     import sqlite3
@@ -83,16 +94,16 @@ class SqliteStore:
     written, and never sees SQLite and the mirror at different generations.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, synchronous: Synchronous = "full") -> None:
         self._path = path
         self._write_lock = threading.Lock()
         self._mirror_lock = ReadWriteLock()
-        self._db = LazyConnection(lambda: connect(path))
+        self._db = LazyConnection(lambda: connect(path, synchronous))
         self._readers = threading.local()
         self._reader_conns: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
         # The mirror as of a generation, so a restart need not rebuild it (stale or damaged: rebuilt).
-        self._snapshot = path.with_name(f"{path.stem}.mirror.npz")
+        self._snapshot = snapshot_path(path)
         self._tokenizer_: Tokenizer | None = None
         self._mirror: ChunkMirror | None = None
 
@@ -160,7 +171,7 @@ class SqliteStore:
                 generation = bump_generation(conn)
                 self._commit(conn, generation, workspace_id, removed, [(r, *where) for r, where in alive.items()])
             except BaseException:
-                conn.execute("ROLLBACK")
+                rollback(conn)
                 raise
         return outcome
 
@@ -177,7 +188,11 @@ class SqliteStore:
         tokens = self._tokens(written) if self._mirror is not None else None
         with self._mirror_lock.writing():
             conn.execute("COMMIT")
-            self._sync_mirror(generation, workspace_id, removed, written, tokens)
+            try:
+                self._sync_mirror(generation, workspace_id, removed, written, tokens)
+            except Exception:  # committed: the write stands, whatever the mirror; it is rebuilt on next use
+                logger.exception("the in-memory index missed a committed write; rebuilding it on next use")
+                self._mirror = None
 
     def _write_record(
         self, conn: sqlite3.Connection, workspace_id: str, item: IndexedObservation
@@ -289,7 +304,7 @@ class SqliteStore:
                 generation = bump_generation(conn)
                 self._commit(conn, generation, workspace_id, chunks, [])
             except BaseException:
-                conn.execute("ROLLBACK")
+                rollback(conn)
                 raise
         return True
 
@@ -308,7 +323,7 @@ class SqliteStore:
                 generation = bump_generation(conn)
                 self._commit(conn, generation, workspace_id, [], [])  # the mirror holds no supersession
             except BaseException:
-                conn.execute("ROLLBACK")
+                rollback(conn)
                 raise
 
     def expiring_links(self, now: datetime) -> dict[str, list[str]]:
@@ -351,7 +366,7 @@ class SqliteStore:
                 generation = bump_generation(conn)
                 self._commit(conn, generation, "", chunks, [])
             except BaseException:
-                conn.execute("ROLLBACK")
+                rollback(conn)
                 raise
         return len(pks)
 
@@ -532,6 +547,22 @@ class SqliteStore:
             elif loaded.partition_if_large(PARTITION_FROM):  # saved while the store was smaller
                 save_snapshot(loaded, self._snapshot)
             self._mirror = loaded
+
+    def refresh_snapshot(self) -> tuple[SnapshotState, int]:
+        """Compare the saved mirror with the file and rebuild it unless it is current
+        (``neural-memory check``); returns how it stood and the file's generation. The rebuilt
+        mirror holds the vectors of the model most chunks were embedded with."""
+        conn = self._reader().conn
+        with _read_transaction(conn) as generation:
+            state = snapshot_state(self._snapshot, generation)
+            if state != "current":
+                row = conn.execute(
+                    "SELECT model_id, length(embedding) FROM chunks WHERE model_id IS NOT NULL "
+                    "GROUP BY model_id ORDER BY count(*) DESC LIMIT 1"
+                ).fetchone()
+                model_id, dimension = (row[0], int(row[1]) // 4) if row else (None, 1)
+                save_snapshot(_load_mirror(conn, model_id, dimension, generation), self._snapshot)
+        return state, generation
 
 
 def _fill_partitions(conn: sqlite3.Connection, mirror: ChunkMirror, sample: NDArray[np.float32], parts: int) -> None:
