@@ -613,6 +613,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     openapi = commands.add_parser("openapi", help="print the OpenAPI document")
     openapi.set_defaults(func=cmd_openapi)
+    from neural_memory.local.folder_commands import add_parsers
+
+    add_parsers(commands)
     return parser
 
 
