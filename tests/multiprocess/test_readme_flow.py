@@ -64,3 +64,5 @@ def test_a_key_created_in_a_second_process_works_and_the_server_keeps_answering(
             assert (data / "neural-memory.sqlite3-wal").exists() and (data / "neural-memory.sqlite3-shm").exists()
         output = served.stop()
     assert "Traceback" not in output and "disk I/O error" not in output, output[-3000:]
+    # And the last process out closed every connection: its WAL was checkpointed and removed
+    assert not (data / "neural-memory.sqlite3-wal").exists() and not (data / "embedding-cache.sqlite3-wal").exists()
