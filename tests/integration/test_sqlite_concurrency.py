@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import random
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
+from neural_memory.models import SearchRequest
 from neural_memory.search.filters.model import Filter
+from neural_memory.service import Service
+from neural_memory.settings import Settings
 from neural_memory.stores.sqlite.store import SqliteStore
 
+from tests.helpers.fakes import HashEmbedder
 from tests.helpers.mirror_records import EMBEDDER, NOW, WORDS, entry
+from tests.helpers.pipeline import note
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -64,3 +69,33 @@ def test_searches_racing_writes_only_ever_return_records_that_hold_the_query_wor
         thread.join(30)
     # Then no search failed or returned a record whose text is not what was scored
     assert searches[0] > 50 and failures == []
+
+
+def test_a_committed_write_stands_when_the_in_memory_index_fails_to_take_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a store whose in-memory index is loaded, and fails once to apply the next write
+    store = SqliteStore(tmp_path / "memory.db")
+    service = Service(store, HashEmbedder(), Settings(data_dir=tmp_path), clock=lambda: NOW)
+    service.index("acme", [note("first", "alpha runbook")])
+    assert _keyword(service, "alpha") == ["first"]
+    real = store._sync_mirror
+    failures = iter([MemoryError("no room for the new rows")])
+
+    def failing_once(*args: Any) -> None:
+        if (failure := next(failures, None)) is not None:
+            raise failure
+        real(*args)
+
+    monkeypatch.setattr(store, "_sync_mirror", failing_once)
+    # When a write commits and its mirror update fails, Then the write is acknowledged (it is
+    # stored), and searches find it: the index is rebuilt from the file on next use
+    outcome = service.index("acme", [note("second", "alpha rollback")])
+    assert outcome.created == ["second"]
+    assert sorted(_keyword(service, "alpha")) == ["first", "second"]
+    store.close()
+
+
+def _keyword(service: Service, query: str) -> list[str]:
+    body = SearchRequest.model_validate({"query": query, "topK": 10, "mode": "keyword", "llmFilter": False})
+    return [r.id for r in service.search("acme", body, "r").results]

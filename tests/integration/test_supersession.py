@@ -186,3 +186,32 @@ def test_every_chunk_of_a_long_replaced_observation_drops_out(
     hybrid = SearchRequest.model_validate({"query": "billing decision region", "topK": 50, "llmFilter": False})
     assert [r.id for r in svc.search(WS, hybrid, "r").results] == ["new"]
     assert found(svc, include=True) == {"long": "new", "new": None}
+
+
+def test_a_write_whose_marks_fail_after_it_is_stored_says_what_was_stored_and_a_retry_completes_it(
+    service: Service, lambda_context: LocalLambdaContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a stored decision, and a store whose next supersession write fails (after the
+    # observations themselves are committed)
+    old = decision("old", 2).model_dump(mode="json", by_alias=True, exclude_none=True)
+    assert ingest({"observations": [old]}, lambda_context)[0] == 200
+    real = service.store.set_superseded_by
+    failures = iter([OSError("disk I/O error")])
+
+    def failing_once(workspace_id: str, changes: Any) -> None:
+        if (failure := next(failures, None)) is not None:
+            raise failure
+        real(workspace_id, changes)
+
+    monkeypatch.setattr(service.store, "set_superseded_by", failing_once)
+    # When the newer decision is written
+    new = decision("new", 1, "old").model_dump(mode="json", by_alias=True, exclude_none=True)
+    status, body = ingest({"observations": [new]}, lambda_context)
+    # Then the reply is a retryable 503 naming exactly what was stored (never a bare 500)
+    assert status == 503 and body["error"]["code"] == "backend_unavailable", body
+    assert "stored 1 observations (new)" in body["error"]["message"], body
+    assert service.get(WS, "new", "r").supersedes == ["old"]
+    # And the same request again completes it: the old decision is marked replaced
+    assert ingest({"observations": [new]}, lambda_context)[0] == 200
+    assert service.get(WS, "old", "r").superseded_by == "new"
+    assert found(service) == {"new": None}

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import TYPE_CHECKING
 
 from neural_memory.providers.embeddings.cache import EmbeddingCache, text_key
+from neural_memory.stores.sqlite.db import holders_path
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -55,3 +58,23 @@ def test_entries_are_per_workspace_so_the_cache_tells_nothing_across_workspaces(
     # what acme stored), and acme's hits
     assert cache.get_many("m1", "rival", ["our acquisition target is Initech"]) == {}
     assert cache.get_many("m1", "acme", ["our acquisition target is Initech"]) != {}
+
+
+def test_a_corrupt_cache_another_process_holds_stays_in_place_and_the_cache_is_skipped(tmp_path: Path) -> None:
+    # Given a damaged cache file that another process uses (it holds the file's holders lock)
+    path = tmp_path / "cache.sqlite3"
+    path.write_bytes(b"this is not sqlite" * 100)
+    holder = "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_CREAT | os.O_RDWR); "
+    holder += "fcntl.flock(fd, fcntl.LOCK_SH); print('held', flush=True); time.sleep(60)"
+    other = subprocess.Popen([sys.executable, "-c", holder, str(holders_path(path))], stdout=subprocess.PIPE, text=True)
+    try:
+        assert other.stdout is not None and other.stdout.readline().strip() == "held"
+        # When the cache is used, Then it finds nothing and stores nothing, and the file is not moved
+        cache = EmbeddingCache(path)
+        assert cache.get_many("m1", "acme", ["deploy failed"]) == {}
+        cache.put_many("m1", "acme", [("deploy failed", [1.0])])
+        assert cache.get_many("m1", "acme", ["deploy failed"]) == {}
+        assert path.read_bytes().startswith(b"this is not sqlite") and not list(tmp_path.glob("*.corrupt-*"))
+    finally:
+        other.kill()
+        other.wait()

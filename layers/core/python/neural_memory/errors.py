@@ -8,7 +8,7 @@ from http import HTTPStatus
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
 
 class NeuralMemoryError(Exception):
@@ -84,6 +84,20 @@ class BackendUnavailable(NeuralMemoryError):
 
     def headers(self) -> dict[str, str]:
         return {"Retry-After": str(self.retry_after_s)}
+
+
+class PartiallyApplied(BackendUnavailable):
+    """A write stored its observations but failed in a later step (their supersession marks):
+    the reply names exactly what was stored, and the same request sent again completes it (every
+    step is idempotent by id), which the 503 with ``Retry-After`` invites."""
+
+    def __init__(self, stored: Sequence[str], step: str) -> None:
+        super().__init__(
+            f"stored {len(stored)} observations ({', '.join(stored)}) but {step} failed: "
+            "send the same request again to complete it (it is idempotent)",
+            retry_after_s=1,
+        )
+        self.stored = list(stored)
 
 
 class StoreRejected(NeuralMemoryError):

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Literal
 
 from neural_memory.answer.answering import AnswerFailed, extractive_answer
 from neural_memory.clock import utcnow
-from neural_memory.errors import NotFound, StoreRejected
+from neural_memory.errors import NotFound, PartiallyApplied, StoreRejected
 from neural_memory.ingest import supersession
 from neural_memory.ingest.prepare import embedding_text, prepare
 from neural_memory.models import (
@@ -168,9 +168,14 @@ class Service:
         self.embed_chunks(workspace_id, items)
         outcome = self.store.upsert(workspace_id, items)
         written = [item for item in items if item.record.id not in outcome.failed]
-        supersession.relink(
-            self.store, workspace_id, written, {i: links for i, links in before.items() if i not in outcome.failed}
-        )
+        try:
+            supersession.relink(
+                self.store, workspace_id, written, {i: links for i, links in before.items() if i not in outcome.failed}
+            )
+        except Exception as exc:  # stored already: say exactly what, never a bare 500 for a write that stands
+            logger.exception("supersession marks failed after a stored write")
+            stored = list(dict.fromkeys(i for i in outcome.ids if i not in outcome.failed))
+            raise PartiallyApplied(stored, "updating their supersession marks") from exc
         record_count(METRIC_OBSERVATIONS_CREATED, len(outcome.created))
         record_count(METRIC_OBSERVATIONS_UPDATED, len(outcome.updated))
         return outcome

@@ -47,6 +47,10 @@ class StoreSettings(_Base):
     key_store: Literal["sqlite", "dynamodb"] = "sqlite"
     keys_table: str | None = None
     data_dir: Path = Path(".neural-memory")
+    # The embedded store's durability: "full" syncs every commit to disk (an acknowledged write
+    # survives power loss), "normal" only at checkpoints (it survives a killed process, not an OS
+    # crash). Measured in docs/benchmarks.md ("Durability").
+    sqlite_synchronous: Literal["normal", "full"] = "full"
     opensearch_url: str | None = None
     opensearch_index: str = "neural-memory"
     # Set in AWS: requests are signed with SigV4 (service "es") using the function's role.

@@ -22,4 +22,4 @@ def build_key_store(settings: Settings) -> KeyStore:
         return DynamoKeyStore(settings.keys_table)
     from neural_memory.auth.sqlite import SqliteKeyStore
 
-    return SqliteKeyStore(settings.sqlite_path)
+    return SqliteKeyStore(settings.sqlite_path, settings.sqlite_synchronous)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from neural_memory.auth.base import KeyRecord
 from neural_memory.clock import from_ms, to_ms
-from neural_memory.stores.sqlite.db import LazyConnection, connect
+from neural_memory.stores.sqlite.db import LazyConnection, Synchronous, connect
 
 if TYPE_CHECKING:
     import sqlite3
@@ -18,10 +18,10 @@ if TYPE_CHECKING:
 class SqliteKeyStore:
     """``KeyStore`` over the ``api_keys`` table."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, synchronous: Synchronous = "full") -> None:
         self._path = path
         self._lock = threading.Lock()
-        self._db = LazyConnection(lambda: connect(path))
+        self._db = LazyConnection(lambda: connect(path, synchronous))
 
     @property
     def _conn(self) -> sqlite3.Connection:

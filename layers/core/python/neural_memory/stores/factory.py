@@ -19,7 +19,7 @@ def build_store(settings: Settings) -> Store:
     if settings.store == "sqlite":
         from neural_memory.stores.sqlite.store import SqliteStore  # numpy loads only here
 
-        return SqliteStore(settings.sqlite_path)
+        return SqliteStore(settings.sqlite_path, settings.sqlite_synchronous)
     if settings.store == "opensearch":
         from neural_memory.stores.opensearch.client import build_client
         from neural_memory.stores.opensearch.store import OpenSearchStore

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable
 
     from neural_memory.settings import Settings
 
@@ -44,3 +45,30 @@ def progress_bar(total: int, unit: str, desc: str) -> Any:
 
 def interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
+
+
+def folder_of(args: argparse.Namespace) -> Path:
+    """The data folder from ``--data-dir``, else the settings' (``NM_DATA_DIR``)."""
+    if args.data_dir:
+        return Path(args.data_dir)
+    from neural_memory.settings import Settings
+
+    return Settings().data_dir
+
+
+def pages_progress() -> tuple[Callable[[str, int, int], None], Callable[[], None]]:
+    """A progress bar per database copied (in pages), on standard error, and what closes them."""
+    bars: dict[str, Any] = {}
+
+    def progress(name: str, done: int, total: int) -> None:
+        bar = bars.get(name)
+        if bar is None:
+            bar = bars[name] = progress_bar(total, "page", name)
+        bar.total = total
+        bar.update(done - bar.n)
+
+    def close() -> None:
+        for bar in bars.values():
+            bar.close()
+
+    return progress, close

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from datetime import UTC, datetime
 
+from neural_memory.local.cli.commands.backup import cmd_backup
+from neural_memory.local.cli.commands.check import cmd_check
 from neural_memory.local.cli.commands.dlq import cmd_dlq_replay
 from neural_memory.local.cli.commands.evaluate import cmd_eval
 from neural_memory.local.cli.commands.ingest import cmd_ingest, cmd_replay
@@ -13,6 +15,7 @@ from neural_memory.local.cli.commands.mcp import cmd_mcp
 from neural_memory.local.cli.commands.openapi import cmd_openapi
 from neural_memory.local.cli.commands.purge import cmd_purge
 from neural_memory.local.cli.commands.reindex import cmd_reindex
+from neural_memory.local.cli.commands.restore import cmd_restore
 from neural_memory.local.cli.commands.routes import cmd_routes
 from neural_memory.local.cli.commands.search import cmd_search
 from neural_memory.local.cli.commands.serve import cmd_serve
@@ -173,4 +176,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     openapi = commands.add_parser("openapi", help="print the OpenAPI document")
     openapi.set_defaults(func=cmd_openapi)
+
+    def folder(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--data-dir", help="the embedded store's folder (env NM_DATA_DIR, default .neural-memory)")
+
+    backup = commands.add_parser("backup", help="copy the data folder into DEST, consistent while servers run")
+    backup.add_argument("destination", metavar="DEST", help="a new (or empty) folder for the copy")
+    folder(backup)
+    backup.set_defaults(func=cmd_backup)
+    restore = commands.add_parser("restore", help="replace the data folder with a backup (no process may use it)")
+    restore.add_argument("source", metavar="SRC", help="a folder `neural-memory backup` made")
+    folder(restore)
+    restore.set_defaults(func=cmd_restore)
+    check = commands.add_parser("check", help="integrity, schema, saved index and file modes; exit 1 on a problem")
+    folder(check)
+    check.set_defaults(func=cmd_check)
     return parser

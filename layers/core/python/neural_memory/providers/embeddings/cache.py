@@ -9,12 +9,11 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
-import time
 from array import array
 from typing import TYPE_CHECKING
 
 from neural_memory.observability import logger
-from neural_memory.stores.sqlite.db import LazyConnection, make_private
+from neural_memory.stores.sqlite.db import LazyConnection, is_damaged, make_private, set_aside
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -45,18 +44,25 @@ class EmbeddingCache:
         self._path = path
         self._lock = threading.Lock()
         self._db = LazyConnection(self._open)
+        self._disabled = False  # damaged and still used by another process: run without a cache
 
     def _open(self) -> sqlite3.Connection:
         make_private(self._path)
         try:
             return self._connect()
         except sqlite3.DatabaseError as exc:
-            # A cache can always be rebuilt: keep the damaged file for inspection and start afresh.
-            aside = self._path.with_name(f"{self._path.name}.corrupt-{int(time.time())}")
+            if not is_damaged(exc):
+                raise
+            # A cache can always be rebuilt: keep the damaged file for inspection and start afresh,
+            # unless another process still has it open (never move a file from under SQLite).
+            aside = set_aside(self._path)
+            if aside is None:
+                self._disabled = True
+                logger.warning("embedding cache is damaged and in use elsewhere; running without it")
+                raise
             logger.warning(
                 "embedding cache is damaged; starting a new one", extra={"reason": str(exc), "kept": str(aside)}
             )
-            self._path.replace(aside)
             make_private(self._path)
             return self._connect()
 
@@ -73,9 +79,16 @@ class EmbeddingCache:
             raise
         return conn
 
-    @property
-    def _conn(self) -> sqlite3.Connection:
-        return self._db.get()
+    def _usable(self) -> sqlite3.Connection | None:
+        """The connection, or None once the file proved damaged and held elsewhere."""
+        if self._disabled:
+            return None
+        try:
+            return self._db.get()
+        except sqlite3.DatabaseError:
+            if self._disabled:
+                return None
+            raise
 
     def get_many(self, model_id: str, workspace_id: str, texts: Sequence[str]) -> dict[str, Vector]:
         """Cached vectors of the workspace, by ``text_key``, for the texts that have one."""
@@ -83,9 +96,11 @@ class EmbeddingCache:
         stored = list(keys)
         found: dict[str, Vector] = {}
         with self._lock:
+            if (conn := self._usable()) is None:
+                return found
             for start in range(0, len(stored), 500):
                 batch = stored[start : start + 500]
-                rows = self._conn.execute(
+                rows = conn.execute(
                     f"SELECT text_sha256, vector FROM embeddings WHERE model_id = ? AND text_sha256 IN "
                     f"({', '.join('?' * len(batch))})",
                     (model_id, *batch),
@@ -96,7 +111,9 @@ class EmbeddingCache:
     def put_many(self, model_id: str, workspace_id: str, items: Sequence[tuple[str, Vector]]) -> None:
         """Store vectors of the workspace's texts (an existing entry is kept: same model, same text, same vector)."""
         with self._lock:
-            self._conn.executemany(
+            if (conn := self._usable()) is None:
+                return
+            conn.executemany(
                 "INSERT OR IGNORE INTO embeddings (model_id, text_sha256, vector) VALUES (?, ?, ?)",
                 [(model_id, _stored_key(workspace_id, text), array("f", v).tobytes()) for text, v in items],
             )

@@ -4,16 +4,20 @@ later is added to an existing file on open)."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import sqlite3
-from typing import TYPE_CHECKING, Any
+import threading
+import time
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Literal
 
 from neural_memory.search.filters.model import metadata_terms
 from neural_memory.stores.record_fields import RECORD_FIELDS, RecordField
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
     from pathlib import Path
 
 SCHEMA_VERSION = 1
@@ -94,26 +98,118 @@ def _add_new_columns(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE chunks ADD COLUMN lexical INTEGER NOT NULL DEFAULT 1")
 
 
+Synchronous = Literal["normal", "full"]
+SQLITE_CORRUPT, SQLITE_NOTADB = 11, 26  # primary result codes (extended codes keep them in the low byte)
+
+# Database files this process has prepared (``make_private``): the modes are settled before the
+# process's first connection to a file and never touched again while it may hold one. Each maps
+# to the descriptor of the file's holders lock, kept open for the life of the process.
+_PREPARED: dict[str, int] = {}
+_PREPARED_LOCK = threading.Lock()
+
+
+class FolderInUse(Exception):
+    """Another process (or this one) holds the database: it may not be replaced now."""
+
+
+def holders_path(path: Path) -> Path:
+    """The lock file beside a database that every process using it holds shared (``hold``)."""
+    return path.with_name(f"{path.name}.holders")
+
+
+def _open_holders(path: Path) -> int:
+    # A file of its own, never SQLite's: locking or closing it cannot touch SQLite's POSIX locks.
+    return os.open(holders_path(path), os.O_CREAT | os.O_RDWR, 0o600)
+
+
 def make_private(path: Path) -> None:
     """Create the folder (0700) and the database file (0600) if absent, and tighten the file if it
     is open to others: observations are private, whoever else uses the machine. SQLite gives its
     -wal and -shm files the database file's mode. A folder that already exists is the user's
-    (``--data-dir /tmp``, say) and is left as it is: the files in it are private anyway."""
+    (``--data-dir /tmp``, say) and is left as it is: the files in it are private anyway.
+
+    Never through a descriptor of a file SQLite may hold: POSIX locks belong to the process, and
+    closing *any* descriptor of the file drops every lock its connections hold (SQLite's "How To
+    Corrupt", 2.2) — another process then checkpoints and deletes the WAL under them. So the file
+    is created with ``O_EXCL`` (it did not exist, so no connection holds it; an existing file
+    opens no descriptor at all), and an existing file's mode is tightened by path (no descriptor)
+    only before this process's first connection to it.
+
+    The process also takes the database's holders lock, shared, for its lifetime, so that
+    ``restore`` can tell that a process uses the folder and refuse to replace it under it."""
+    key = os.path.realpath(path)
+    with _PREPARED_LOCK:
+        if key in _PREPARED:
+            return
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        holders = _open_holders(path)
+        try:
+            fcntl.flock(holders, fcntl.LOCK_SH)  # waits while a restore replaces the files
+            try:
+                os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600))
+            except FileExistsError:
+                if path.stat().st_mode & 0o077:
+                    os.chmod(path, 0o600)
+        except BaseException:
+            os.close(holders)
+            raise
+        _PREPARED[key] = holders
+
+
+@contextmanager
+def exclusively(path: Path) -> Iterator[None]:
+    """Hold the database alone while replacing its files (``restore``): ``FolderInUse`` if any
+    process, this one included, uses it; processes starting meanwhile wait in ``make_private``."""
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
-    if path.stat().st_mode & 0o077:
-        path.chmod(0o600)
+    if os.path.realpath(path) in _PREPARED:
+        raise FolderInUse(f"this process uses {path}")
+    holders = _open_holders(path)
+    try:
+        try:
+            fcntl.flock(holders, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise FolderInUse(f"a running process (serve, mcp, ingest, ...) uses {path}; stop it first") from None
+        yield
+    finally:
+        os.close(holders)
 
 
-def connect(path: Path) -> sqlite3.Connection:
+def is_damaged(exc: sqlite3.DatabaseError) -> bool:
+    """Whether SQLite refused the file as damaged (corrupt, or not a database at all), as opposed
+    to a busy or read-only one."""
+    return getattr(exc, "sqlite_errorcode", 0) & 0xFF in {SQLITE_CORRUPT, SQLITE_NOTADB}
+
+
+def set_aside(path: Path) -> Path | None:
+    """Move a damaged database (and its -wal/-shm) aside, kept for inspection, so a new one can
+    start; only when no other process uses it (None then: it stays where it is). The caller has
+    closed its own connections to it."""
+    with _PREPARED_LOCK:
+        held = _PREPARED.pop(os.path.realpath(path), None)
+    if held is not None:
+        os.close(held)  # this process's own holders lock: SQLite's locks are not on that file
+    try:
+        with exclusively(path):
+            aside = path.with_name(f"{path.name}.corrupt-{int(time.time())}")
+            for suffix in ("", "-wal", "-shm"):
+                if (damaged := path.with_name(path.name + suffix)).exists():
+                    damaged.replace(aside.with_name(aside.name + suffix))
+            return aside
+    except FolderInUse:
+        return None
+
+
+def connect(path: Path, synchronous: Synchronous = "full") -> sqlite3.Connection:
     """Open (creating if needed) the database at ``path`` in WAL mode with the schema in place.
 
+    ``synchronous``: "full" syncs the WAL at every commit, so an acknowledged write survives
+    power loss; "normal" only at checkpoints (it survives a killed process, not an OS crash).
     The connection may be shared across threads; callers serialise access with their own lock.
     """
     make_private(path)
     conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30.0)
     conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute(f"PRAGMA synchronous = {'FULL' if synchronous == 'full' else 'NORMAL'}")
     conn.execute("PRAGMA foreign_keys = ON")
     conn.executescript(SCHEMA)
     _add_new_columns(conn)
@@ -125,6 +221,13 @@ def connect(path: Path) -> sqlite3.Connection:
     )
     conn.execute("INSERT INTO meta (key, value) VALUES ('generation', '0') ON CONFLICT (key) DO NOTHING")
     return conn
+
+
+def rollback(conn: sqlite3.Connection) -> None:
+    """Roll back the open transaction, if one is still open: a COMMIT that failed may have ended
+    it already, and a second error would hide the first."""
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
 
 
 def write_metadata_terms(conn: sqlite3.Connection, pk: int, metadata: dict[str, Any]) -> None:
@@ -146,7 +249,7 @@ def _fill_metadata_terms(conn: sqlite3.Connection) -> None:
             conn.execute("INSERT INTO meta (key, value) VALUES ('metadata_terms', '1')")
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        rollback(conn)
         raise
 
 

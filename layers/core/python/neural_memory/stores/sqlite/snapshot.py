@@ -8,7 +8,7 @@ import json
 import os
 import uuid
 import zipfile
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -63,13 +63,38 @@ def save_snapshot(mirror: ChunkMirror, path: Path) -> None:
         "positions": np.concatenate(positions) if positions else np.zeros(0, dtype=np.int32),
         "frequencies": np.concatenate(frequencies) if frequencies else np.zeros(0, dtype=np.float32),
     }
-    temporary = path.with_name(path.name + ".tmp")
+    # A name of its own: two processes on one folder (a server stopping, `check`) may save at once.
+    temporary = path.with_name(f"{path.name}.{uuid.uuid4().hex}.tmp")
     with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as handle:
         np.savez(handle, **payload)
     os.replace(temporary, path)
     for other in path.parent.glob(f"{path.stem}.*.faiss"):
         if other.name != partitions_file:
             other.unlink(missing_ok=True)  # the partitions of an older snapshot
+
+
+SnapshotState = Literal["current", "stale", "damaged", "absent"]
+
+
+def snapshot_path(database: Path) -> Path:
+    """Where the mirror of the database at ``database`` is saved."""
+    return database.with_name(f"{database.stem}.mirror.npz")
+
+
+def snapshot_state(path: Path, generation: int) -> SnapshotState:
+    """How the saved mirror stands against the database at ``generation``: current, stale (saved
+    at another generation or by another version: normal while a server runs, it saves on exit),
+    damaged (it does not read back whole), or absent."""
+    if not path.exists():
+        return "absent"
+    try:
+        with np.load(path, allow_pickle=False) as saved:
+            meta = json.loads(str(saved["meta"]))
+        if (meta["format"], meta["generation"]) != (SNAPSHOT_FORMAT, generation):
+            return "stale"
+    except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError, zipfile.BadZipFile):
+        return "damaged"
+    return "current" if load_snapshot(path, generation, None) is not None else "damaged"
 
 
 def load_snapshot(path: Path, generation: int, want: tuple[str, int] | None) -> ChunkMirror | None:

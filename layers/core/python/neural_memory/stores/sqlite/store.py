@@ -23,22 +23,31 @@ import numpy as np
 
 from neural_memory.clock import to_ms
 from neural_memory.models import FacetCounts, Hit, ObservationRecord, Retrieved, UpsertOutcome
+from neural_memory.observability import logger
 from neural_memory.search.filters.model import LIST_FIELDS, metadata_term, without_field
 from neural_memory.stores.base import KNOWN_FIELDS
 from neural_memory.stores.record_fields import FIELD_NAMES, RECORD_FIELDS
 from neural_memory.stores.sqlite.db import (
     LazyConnection,
+    Synchronous,
     bump_generation,
     connect,
     connect_reader,
     read_generation,
+    rollback,
     write_metadata_terms,
 )
 from neural_memory.stores.sqlite.fts import COLUMN_WEIGHTS, Tokenizer
 from neural_memory.stores.sqlite.lock import ReadWriteLock
 from neural_memory.stores.sqlite.mirror import ChunkMirror, ChunkRow
 from neural_memory.stores.sqlite.partitions import PARTITION_FROM, TRAINING_SAMPLE, PartitionedVectors, partitions_for
-from neural_memory.stores.sqlite.snapshot import load_snapshot, save_snapshot
+from neural_memory.stores.sqlite.snapshot import (
+    SnapshotState,
+    load_snapshot,
+    save_snapshot,
+    snapshot_path,
+    snapshot_state,
+)
 
 if TYPE_CHECKING:
     import sqlite3
@@ -89,16 +98,16 @@ class SqliteStore:
     written, and never sees SQLite and the mirror at different generations.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, synchronous: Synchronous = "full") -> None:
         self._path = path
         self._write_lock = threading.Lock()
         self._mirror_lock = ReadWriteLock()
-        self._db = LazyConnection(lambda: connect(path))
+        self._db = LazyConnection(lambda: connect(path, synchronous))
         self._readers = threading.local()
         self._reader_conns: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
         # The mirror as of a generation, so a restart need not rebuild it (stale or damaged: rebuilt).
-        self._snapshot = path.with_name(f"{path.stem}.mirror.npz")
+        self._snapshot = snapshot_path(path)
         self._tokenizer_: Tokenizer | None = None
         self._mirror: ChunkMirror | None = None
 
@@ -166,7 +175,7 @@ class SqliteStore:
                 generation = bump_generation(conn)
                 self._commit(conn, generation, workspace_id, removed, [(r, *where) for r, where in alive.items()])
             except BaseException:
-                conn.execute("ROLLBACK")
+                rollback(conn)
                 raise
         return outcome
 
@@ -183,7 +192,11 @@ class SqliteStore:
         tokens = self._tokens(written) if self._mirror is not None else None
         with self._mirror_lock.writing():
             conn.execute("COMMIT")
-            self._sync_mirror(generation, workspace_id, removed, written, tokens)
+            try:
+                self._sync_mirror(generation, workspace_id, removed, written, tokens)
+            except Exception:  # committed: the write stands, whatever the mirror; it is rebuilt on next use
+                logger.exception("the in-memory index missed a committed write; rebuilding it on next use")
+                self._mirror = None
 
     def _write_record(
         self, conn: sqlite3.Connection, workspace_id: str, item: IndexedObservation
@@ -295,7 +308,7 @@ class SqliteStore:
                 generation = bump_generation(conn)
                 self._commit(conn, generation, workspace_id, chunks, [])
             except BaseException:
-                conn.execute("ROLLBACK")
+                rollback(conn)
                 raise
         return True
 
@@ -314,7 +327,7 @@ class SqliteStore:
                 generation = bump_generation(conn)
                 self._commit(conn, generation, workspace_id, [], [])  # the mirror holds no supersession
             except BaseException:
-                conn.execute("ROLLBACK")
+                rollback(conn)
                 raise
 
     def expiring_links(self, now: datetime) -> dict[str, list[str]]:
@@ -357,7 +370,7 @@ class SqliteStore:
                 generation = bump_generation(conn)
                 self._commit(conn, generation, "", chunks, [])
             except BaseException:
-                conn.execute("ROLLBACK")
+                rollback(conn)
                 raise
         return len(pks)
 
@@ -538,6 +551,22 @@ class SqliteStore:
             elif loaded.partition_if_large(PARTITION_FROM):  # saved while the store was smaller
                 save_snapshot(loaded, self._snapshot)
             self._mirror = loaded
+
+    def refresh_snapshot(self) -> tuple[SnapshotState, int]:
+        """Compare the saved mirror with the file and rebuild it unless it is current
+        (``neural-memory check``); returns how it stood and the file's generation. The rebuilt
+        mirror holds the vectors of the model most chunks were embedded with."""
+        conn = self._reader().conn
+        with _read_transaction(conn) as generation:
+            state = snapshot_state(self._snapshot, generation)
+            if state != "current":
+                row = conn.execute(
+                    "SELECT model_id, length(embedding) FROM chunks WHERE model_id IS NOT NULL "
+                    "GROUP BY model_id ORDER BY count(*) DESC LIMIT 1"
+                ).fetchone()
+                model_id, dimension = (row[0], int(row[1]) // 4) if row else (None, 1)
+                save_snapshot(_load_mirror(conn, model_id, dimension, generation), self._snapshot)
+        return state, generation
 
 
 def _fill_partitions(conn: sqlite3.Connection, mirror: ChunkMirror, sample: NDArray[np.float32], parts: int) -> None:

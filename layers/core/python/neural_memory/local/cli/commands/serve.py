@@ -61,7 +61,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     finally:
         server.shutdown()
         server.server_close()
-        close = getattr(service.store, "close", None)
-        if close is not None:
-            close()  # the embedded store saves its in-memory index, so the next start is instant
+        # The embedded store saves its in-memory index, so the next start is instant; closing every
+        # connection lets the last process out checkpoint the WAL into the database and remove it.
+        for closable in (service.store, keys, service.embedding_cache):
+            if (close := getattr(closable, "close", None)) is not None:
+                close()
     return 0
