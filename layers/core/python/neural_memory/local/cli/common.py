@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from neural_memory.settings import Settings
+    from neural_memory.stores.sqlite.backup import Copied
 
 
 def cli_settings(args: argparse.Namespace) -> Settings:
@@ -56,19 +57,28 @@ def folder_of(args: argparse.Namespace) -> Path:
     return Settings().data_dir
 
 
-def pages_progress() -> tuple[Callable[[str, int, int], None], Callable[[], None]]:
-    """A progress bar per database copied (in pages), on standard error, and what closes them."""
+def copy_databases(copy: Callable[[Callable[[str, int, int], None]], Sequence[Copied]], done: str) -> int:
+    """Run a backup or restore with a progress bar per database (in pages) on standard error;
+    print what was copied after ``done``, or the reason it was refused (exit 1)."""
+    from neural_memory.stores.sqlite.backup import BackupError
+    from neural_memory.stores.sqlite.db import FolderInUse
+
     bars: dict[str, Any] = {}
 
-    def progress(name: str, done: int, total: int) -> None:
+    def progress(name: str, copied: int, total: int) -> None:
         bar = bars.get(name)
         if bar is None:
             bar = bars[name] = progress_bar(total, "page", name)
         bar.total = total
-        bar.update(done - bar.n)
+        bar.update(copied - bar.n)
 
-    def close() -> None:
+    try:
+        databases = copy(progress)
+    except (BackupError, FolderInUse) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    finally:
         for bar in bars.values():
             bar.close()
-
-    return progress, close
+    print(f"{done}: " + ", ".join(f"{c.name} ({c.pages} pages)" for c in databases))
+    return 0

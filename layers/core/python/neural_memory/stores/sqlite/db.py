@@ -162,13 +162,15 @@ def exclusively(path: Path) -> Iterator[None]:
     process, this one included, uses it; processes starting meanwhile wait in ``make_private``."""
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     if os.path.realpath(path) in _PREPARED:
-        raise FolderInUse(f"this process uses {path}")
+        raise FolderInUse(f"not now: this process uses {path}")
     holders = _open_holders(path)
     try:
         try:
             fcntl.flock(holders, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise FolderInUse(f"a running process (serve, mcp, ingest, ...) uses {path}; stop it first") from None
+            raise FolderInUse(
+                f"not now: a running process (serve, mcp, ingest, ...) uses {path}; stop it first"
+            ) from None
         yield
     finally:
         os.close(holders)
