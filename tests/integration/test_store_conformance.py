@@ -441,3 +441,37 @@ def test_without_an_embedder_long_content_is_cut_once_and_searched_by_bm25(setti
     conn = service.store._reader().conn  # type: ignore[attr-defined]
     assert [row[0] for row in conn.execute("SELECT DISTINCT lexical FROM chunks")] == [1]
     assert _ids(service, query="kerberos") == {"runbook"}
+
+
+def _turn(obs_id: str, content: str, minutes_ago: int, session: str = "chat-1") -> ObservationIn:
+    fields = {"id": obs_id, "source": "chat", "observationType": "message", "sessionId": session, "tier": "A"}
+    fields |= {"occurredAt": (NOW - timedelta(minutes=minutes_ago)).isoformat(), "content": content}
+    return ObservationIn.model_validate(fields)
+
+
+def test_the_turn_before_in_a_session_is_found_in_its_workspace_and_session_only(svc: Service) -> None:
+    # Given two turns of a session, one of another session, and the same session id in another workspace
+    svc.index("acme", [_turn("a1", "first turn", 30), _turn("a2", "second turn", 20), _turn("b1", "elsewhere", 10, "x")])
+    svc.index("rival", [_turn("r1", "rival turn", 15)])
+    # When asked for the turn before a moment, Then it is the latest strictly before, of that session
+    assert (found := svc.store.previous_in_session("acme", "chat-1", NOW)) is not None and found.id == "a2"
+    assert (found := svc.store.previous_in_session("acme", "chat-1", NOW - timedelta(minutes=20))) is not None
+    assert found.id == "a1"
+    assert svc.store.previous_in_session("acme", "chat-1", NOW - timedelta(minutes=30)) is None
+    assert svc.store.previous_in_session("acme", "nope", NOW) is None
+
+
+def test_a_turn_written_alone_is_found_by_what_it_answers_and_shows_only_its_own_words(svc: Service) -> None:
+    if isinstance(svc.store, OpenSearchStore):
+        pytest.skip("osmem has no k-NN: a turn's context passage is found by vector search only")
+    # Given a question, then its answer written on its own (as an agent remembers turn by turn)
+    svc.index("acme", [_turn("q", "did the zeppelin migration finish", 10)])
+    svc.index("acme", [_turn("a", "Yes, last Tuesday.", 5)])
+    # When searching by vector for the question's words
+    from neural_memory.models import SearchRequest
+
+    body = {"query": "zeppelin migration", "topK": 5, "mode": "semantic", "llmFilter": False}
+    results = svc.search("acme", SearchRequest.model_validate(body), "r").results
+    # Then the answer is found too (through its context), and its snippet is its own content
+    assert {"q", "a"} <= {r.id for r in results}
+    assert next(r for r in results if r.id == "a").snippet == "Yes, last Tuesday."

@@ -7,6 +7,7 @@ chooses the providers from settings, and tests may pass their own.
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, Literal
 
 from neural_memory.answer.answering import AnswerFailed, extractive_answer
@@ -14,6 +15,7 @@ from neural_memory.clock import utcnow
 from neural_memory.errors import NotFound, PartiallyApplied, StoreRejected
 from neural_memory.ingest import supersession
 from neural_memory.ingest.prepare import embedding_text, prepare
+from neural_memory.ingest.turn_context import add_turn_context
 from neural_memory.models import (
     AnswerLatency,
     AnswerResponse,
@@ -164,6 +166,8 @@ class Service:
             for o in observations
         ]
         supersession.check_no_cycle(self.store, workspace_id, items)
+        if self.embedder is not None and self.settings.turn_context:
+            add_turn_context(items, partial(self._earlier_turn, workspace_id), self.settings.turn_context)
         before = supersession.previous_links(self.store, workspace_id, items)
         self.embed_chunks(workspace_id, items)
         outcome = self.store.upsert(workspace_id, items)
@@ -179,6 +183,11 @@ class Service:
         record_count(METRIC_OBSERVATIONS_CREATED, len(outcome.created))
         record_count(METRIC_OBSERVATIONS_UPDATED, len(outcome.updated))
         return outcome
+
+    def _earlier_turn(self, workspace_id: str, session_id: str, before: datetime) -> str | None:
+        """What the session's latest turn before ``before`` said (a chat turn's context)."""
+        record = self.store.previous_in_session(workspace_id, session_id, before)
+        return None if record is None else record.content or record.title
 
     def embed_chunks(self, workspace_id: str, items: Sequence[IndexedObservation]) -> None:
         """Vectors for the embedded chunks (``Chunk.embedded``) of the embedded tiers: from the

@@ -130,6 +130,9 @@ class SearchSettings(_Base):
 class IngestSettings(_Base):
     """Limits and routing of the ingestion paths."""
 
+    # An embedded chat turn gets a second vector: the turn before it in its session, then it.
+    turn_context: int = Field(default=1, ge=0, le=8)
+
     # Webhook receivers: each provider's signing secret (plain locally, Secrets Manager in AWS),
     # and the bus verified deliveries go to (unset: ingested at once, as by `make serve`).
     github_webhook_secret: SecretStr | None = None

@@ -51,6 +51,11 @@ class Store(Protocol):
         """The observations of this workspace among ``observation_ids``, by id (one read)."""
         ...
 
+    def previous_in_session(self, workspace_id: str, session_id: str, before: datetime) -> ObservationRecord | None:
+        """The latest observation of the session that occurred before ``before`` (a chat turn's
+        predecessor, read for its context), or None."""
+        ...
+
     def delete(self, workspace_id: str, observation_id: str) -> bool:
         """Delete the observation and its chunks; False if it was not in this workspace."""
         ...

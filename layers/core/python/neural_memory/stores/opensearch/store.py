@@ -423,6 +423,22 @@ class OpenSearchStore:
         ]
         return {record.id: record for record in records}
 
+    def previous_in_session(self, workspace_id: str, session_id: str, before: datetime) -> ObservationRecord | None:
+        """The latest observation (chunk 0) of the session before ``before``."""
+        query = {
+            "bool": {
+                "filter": [
+                    {"term": {"workspace_id": workspace_id}},
+                    {"term": {"session_id": session_id}},
+                    {"term": {"chunk_no": 0}},
+                    {"range": {"occurred_at": {"lt": to_iso(before)}}},
+                ]
+            }
+        }
+        body = {"query": query, "size": 1, "sort": [{"occurred_at": "desc"}]}
+        hits = self._call(self._client.search, index=self._index, body=body)["hits"]["hits"]
+        return _record(hits[0]["_source"], hits[0]["_source"].get("content", "")) if hits else None
+
     def count(self, workspace_id: str) -> int:
         """Observations (chunk-0 documents) of the workspace."""
         query = {"bool": {"filter": [{"term": {"workspace_id": workspace_id}}, {"term": {"chunk_no": 0}}]}}

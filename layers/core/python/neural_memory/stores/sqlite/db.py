@@ -66,6 +66,8 @@ CREATE TABLE IF NOT EXISTS api_keys (
 _INDEXES_OF_ADDED_COLUMNS = """
 CREATE INDEX IF NOT EXISTS observations_superseded ON observations (workspace_id) WHERE superseded_by IS NOT NULL;
 CREATE INDEX IF NOT EXISTS observations_superseding ON observations (workspace_id) WHERE supersedes IS NOT NULL;
+CREATE INDEX IF NOT EXISTS observations_session ON observations (workspace_id, session_id, occurred_at)
+    WHERE session_id IS NOT NULL;
 """
 
 _SQL_TYPES = {"time": "INTEGER", "integer": "INTEGER", "boolean": "INTEGER", "float": "REAL"}

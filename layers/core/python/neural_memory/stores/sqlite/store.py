@@ -388,6 +388,20 @@ class SqliteStore:
         )
         return None if row is None else _record(row)
 
+    def previous_in_session(self, workspace_id: str, session_id: str, before: datetime) -> ObservationRecord | None:
+        """The latest observation of the session before ``before`` (the partial session index)."""
+        row = (
+            self._reader()
+            .conn.execute(
+                f"SELECT {_RECORD_COLUMNS} FROM observations o INDEXED BY observations_session "
+                "WHERE o.workspace_id = ? AND o.session_id = ? AND o.occurred_at < ? "
+                "ORDER BY o.occurred_at DESC LIMIT 1",
+                (workspace_id, session_id, to_ms(before)),
+            )
+            .fetchone()
+        )
+        return None if row is None else _record(row)
+
     def get_many(self, workspace_id: str, observation_ids: Sequence[str]) -> dict[str, ObservationRecord]:
         """The observations of this workspace among ``observation_ids``, by id (one read)."""
         ids = list(dict.fromkeys(observation_ids))

@@ -1,0 +1,45 @@
+"""Chat turns read in context: a turn alone ("Yes, last Tuesday") often means little, so an
+embedded chat turn gets a second vector, of the turn after the one before it in its session.
+
+The turn keeps its own chunk (searched both ways, as before); the context is one more
+``passage`` chunk, searched by vector only (no BM25 statistic counts it) and never returned:
+results show the turn's own content. Vector search takes an observation's best passage, so the
+turn is found by what it says alone or by what it answers. Notes and events are unaffected."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import TYPE_CHECKING
+
+from neural_memory.models import Chunk
+from neural_memory.search.tiers import is_embedded
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from datetime import datetime
+
+    from neural_memory.stores.base import IndexedObservation
+
+TURN_TYPES = frozenset({"message"})
+
+
+def add_turn_context(
+    items: Sequence[IndexedObservation], earlier: Callable[[str, datetime], str | None], turns_before: int = 1
+) -> None:
+    """Append a context passage to each embedded chat turn that has a turn before it in its
+    session: the turn before it in this batch, else the latest stored one (``earlier``)."""
+    sessions: dict[str, list[IndexedObservation]] = defaultdict(list)
+    for item in items:
+        record = item.record
+        if record.observation_type in TURN_TYPES and record.session_id and is_embedded(record.tier):
+            sessions[record.session_id].append(item)
+    for session_id, turns in sessions.items():
+        turns.sort(key=lambda item: item.record.occurred_at)
+        stored = earlier(session_id, turns[0].record.occurred_at)
+        window = [stored] if stored else []
+        for item in turns:
+            own = item.record.content or item.record.title
+            if window:
+                text = "\n".join([*window[-turns_before:], own])
+                item.chunks.append(Chunk(chunk_no=len(item.chunks), text=text, role="passage"))
+            window.append(own)

@@ -1,0 +1,50 @@
+"""Chat turns read in context: which turns get a context passage, and what it holds."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from neural_memory.ingest.prepare import prepare
+from neural_memory.ingest.turn_context import add_turn_context
+from neural_memory.models import ObservationIn
+from neural_memory.search.tiers import DEFAULT_POLICY
+
+NOW = datetime(2026, 1, 15, 12, tzinfo=UTC)
+
+
+def _item(obs_id: str, content: str, minute: int, **extra: Any) -> Any:
+    fields = {"id": obs_id, "source": "chat", "observationType": "message", "sessionId": "s1", "tier": "A"}
+    fields |= {"occurredAt": NOW + timedelta(minutes=minute), "content": content, **extra}
+    return prepare(ObservationIn.model_validate(fields), now=NOW, policy=DEFAULT_POLICY, ttl_days=7)
+
+
+def test_each_turn_gets_the_turn_before_it_in_its_session_as_a_passage_in_time_order() -> None:
+    # Given three turns of one session, out of order in the batch, the first with a stored turn before it
+    items = [_item("t3", "Yes, last Tuesday.", 3), _item("t1", "Did you adopt the puppy?", 1), _item("t2", "Which one?", 2)]
+    stored = {"s1": "We visited the shelter."}
+    # When context is added
+    add_turn_context(items, lambda session, before: stored.get(session))
+    by_id = {item.record.id: item for item in items}
+    # Then each turn keeps its own chunk first, and has one passage: the turn before, then itself
+    for obs_id, context in (("t1", "We visited the shelter."), ("t2", "Did you adopt the puppy?"), ("t3", "Which one?")):
+        chunks = by_id[obs_id].chunks
+        assert [c.role for c in chunks] == ["both", "passage"]
+        assert chunks[1].text == f"{context}\n{by_id[obs_id].record.content}" and chunks[1].chunk_no == 1
+        assert not chunks[1].lexical and chunks[1].embedded
+
+
+def test_a_first_turn_notes_other_sessions_and_never_embedded_tiers_get_no_context() -> None:
+    first = _item("t1", "Hello there.", 1)
+    other = _item("o1", "Another chat.", 2, sessionId="s2")
+    note = _item("n1", "A note.", 3, observationType="note", source="manual")
+    unembedded = _item("e1", "ok", 4, tier="E")
+    add_turn_context([first, other, note, unembedded], lambda session, before: None)
+    assert all(len(item.chunks) == 1 for item in (first, other, note, unembedded))
+
+
+def test_the_store_is_asked_once_per_session_for_the_turn_before_the_batch() -> None:
+    asked: list[tuple[str, datetime]] = []
+    items = [_item("t1", "one", 1), _item("t2", "two", 2), _item("x1", "three", 3, sessionId="s2")]
+    add_turn_context(items, lambda session, before: asked.append((session, before)) or None)
+    assert sorted(asked) == [("s1", NOW + timedelta(minutes=1)), ("s2", NOW + timedelta(minutes=3))]
