@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Sequence
     from pathlib import Path
 
 STARTUP_S = 120  # loading the local model on a busy 2-core machine
@@ -50,11 +50,12 @@ def free_port() -> int:
 
 
 @contextmanager
-def serve(data_dir: Path, *, samples: bool = True) -> Iterator[Served]:
+def serve(data_dir: Path, *, samples: bool = True, program: Sequence[str] | None = None) -> Iterator[Served]:
     """``neural-memory serve`` on ``data_dir`` (with the sample events unless ``samples`` is
-    False: an empty demo workspace), ready to answer; stopped on exit."""
+    False: an empty demo workspace), ready to answer; stopped on exit. ``program``: the argv that
+    runs ``neural-memory`` (e.g. ``tests/helpers/hash_cli.command``), if not the CLI itself."""
     port = free_port()
-    command = [sys.executable, "-m", "neural_memory.local.cli", "serve", "--port", str(port), "--quiet"]
+    command = [*(program or [sys.executable, "-m", "neural_memory.local.cli"]), "serve", "--port", str(port), "--quiet"]
     command += ["--data-dir", str(data_dir)] + ([] if samples else ["--no-samples"])
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}"

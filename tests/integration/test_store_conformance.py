@@ -16,7 +16,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from neural_memory.errors import ConfigurationError
+from neural_memory.errors import ConfigurationError, StoreModelMismatch
 from neural_memory.models import Chunk, ObservationIn, ObservationRecord, SearchFilters
 from neural_memory.search import bm25
 from neural_memory.search.filters.model import Filter
@@ -78,8 +78,10 @@ def test_vectors_of_another_model_are_never_compared_with_the_query(settings: Se
     svc.index("acme", [note("a1", "deploy failed on friday")])
     assert [r.id for r in svc.search("acme", semantic, "r").results] == ["a1"]
     # When the same store is searched with another model of the same dimension, Then no vector of
-    # the first model matches its query vector, identical as the numbers are
-    assert Service(svc.store, OtherModel(), settings, clock=lambda: NOW).search("acme", semantic, "r").results == []
+    # the first model is compared with its query vector, identical as the numbers are: the search
+    # is refused, naming the command that rebuilds the store for that model
+    with pytest.raises(StoreModelMismatch, match=r"neural-memory reindex --data-dir"):
+        Service(svc.store, OtherModel(), settings, clock=lambda: NOW).search("acme", semantic, "r")
     # And OpenSearch (osmem has no k-NN: the request is checked) asks for the query's model only
     sent: list[Any] = []
     client = OpenSearch(hosts=[osmem_url])

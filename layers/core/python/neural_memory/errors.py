@@ -136,5 +136,13 @@ class ConfigurationError(NeuralMemoryError):
         return {"Retry-After": "60"}
 
 
+class StoreModelMismatch(ConfigurationError):
+    """The embedded store holds the vectors of another embedding model than the one configured:
+    its vectors cannot be compared with this model's, so vector search and embedded writes are
+    refused until ``neural-memory reindex`` rebuilds it (keyword-only use is never refused)."""
+
+    code = "store_model_mismatch"
+
+
 class SecretUnavailable(ConfigurationError):
     """A provider's secret cannot be read (no grant, deleted, unreachable); the provider degrades."""

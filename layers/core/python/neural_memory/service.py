@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Literal
 
 from neural_memory.answer.answering import AnswerFailed, extractive_answer
 from neural_memory.clock import utcnow
-from neural_memory.errors import NotFound, PartiallyApplied, StoreRejected
+from neural_memory.errors import ConfigurationError, NotFound, PartiallyApplied, StoreRejected
 from neural_memory.ingest import supersession
 from neural_memory.ingest.prepare import embedding_text, prepare
 from neural_memory.ingest.turn_context import add_turn_context
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 
     from neural_memory.answer.answering import AnthropicAnswerer
     from neural_memory.ingest.chunking import Chunking
-    from neural_memory.models import AnswerRequest, ObservationIn, SearchFilters
+    from neural_memory.models import AnswerRequest, ObservationIn, SearchFilters, Vector
     from neural_memory.providers.embeddings.base import Embedder
     from neural_memory.providers.embeddings.cache import EmbeddingCache
     from neural_memory.providers.llm.gating import RelevanceScorer
@@ -200,6 +200,17 @@ class Service:
             (item, chunk) for item in items if is_embedded(item.record.tier) for chunk in item.chunks if chunk.embedded
         ]
         texts = [embedding_text(item.record.title, chunk.text) for item, chunk in targets]
+        for (item, chunk), vector in zip(targets, self.embed_documents(workspace_id, texts), strict=True):
+            chunk.vector = vector
+            item.model_id = model_id
+
+    def embed_documents(self, workspace_id: str, texts: Sequence[str]) -> list[Vector]:
+        """One document vector per text (``embedding_text``s), from the workspace's cache when the
+        same text was embedded before by the same model, else in one batch call to the embedder
+        (the chunks of an ingest, and the embedded store's reindex)."""
+        if self.embedder is None:
+            raise ConfigurationError("no embedder is configured (NM_EMBEDDER=none)")
+        model_id = self.embedder.model_id
         cached = self.embedding_cache.get_many(model_id, workspace_id, texts) if self.embedding_cache else {}
         # A damaged cache entry is re-embedded, never stored as a vector of the wrong shape.
         cached = {key: vector for key, vector in cached.items() if len(vector) == self.embedder.dimension}
@@ -210,9 +221,7 @@ class Service:
                 self.embedding_cache.put_many(model_id, workspace_id, list(zip(missing, fresh, strict=True)))
             cached.update((text_key(t), v) for t, v in zip(missing, fresh, strict=True))
         record_count(METRIC_EMBEDDING_CACHE_HITS, len(texts) - len(missing))
-        for (item, chunk), text in zip(targets, texts, strict=True):
-            chunk.vector = cached[text_key(text)]
-            item.model_id = model_id
+        return [cached[text_key(text)] for text in texts]
 
     def ingest(self, workspace_id: str, observations: Sequence[ObservationIn], request_id: str) -> ObservationsResponse:
         """``POST /v1/observations``: ids in request order, and how many were created or updated;

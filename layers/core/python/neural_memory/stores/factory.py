@@ -50,9 +50,19 @@ def build_admin(settings: Settings) -> OpenSearchAdmin | None:
 
 
 def ensure_store(settings: Settings, embedder: Embedder | None) -> str:
-    """Create or verify the store's index for this embedder; returns what was done. For start-up."""
+    """Create or verify the store's index for this embedder; returns what was done. For start-up:
+    the embedded store built by another model than ``embedder``'s is refused
+    (``StoreModelMismatch``, naming ``neural-memory reindex``)."""
     admin = build_admin(settings)
     if admin is None:
+        if settings.store == "sqlite":
+            from neural_memory.stores.sqlite.store import SqliteStore
+
+            store = SqliteStore(settings.sqlite_path, settings.sqlite_synchronous)
+            try:
+                store.verify_model((embedder.model_id, embedder.dimension) if embedder is not None else None)
+            finally:
+                store.close()
         return "ok"
     from neural_memory.stores.opensearch.index import space_of  # only the OpenSearch store has an index to check
 

@@ -29,7 +29,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         # EMF lines belong to the API's logs, not to a terminal command's output.
         os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
-    result: int = args.func(args)
+    from neural_memory.errors import StoreModelMismatch
+
+    try:
+        result: int = args.func(args)
+    except StoreModelMismatch as exc:  # the store was built by another model: say which command fixes it
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     return result
 
 

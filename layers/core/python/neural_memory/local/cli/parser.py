@@ -149,9 +149,13 @@ def build_parser() -> argparse.ArgumentParser:
     purge.set_defaults(func=cmd_purge)
 
     reindex = commands.add_parser(
-        "reindex", help="OpenSearch: rebuild the index for a new model or mapping behind its alias (resumable)"
+        "reindex",
+        help="rebuild the store for the configured embedding model while the old vectors serve (resumable); "
+        "OpenSearch: also a new mapping, behind its alias",
     )
-    reindex.add_argument("--batch", type=int, default=100, help="observations embedded and written at a time")
+    reindex.add_argument(
+        "--batch", type=int, default=100, help="observations (embedded store: chunks) embedded and written at a time"
+    )
     reindex.add_argument("--list", action="store_true", help="list the physical indices and which one is live")
     reindex.add_argument("--drop", metavar="INDEX", help="delete an old physical index (never the live one)")
     reindex.add_argument(

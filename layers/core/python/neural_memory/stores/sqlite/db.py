@@ -13,6 +13,7 @@ import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
+from neural_memory.errors import StoreModelMismatch
 from neural_memory.search.filters.model import metadata_terms
 from neural_memory.stores.record_fields import RECORD_FIELDS, RecordField
 
@@ -45,6 +46,10 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab (chunks_fts, ins
 CREATE TRIGGER IF NOT EXISTS chunks_fts_delete AFTER DELETE ON chunks BEGIN
     DELETE FROM chunks_fts WHERE rowid = old.rowid;
 END;
+CREATE TABLE IF NOT EXISTS chunk_vectors (
+    chunk_rowid INTEGER PRIMARY KEY REFERENCES chunks (rowid) ON DELETE CASCADE,
+    embedding BLOB NOT NULL
+);
 CREATE TABLE IF NOT EXISTS metadata_terms (
     obs_pk INTEGER NOT NULL REFERENCES observations (pk) ON DELETE CASCADE,
     term TEXT NOT NULL
@@ -219,6 +224,7 @@ def connect(path: Path, synchronous: Synchronous = "full") -> sqlite3.Connection
     _add_new_columns(conn)
     conn.executescript(_INDEXES_OF_ADDED_COLUMNS)
     _fill_metadata_terms(conn)
+    _record_model(conn)
     conn.execute(
         "INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO NOTHING",
         (str(SCHEMA_VERSION),),
@@ -255,6 +261,69 @@ def _fill_metadata_terms(conn: sqlite3.Connection) -> None:
     except BaseException:
         rollback(conn)
         raise
+
+
+Model = tuple[str, int]  # (model id, dimension): the vector space a store is built for
+
+
+def read_model(conn: sqlite3.Connection, prefix: str = "") -> Model | None:
+    """The model the store is built for (``meta.model_id`` and ``meta.dimension``), or with
+    ``prefix="reindex_"`` the one a reindex under way builds it for; None if none is recorded."""
+    rows = dict(
+        conn.execute(
+            "SELECT key, value FROM meta WHERE key IN (?, ?)", (f"{prefix}model_id", f"{prefix}dimension")
+        ).fetchall()
+    )
+    if f"{prefix}model_id" not in rows:
+        return None
+    return str(rows[f"{prefix}model_id"]), int(rows[f"{prefix}dimension"])
+
+
+def write_model(conn: sqlite3.Connection, model: Model | None, prefix: str = "") -> None:
+    """Record (or, with None, forget) ``read_model``'s model, inside the caller's transaction."""
+    conn.execute("DELETE FROM meta WHERE key IN (?, ?)", (f"{prefix}model_id", f"{prefix}dimension"))
+    if model is not None:
+        conn.executemany(
+            "INSERT INTO meta (key, value) VALUES (?, ?)",
+            [(f"{prefix}model_id", model[0]), (f"{prefix}dimension", str(model[1]))],
+        )
+
+
+def _record_model(conn: sqlite3.Connection) -> None:
+    """Once per file made before stores recorded their model: the model most of its vectors
+    carry is the one it was built by (a store that holds none adopts the first model that
+    writes one; ``neural-memory reindex`` re-embeds any chunk of another model)."""
+    if conn.execute("SELECT 1 FROM meta WHERE key IN ('model_id', 'model_recorded')").fetchone():
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if not conn.execute("SELECT 1 FROM meta WHERE key IN ('model_id', 'model_recorded')").fetchone():
+            row = conn.execute(
+                "SELECT model_id, length(embedding) / 4 FROM chunks WHERE model_id IS NOT NULL "
+                "GROUP BY model_id ORDER BY count(*) DESC LIMIT 1"
+            ).fetchone()
+            if row is not None:
+                write_model(conn, (str(row[0]), int(row[1])))
+            conn.execute("INSERT INTO meta (key, value) VALUES ('model_recorded', '1')")
+        conn.execute("COMMIT")
+    except BaseException:
+        rollback(conn)
+        raise
+
+
+def model_mismatch(database: Path, built: Model, configured: Model, pending: Model | None = None) -> StoreModelMismatch:
+    """The refusal of a process configured with another model than the store's, naming the command."""
+    folder = database.parent
+    under_way = (
+        f"; a reindex for {pending[0]} is under way, and the same command finishes it" if pending is not None else ""
+    )
+    return StoreModelMismatch(
+        f"the store in {folder} was built by the embedding model {built[0]} ({built[1]} dimensions), and this "
+        f"process embeds with {configured[0]} ({configured[1]} dimensions): run `neural-memory reindex "
+        f"--data-dir {folder}` with this configuration to rebuild it for {configured[0]} (searches keep "
+        f"using {built[0]} until it finishes){under_way}; or configure {built[0]} again "
+        "(NM_EMBEDDER=none searches any store by keyword)"
+    )
 
 
 def connect_reader(path: Path) -> sqlite3.Connection:

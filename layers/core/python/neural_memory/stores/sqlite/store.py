@@ -29,13 +29,17 @@ from neural_memory.stores.base import KNOWN_FIELDS
 from neural_memory.stores.record_fields import FIELD_NAMES, RECORD_FIELDS
 from neural_memory.stores.sqlite.db import (
     LazyConnection,
+    Model,
     Synchronous,
     bump_generation,
     connect,
     connect_reader,
+    model_mismatch,
     read_generation,
+    read_model,
     rollback,
     write_metadata_terms,
+    write_model,
 )
 from neural_memory.stores.sqlite.fts import COLUMN_WEIGHTS, Tokenizer
 from neural_memory.stores.sqlite.lock import ReadWriteLock
@@ -110,6 +114,8 @@ class SqliteStore:
         self._snapshot = snapshot_path(path)
         self._tokenizer_: Tokenizer | None = None
         self._mirror: ChunkMirror | None = None
+        # (generation, the store's model, the model a reindex under way builds it for) as last read.
+        self._model: tuple[int, Model | None, Model | None] | None = None
 
     @property
     def _conn(self) -> sqlite3.Connection:
@@ -164,6 +170,7 @@ class SqliteStore:
             conn = self._conn
             conn.execute("BEGIN IMMEDIATE")
             try:
+                self._check_model(conn, items)
                 for item in items:
                     pk, old_chunks = self._write_record(conn, workspace_id, item)
                     outcome.ids.append(item.record.id)
@@ -178,6 +185,26 @@ class SqliteStore:
                 rollback(conn)
                 raise
         return outcome
+
+    def _check_model(self, conn: sqlite3.Connection, items: Sequence[IndexedObservation]) -> None:
+        """Vectors are written only by the store's model (inside the write's transaction, so a
+        reindex's swap cannot slip in between): the first model to write vectors into a store
+        that has none becomes its model; another one is refused (``StoreModelMismatch``)."""
+        written = {
+            (item.model_id, len(chunk.vector))
+            for item in items
+            if item.model_id is not None
+            for chunk in item.chunks
+            if chunk.vector is not None
+        }
+        if not written:
+            return
+        built = read_model(conn)
+        if built is None:
+            write_model(conn, built := min(written))
+        for model in written:
+            if model != built:
+                raise model_mismatch(self._path, built or model, model, read_model(conn, "reindex_"))
 
     def _commit(
         self,
@@ -525,6 +552,8 @@ class SqliteStore:
         want = (model_id, len(vector)) if vector is not None and model_id is not None else None
         while True:
             with self._mirror_lock.reading(), _read_transaction(reader.conn) as generation:
+                if want is not None:
+                    self._refuse_other_model(reader.conn, generation, want)
                 mirror = self._mirror
                 if mirror is not None and mirror.generation == generation and _serves(mirror, want):
                     keep = mirror.mask(workspace_id, flt, _SqlRowLookup(reader.conn, workspace_id))
@@ -548,6 +577,32 @@ class SqliteStore:
             ],
         )
 
+    def _refuse_other_model(self, conn: sqlite3.Connection, generation: int, want: Model) -> None:
+        """A vector search by another model than the store's is refused, naming the reindex (a
+        store with no model yet has no vectors to compare: it answers with none). The store's
+        model is read once per generation (a reindex's swap bumps it)."""
+        known = self._model
+        if known is None or known[0] != generation:
+            known = self._model = (generation, read_model(conn), read_model(conn, "reindex_"))
+        _, built, pending = known
+        if built is not None and built != want:
+            raise model_mismatch(self._path, built, want, pending)
+
+    def model(self) -> Model | None:
+        """The (model id, dimension) the store is built for; None while it holds no vectors."""
+        conn = self._reader().conn
+        with _read_transaction(conn):
+            return read_model(conn)
+
+    def verify_model(self, configured: Model | None) -> None:
+        """At start-up: ``StoreModelMismatch`` (naming ``neural-memory reindex``) if the store
+        was built by another model than ``configured``; keyword-only (None) suits any store."""
+        conn = self._reader().conn
+        with _read_transaction(conn):
+            built, pending = read_model(conn), read_model(conn, "reindex_")
+        if configured is not None and built is not None and built != configured:
+            raise model_mismatch(self._path, built, configured, pending)
+
     def _refresh_mirror(self, conn: sqlite3.Connection, want: tuple[str, int] | None) -> None:
         """Make the mirror current (another process wrote, or a vector search needs another
         model's vectors): the saved snapshot if it matches, else rebuilt from SQLite. Holds the
@@ -568,17 +623,13 @@ class SqliteStore:
 
     def refresh_snapshot(self) -> tuple[SnapshotState, int]:
         """Compare the saved mirror with the file and rebuild it unless it is current
-        (``neural-memory check``); returns how it stood and the file's generation. The rebuilt
-        mirror holds the vectors of the model most chunks were embedded with."""
+        (``neural-memory check``, the end of ``neural-memory reindex``); returns how it stood and
+        the file's generation. The rebuilt mirror holds the vectors of the store's model."""
         conn = self._reader().conn
         with _read_transaction(conn) as generation:
             state = snapshot_state(self._snapshot, generation)
             if state != "current":
-                row = conn.execute(
-                    "SELECT model_id, length(embedding) FROM chunks WHERE model_id IS NOT NULL "
-                    "GROUP BY model_id ORDER BY count(*) DESC LIMIT 1"
-                ).fetchone()
-                model_id, dimension = (row[0], int(row[1]) // 4) if row else (None, 1)
+                model_id, dimension = read_model(conn) or (None, 1)
                 save_snapshot(_load_mirror(conn, model_id, dimension, generation), self._snapshot)
         return state, generation
 

@@ -1,4 +1,6 @@
-"""``neural-memory reindex``: a new OpenSearch index built and swapped behind the alias."""
+"""``neural-memory reindex``: the store rebuilt for the configured embedding model while the old
+vectors keep serving — the embedded store's vectors embedded aside and swapped in one
+transaction (``stores/sqlite/reindex.py``), or a new OpenSearch index swapped behind the alias."""
 
 from __future__ import annotations
 
@@ -10,10 +12,12 @@ from neural_memory.local.cli.common import cli_settings, progress_bar
 if TYPE_CHECKING:
     import argparse
 
+    from neural_memory.settings import Settings
+
 
 def cmd_reindex(args: argparse.Namespace) -> int:
-    """OpenSearch: list the physical indices behind the alias, drop an old one, or rebuild the live
-    one for the configured model and mapping (resumable; the alias moves when it is complete)."""
+    """Rebuild the store for the configured model (resumable; the old vectors serve until the swap).
+    OpenSearch: also list the physical indices behind the alias, or drop an old one."""
     from neural_memory.service import build_service
     from neural_memory.stores.factory import build_admin
     from neural_memory.stores.opensearch.index import ReindexBusy
@@ -22,9 +26,10 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     settings = cli_settings(args)
     admin = build_admin(settings)
     if admin is None:
-        print("reindex is for the OpenSearch store (--store opensearch): the embedded store keeps "
-              "each model's vectors apart and needs none", file=sys.stderr)  # fmt: skip
-        return 2
+        if args.drop or args.list or args.force:
+            print("--list, --drop and --force are for the OpenSearch store (--store opensearch)", file=sys.stderr)
+            return 2
+        return _reindex_sqlite(settings, args.batch)
     if args.drop:
         admin.drop(args.drop)
         print(f"dropped {args.drop}")
@@ -60,3 +65,51 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     if report.swapped and report.source:
         print(f"the old index {report.source} is kept: `neural-memory reindex --drop {report.source}` deletes it")
     return 0 if report.swapped or report.source is None else 1
+
+
+def _reindex_sqlite(settings: Settings, batch: int) -> int:
+    """The embedded store: embed every chunk again with the configured model beside the old
+    vectors (which serve until the swap), then swap; run again to resume. The mirror is saved
+    for the new model afterwards, so the next ``serve`` starts at once."""
+    from neural_memory.service import build_service
+    from neural_memory.stores.sqlite.reindex import ReindexBusy, SqliteReindexer
+    from neural_memory.stores.sqlite.store import SqliteStore
+
+    service = build_service(settings)
+    embedder = service.embedder
+    if embedder is None:
+        print("reindex needs an embedding model: NM_EMBEDDER=none has none to build the store for", file=sys.stderr)
+        return 2
+    bar = None
+
+    def progress(done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = progress_bar(total, "chunk", "reindex")
+            bar.update(done)
+        bar.total = max(total, done)
+        bar.update(done - bar.n)
+
+    target = (embedder.model_id, embedder.dimension)
+    reindexer = SqliteReindexer(settings.sqlite_path, target, service.embed_documents, batch_size=batch)
+    try:
+        report = reindexer.run(progress=progress)
+    except ReindexBusy as busy:
+        print(f"not now: {busy}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("\nstopped: run the same command again to resume where it stopped", file=sys.stderr)
+        return 130
+    finally:
+        if bar is not None:
+            bar.close()
+        if service.embedding_cache is not None:
+            service.embedding_cache.close()
+    if report.swapped:
+        store = SqliteStore(settings.sqlite_path, settings.sqlite_synchronous)
+        try:
+            store.refresh_snapshot()
+        finally:
+            store.close()
+    print(report.summary())
+    return 0
