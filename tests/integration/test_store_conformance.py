@@ -453,7 +453,9 @@ def _turn(obs_id: str, content: str, minutes_ago: int, session: str = "chat-1") 
 
 def test_the_turn_before_in_a_session_is_found_in_its_workspace_and_session_only(svc: Service) -> None:
     # Given two turns of a session, one of another session, and the same session id in another workspace
-    svc.index("acme", [_turn("a1", "first turn", 30), _turn("a2", "second turn", 20), _turn("b1", "elsewhere", 10, "x")])
+    svc.index(
+        "acme", [_turn("a1", "first turn", 30), _turn("a2", "second turn", 20), _turn("b1", "elsewhere", 10, "x")]
+    )
     svc.index("rival", [_turn("r1", "rival turn", 15)])
     # When asked for the turn before a moment, Then it is the latest strictly before, of that session
     assert (found := svc.store.previous_in_session("acme", "chat-1", NOW)) is not None and found.id == "a2"

@@ -21,13 +21,21 @@ def _item(obs_id: str, content: str, minute: int, **extra: Any) -> Any:
 
 def test_each_turn_gets_the_turn_before_it_in_its_session_as_a_passage_in_time_order() -> None:
     # Given three turns of one session, out of order in the batch, the first with a stored turn before it
-    items = [_item("t3", "Yes, last Tuesday.", 3), _item("t1", "Did you adopt the puppy?", 1), _item("t2", "Which one?", 2)]
+    items = [
+        _item("t3", "Yes, last Tuesday.", 3),
+        _item("t1", "Did you adopt the puppy?", 1),
+        _item("t2", "Which one?", 2),
+    ]
     stored = {"s1": "We visited the shelter."}
     # When context is added
     add_turn_context(items, lambda session, before: stored.get(session))
     by_id = {item.record.id: item for item in items}
     # Then each turn keeps its own chunk first, and has one passage: the turn before, then itself
-    for obs_id, context in (("t1", "We visited the shelter."), ("t2", "Did you adopt the puppy?"), ("t3", "Which one?")):
+    for obs_id, context in (
+        ("t1", "We visited the shelter."),
+        ("t2", "Did you adopt the puppy?"),
+        ("t3", "Which one?"),
+    ):
         chunks = by_id[obs_id].chunks
         assert [c.role for c in chunks] == ["both", "passage"]
         assert chunks[1].text == f"{context}\n{by_id[obs_id].record.content}" and chunks[1].chunk_no == 1
