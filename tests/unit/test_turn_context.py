@@ -14,7 +14,8 @@ NOW = datetime(2026, 1, 15, 12, tzinfo=UTC)
 
 
 def _item(obs_id: str, content: str, minute: int, **extra: Any) -> Any:
-    fields = {"id": obs_id, "source": "chat", "observationType": "message", "sessionId": "s1", "tier": "A"}
+    fields: dict[str, Any] = {"id": obs_id, "source": "chat", "observationType": "message", "sessionId": "s1"}
+    fields["tier"] = "A"
     fields |= {"occurredAt": NOW + timedelta(minutes=minute), "content": content, **extra}
     return prepare(ObservationIn.model_validate(fields), now=NOW, policy=DEFAULT_POLICY, ttl_days=7)
 
@@ -54,5 +55,10 @@ def test_a_first_turn_notes_other_sessions_and_never_embedded_tiers_get_no_conte
 def test_the_store_is_asked_once_per_session_for_the_turn_before_the_batch() -> None:
     asked: list[tuple[str, datetime]] = []
     items = [_item("t1", "one", 1), _item("t2", "two", 2), _item("x1", "three", 3, sessionId="s2")]
-    add_turn_context(items, lambda session, before: asked.append((session, before)) or None)
+
+    def earlier(session: str, before: datetime) -> str | None:
+        asked.append((session, before))
+        return None
+
+    add_turn_context(items, earlier)
     assert sorted(asked) == [("s1", NOW + timedelta(minutes=1)), ("s2", NOW + timedelta(minutes=3))]
