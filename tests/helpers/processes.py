@@ -188,14 +188,17 @@ class WriterSpec:
     workspace: str = WORKSPACE
     batch: int = 10
     pause_s: float = 0.05
+    seconds: float | None = None  # how long this one writes, if not the run's (a writer to be killed: longer)
 
 
 def http_writer(name: str, url: str, key: str, batch: int = 10, pause_s: float = 0.05) -> WriterSpec:
     return WriterSpec(name, "http", url=url, key=key, batch=batch, pause_s=pause_s)
 
 
-def mcp_writer(name: str, data_dir: Path, workspace: str = WORKSPACE, batch: int = 10) -> WriterSpec:
-    return WriterSpec(name, "mcp", data_dir=data_dir, workspace=workspace, batch=batch)
+def mcp_writer(
+    name: str, data_dir: Path, workspace: str = WORKSPACE, batch: int = 10, seconds: float | None = None
+) -> WriterSpec:
+    return WriterSpec(name, "mcp", data_dir=data_dir, workspace=workspace, batch=batch, seconds=seconds)
 
 
 @dataclass
@@ -303,7 +306,14 @@ def writers(specs: Sequence[WriterSpec], seconds: float) -> Iterator[WritersRun]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     try:
         for spec in specs:
-            command = [sys.executable, "-m", "tests.helpers.processes", spec.kind, spec.name, str(seconds)]
+            command = [
+                sys.executable,
+                "-m",
+                "tests.helpers.processes",
+                spec.kind,
+                spec.name,
+                str(spec.seconds or seconds),
+            ]
             command += ["--batch", str(spec.batch), "--pause", str(spec.pause_s), "--workspace", spec.workspace]
             command += ["--url", spec.url] if spec.url else []
             command += ["--data-dir", str(spec.data_dir)] if spec.data_dir else []

@@ -186,7 +186,8 @@ def test_two_servers_an_agent_ingest_purge_keys_and_writers_one_killed_lose_no_a
         # When three writers write for WRITE_S (batches to each server, and a second agent's MCP
         # server remembering), and a fourth writer (another MCP server) is killed mid-batch
         specs = [http_writer("httpa", first.url, first.key), http_writer("httpb", second.url, second.key)]
-        specs += [mcp_writer("mcpw", data), mcp_writer("mcpk", data)]
+        # (the one to be killed writes until it is, however slow a busy machine makes the steps before)
+        specs += [mcp_writer("mcpw", data), mcp_writer("mcpk", data, seconds=10 * WRITE_S)]
         started = time.monotonic()
         with writers(specs, WRITE_S) as run:
             for spec in specs:
