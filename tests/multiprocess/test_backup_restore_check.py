@@ -47,6 +47,7 @@ def test_check_passes_a_healthy_folder_and_fails_a_missing_one(tmp_path: Path) -
     checked = cli("check", "--data-dir", str(tmp_path / "data"))
     assert checked.returncode == 0, checked.stdout
     assert "FAIL" not in checked.stdout and "integrity: ok" in checked.stdout and "schema version: 1" in checked.stdout
+    assert "model: all-MiniLM-L6-v2" in checked.stdout, checked.stdout
     missing = cli("check", "--data-dir", str(tmp_path / "nothing"))
     assert missing.returncode == 1 and "no database" in missing.stdout
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from neural_memory.stores.sqlite.backup import CACHE_FILE, KEY_FILE, STORE_FILE
-from neural_memory.stores.sqlite.db import SCHEMA_VERSION, holders_path, is_damaged
+from neural_memory.stores.sqlite.db import SCHEMA_VERSION, holders_path, is_damaged, read_model
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -53,6 +53,16 @@ def _schema(path: Path) -> Finding:
     if found > SCHEMA_VERSION:
         return Finding("schema version", False, f"{found}, newer than this version reads ({SCHEMA_VERSION})")
     return Finding("schema version", True, str(found))
+
+
+def _model(path: Path) -> Finding:
+    """Which model the vectors are of, and a reindex under way (informational: both are fine)."""
+    with closing(_read_only(path)) as conn:
+        built, pending = read_model(conn), read_model(conn, "reindex_")
+    detail = "none recorded (no vectors yet)" if built is None else f"{built[0]} ({built[1]} dimensions)"
+    if pending is not None:
+        detail += f"; a reindex to {pending[0]} is under way: `neural-memory reindex` finishes it"
+    return Finding("model", True, detail)
 
 
 def _mirror(data_dir: Path) -> Finding:
@@ -113,7 +123,7 @@ def check(data_dir: Path) -> list[Finding]:
     if findings[0].ok:
         findings.append(schema := _schema(store))
         if schema.ok:  # rebuilding the mirror opens the store, which an unknown schema must not be
-            findings.append(_mirror(data_dir))
+            findings += [_model(store), _mirror(data_dir)]
     if (data_dir / CACHE_FILE).exists():
         findings.append(_integrity(data_dir / CACHE_FILE))
     return [*findings, _modes(loose)]
