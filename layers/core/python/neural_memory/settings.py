@@ -68,6 +68,9 @@ class ProviderSettings(_Base):
     """Which embedder (and later reranker and gate) the service uses, and their credentials."""
 
     embedder: EmbedderName = "onnx"
+    # Which local model the onnx embedder runs (a row of providers/embeddings/onnx_local.MODELS;
+    # None: the default). A different model is a different vector space: reindex.
+    local_model: str | None = None
     # The local model embeds documents on low-priority threads, so searches come first (serve).
     documents_yield_to_queries: bool = False
     cohere_api_key: SecretStr | None = None
