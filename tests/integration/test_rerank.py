@@ -114,7 +114,7 @@ def test_failing_cohere_degrades_balanced_to_fast(settings: Settings, reply: htt
     cohere = FakeCohere(lambda body: reply)
     srv = service(settings, reranker=cohere.reranker())
     srv.index("acme", DEPLOY_NOTES)
-    fast = srv.search("acme", request(llm_filter=False), "r")
+    fast = srv.search("acme", request(rerank="fast", llm_filter=False), "r")
     degraded = srv.search("acme", request(rerank="balanced", llm_filter=False), "r")
     assert len(degraded.degraded) == 1
     assert degraded.degraded[0].startswith("rerank:balanced->fast (Cohere rerank")
