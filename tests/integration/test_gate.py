@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 import httpx2
 import pytest
+from neural_memory.models import SearchFilters
 from neural_memory.providers.llm import claude_tool
+from neural_memory.search.filters.model import filter_fields
 
 from tests.helpers.pipeline import (
     DEPLOY_NOTES,
@@ -243,3 +245,48 @@ def test_scores_are_cached_by_query_id_content_and_model(settings: Settings) -> 
     srv.search("acme", request(), "r3")
     assert len(claude.requests) == 2
     assert [c["title"] for c in sent_candidates(claude.requests[1])] == ["deploy checklist v2"]
+
+
+def test_one_search_complete_line_with_stages_counts_and_filters_but_never_the_query(
+    svc: Service,  # noqa: F811
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Given a gated search on either store, with a query and filter values nobody should read in a log
+    claude = FakeClaude(score_by_title("fail"))
+    gated = with_providers(svc, scorer=claude.scorer())
+    gated.index("acme", [*DEPLOY_NOTES, note("p1", "zebra-secret plan", "zebra-secret content")])
+    caplog.clear()
+    # When searching
+    secret = "why did the zebra-secret deploy fail"
+    filters = {"sourceTypes": ["manual"], "not": {"actorNames": ["mallory-secret"]}}
+    gated.search("acme", request(secret, filters=filters), "r1")
+    # Then exactly one INFO line says "search complete", with the stage timings, counts per stage,
+    # the filters' field names and why the LLM did or did not run
+    (record,) = [r for r in caplog.records if r.getMessage() == "search complete"]
+    line = record.__dict__
+    assert record.levelname == "INFO"
+    assert {"total", "embed", "retrieval", "llmFilter"} <= set(line["stagesMs"])
+    counts = line["counts"]
+    assert counts["lexical"] >= 7 and counts["llmScored"] == counts["fused"] == 8
+    assert counts["returned"] == 2 and counts["llmFiltered"] == 6
+    assert line["filterFields"] == ["not.actorNames", "sourceTypes"]
+    assert line["llmSkipped"] is False and line["llmSkipReason"] is None
+    assert line["degraded"][-1] == "rerank:balanced->fast" and all("(" not in d for d in line["degraded"])
+    assert isinstance(line["overBudget"], list)
+    # And nothing of what the user wrote: not the query, nor a filter's value
+    printed = json.dumps({k: v for k, v in line.items() if k not in ("args", "msg", "exc_info")}, default=str)
+    for word in ("zebra", "secret", "mallory"):
+        assert word not in printed, word
+    # And a skipped LLM says why
+    caplog.clear()
+    gated.search("acme", request(secret, top_k=3), "r2")
+    (skipped,) = [r.__dict__ for r in caplog.records if r.getMessage() == "search complete"]
+    assert (skipped["llmSkipped"], skipped["llmSkipReason"]) == (True, "small_result_set")
+
+
+def test_a_filter_s_field_names_are_logged_never_its_values_or_metadata_keys() -> None:
+    filters = SearchFilters.model_validate(
+        {"tiers": ["A"], "metadata": {"k-secret": "v"}, "anyOf": [{"actorNames": ["x"], "not": {"tiers": ["C"]}}]}
+    )
+    assert filter_fields(filters) == ["anyOf.actorNames", "anyOf.not.tiers", "metadata", "tiers"]
+    assert filter_fields(None) == []
