@@ -466,7 +466,10 @@ class SearchPipeline:
 
 
 def _degrade(degraded: list[str], mode: str, to: str, why: str) -> None:
-    logger.warning("rerank degraded", extra={"mode": mode, "to": to, "reason": why})
+    # A provider that is not configured is the steady state (every search of the embedded default
+    # without a Cohere key degrades balanced): said in the reply and counted, logged only at DEBUG.
+    log = logger.debug if "not configured" in why or "no LLM configured" in why else logger.warning
+    log("rerank degraded", extra={"mode": mode, "to": to, "reason": why})
     record_reason(METRIC_RERANK_DEGRADED, mode)
     degraded.append(f"rerank:{mode}->{to} ({why})")
 
