@@ -2,6 +2,7 @@
 the layer). Physical names are scoped by stage, so dev and prod coexist in one account."""
 
 from neural_memory.observability import METRICS_NAMESPACE, SERVICE_NAME
+from neural_memory.settings import SearchSettings
 
 __all__ = ["METRICS_NAMESPACE", "SERVICE_NAME"]
 
@@ -20,7 +21,16 @@ INGEST_BATCH_SIZE = 10
 # or deploy with -c ingest_concurrency=unreserved to keep only the event source's cap).
 INGEST_CONCURRENCY = {"dev": 2, "prod": 5}
 DLQ_MAX_RECEIVE_COUNT = 5
-LATENCY_ALARM_P95_MS = 500
+# The design's p95 budget per search stage (the settings' defaults, NM_BUDGET_*_MS): a line on each
+# stage's latency graph and an alarm on its p95, by the stage's metric suffix.
+_BUDGETS = SearchSettings.model_fields
+STAGE_BUDGETS_MS: dict[str, int] = {
+    "Embed": _BUDGETS["budget_embed_ms"].default,
+    "Retrieval": _BUDGETS["budget_retrieval_ms"].default,
+    "LlmFilter": _BUDGETS["budget_llm_filter_ms"].default,
+    "Total": _BUDGETS["budget_total_ms"].default,
+}
+LATENCY_ALARM_P95_MS = STAGE_BUDGETS_MS["Total"]
 # Every route at once, answers (an LLM call) included.
 API_LATENCY_ALARM_P95_MS = 5000
 # An event waiting this long means ingestion is stuck or cannot keep up.

@@ -17,11 +17,14 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 from neural_memory.observability import (
     METRIC_ANSWER_LATENCY,
+    METRIC_DEGRADED,
+    METRIC_EMBEDDING_CACHE_HITS,
     METRIC_GATE_BYPASSED,
     METRIC_GATE_FILTERED,
     METRIC_INGEST_FAILED,
     METRIC_INGEST_SUCCEEDED,
     METRIC_OBSERVATIONS_CREATED,
+    METRIC_RERANK_DEGRADED,
     METRIC_RESULTS_RETURNED,
     METRIC_SEARCH_LATENCY,
 )
@@ -32,6 +35,7 @@ from infra.constants import (
     METRICS_NAMESPACE,
     QUEUE_AGE_ALARM_S,
     SERVICE_NAME,
+    STAGE_BUDGETS_MS,
     physical_name,
 )
 
@@ -100,10 +104,14 @@ class Monitoring(Construct):
             ("Answer", METRIC_ANSWER_LATENCY, ANSWER_STAGES),
         ):
             for step in stages:
+                budget = STAGE_BUDGETS_MS.get(step) if what == "Search" else None
                 self.dashboard.add_widgets(
                     cw.GraphWidget(
                         title=f"{what} latency: {step} (ms)",
                         left=[metric(f"{prefix}{step}", stat) for stat in ("p50", "p95", "p99")],
+                        left_annotations=[cw.HorizontalAnnotation(value=budget, label=f"p95 budget {budget} ms")]
+                        if budget
+                        else None,
                         width=8,
                     )
                 )
@@ -122,14 +130,40 @@ class Monitoring(Construct):
             ),
             cw.GraphWidget(title="Results returned", left=[metric(METRIC_RESULTS_RETURNED, "Average")], width=12),
         )
+        rerank_degraded = (
+            f"SEARCH('{{{METRICS_NAMESPACE},reason,service,stage}} "
+            f'MetricName="{METRIC_RERANK_DEGRADED}" stage="{self._stage}"\', \'Sum\', 60)'
+        )
+        self.dashboard.add_widgets(
+            cw.GraphWidget(
+                title="Degraded searches (fallbacks taken), rerank degraded by mode",
+                left=[metric(METRIC_DEGRADED).with_(label="fallbacks")],
+                right=[cw.MathExpression(expression=rerank_degraded, label="rerank degraded, by mode", period=PERIOD)],
+                width=12,
+            ),
+            cw.GraphWidget(
+                title="Embedding cache hits", left=[metric(METRIC_EMBEDDING_CACHE_HITS).with_(label="hits")], width=12
+            ),
+        )
         self._alarm(
             "SearchLatencyP95",
             "search-latency-p95",
             metric(f"{METRIC_SEARCH_LATENCY}Total", "p95"),
             LATENCY_ALARM_P95_MS,
-            f"p95 end-to-end search latency above {LATENCY_ALARM_P95_MS} ms",
+            f"p95 end-to-end search latency above its {LATENCY_ALARM_P95_MS} ms budget",
             periods=(3, 5),
         )
+        for step, budget in STAGE_BUDGETS_MS.items():
+            if step == "Total":
+                continue
+            self._alarm(
+                f"SearchLatency{step}P95",
+                f"search-latency-{step.lower()}-p95",
+                metric(f"{METRIC_SEARCH_LATENCY}{step}", "p95"),
+                budget,
+                f"p95 search latency of the {step} stage above its {budget} ms budget",
+                periods=(3, 5),
+            )
 
     def _ingestion(self, queue: sqs.IQueue, dlq: sqs.IQueue) -> None:
         metric = self._metric

@@ -55,6 +55,12 @@ def service(settings: Settings, scorer: Any = None, reranker: Any = None, propos
     )
 
 
+def with_providers(svc: Service, scorer: Any = None, reranker: Any = None) -> Service:
+    """The same store, embedder and settings as ``svc`` (e.g. the two-store fixture's), with an LLM
+    scorer and a reranker."""
+    return Service(svc.store, svc.embedder, svc.settings, clock=lambda: NOW, scorer=scorer, reranker=reranker)
+
+
 def request(query: str = "why did the deploy fail", **fields: Any) -> SearchRequest:
     return SearchRequest.model_validate({"query": query, **{to_camel(name): value for name, value in fields.items()}})
 
@@ -71,6 +77,16 @@ def claude_reply(scores: list[dict[str, Any]] | None = None, **override: Any) ->
     }  # fmt: skip
     body.update(override)
     return body
+
+
+# What the Anthropic API answers a model that no longer takes a temperature (Claude Opus 4.7 and
+# later; and, per Anthropic's migration notes, every model under API version 2026-10-21, which the
+# installed SDK sends): the body as reported verbatim in BerriAI/litellm issue #26444 (2026).
+TEMPERATURE_REFUSED: dict[str, Any] = {
+    "type": "error",
+    "error": {"type": "invalid_request_error", "message": "`temperature` is deprecated for this model."},
+    "request_id": "req_011CaNyc6Kpmz9bA66oSzTKo",
+}
 
 
 def sent_candidates(request_body: dict[str, Any]) -> list[dict[str, Any]]:

@@ -7,11 +7,12 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -30,16 +31,30 @@ class Served:
     data_dir: Path
     process: subprocess.Popen[str]
     output: str | None = None
+    # What it printed so far, read as it prints: a server that logs every request (the "search
+    # complete" line) would otherwise fill the pipe and block mid-request.
+    lines: list[str] = field(default_factory=list)
+    reader: threading.Thread | None = None
+
+    def drain(self) -> None:
+        """Read its output in the background until it ends."""
+        stream = self.process.stdout
+        assert stream is not None
+        self.reader = threading.Thread(target=lambda: self.lines.extend(stream), daemon=True)
+        self.reader.start()
 
     def stop(self) -> str:
         """Stop it as Ctrl-C does (once); its output."""
         if self.output is None:
             self.process.send_signal(signal.SIGINT)
             try:
-                self.output, _ = self.process.communicate(timeout=60)
+                self.process.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 self.process.kill()
-                self.output, _ = self.process.communicate()
+                self.process.wait()
+            if self.reader is not None:
+                self.reader.join(timeout=10)
+            self.output = "".join(self.lines)
         return self.output
 
 
@@ -60,6 +75,7 @@ def serve(data_dir: Path, *, samples: bool = True, program: Sequence[str] | None
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}"
     served = Served(url, "", data_dir, process)
+    served.drain()
     try:
         deadline = time.monotonic() + STARTUP_S
         while time.monotonic() < deadline and process.poll() is None:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import httpx2
 import pytest
 from neural_memory.service import set_service
+from neural_memory.settings import SearchSettings
 
 from functions.answer import app as answer_app
 from functions.ingest import app as ingest_app
@@ -217,3 +218,24 @@ def test_the_alarms_an_operator_needs_exist(dev: Template) -> None:
     assert by_metric[(OURS, "SearchLatencyTotal")]["ExtendedStatistic"] == "p95"
     per_function = [a for a in alarms if a.get("Namespace") == "AWS/Lambda"]
     assert sorted(a["MetricName"] for a in per_function) == sorted(["Errors", "Throttles"] * len(functions(dev)))
+
+
+def test_every_stage_budget_has_its_line_on_the_dashboard_and_its_alarm(dev: Template) -> None:
+    # The design's budgets, as the settings default them (NM_BUDGET_*_MS)
+    defaults = SearchSettings()
+    budgets = {
+        "Embed": defaults.budget_embed_ms,
+        "Retrieval": defaults.budget_retrieval_ms,
+        "LlmFilter": defaults.budget_llm_filter_ms,
+        "Total": defaults.budget_total_ms,
+    }
+    assert budgets == {"Embed": 100, "Retrieval": 150, "LlmFilter": 300, "Total": 500}
+    alarms = [a["Properties"] for a in dev.find_resources("AWS::CloudWatch::Alarm").values()]
+    by_metric = {a.get("MetricName"): a for a in alarms if a.get("Namespace") == OURS}
+    body = json.dumps(next(iter(dev.find_resources("AWS::CloudWatch::Dashboard").values())))
+    for stage, budget in budgets.items():
+        alarm = by_metric[f"SearchLatency{stage}"]
+        assert (alarm["ExtendedStatistic"], alarm["Threshold"]) == ("p95", budget), stage
+        assert f"p95 budget {budget} ms" in body, stage
+    # And the degraded and cache-hit metrics the code emits have their widgets
+    assert {"SearchDegraded", "RerankDegraded", "EmbeddingCacheHits"} <= {name for _, name, _ in _read(dev)}

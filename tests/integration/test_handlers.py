@@ -45,7 +45,8 @@ def test_sample_search_event_answers_with_results_and_every_latency_key(
     assert set(body["latency"]) == LATENCY_KEYS
     assert all(isinstance(v, int) and v >= 0 for v in body["latency"].values())
     assert body["latency"]["total"] >= sum(v for k, v in body["latency"].items() if k != "total")
-    assert body["llm"] == {"bypassed": True, "filtered": 0, "reason": "small_result_set"}
+    assert body["llm"] == {"bypassed": True, "filtered": 0, "reason": "small_result_set", "scored": 0, "notes": []}
+    assert body["rerank"] == {"mode": "fast", "provider": None} and body["degraded"] == []  # the event asks for fast
     first = body["results"][0]
     assert set(first) == {
         "id", "title", "url", "snippet", "score", "source", "observationType", "actorName", "occurredAt", "tier",
@@ -200,7 +201,7 @@ def test_embedding_outage_answers_hybrid_from_lexical_and_semantic_with_503(
     # When searching in hybrid mode, Then lexical answers and the reply says what degraded
     status, reply = search({"query": "deploy failed"}, lambda_context)
     assert status == 200 and reply["results"]
-    assert reply["degraded"] == ["vector:skipped (embedding failed)"]
+    assert reply["degraded"] == ["vector:skipped (embedding failed)", "rerank:balanced->fast (Cohere not configured)"]
     # When searching in semantic mode, Then 503 with Retry-After
     raw = search_app.lambda_handler(api_event("api/search_post", {"query": "q", "mode": "semantic"}), lambda_context)
     assert raw["statusCode"] == 503

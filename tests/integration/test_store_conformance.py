@@ -164,7 +164,8 @@ def test_hybrid_on_osmem_answers_from_lexical_and_names_the_vector_stage(osmem_u
     from neural_memory.models import SearchRequest
 
     # When searching in hybrid mode, Then lexical answers and the reply names the failed vector stage
-    reply = service.search("acme", SearchRequest.model_validate({"query": "deploy failed", "llmFilter": False}), "r")
+    body = {"query": "deploy failed", "llmFilter": False, "rerank": "fast"}
+    reply = service.search("acme", SearchRequest.model_validate(body), "r")
     assert [r.id for r in reply.results] == ["a"]
     assert len(reply.degraded) == 1 and reply.degraded[0].startswith("vector:failed")
 

@@ -15,6 +15,7 @@ SEARCH_REPLY: dict[str, Any] = {
     "results": [],
     "latency": {"total": 1, "embed": 0, "retrieval": 1, "llmFilter": 0, "rerank": 0},
     "llm": {"bypassed": True, "filtered": 0, "reason": "small_result_set"},
+    "rerank": {"mode": "fast", "provider": None},
     "threshold": {"minSimilarity": 0.2, "dropped": 0},
     "degraded": [],
 }

@@ -29,7 +29,7 @@ def test_search_defaults_match_api_md() -> None:
     assert (request.top_k, request.mode, request.rerank, request.llm_filter, request.explain) == (
         10,
         "hybrid",
-        "fast",
+        "balanced",
         True,
         False,
     )

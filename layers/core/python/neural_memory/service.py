@@ -42,7 +42,7 @@ from neural_memory.observability import (
 )
 from neural_memory.providers.embeddings.cache import text_key
 from neural_memory.search.facets import facets_reply
-from neural_memory.search.filters.model import compile_filter
+from neural_memory.search.filters.model import compile_filter, filter_fields
 from neural_memory.search.pipeline import SearchPipeline
 from neural_memory.search.tiers import is_embedded
 
@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from neural_memory.providers.llm.gating import RelevanceScorer
     from neural_memory.providers.rerank.base import Reranker
     from neural_memory.search.filters.inference import FilterProposer
+    from neural_memory.search.pipeline import SearchOutcome
     from neural_memory.settings import Settings
     from neural_memory.stores.base import IndexedObservation, Store
 
@@ -93,14 +94,44 @@ class Service:
         record_count(METRIC_RESULTS_RETURNED, len(outcome.results))
         if outcome.degraded:
             record_count(METRIC_DEGRADED, len(outcome.degraded))
+        self._log_search(request, outcome)
         return SearchResponse(
             request_id=request_id,
             results=outcome.results,
             latency=outcome.latency,
             llm=outcome.llm,
+            rerank=outcome.rerank,
             threshold=outcome.threshold,
             degraded=outcome.degraded,
             auto_filters=outcome.auto_filters,
+        )
+
+    def _log_search(self, request: SearchRequest, outcome: SearchOutcome) -> None:
+        """One INFO line per search, "search complete": the time of each stage that ran and those
+        over their budget, candidates after each stage, the filters' field names, whether and why
+        the LLM was skipped, and what degraded (its kind only). Never the query, a filter's value
+        or any content: those may be anything a user wrote."""
+        stages = outcome.latency.model_dump(by_alias=True)
+        timings = {k: ms for k, ms in stages.items() if k == "total" or k in outcome.ran}
+        budgets = self.settings.stage_budgets_ms()
+        applied = outcome.auto_filters.applied_filters if outcome.auto_filters else None
+        logger.info(
+            "search complete",
+            extra={
+                "mode": request.mode,
+                "topK": request.top_k,
+                "stagesMs": timings,
+                "overBudget": sorted(k for k, ms in timings.items() if k in budgets and ms > budgets[k]),
+                "counts": outcome.counts,
+                "filterFields": filter_fields(request.filters),
+                "autoFilterFields": filter_fields(applied),
+                "llmSkipped": outcome.llm.bypassed,
+                "llmSkipReason": outcome.llm.reason,
+                "llmNotes": len(outcome.llm.notes),
+                "rerank": request.rerank,
+                "rerankProvider": outcome.rerank.provider,
+                "degraded": [entry.split(" (", 1)[0] for entry in outcome.degraded],
+            },
         )
 
     def answer(self, workspace_id: str, request: AnswerRequest, request_id: str) -> AnswerResponse:
@@ -118,6 +149,7 @@ class Service:
         )
         with timer.stage("search"):
             outcome = self._pipeline.run(workspace_id, search, self._clock())
+        self._log_search(search, outcome)
         texts = outcome.texts
         degraded = list(outcome.degraded)
         method: Literal["llm", "extractive"] = "extractive"
@@ -280,10 +312,12 @@ def build_service(settings: Settings) -> Service:
         from neural_memory.providers.llm.gating import AnthropicScorer
         from neural_memory.search.filters.inference import AnthropicFilterProposer
 
-        key, model, timeout_s = settings.anthropic_key, settings.gate_model, settings.gate_timeout_s
-        scorer = AnthropicScorer(key, model=model, timeout_s=timeout_s)
+        key, model = settings.anthropic_key, settings.gate_model
+        timeout_s, temperature = settings.gate_timeout, settings.gate_temperature
+        scorer = AnthropicScorer(key, model=model, timeout_s=timeout_s, temperature=temperature)
         answerer = AnthropicAnswerer(key, model=model)
-        proposer = AnthropicFilterProposer(key, model=model, timeout_s=timeout_s)
+        # autoFilters' call comes before retrieval and has no budget in the design: 3 s unless set.
+        proposer = AnthropicFilterProposer(key, model=model, timeout_s=settings.gate_timeout_s or 3.0)
     reranker = None
     if settings.cohere_configured:
         from neural_memory.providers.rerank.cohere import CohereReranker

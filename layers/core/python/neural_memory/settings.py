@@ -22,6 +22,8 @@ EmbedderName = Literal["onnx", "cohere", "none"]
 # Bytes of JSON per _bulk request, well under the smallest domain's request limit (10 MiB on small
 # instance types); one larger document goes alone.
 OPENSEARCH_BULK_MAX_BYTES = 5_000_000
+# The gate's default timeout is its budget times this (see ``SearchSettings.gate_timeout``).
+GATE_TIMEOUT_MARGIN = 1.5
 
 
 def _api_key(plain: SecretStr | None, secret_arn: str | None) -> str | None:
@@ -125,13 +127,48 @@ class SearchSettings(_Base):
     recency_half_life_days: float = Field(default=3.5, gt=0)
     tier_boosts: dict[Tier, float] = Field(default_factory=lambda: dict(DEFAULT_TIER_BOOSTS))
     gate_model: str = "claude-haiku-4-5"
-    gate_timeout_s: float = Field(default=3.0, gt=0)
+    # Unset: the LLM filter's budget plus half of it (see ``gate_timeout``).
+    gate_timeout_s: float | None = Field(default=None, gt=0)
+    # The gate is skipped when the results it could return (after threshold and fusion, cut to
+    # topK) number this many or fewer: the design's "> 5 candidates".
     gate_min_candidates: int = Field(default=5, ge=0)
-    gate_max_candidates: int = Field(default=20, ge=1, le=100)
+    # Unset: the gate scores the topK it could return (the design). A larger number also scores
+    # the candidates after them, so that results the gate drops are refilled (more tokens, slower).
+    gate_max_candidates: int | None = Field(default=None, ge=1, le=100)
     gate_keep_threshold: float = Field(default=0.4, ge=0.0, le=1.0)
+    # The design's sampling temperature for the gate (and the LLM rerank); sent where the SDK and
+    # the model take it, dropped (and logged) once a model refuses it. None: never sent.
+    gate_temperature: float | None = Field(default=0.1, ge=0.0, le=1.0)
+    # The design's per-stage latency budgets (p95, ms): the dashboard draws them, an alarm watches
+    # each, the "search complete" log line names the stages over budget, and the gate's timeout
+    # derives from its budget.
+    budget_embed_ms: int = Field(default=100, ge=1)
+    budget_retrieval_ms: int = Field(default=150, ge=1)
+    budget_llm_filter_ms: int = Field(default=300, ge=1)
+    budget_total_ms: int = Field(default=500, ge=1)
     rerank_model: str = "rerank-v3.5"
     rerank_timeout_s: float = Field(default=3.0, gt=0)
     snippet_chars: int = Field(default=280, ge=40, le=4000)
+
+    @property
+    def gate_timeout(self) -> float:
+        """Seconds the gate (and the LLM rerank) waits for the LLM: ``NM_GATE_TIMEOUT_S``, else the
+        LLM filter's budget plus half of it (300 ms -> 0.45 s). The budget is a p95: a timeout at
+        the budget would cut, by definition, one call in twenty that was about to answer (already
+        paid for) and throw its scores away; the margin lets those finish while a stuck call still
+        costs a search at most about as much as the whole 500 ms budget."""
+        if self.gate_timeout_s is not None:
+            return self.gate_timeout_s
+        return self.budget_llm_filter_ms * GATE_TIMEOUT_MARGIN / 1000
+
+    def stage_budgets_ms(self) -> dict[str, int]:
+        """Each budgeted stage's p95 budget, by its latency name (``llmFilter``, ...)."""
+        return {
+            "embed": self.budget_embed_ms,
+            "retrieval": self.budget_retrieval_ms,
+            "llmFilter": self.budget_llm_filter_ms,
+            "total": self.budget_total_ms,
+        }
 
     def min_similarity_for(self, model_id: str | None) -> float:
         """The vector threshold for an embedding model."""

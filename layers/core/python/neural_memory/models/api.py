@@ -68,6 +68,8 @@ __all__ = [
     "SearchResult",
     "Latency",
     "LlmStatus",
+    "RerankProvider",
+    "RerankStatus",
     "ThresholdStatus",
     "AutoFiltersStatus",
     "SearchResponse",
@@ -157,11 +159,16 @@ class SearchRequest(RequestModel):
     top_k: StrictInt = Field(default=10, ge=1, le=100)
     filters: SearchFilters | None = None
     mode: SearchMode = "hybrid"
-    rerank: RerankMode = "fast"
+    rerank: RerankMode = Field(
+        default="balanced",
+        description="fast: no rerank; balanced: Cohere (fast, named in `degraded`, when Cohere is unavailable); "
+        "thorough: Cohere narrows to 2 x topK, then the LLM decides (LLM-only when Cohere is unavailable, Cohere's "
+        "order when the LLM is).",
+    )
     rerank_min_score: Annotated[StrictFloat, Field(ge=0.0, le=1.0)] | None = Field(
         default=None,
-        description="Drop reranked results scoring below this; default 0.4 with Cohere (balanced), "
-        "none with the LLM (thorough); no effect without a rerank (fast). Counted in `threshold`.",
+        description="Drop reranked results whose relevance (Cohere's score, or the LLM's when it reranked last) "
+        "is below this; default 0.4 for both; no effect without a rerank (fast). Counted in `threshold`.",
     )
     llm_filter: StrictBool = True
     max_per_session: StrictInt | None = Field(
@@ -281,11 +288,26 @@ class Latency(WireModel):
 
 
 class LlmStatus(WireModel):
-    """Whether the LLM gate ran, how many results it dropped, and why it was bypassed."""
+    """Whether the LLM gate ran, how many results it scored and dropped, why it was bypassed, and
+    anything it did not do as asked (e.g. a candidate the reply left unscored, scored neutral)."""
 
     bypassed: bool
     filtered: int
     reason: BypassReason | None
+    scored: int = Field(default=0, description="Candidates sent to the LLM (0 when bypassed).")
+    notes: list[str] = Field(default_factory=list, description="What the gate did short of the design, and why.")
+
+
+RerankProvider = Literal["cohere", "llm", "cohere+llm"]
+
+
+class RerankStatus(WireModel):
+    """The rerank mode asked for, and who reranked (null: nobody; see `degraded` for why)."""
+
+    mode: RerankMode
+    provider: RerankProvider | None = Field(
+        description="cohere (balanced), cohere+llm (thorough), llm (thorough without Cohere), or null (fast)."
+    )
 
 
 class ThresholdStatus(WireModel):
@@ -318,6 +340,7 @@ class SearchResponse(WireModel):
     results: list[SearchResult]
     latency: Latency
     llm: LlmStatus
+    rerank: RerankStatus
     threshold: ThresholdStatus
     degraded: list[str]
     auto_filters: AutoFiltersStatus | None = Field(default=None, exclude_if=lambda value: value is None)

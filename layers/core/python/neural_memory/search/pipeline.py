@@ -8,8 +8,9 @@ Scores: ``vector`` is cosine clipped to [0, 1]; ``lexical`` is BM25 / best BM25;
 [0, 1] (see ``fusion.py``); for C-tier results ``(1 - w) fused + w recency`` with recency halving
 every ``recency_half_life_days``; then the tier boost, divided by the largest boost so ``final``
 stays in [0, 1]. When the gate runs, ``final = 0.6 llm + 0.4 vector`` (the fused score stands in
-for a result that has no vector score, e.g. E tier); when a reranker runs, ``final`` is its score.
-Every fallback is recorded in ``degraded`` or ``llm.reason``, logged and counted.
+for a result that has no vector score, e.g. E tier); when a reranker runs, ``final`` is its score
+(Cohere's relevance, or the same blend for the LLM). Every fallback is recorded in ``degraded`` or
+``llm.reason``, logged and counted; no provider is called twice in one search.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from neural_memory.models import (
     AutoFiltersStatus,
     Latency,
     LlmStatus,
+    RerankStatus,
     ResultMetadata,
     Scores,
     SearchResult,
@@ -39,9 +41,8 @@ from neural_memory.observability import (
     record_count,
     record_reason,
 )
-from neural_memory.providers.llm.gating import ScoringFailed
+from neural_memory.providers.llm.gating import NEUTRAL_SCORE, ScoringFailed, blended
 from neural_memory.providers.rerank.base import RerankFailed
-from neural_memory.providers.rerank.chained import ChainedReranker
 from neural_memory.providers.rerank.llm import LlmReranker
 from neural_memory.search.diversity import (
     DIVERSITY_HEAD,
@@ -60,15 +61,14 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime
 
-    from neural_memory.models import BypassReason, Candidate, RerankMode, SearchRequest, Vector
+    from neural_memory.models import BypassReason, Candidate, RerankProvider, SearchRequest, Vector
     from neural_memory.providers.embeddings.base import Embedder
     from neural_memory.providers.llm.gating import RelevanceScorer
     from neural_memory.providers.rerank.base import Reranker
     from neural_memory.settings import Settings
     from neural_memory.stores.base import Store
 
-_CHEAPER: dict[RerankMode, RerankMode] = {"thorough": "balanced", "balanced": "fast"}
-_GATE_WEIGHT = 0.6
+_UNSCORED_SHOWN = 5  # ids named in the note about candidates the LLM left unscored
 
 
 @dataclass
@@ -79,10 +79,12 @@ class SearchOutcome:
     latency: Latency
     llm: LlmStatus
     threshold: ThresholdStatus
+    rerank: RerankStatus
     degraded: list[str] = field(default_factory=list)
     texts: dict[str, str] = field(default_factory=dict)  # full text of each result, for answers
     auto_filters: AutoFiltersStatus | None = None
     ran: frozenset[str] = frozenset()  # the stages that ran, by their latency names
+    counts: dict[str, int] = field(default_factory=dict)  # candidates after each stage, for the log
 
 
 class SearchPipeline:
@@ -145,6 +147,7 @@ class SearchPipeline:
         wide.auto_filters = status.model_copy(update={"query": request.query, "fell_back": True})
         wide.latency = wide.latency.model_copy(update={"total": wide.latency.total + outcome.latency.total})
         wide.ran |= outcome.ran
+        wide.counts = {**{f"narrow.{k}": v for k, v in outcome.counts.items()}, **wide.counts}
         return wide
 
     def _implied(
@@ -221,18 +224,32 @@ class SearchPipeline:
                 candidates = collapse_near_duplicates(candidates, vectors)
             if request.max_per_session is not None:
                 candidates = cap_per_session(candidates, request.max_per_session)
+        counts = {
+            "lexical": len(retrieved.lexical),
+            "vector": len(retrieved.vector),
+            "thresholdDropped": threshold.dropped,
+            "fused": len(candidates),
+        }
         llm, candidates = self._gate(request, candidates, timer)
-        candidates, rerank_floor = self._rerank(request, candidates, degraded, timer)
+        counts |= {"llmScored": llm.scored, "llmFiltered": llm.filtered}
+        candidates, provider, rerank_floor = self._rerank(request, candidates, degraded, timer, llm)
         if rerank_floor is not None:
-            kept_above = [c for c in candidates if (c.rerank or 0.0) >= rerank_floor]
+            # The floor is on the last reranker's relevance: Cohere's score, or the LLM's (the gate's cut).
+            def relevance(c: Candidate) -> float:
+                return (c.llm if provider != "cohere" else c.rerank) or 0.0
+
+            kept_above = [c for c in candidates if relevance(c) >= rerank_floor]
             threshold = threshold.model_copy(
                 update={"rerank_min_score": rerank_floor, "rerank_dropped": len(candidates) - len(kept_above)}
             )
             candidates = kept_above
+        counts |= {"reranked": len(candidates) if provider else 0, "rerankDropped": threshold.rerank_dropped}
         if request.diversity > 0:
             candidates = mmr(candidates, vectors, request.diversity, request.top_k)
         kept = candidates[: request.top_k]
-        results = [self._result(c, request, llm) for c in kept]
+        counts["returned"] = len(kept)
+        rerank = RerankStatus(mode=request.rerank, provider=provider)
+        results = [self._result(c, request, llm, rerank) for c in kept]
         latency = Latency(
             total=timer.total_ms(),
             embed=timer.ms("embed"),
@@ -245,9 +262,11 @@ class SearchPipeline:
             latency=latency,
             llm=llm,
             threshold=threshold,
+            rerank=rerank,
             degraded=degraded,
             texts={c.observation.id: c.observation.content for c in kept},
             ran=timer.ran(),
+            counts=counts,
         )
 
     def _vectors(
@@ -305,78 +324,117 @@ class SearchPipeline:
     def _gate(
         self, request: SearchRequest, candidates: list[Candidate], timer: StageTimer
     ) -> tuple[LlmStatus, list[Candidate]]:
-        """Score the head of the list with the LLM; drop what it finds irrelevant."""
+        """Score with the LLM what the search could return (the topK, or ``gate_max_candidates`` to
+        refill what it drops), unless that is ``gate_min_candidates`` or fewer; drop what it finds
+        irrelevant. A candidate the reply left out is scored neutral, and named in ``llm.notes``."""
         config = self._settings
         reason: BypassReason | None = None
         if not request.llm_filter:
             reason = "disabled"
-        elif len(candidates) <= config.gate_min_candidates:
+        elif len(candidates[: request.top_k]) <= config.gate_min_candidates:
             reason = "small_result_set"
         elif self._scorer is None:
             reason = "not_configured"
         if reason is not None or self._scorer is None:
             return _bypassed(reason or "not_configured"), candidates
-        head = candidates[: max(request.top_k, config.gate_max_candidates)]
+        head = candidates[: max(request.top_k, config.gate_max_candidates or 0)]
         with timer.stage("llmFilter"):
             try:
                 scores = self._scorer.score(request.query, head)
             except ScoringFailed as exc:
                 logger.warning("LLM gate failed; falling back to vector scores", extra={"reason": exc.detail})
                 return _bypassed(exc.reason), candidates
+        notes = []
+        unscored = [c.observation.id for c in head if c.observation.id not in scores]
+        if unscored:
+            shown = ", ".join(unscored[:_UNSCORED_SHOWN]) + (", ..." if len(unscored) > _UNSCORED_SHOWN else "")
+            notes.append(
+                f"{len(unscored)} of {len(head)} candidates missing from the LLM's reply ({shown}): "
+                f"scored neutral {NEUTRAL_SCORE}"
+            )
+            logger.warning("LLM gate left candidates unscored", extra={"unscored": len(unscored), "sent": len(head)})
         kept = []
         for candidate in head:
-            llm = scores[candidate.observation.id]
-            if llm < config.gate_keep_threshold:
-                continue
-            base = candidate.vector if candidate.vector is not None else candidate.fused
-            kept.append(
-                candidate.model_copy(update={"llm": llm, "final": _GATE_WEIGHT * llm + (1 - _GATE_WEIGHT) * base})
-            )
+            llm = scores.get(candidate.observation.id, NEUTRAL_SCORE)
+            if llm >= config.gate_keep_threshold:
+                kept.append(candidate.model_copy(update={"llm": llm, "final": blended(llm, candidate)}))
         filtered = len(head) - len(kept)
         record_count(METRIC_GATE_FILTERED, filtered)
-        return LlmStatus(bypassed=False, filtered=filtered, reason=None), sorted(kept, key=_by_final)
-
-    def _reranker(self, mode: RerankMode) -> tuple[Reranker | None, str]:
-        if mode == "balanced":
-            return self._cohere, "Cohere not configured"
-        if mode == "thorough":
-            if self._cohere is None or self._scorer is None:
-                return None, "Cohere and an LLM are both needed"
-            return ChainedReranker(self._cohere, LlmReranker(self._scorer)), ""
-        return None, ""
+        status = LlmStatus(bypassed=False, filtered=filtered, reason=None, scored=len(head), notes=notes)
+        return status, sorted(kept, key=_by_final)
 
     def _rerank(
-        self, request: SearchRequest, candidates: list[Candidate], degraded: list[str], timer: StageTimer
-    ) -> tuple[list[Candidate], float | None]:
-        """Rerank by mode; a mode that is unavailable or fails degrades to the next cheaper one.
-        Also returns the minimum rerank score to apply: the request's, else Cohere's default when
-        Cohere ranked last (balanced), none when the LLM did (thorough) or nothing reranked."""
-        mode: RerankMode = request.rerank
+        self,
+        request: SearchRequest,
+        candidates: list[Candidate],
+        degraded: list[str],
+        timer: StageTimer,
+        llm: LlmStatus,
+    ) -> tuple[list[Candidate], RerankProvider | None, float | None]:
+        """Rerank by mode, calling each provider at most once: ``balanced`` is Cohere, else fast;
+        ``thorough`` is Cohere (keeping 2 x topK) then the LLM, the LLM alone without Cohere, and
+        Cohere's order without the LLM (never a second Cohere call); an LLM that already failed in
+        this search is not called again. Returns the candidates, who reranked them, and the
+        minimum relevance to apply: the request's, else Cohere's default after Cohere and the
+        gate's threshold after the LLM."""
+        mode = request.rerank
+        if mode == "fast" or not candidates:
+            return candidates, None, None
         # With diversity, MMR picks the topK afterwards: it needs more than the topK to pick from.
         keep = request.top_k if request.diversity <= 0 else max(request.top_k, DIVERSITY_HEAD)
-        while mode != "fast" and candidates:
-            reranker, why_not = self._reranker(mode)
-            if reranker is not None:
-                try:
-                    with timer.stage("rerank"):
-                        reranked = reranker.rerank(request.query, candidates, keep)
-                    floor = request.rerank_min_score
-                    if floor is None and mode == "balanced":
-                        floor = self._settings.cohere_rerank_min_score
-                    return [c.model_copy(update={"final": c.rerank or 0.0}) for c in reranked], floor
-                except RerankFailed as exc:
-                    why_not = str(exc)
-            logger.warning("rerank degraded", extra={"mode": mode, "reason": why_not})
-            record_reason(METRIC_RERANK_DEGRADED, mode)
-            degraded.append(f"rerank:{mode}->{_CHEAPER[mode]} ({why_not})")
-            mode = _CHEAPER[mode]
-        return candidates, None
+        cohere_floor = request.rerank_min_score
+        if cohere_floor is None:
+            cohere_floor = self._settings.cohere_rerank_min_score
+        by_cohere: list[Candidate] | None = None
+        cohere_why = "Cohere not configured"
+        if self._cohere is not None:
+            try:
+                with timer.stage("rerank"):
+                    by_cohere = self._cohere.rerank(request.query, candidates, keep * 2 if mode == "thorough" else keep)
+            except RerankFailed as exc:
+                cohere_why = str(exc)
+        if mode == "balanced":
+            if by_cohere is None:
+                _degrade(degraded, "balanced", "fast", cohere_why)
+                return candidates, None, None
+            return _ranked(by_cohere), "cohere", cohere_floor
+        by_llm, llm_why = self._llm_rerank(
+            request, by_cohere if by_cohere is not None else candidates, keep, timer, llm
+        )
+        if by_llm is not None:
+            if by_cohere is None:
+                _degrade(degraded, "thorough", "llm", cohere_why)
+            floor = request.rerank_min_score
+            if floor is None:
+                floor = self._settings.gate_keep_threshold
+            return _ranked(by_llm), "cohere+llm" if by_cohere is not None else "llm", floor
+        if by_cohere is not None:
+            _degrade(degraded, "thorough", "balanced", llm_why)
+            return _ranked(by_cohere[:keep]), "cohere", cohere_floor
+        _degrade(degraded, "thorough", "fast", f"{cohere_why}; {llm_why}")
+        return candidates, None, None
 
-    def _result(self, candidate: Candidate, request: SearchRequest, llm: LlmStatus) -> SearchResult:
+    def _llm_rerank(
+        self, request: SearchRequest, pool: list[Candidate], keep: int, timer: StageTimer, llm: LlmStatus
+    ) -> tuple[list[Candidate] | None, str]:
+        """The LLM's order of ``pool`` (the gate's scores reused), or None and why not."""
+        if self._scorer is None:
+            return None, "no LLM configured"
+        if llm.reason in ("error", "timeout"):
+            return None, f"the LLM already failed in this search ({llm.reason})"
+        try:
+            with timer.stage("rerank"):
+                return LlmReranker(self._scorer).rerank(request.query, pool, keep), ""
+        except RerankFailed as exc:
+            return None, str(exc)
+
+    def _result(
+        self, candidate: Candidate, request: SearchRequest, llm: LlmStatus, rerank: RerankStatus
+    ) -> SearchResult:
         record = candidate.observation
         final = _round(candidate.final)
         vector, lexical = _round(candidate.vector), _round(candidate.lexical)
-        explain = _explain(candidate, request, llm) if request.explain else None
+        explain = _explain(candidate, request, llm, rerank) if request.explain else None
         text = record.content or record.title
         return SearchResult(
             id=record.id,
@@ -407,6 +465,20 @@ class SearchPipeline:
         )
 
 
+def _degrade(degraded: list[str], mode: str, to: str, why: str) -> None:
+    # A provider that is not configured is the steady state (every search of the embedded default
+    # without a Cohere key degrades balanced): said in the reply and counted, logged only at DEBUG.
+    log = logger.debug if "not configured" in why or "no LLM configured" in why else logger.warning
+    log("rerank degraded", extra={"mode": mode, "to": to, "reason": why})
+    record_reason(METRIC_RERANK_DEGRADED, mode)
+    degraded.append(f"rerank:{mode}->{to} ({why})")
+
+
+def _ranked(candidates: list[Candidate]) -> list[Candidate]:
+    """A reranker's order, with ``final`` its score."""
+    return [c.model_copy(update={"final": c.rerank or 0.0}) for c in candidates]
+
+
 def _bypassed(reason: BypassReason) -> LlmStatus:
     if reason not in ("disabled", "small_result_set"):
         record_reason(METRIC_GATE_BYPASSED, reason)
@@ -417,7 +489,9 @@ def _by_final(candidate: Candidate) -> tuple[float, float, str]:
     return (-candidate.final, -(candidate.vector or 0.0), candidate.observation.id)
 
 
-def _explain(candidate: Candidate, request: SearchRequest, llm: LlmStatus) -> list[StageExplanation]:
+def _explain(
+    candidate: Candidate, request: SearchRequest, llm: LlmStatus, rerank: RerankStatus
+) -> list[StageExplanation]:
     def rank(value: int | None) -> str | None:
         return None if value is None else f"rank {value}"
 
@@ -434,7 +508,8 @@ def _explain(candidate: Candidate, request: SearchRequest, llm: LlmStatus) -> li
         StageExplanation(stage="llmFilter", score=_round(candidate.llm), kept=True,
                          note=f"bypassed: {llm.reason}" if llm.bypassed else "kept (score >= threshold)"),
         StageExplanation(stage="rerank", score=_round(candidate.rerank), kept=True,
-                         note=None if candidate.rerank is not None else "not run"),
+                         note=f"by {rerank.provider}" if rerank.provider and candidate.rerank is not None else
+                         "not run"),
         StageExplanation(stage="topK", score=_round(candidate.final), kept=True, note=f"within topK={request.top_k}"),
     ]  # fmt: skip
     return steps

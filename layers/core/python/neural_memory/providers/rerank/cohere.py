@@ -36,8 +36,14 @@ class CohereReranker:
             return []
         documents = [f"{c.observation.title}\n{c.observation.content}"[:MAX_DOCUMENT_CHARS] for c in candidates]
         try:
+            # No retries (the SDK's default is two, with backoff): a search has a fallback that is
+            # faster than a retry, and a retry would call the provider twice in one search.
             response = self._client.get().rerank(
-                model=self._model, query=query, documents=documents, top_n=min(top_k, len(documents))
+                model=self._model,
+                query=query,
+                documents=documents,
+                top_n=min(top_k, len(documents)),
+                request_options={"max_retries": 0},
             )
             ranked = [(int(r.index), float(r.relevance_score)) for r in response.results]
         except Exception as exc:  # the SDK raises many types (ApiError, httpx errors, pydantic)

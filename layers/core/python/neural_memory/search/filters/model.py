@@ -163,3 +163,19 @@ def _filterable(value: object) -> bool:
     if isinstance(value, float):
         return math.isfinite(value)
     return isinstance(value, str) and len(value) <= MAX_METADATA_VALUE_CHARS
+
+
+def filter_fields(filters: SearchFilters | None) -> list[str]:
+    """The names of the fields a request filters on, never their values (for logs): ``not.`` and
+    ``anyOf.`` prefix the fields of those groups; metadata is ``metadata``, without its keys."""
+    if filters is None:
+        return []
+    names: set[str] = set()
+    groups: list[tuple[str, FilterGroup]] = [("", filters), *(("anyOf.", g) for g in filters.any_of or [])]
+    for prefix, group in groups:
+        for name, value in group.model_dump(by_alias=True, exclude_none=True, exclude={"any_of"}).items():
+            if name == "not":
+                names.update(f"{prefix}not.{field}" for field in value)
+            else:
+                names.add(f"{prefix}{name}")
+    return sorted(names)
