@@ -1,25 +1,41 @@
-"""One forced tool call to Claude through the official SDK, shared by the relevance gate, the
-filter inference and answers: the reply counts only as that tool's input, and every way the call
-can fail (no key, a timeout, an API error, a reply without the tool call) is one
-``ToolCallFailed`` with a reason the caller reports. The SDK is imported on first use."""
+"""The ``LlmProvider`` on Claude: one forced tool call through the official ``anthropic`` SDK
+(``tool_choice`` names the tool), shared by the relevance gate, the filter inference and answers.
+The reply counts only as that tool's input, and every way the call can fail (no key, a timeout,
+an API error, a reply without the tool call) is one ``ToolCallFailed`` with a reason the caller
+reports. The SDK is imported on first use."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from neural_memory.errors import ConfigurationError
+from neural_memory.providers.llm.base import ToolCallFailed, status_reason
+from neural_memory.providers.sdk_clients import lazy_anthropic
 
 if TYPE_CHECKING:
-    from neural_memory.providers.sdk_clients import LazyClient
+    from neural_memory.providers.sdk_clients import ApiKey, LazyClient
+
+__all__ = ["DEFAULT_MODEL", "AnthropicProvider", "ToolCallFailed", "forced_tool_input"]
+DEFAULT_MODEL = "claude-haiku-4-5"
 
 
-class ToolCallFailed(Exception):
-    """No trustworthy tool input could be had; ``reason`` is ``timeout`` or ``error``."""
+class AnthropicProvider:
+    """``LlmProvider`` on the Messages API, with a time budget and no retries."""
 
-    def __init__(self, reason: Literal["timeout", "error"], detail: str) -> None:
-        super().__init__(f"{reason}: {detail}")
-        self.reason: Literal["timeout", "error"] = reason
-        self.detail = detail
+    name = "anthropic"
+
+    def __init__(
+        self, api_key: ApiKey, model: str = DEFAULT_MODEL, timeout_s: float = 3.0, http_client: Any = None
+    ) -> None:
+        """``http_client`` is an ``httpx2.Client`` (the SDK's transport); tests pass a mock one."""
+        self.model = model
+        self._client = lazy_anthropic(api_key, timeout_s, http_client)
+
+    def forced_tool_input(self, *, system: str, tool: dict[str, Any], prompt: str, max_tokens: int) -> Any:
+        """See ``LlmProvider.forced_tool_input``."""
+        return forced_tool_input(
+            self._client, model=self.model, system=system, tool=tool, prompt=prompt, max_tokens=max_tokens
+        )
 
 
 def forced_tool_input(
@@ -32,7 +48,7 @@ def forced_tool_input(
     try:
         sdk = client.get()
     except ConfigurationError as exc:  # no key, or its secret cannot be read
-        raise ToolCallFailed("error", str(exc)) from exc
+        raise ToolCallFailed("error", str(exc), provider="anthropic") from exc
     try:
         message = sdk.messages.create(
             model=model,
@@ -43,11 +59,12 @@ def forced_tool_input(
             messages=[{"role": "user", "content": prompt}],
         )
     except anthropic.APITimeoutError as exc:
-        raise ToolCallFailed("timeout", "LLM call exceeded its time budget") from exc
+        raise ToolCallFailed("timeout", "LLM call exceeded its time budget", provider="anthropic") from exc
     except anthropic.APIError as exc:
-        raise ToolCallFailed("error", f"LLM call failed: {type(exc).__name__}") from exc
+        why = status_reason(getattr(exc, "status_code", None), type(exc).__name__)
+        raise ToolCallFailed("error", f"LLM call failed: {why}", provider="anthropic") from exc
     blocks = [b for b in getattr(message, "content", None) or [] if getattr(b, "type", None) == "tool_use"]
     block = next((b for b in blocks if getattr(b, "name", None) == tool["name"]), None)
     if block is None:
-        raise ToolCallFailed("error", "reply has no tool call")
+        raise ToolCallFailed("error", "reply has no tool call", replied=True, provider="anthropic")
     return block.input
