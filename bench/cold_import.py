@@ -25,7 +25,7 @@ from infra.layer_build import build_layer, build_runtime
 
 ROOT = Path(__file__).resolve().parents[1]
 HANDLERS = tuple(sorted(app.parent.name for app in (ROOT / "functions").glob("*/app.py")))
-HEAVY = ("numpy", "onnxruntime", "cohere", "anthropic", "boto3", "opensearchpy", "tokenizers", "aws_xray_sdk")
+HEAVY = ("numpy", "onnxruntime", "cohere", "anthropic", "openai", "boto3", "opensearchpy", "tokenizers", "aws_xray_sdk")
 LAMBDA_ENV = {
     "AWS_LAMBDA_FUNCTION_NAME": "cold-import",
     "AWS_REGION": "us-east-1",

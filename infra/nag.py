@@ -17,9 +17,9 @@ _ALWAYS = {
     "AwsSolutions-L1": "Pinned to Python 3.13: the layer's wheels are built for cp313 arm64.",
     "AwsSolutions-COG4": "Callers are services and agents with API keys, checked by the Lambda authorizer "
     "(hashed keys in DynamoDB), not Cognito users.",
-    "AwsSolutions-SMG4": "Third-party API keys (Cohere, Anthropic) cannot be rotated by a Lambda; they are "
+    "AwsSolutions-SMG4": "Third-party API keys (Cohere, Anthropic, OpenAI) cannot be rotated by a Lambda; they are "
     "rotated by replacing the secret value.",
-    "AwsSolutions-OS1": "Functions run outside a VPC (they call Cohere and Anthropic); every request to the "
+    "AwsSolutions-OS1": "Functions run outside a VPC (they call Cohere, Anthropic and OpenAI); every request to the "
     "domain is SigV4-signed, and the domain's access policy allows only the functions' roles (each for its "
     "own index paths) and denies every other principal.",
     "AwsSolutions-OS3": "Access is by IAM identity (the functions' roles, named in the domain's access policy), "

@@ -1,4 +1,4 @@
-"""Cohere and Anthropic API keys and the GitHub and Vercel webhook signing secrets in Secrets
+"""Cohere, Anthropic and OpenAI API keys and the GitHub and Vercel webhook signing secrets in Secrets
 Manager; functions read them once per container."""
 
 from __future__ import annotations
@@ -18,6 +18,9 @@ class ProviderSecrets(Construct):
         )
         self.anthropic = secretsmanager.Secret(
             self, "Anthropic", description="Anthropic API key (plain string)", removal_policy=RemovalPolicy.DESTROY
+        )
+        self.openai = secretsmanager.Secret(
+            self, "OpenAI", description="OpenAI API key (plain string)", removal_policy=RemovalPolicy.DESTROY
         )
         self.github_webhook = secretsmanager.Secret(
             self,

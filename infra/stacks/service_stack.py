@@ -45,14 +45,14 @@ class FunctionNeeds:
     """What one function may touch: least privilege, decided here once."""
 
     opensearch: Access | None = None
-    secrets: tuple[str, ...] = ()  # "cohere", "anthropic", "github_webhook", "vercel_webhook"
+    secrets: tuple[str, ...] = ()  # "cohere", "anthropic", "openai", "github_webhook", "vercel_webhook"
     timeout_s: int = LAMBDA_TIMEOUT_S
     memory_mb: int = 1024
 
 
 NEEDS: dict[str, FunctionNeeds] = {
-    "search": FunctionNeeds("read", ("cohere", "anthropic")),
-    "answer": FunctionNeeds("read", ("cohere", "anthropic"), timeout_s=ANSWER_TIMEOUT_S),
+    "search": FunctionNeeds("read", ("cohere", "anthropic", "openai")),
+    "answer": FunctionNeeds("read", ("cohere", "anthropic", "openai"), timeout_s=ANSWER_TIMEOUT_S),
     "observations": FunctionNeeds("write", ("cohere",)),
     "ingest": FunctionNeeds("write", ("cohere",), timeout_s=INGEST_TIMEOUT_S),
     # The index bootstrap needs the embedding model's id and dimension, never its key.
@@ -63,6 +63,11 @@ NEEDS: dict[str, FunctionNeeds] = {
 }
 # A Lambda function's whole environment is limited to 4 KB; the rest of it takes about 1 KB.
 MAX_ROUTES_BYTES = 3000
+# The LLM's provider and fallback (-c llm_provider=openai -c llm_fallback=anthropic): both secrets are
+# deployed with a placeholder value, so a function must be told which one holds a key; by default
+# Anthropic answers (as before OpenAI existed) and OpenAI stands in when it fails.
+LLM_PROVIDERS = ("anthropic", "openai")
+LLM_DEFAULT = {"llm_provider": "anthropic", "llm_fallback": "openai"}
 # Functions that read the routing table (stack configuration: ingest-routes.json or -c ingest_routes).
 ROUTED = ("ingest", "webhooks")
 
@@ -84,6 +89,11 @@ class ServiceStack(Stack):
         prod = stage == "prod"
         sizing = "prod" if prod else "dev"  # every other stage is sized like dev
         self._replicas = INDEX_REPLICAS[sizing]
+        self._llm = {key: str(self.node.try_get_context(key) or default) for key, default in LLM_DEFAULT.items()}
+        if self._llm["llm_provider"] not in LLM_PROVIDERS or self._llm["llm_fallback"] not in (*LLM_PROVIDERS, "none"):
+            raise ValueError(
+                f"llm_provider must be one of {LLM_PROVIDERS}, llm_fallback one of them or none: {self._llm}"
+            )
         self._routes = json.dumps(dict(sorted((ingest_routes or {}).items())))
         if len(self._routes) > MAX_ROUTES_BYTES:  # fail the synth, not the deploy, with the reason
             raise ValueError(
@@ -161,6 +171,9 @@ class ServiceStack(Stack):
             value=self.secrets.anthropic.secret_arn,
             export_name=f"{construct_id}-anthropic-secret",
         )
+        CfnOutput(
+            self, "OpenAISecretArn", value=self.secrets.openai.secret_arn, export_name=f"{construct_id}-openai-secret"
+        )
 
     def _function(
         self, scope: Construct, name: str, environment: dict[str, str], reserved_concurrency: int | None = None
@@ -186,11 +199,14 @@ class ServiceStack(Stack):
         secrets = {
             "cohere": self.secrets.cohere,
             "anthropic": self.secrets.anthropic,
+            "openai": self.secrets.openai,
             "github_webhook": self.secrets.github_webhook,
             "vercel_webhook": self.secrets.vercel_webhook,
         }
         for provider in needs.secrets:
             env[f"NM_{provider.upper()}_SECRET_ARN"] = secrets[provider].secret_arn
+        if set(LLM_PROVIDERS) & set(needs.secrets):
+            env |= {f"NM_{key.upper()}": value for key, value in self._llm.items()}
         function = self._factory.function(
             scope,
             name,

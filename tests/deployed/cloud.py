@@ -8,8 +8,9 @@ policies for that function.
 Deliberate differences from AWS, each because the real thing is not reachable here:
 - roles trust the suite's own user, which assumes them as Lambda would;
 - the OpenSearch endpoint speaks plain HTTP (the template's ``https://`` becomes ``http://``);
-- Cohere and Anthropic are unreachable: their SDKs' base URLs point at a closed local port
-  (``CO_API_URL``, ``ANTHROPIC_BASE_URL``), so provider calls fail fast, as in an outage.
+- Cohere, Anthropic and OpenAI are unreachable: their SDKs' base URLs point at a closed local
+  port (``CO_API_URL``, ``ANTHROPIC_BASE_URL``, ``OPENAI_BASE_URL``), so provider calls fail fast,
+  as in an outage.
 The workspace routes of webhook events are stack configuration: the template is synthesized with
 ``ROUTES`` as its ``ingest_routes`` context, as ``cdk deploy -c ingest_routes=...`` would.
 """
@@ -445,6 +446,7 @@ class DeployedStack:
             "AWS_XRAY_CONTEXT_MISSING": "LOG_ERROR",
             "CO_API_URL": closed,
             "ANTHROPIC_BASE_URL": closed,
+            "OPENAI_BASE_URL": closed,
         }
 
     def container(

@@ -448,3 +448,72 @@ def _negative(reply: dict[str, Any]) -> Any:
 
 def test_every_function_of_the_template_was_driven(deployed: DeployedStack) -> None:
     assert {d.function for d in deployed.driven} == set(deployed.functions)
+
+
+class _OpenAIStandIn:
+    """OpenAI's Chat Completions on a local port: answers with a cited answer when the request
+    carries ``key``, else 401 (as OpenAI does)."""
+
+    def __init__(self, key: str, answer: dict[str, Any]) -> None:
+        import http.server
+        import threading
+
+        self.authorizations: list[str] = []
+        stand_in = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                stand_in.authorizations.append(self.headers.get("Authorization", ""))
+                call = {
+                    "id": "c",
+                    "type": "function",
+                    "function": {"name": "answer_with_citations", "arguments": json.dumps(answer)},
+                }
+                message = {"role": "assistant", "content": None, "tool_calls": [call]}
+                reply = {"id": "x", "object": "chat.completion", "created": 0, "model": "gpt-4.1-mini",
+                         "choices": [{"index": 0, "finish_reason": "tool_calls", "message": message}]}  # fmt: skip
+                ok = self.headers.get("Authorization") == f"Bearer {key}"
+                body = json.dumps(reply if ok else {"error": {"message": "bad key", "type": "invalid_request_error"}})
+                self.send_response(200 if ok else 401)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body.encode())
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_the_answer_function_reads_the_openai_key_with_its_role_when_anthropic_fails(deployed: DeployedStack) -> None:
+    # Given the OpenAI key set after deploy, as the README says, and OpenAI reachable (Anthropic is not)
+    key = "sk-test-" + hashlib.sha256(b"openai").hexdigest()[:24]
+    secret_id = deployed.resolve.refs[next(k for k in deployed.resources if k.startswith("ProviderSecretsOpenAI"))]
+    deployed.moto.client("secretsmanager", deployed.admin).put_secret_value(SecretId=secret_id, SecretString=key)
+    quote = "NEXT_PUBLIC_API_URL was missing from the environment"
+    openai = _OpenAIStandIn(key, {"answer": "A missing env var.", "citations": [{"id": "llm-note", "quote": quote}]})
+    note = {"id": "llm-note", "source": "vercel", "observationType": "deployment_error", "title": "Deploy failed",
+            "occurredAt": (datetime.now(UTC) - timedelta(hours=1)).isoformat(), "content": NOTE_TEXT}  # fmt: skip
+    try:
+        assert _call(deployed, "POST", "/v1/observations", {"observations": [note]})[0] == 200
+        # When the answer function (the stack's defaults: Anthropic first, OpenAI as fallback) answers
+        event = _route_event(deployed, "POST", "/v1/answer", {"question": "Why did the deploy fail?"})
+        reply = deployed.invoke(
+            "answer", "API Gateway POST /v1/answer (OpenAI as fallback)", event, {"OPENAI_BASE_URL": openai.url}
+        )
+        body = json.loads(reply["result"]["body"])
+        # Then its role read the OpenAI secret, OpenAI answered with the key, and degraded names the fallback
+        assert openai.authorizations == [f"Bearer {key}"], body
+        assert body["method"] == "llm" and body["answer"] == "A missing env var.", body
+        assert "llm:anthropic->openai (answer_with_citations: APIConnectionError)" in body["degraded"], body
+    finally:
+        openai.close()
+        _call(deployed, "DELETE", "/v1/observations/llm-note")

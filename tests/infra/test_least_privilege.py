@@ -37,6 +37,10 @@ def test_every_function_reads_exactly_the_secrets_named_in_its_environment(dev: 
         for name, f in functions(dev).items()
     }
     assert uses["maintenance"] == set() and uses["authorizer"] == set() and uses["ingest"] == {"NM_COHERE_SECRET_ARN"}
+    # The LLM's keys (both providers: one stands in for the other) only where the LLM runs
+    llm = {"NM_ANTHROPIC_SECRET_ARN", "NM_OPENAI_SECRET_ARN"}
+    assert {name for name, names in uses.items() if names & llm} == {"search", "answer"}
+    assert all(llm <= uses[name] for name in ("search", "answer"))
 
 
 def _opensearch_grants(template: Template, role: str) -> list[tuple[str, str]]:

@@ -176,7 +176,7 @@ def test_maintenance_bootstraps_the_index_purges_daily_and_resumes_a_reindex(dev
 
 
 def test_secrets_and_dashboard_and_alarms(dev: Template) -> None:
-    dev.resource_count_is("AWS::SecretsManager::Secret", 4)
+    dev.resource_count_is("AWS::SecretsManager::Secret", 5)
     body = str(next(iter(dev.find_resources("AWS::CloudWatch::Dashboard").values()))["Properties"]["DashboardBody"])
     for stage in ("Total", "Embed", "Retrieval", "LlmFilter", "Rerank"):
         assert f"SearchLatency{stage}" in body
@@ -225,3 +225,20 @@ def test_a_routing_table_too_large_for_a_lambda_environment_fails_the_synth(
     routes = {f"github:acme/repository-{n:03d}": "acme" for n in range(120)}
     with pytest.raises(Exception, match="4 KB"):
         synth("dev", {"ingest_routes": json.dumps(routes)})
+
+
+def test_the_llm_provider_and_its_fallback_are_stack_configuration(
+    synth: Callable[[str, dict[str, str]], Template], dev: Template
+) -> None:
+    # By default Anthropic answers and OpenAI stands in (both secrets hold a placeholder until set)
+    by_name = {name: f["Properties"]["Environment"]["Variables"] for name, f in functions(dev).items()}
+    for name in ("search", "answer"):
+        assert (by_name[name]["NM_LLM_PROVIDER"], by_name[name]["NM_LLM_FALLBACK"]) == ("anthropic", "openai")
+    assert not [name for name, env in by_name.items() if "NM_LLM_PROVIDER" in env and name not in {"search", "answer"}]
+    # -c llm_provider=openai -c llm_fallback=none: OpenAI alone
+    template = synth("dev", {"llm_provider": "openai", "llm_fallback": "none"})
+    search = functions(template)["search"]["Properties"]["Environment"]["Variables"]
+    assert (search["NM_LLM_PROVIDER"], search["NM_LLM_FALLBACK"]) == ("openai", "none")
+    dev.has_output("OpenAISecretArn", {"Export": {"Name": Match.string_like_regexp("-openai-secret$")}})
+    with pytest.raises(ValueError, match="llm_provider"):
+        synth("dev", {"llm_provider": "gemini"})

@@ -41,6 +41,7 @@ from neural_memory.observability import (
     record_latency,
 )
 from neural_memory.providers.embeddings.cache import text_key
+from neural_memory.providers.llm.base import collecting_fallbacks
 from neural_memory.search.facets import facets_reply
 from neural_memory.search.filters.model import compile_filter, filter_fields
 from neural_memory.search.pipeline import SearchPipeline
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from datetime import datetime
 
-    from neural_memory.answer.answering import AnthropicAnswerer
+    from neural_memory.answer.answering import LlmAnswerer
     from neural_memory.ingest.chunking import Chunking
     from neural_memory.models import AnswerRequest, ObservationIn, SearchFilters, Vector
     from neural_memory.providers.embeddings.base import Embedder
@@ -75,7 +76,7 @@ class Service:
         embedding_cache: EmbeddingCache | None = None,
         scorer: RelevanceScorer | None = None,
         reranker: Reranker | None = None,
-        answerer: AnthropicAnswerer | None = None,
+        answerer: LlmAnswerer | None = None,
         proposer: FilterProposer | None = None,
     ) -> None:
         self.store = store
@@ -88,7 +89,9 @@ class Service:
 
     def search(self, workspace_id: str, request: SearchRequest, request_id: str) -> SearchResponse:
         """Run the pipeline and emit its latency and result metrics."""
-        outcome = self._pipeline.run(workspace_id, request, self._clock())
+        with collecting_fallbacks() as fallbacks:  # an LLM provider's fallback, named in degraded
+            outcome = self._pipeline.run(workspace_id, request, self._clock())
+        outcome.degraded.extend(fallbacks)
         stages = outcome.latency.model_dump(by_alias=True)
         record_latency(METRIC_SEARCH_LATENCY, {k: ms for k, ms in stages.items() if k == "total" or k in outcome.ran})
         record_count(METRIC_RESULTS_RETURNED, len(outcome.results))
@@ -147,22 +150,26 @@ class Service:
                 "excludeAfter": request.exclude_after,
             }
         )
-        with timer.stage("search"):
-            outcome = self._pipeline.run(workspace_id, search, self._clock())
-        self._log_search(search, outcome)
-        texts = outcome.texts
-        degraded = list(outcome.degraded)
-        method: Literal["llm", "extractive"] = "extractive"
-        with timer.stage("generate"):
-            if self._answerer is not None and outcome.results:
-                try:
-                    text, citations = self._answerer.answer(request.question, outcome.results, texts)
-                    method = "llm"
-                except AnswerFailed as exc:
-                    logger.warning("LLM answer failed; answering extractively", extra={"reason": str(exc)})
-                    degraded.append(f"answer:llm->extractive ({exc})")
-            if method == "extractive":
-                text, citations = extractive_answer(request.question, outcome.results, texts)
+        with collecting_fallbacks() as fallbacks:  # an LLM provider's fallback, named in degraded
+            with timer.stage("search"):
+                outcome = self._pipeline.run(workspace_id, search, self._clock())
+            searched = len(fallbacks)  # the search's own, logged with it as search() does
+            outcome.degraded.extend(fallbacks)
+            self._log_search(search, outcome)
+            texts = outcome.texts
+            degraded = list(outcome.degraded)
+            method: Literal["llm", "extractive"] = "extractive"
+            with timer.stage("generate"):
+                if self._answerer is not None and outcome.results:
+                    try:
+                        text, citations = self._answerer.answer(request.question, outcome.results, texts)
+                        method = "llm"
+                    except AnswerFailed as exc:
+                        logger.warning("LLM answer failed; answering extractively", extra={"reason": str(exc)})
+                        degraded.append(f"answer:llm->extractive ({exc})")
+                if method == "extractive":
+                    text, citations = extractive_answer(request.question, outcome.results, texts)
+        degraded.extend(fallbacks[searched:])  # the answer's
         latency = AnswerLatency(total=timer.total_ms(), search=timer.ms("search"), generate=timer.ms("generate"))
         record_latency(METRIC_ANSWER_LATENCY, latency.model_dump(by_alias=True))
         return AnswerResponse(
@@ -294,6 +301,10 @@ class Service:
         return purged
 
 
+ANSWER_TIMEOUT_S = 10.0  # an answer writes prose: longer than a score or a filter
+AUTO_FILTERS_TIMEOUT_S = 3.0  # autoFilters' call, unless NM_GATE_TIMEOUT_S is set (no budget in the design)
+
+
 def build_service(settings: Settings) -> Service:
     """A service with the store and providers that ``settings`` name (nothing loads until first use)."""
     from neural_memory.providers.embeddings import build_embedder
@@ -307,17 +318,20 @@ def build_service(settings: Settings) -> Service:
     # Keys are read (from Secrets Manager in AWS) when a provider is first used, so a function
     # reads only the secrets it needs, and an unreadable one degrades that provider with a reason.
     scorer = answerer = proposer = None
-    if settings.anthropic_configured:
-        from neural_memory.answer.answering import AnthropicAnswerer  # the SDK itself loads on first call
-        from neural_memory.providers.llm.gating import AnthropicScorer
-        from neural_memory.search.filters.inference import AnthropicFilterProposer
+    if settings.llm_providers():
+        from neural_memory.answer.answering import LlmAnswerer  # the SDKs themselves load on first call
+        from neural_memory.providers.llm.factory import build_llm
+        from neural_memory.providers.llm.gating import LlmScorer
+        from neural_memory.search.filters.inference import LlmFilterProposer
 
-        key, model = settings.anthropic_key, settings.gate_model
-        timeout_s, temperature = settings.gate_timeout, settings.gate_temperature
-        scorer = AnthropicScorer(key, model=model, timeout_s=timeout_s, temperature=temperature)
-        answerer = AnthropicAnswerer(key, model=model)
-        # autoFilters' call comes before retrieval and has no budget in the design: 3 s unless set.
-        proposer = AnthropicFilterProposer(key, model=model, timeout_s=settings.gate_timeout_s or 3.0)
+        # The gate (and the LLM rerank) waits its budget-derived timeout; autoFilters' call comes
+        # before retrieval and has no budget in the design: 3 s unless NM_GATE_TIMEOUT_S is set.
+        gate = build_llm(settings, settings.gate_timeout)
+        filters = build_llm(settings, settings.gate_timeout_s or AUTO_FILTERS_TIMEOUT_S)
+        slow = build_llm(settings, ANSWER_TIMEOUT_S)
+        if gate is not None and filters is not None and slow is not None:
+            scorer = LlmScorer(gate, temperature=settings.gate_temperature)
+            answerer, proposer = LlmAnswerer(slow), LlmFilterProposer(filters)
     reranker = None
     if settings.cohere_configured:
         from neural_memory.providers.rerank.cohere import CohereReranker

@@ -9,7 +9,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from neural_memory.ingest.chunking import Chunking
@@ -19,6 +19,7 @@ from neural_memory.search.tiers import DEFAULT_POLICY
 StoreName = Literal["sqlite", "opensearch"]
 DEFAULT_TIER_BOOSTS: dict[Tier, float] = {"A": 1.5, "C": 1.2, "E": 1.0}
 EmbedderName = Literal["onnx", "cohere", "none"]
+LlmProviderName = Literal["anthropic", "openai"]
 # Bytes of JSON per _bulk request, well under the smallest domain's request limit (10 MiB on small
 # instance types); one larger document goes alone.
 OPENSEARCH_BULK_MAX_BYTES = 5_000_000
@@ -38,7 +39,7 @@ def _api_key(plain: SecretStr | None, secret_arn: str | None) -> str | None:
 
 
 class _Base(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="NM_", extra="ignore", frozen=True)
+    model_config = SettingsConfigDict(env_prefix="NM_", extra="ignore", frozen=True, populate_by_name=True)
 
 
 class StoreSettings(_Base):
@@ -81,9 +82,22 @@ class ProviderSettings(_Base):
     # A Cohere rerank's relevance floor when the request names none (the seed's 0.4).
     cohere_rerank_min_score: float = Field(default=0.4, ge=0.0, le=1.0)
     anthropic_api_key: SecretStr | None = None
+    openai_api_key: SecretStr | None = None
     # In AWS the keys come from Secrets Manager (read once per container) instead of plain env.
     cohere_secret_arn: str | None = None
     anthropic_secret_arn: str | None = None
+    openai_secret_arn: str | None = None
+    # The LLM of the gate, LLM rerank, answers and autoFilters (providers/llm/factory.py): unset,
+    # OpenAI when its key is configured (the design's first choice), else Anthropic. The fallback
+    # (unset: the other provider when its key is configured; "none": no fallback) answers when the
+    # first fails, named in `degraded`.
+    llm_provider: LlmProviderName | None = None
+    llm_fallback: LlmProviderName | Literal["none"] | None = None
+    # NM_GATE_MODEL, its name before OpenAI, still sets the Anthropic model.
+    anthropic_model: str = Field(
+        default="claude-haiku-4-5", validation_alias=AliasChoices("NM_ANTHROPIC_MODEL", "NM_GATE_MODEL")
+    )
+    openai_model: str = "gpt-4.1-mini"
 
     @property
     def cohere_configured(self) -> bool:
@@ -95,6 +109,27 @@ class ProviderSettings(_Base):
         """Whether an Anthropic key is configured (read only when the LLM is first used)."""
         return bool(self.anthropic_api_key or self.anthropic_secret_arn)
 
+    @property
+    def openai_configured(self) -> bool:
+        """Whether an OpenAI key is configured (read only when the LLM is first used)."""
+        return bool(self.openai_api_key or self.openai_secret_arn)
+
+    def llm_providers(self) -> tuple[LlmProviderName, ...]:
+        """The LLM providers to ask, in order (none: the LLM stages are bypassed). A provider named
+        by ``NM_LLM_PROVIDER`` is used even without its key: its first call fails with the reason
+        (and the fallback answers)."""
+        configured: dict[LlmProviderName, bool] = {
+            "openai": self.openai_configured,
+            "anthropic": self.anthropic_configured,
+        }
+        first = self.llm_provider or next((name for name, ok in configured.items() if ok), None)
+        if first is None:
+            return ()
+        if self.llm_fallback == "none":
+            return (first,)
+        second = self.llm_fallback or next((n for n, ok in configured.items() if ok and n != first), None)
+        return (first,) if second is None or second == first else (first, second)
+
     def cohere_key(self) -> str | None:
         """The Cohere API key, from the environment or Secrets Manager (``SecretUnavailable``)."""
         return _api_key(self.cohere_api_key, self.cohere_secret_arn)
@@ -102,6 +137,10 @@ class ProviderSettings(_Base):
     def anthropic_key(self) -> str | None:
         """The Anthropic API key, from the environment or Secrets Manager (``SecretUnavailable``)."""
         return _api_key(self.anthropic_api_key, self.anthropic_secret_arn)
+
+    def openai_key(self) -> str | None:
+        """The OpenAI API key, from the environment or Secrets Manager (``SecretUnavailable``)."""
+        return _api_key(self.openai_api_key, self.openai_secret_arn)
 
 
 class SearchSettings(_Base):
@@ -126,7 +165,6 @@ class SearchSettings(_Base):
     recency_weight: float = Field(default=0.3, ge=0.0, le=1.0)
     recency_half_life_days: float = Field(default=3.5, gt=0)
     tier_boosts: dict[Tier, float] = Field(default_factory=lambda: dict(DEFAULT_TIER_BOOSTS))
-    gate_model: str = "claude-haiku-4-5"
     # Unset: the LLM filter's budget plus half of it (see ``gate_timeout``).
     gate_timeout_s: float | None = Field(default=None, gt=0)
     # The gate is skipped when the results it could return (after threshold and fusion, cut to

@@ -1,10 +1,11 @@
 """Answers grounded in retrieved observations, always with citations (id, title, url, quote).
 
-With an LLM configured, one forced tool call to Claude writes the answer and names its sources;
-a citation is kept only if its id is one of the retrieved observations and its quote appears in
-that observation's text. If the call fails or leaves no valid citation, the answer falls back to
-the extractive one (and says so in ``degraded``). Without an LLM, the answer is extractive: the
-sentence of each top result that shares the most words with the question.
+With an LLM configured, one forced tool call (an ``LlmProvider``: Claude or OpenAI) writes the
+answer and names its sources; a citation is kept only if its id is one of the retrieved
+observations and its quote appears in that observation's text. If the call fails or leaves no
+valid citation, the answer falls back to the extractive one (and says so in ``degraded``).
+Without an LLM, the answer is extractive: the sentence of each top result that shares the most
+words with the question.
 """
 
 from __future__ import annotations
@@ -17,13 +18,14 @@ from pydantic import BaseModel, ValidationError
 
 from neural_memory.errors import ConfigurationError
 from neural_memory.models import Citation
-from neural_memory.providers.llm.claude_tool import ToolCallFailed, forced_tool_input
-from neural_memory.providers.sdk_clients import lazy_anthropic
+from neural_memory.providers.llm.base import ToolCallFailed
+from neural_memory.providers.llm.claude_tool import DEFAULT_MODEL, AnthropicProvider
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from neural_memory.models import SearchResult
+    from neural_memory.providers.llm.base import LlmProvider
     from neural_memory.providers.sdk_clients import ApiKey
 
 TOOL_NAME = "answer_with_citations"
@@ -74,10 +76,12 @@ class _ToolInput(BaseModel):
 
 def _reason(exc: ToolCallFailed) -> str:
     """What ``degraded`` says of a failed call: ``timeout``, the missing key, the SDK's error
-    class, or ``malformed reply`` when Claude answered without the tool."""
+    class, or ``malformed reply`` when the model answered without the tool."""
     cause = exc.__cause__
     if exc.reason == "timeout":
         return "timeout"
+    if exc.replied:
+        return "malformed reply"
     if isinstance(cause, ConfigurationError):
         return str(cause)
     return type(cause).__name__ if cause is not None else "malformed reply"
@@ -102,14 +106,13 @@ def extractive_answer(
     return " ".join(f"{c.quote} [{n}]" for n, c in enumerate(citations, 1)), citations
 
 
-class AnthropicAnswerer:
-    """Grounded answers from Claude; validates every citation against the sources it was given."""
+class LlmAnswerer:
+    """Grounded answers from an ``LlmProvider``; validates every citation against the sources it
+    was given."""
 
-    def __init__(
-        self, api_key: ApiKey, model: str = "claude-haiku-4-5", timeout_s: float = 10.0, http_client: Any = None
-    ) -> None:
-        self.model = model
-        self._client = lazy_anthropic(api_key, timeout_s, http_client)
+    def __init__(self, provider: LlmProvider) -> None:
+        self.model = provider.model
+        self._provider = provider
 
     def answer(
         self, question: str, results: Sequence[SearchResult], texts: dict[str, str]
@@ -123,8 +126,8 @@ class AnthropicAnswerer:
             f"Question: {json.dumps(question)}\n\nSources, as JSON data:\n{json.dumps(sources, ensure_ascii=False)}"
         )
         try:
-            tool_input = forced_tool_input(
-                self._client, model=self.model, system=SYSTEM_PROMPT, tool=_TOOL, prompt=prompt, max_tokens=1024
+            tool_input = self._provider.forced_tool_input(
+                system=SYSTEM_PROMPT, tool=_TOOL, prompt=prompt, max_tokens=1024
             )
             reply = _ToolInput.model_validate(tool_input)
         except ToolCallFailed as exc:
@@ -140,3 +143,13 @@ class AnthropicAnswerer:
         if not citations or not reply.answer.strip():
             raise AnswerFailed("no citation matched a retrieved observation")
         return reply.answer.strip(), citations
+
+
+class AnthropicAnswerer(LlmAnswerer):
+    """``LlmAnswerer`` on Claude alone (default Haiku 4.5)."""
+
+    def __init__(
+        self, api_key: ApiKey, model: str = DEFAULT_MODEL, timeout_s: float = 10.0, http_client: Any = None
+    ) -> None:
+        """``http_client`` is an ``httpx2.Client`` (the SDK's transport); tests pass a mock one."""
+        super().__init__(AnthropicProvider(api_key, model=model, timeout_s=timeout_s, http_client=http_client))

@@ -1,4 +1,4 @@
-"""Provider SDK clients (Cohere, Anthropic), built on first use: the SDKs are slow to import
+"""Provider SDK clients (Cohere, Anthropic, OpenAI), built on first use: the SDKs are slow to import
 (anthropic alone takes over a second), so handlers never pay for them at cold start, and API keys
 (possibly in Secrets Manager) are read only by the function that actually calls the provider."""
 
@@ -64,5 +64,21 @@ def lazy_anthropic(api_key: ApiKey, timeout_s: float, http_client: Any = None) -
         import anthropic
 
         return anthropic.Anthropic(api_key=key, timeout=timeout_s, max_retries=0, http_client=http_client)
+
+    return LazyClient(build)
+
+
+def lazy_openai(api_key: ApiKey, timeout_s: float, http_client: Any = None) -> LazyClient:
+    """``openai.OpenAI`` with no retries (as Anthropic's); ``http_client`` is an ``httpx2.Client``,
+    the SDK's transport (tests pass a mock one). ``OPENAI_BASE_URL`` points it elsewhere (the
+    deployed-shape tests, an OpenAI-compatible gateway)."""
+
+    def build() -> Any:
+        key = _resolve(api_key)
+        if not key:
+            raise ConfigurationError("NM_OPENAI_API_KEY (or NM_OPENAI_SECRET_ARN) is not set")
+        import openai
+
+        return openai.OpenAI(api_key=key, timeout=timeout_s, max_retries=0, http_client=http_client)
 
     return LazyClient(build)

@@ -1,4 +1,4 @@
-"""LLM relevance scoring (seed: neural memory day 2) through the official ``anthropic`` SDK.
+"""LLM relevance scoring (seed: neural memory day 2) through an ``LlmProvider`` (Anthropic, OpenAI).
 
 One structured call (forced tool use) scores every candidate 0..1. Candidate text goes in as
 JSON data under short ids, after the instructions, and the system prompt says it is untrusted
@@ -19,13 +19,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, Field, ValidationError
 
-from neural_memory.providers.llm.claude_tool import ToolCallFailed, forced_tool_input
-from neural_memory.providers.sdk_clients import lazy_anthropic
+from neural_memory.providers.llm.base import ToolCallFailed
+from neural_memory.providers.llm.claude_tool import DEFAULT_MODEL, AnthropicProvider
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from neural_memory.models import Candidate
+    from neural_memory.providers.llm.base import LlmProvider
     from neural_memory.providers.sdk_clients import ApiKey
 
 TOOL_NAME = "record_relevance"
@@ -93,24 +94,16 @@ class RelevanceScorer(Protocol):
         ...
 
 
-class AnthropicScorer:
-    """``RelevanceScorer`` on Claude (default Haiku 4.5) with a timeout budget and no retries:
-    a slow answer is worth less than the vector fallback."""
+class LlmScorer:
+    """``RelevanceScorer`` on an ``LlmProvider`` with a timeout budget and no retries: a slow
+    answer is worth less than the vector fallback."""
 
-    def __init__(
-        self,
-        api_key: ApiKey,
-        model: str = "claude-haiku-4-5",
-        timeout_s: float = 0.45,
-        http_client: Any = None,
-        temperature: float | None = 0.1,
-    ) -> None:
-        """``http_client`` is an ``httpx2.Client`` (the transport the anthropic SDK uses); tests pass
-        one with a mock transport. The default timeout is the 300 ms budget plus half
-        (``SearchSettings.gate_timeout``)."""
-        self.model = model
+    def __init__(self, provider: LlmProvider, temperature: float | None = 0.1) -> None:
+        """``temperature``: the design's 0.1 (``SearchSettings.gate_temperature``); None sends none.
+        The time budget is the provider's (``SearchSettings.gate_timeout``: 300 ms plus half)."""
+        self.model = provider.model
         self.temperature = temperature
-        self._client = lazy_anthropic(api_key, timeout_s, http_client)
+        self._provider = provider
         self._lock = threading.Lock()
         self._cache: OrderedDict[tuple[str, str, str, str], float] = OrderedDict()
 
@@ -133,9 +126,7 @@ class AnthropicScorer:
 
     def _call(self, query: str, candidates: Sequence[Candidate]) -> dict[str, float]:
         prompt, aliases = _prompt(query, candidates)
-        tool_input = forced_tool_input(
-            self._client,
-            model=self.model,
+        tool_input = self._provider.forced_tool_input(
             system=SYSTEM_PROMPT,
             tool=_TOOL,
             prompt=prompt,
@@ -143,6 +134,23 @@ class AnthropicScorer:
             temperature=self.temperature,
         )
         return _parse(tool_input, aliases)
+
+
+class AnthropicScorer(LlmScorer):
+    """``LlmScorer`` on Claude alone (default Haiku 4.5)."""
+
+    def __init__(
+        self,
+        api_key: ApiKey,
+        model: str = DEFAULT_MODEL,
+        timeout_s: float = 0.45,
+        http_client: Any = None,
+        temperature: float | None = 0.1,
+    ) -> None:
+        """``http_client`` is an ``httpx2.Client`` (the SDK's transport); tests pass a mock one. The
+        default timeout is the 300 ms budget plus half (``SearchSettings.gate_timeout``)."""
+        provider = AnthropicProvider(api_key, model=model, timeout_s=timeout_s, http_client=http_client)
+        super().__init__(provider, temperature=temperature)
 
 
 def max_output_tokens(candidates: int) -> int:

@@ -6,7 +6,8 @@ The tool's schema lists the workspace's sources, observation types and actors as
 reply is checked again here: a value the workspace does not hold is dropped, never searched (the
 model cannot invent an actor), dates must carry a zone and be in order, and the query text left
 must not be empty. Any failure raises ``InferenceFailed``; the pipeline then uses the offline
-time phrases and names the failure in ``degraded``. The SDK is imported on first use.
+time phrases and names the failure in ``degraded``. The call goes through an ``LlmProvider``
+(Claude or OpenAI); its SDK is imported on first use.
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from neural_memory.models import MAX_FILTER_VALUES, Timestamp
-from neural_memory.providers.llm.claude_tool import ToolCallFailed, forced_tool_input
-from neural_memory.providers.sdk_clients import lazy_anthropic
+from neural_memory.providers.llm.base import ToolCallFailed
+from neural_memory.providers.llm.claude_tool import DEFAULT_MODEL, AnthropicProvider
 
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from neural_memory.providers.llm.base import LlmProvider
     from neural_memory.providers.sdk_clients import ApiKey
     from neural_memory.stores.base import Store
 
@@ -119,24 +121,31 @@ class _ToolInput(BaseModel):
     date_range: _DateRange | None = Field(default=None, alias="dateRange")
 
 
-class AnthropicFilterProposer:
-    """``FilterProposer`` on Claude (default Haiku 4.5), with a time budget and no retries."""
+class LlmFilterProposer:
+    """``FilterProposer`` on an ``LlmProvider``, with a time budget and no retries."""
 
-    def __init__(
-        self, api_key: ApiKey, model: str = "claude-haiku-4-5", timeout_s: float = 3.0, http_client: Any = None
-    ) -> None:
-        """``http_client`` is the SDK's HTTP client; tests pass one with a mock transport."""
-        self.model = model
-        self._client = lazy_anthropic(api_key, timeout_s, http_client)
+    def __init__(self, provider: LlmProvider) -> None:
+        self.model = provider.model
+        self._provider = provider
 
     def propose(self, query: str, now: datetime, known: KnownValues) -> Proposal:
         """One forced tool call; the reply checked against ``known``."""
         # The client's local time, with its offset: "today" and "last week" are the client's.
         prompt = f"Now: {now.isoformat(timespec='seconds')}\nQuery: {json.dumps(query, ensure_ascii=False)}"
-        tool_input = forced_tool_input(
-            self._client, model=self.model, system=SYSTEM_PROMPT, tool=_tool(known), prompt=prompt, max_tokens=400
+        tool_input = self._provider.forced_tool_input(
+            system=SYSTEM_PROMPT, tool=_tool(known), prompt=prompt, max_tokens=400
         )
         return _parse(tool_input, known)
+
+
+class AnthropicFilterProposer(LlmFilterProposer):
+    """``LlmFilterProposer`` on Claude alone (default Haiku 4.5)."""
+
+    def __init__(
+        self, api_key: ApiKey, model: str = DEFAULT_MODEL, timeout_s: float = 3.0, http_client: Any = None
+    ) -> None:
+        """``http_client`` is the SDK's HTTP client; tests pass one with a mock transport."""
+        super().__init__(AnthropicProvider(api_key, model=model, timeout_s=timeout_s, http_client=http_client))
 
 
 def _tool(known: KnownValues) -> dict[str, Any]:
