@@ -11,6 +11,9 @@ stays in [0, 1]. When the gate runs, ``final = 0.6 llm + 0.4 vector`` (the fused
 for a result that has no vector score, e.g. E tier); when a reranker runs, ``final`` is its score
 (Cohere's relevance, or the same blend for the LLM). Every fallback is recorded in ``degraded`` or
 ``llm.reason``, logged and counted; no provider is called twice in one search.
+
+One module (~520 lines) because the stages share one request's state (candidates, timings,
+degraded, the gate's scores the rerank reuses); the providers, fusion and diversity live apart.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Tenancy: every statement carries ``workspace_id``, and the mirror masks by works
 Hostile input: filter values and text are bound parameters; query text reaches FTS5 only as
 plain text to tokenize (never as MATCH syntax), so no FTS5 syntax from a caller is interpreted.
 
-One module (~700 lines) because it is one cohesive thing: the ``Store`` port's SQLite implementation,
+One module (~800 lines) because it is one cohesive thing: the ``Store`` port's SQLite implementation,
 a single class whose writes, reads and SQL share one connection, lock and mirror. Its helpers live
 beside it: the schema and connections (``db.py``), FTS5 (``fts.py``), the mirror and its snapshot,
 partitioned vectors and the reader/writer lock.
