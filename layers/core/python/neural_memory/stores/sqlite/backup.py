@@ -15,7 +15,7 @@ from contextlib import ExitStack, closing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from neural_memory.stores.sqlite.db import connect, exclusively, make_private
+from neural_memory.stores.sqlite.db import connect, connect_read_only, exclusively, integrity, make_private
 from neural_memory.stores.sqlite.snapshot import snapshot_path
 
 if TYPE_CHECKING:
@@ -40,11 +40,6 @@ class Copied:
     pages: int
 
 
-def _read_only(path: Path) -> sqlite3.Connection:
-    """A connection that can neither create the file nor write to it."""
-    return sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, timeout=30.0)
-
-
 def _copy(
     source: sqlite3.Connection, target: sqlite3.Connection, name: str, progress: Callable[[str, int, int], None]
 ) -> int:
@@ -62,10 +57,6 @@ def _copy(
     finally:
         source.execute("COMMIT")
     return total
-
-
-def _integrity(conn: sqlite3.Connection) -> str:
-    return ", ".join(str(row[0]) for row in conn.execute("PRAGMA integrity_check"))
 
 
 def _new_private_file(path: Path) -> None:
@@ -95,9 +86,12 @@ def backup(data_dir: Path, destination: Path, progress: Callable[[str, int, int]
         if not (data_dir / name).exists():
             continue
         _new_private_file(destination / name)
-        with closing(_read_only(data_dir / name)) as source, closing(sqlite3.connect(destination / name)) as target:
+        with (
+            closing(connect_read_only(data_dir / name)) as source,
+            closing(sqlite3.connect(destination / name)) as target,
+        ):
             pages = _copy(source, target, name, progress)
-            if (verdict := _integrity(target)) != "ok":
+            if (verdict := integrity(target)) != "ok":
                 raise BackupError(f"the copy of {name} does not check: {verdict}")
         copied.append(Copied(name, pages))
     if (data_dir / KEY_FILE).exists():
@@ -117,8 +111,8 @@ def restore(source_dir: Path, data_dir: Path, progress: Callable[[str, int, int]
         raise BackupError(f"no backup in {source_dir} ({STORE_FILE})")
     names = [name for name in (STORE_FILE, CACHE_FILE) if (source_dir / name).exists()]
     for name in names:
-        with closing(_read_only(source_dir / name)) as source:
-            if (verdict := _integrity(source)) != "ok":
+        with closing(connect_read_only(source_dir / name)) as source:
+            if (verdict := integrity(source)) != "ok":
                 raise BackupError(f"the backup's {name} does not check: {verdict}")
     with ExitStack() as held:
         for name in names:
@@ -133,7 +127,10 @@ def restore(source_dir: Path, data_dir: Path, progress: Callable[[str, int, int]
             existed = target_path.exists()
             if not existed:
                 _new_private_file(target_path)
-            with closing(_read_only(source_dir / name)) as source, closing(sqlite3.connect(target_path)) as target:
+            with (
+                closing(connect_read_only(source_dir / name)) as source,
+                closing(sqlite3.connect(target_path)) as target,
+            ):
                 before = _generation(target) if existed and name == STORE_FILE else 0
                 pages = _copy(source, target, name, progress)
                 if name == STORE_FILE:

@@ -14,7 +14,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from neural_memory.stores.sqlite.backup import CACHE_FILE, KEY_FILE, STORE_FILE
-from neural_memory.stores.sqlite.db import SCHEMA_VERSION, holders_path, is_damaged, read_model
+from neural_memory.stores.sqlite.db import (
+    SCHEMA_VERSION,
+    connect_read_only,
+    holders_path,
+    integrity,
+    is_damaged,
+    read_model,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -29,14 +36,10 @@ class Finding:
     detail: str
 
 
-def _read_only(path: Path) -> sqlite3.Connection:
-    return sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, timeout=30.0)
-
-
 def _integrity(path: Path) -> Finding:
     try:
-        with closing(_read_only(path)) as conn:
-            verdict = ", ".join(str(row[0]) for row in conn.execute("PRAGMA integrity_check"))
+        with closing(connect_read_only(path)) as conn:
+            verdict = integrity(conn)
     except sqlite3.DatabaseError as exc:
         if not is_damaged(exc):
             raise
@@ -45,7 +48,7 @@ def _integrity(path: Path) -> Finding:
 
 
 def _schema(path: Path) -> Finding:
-    with closing(_read_only(path)) as conn:
+    with closing(connect_read_only(path)) as conn:
         row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     found = int(row[0]) if row else None
     if found is None:
@@ -57,7 +60,7 @@ def _schema(path: Path) -> Finding:
 
 def _model(path: Path) -> Finding:
     """Which model the vectors are of, and a reindex under way (informational: both are fine)."""
-    with closing(_read_only(path)) as conn:
+    with closing(connect_read_only(path)) as conn:
         built, pending = read_model(conn), read_model(conn, "reindex_")
     detail = "none recorded (no vectors yet)" if built is None else f"{built[0]} ({built[1]} dimensions)"
     if pending is not None:

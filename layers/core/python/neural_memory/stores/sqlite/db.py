@@ -233,6 +233,16 @@ def connect(path: Path, synchronous: Synchronous = "full") -> sqlite3.Connection
     return conn
 
 
+def connect_read_only(path: Path) -> sqlite3.Connection:
+    """A connection that can neither create the file nor write to it (backups, checks)."""
+    return sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, timeout=30.0)
+
+
+def integrity(conn: sqlite3.Connection) -> str:
+    """``PRAGMA integrity_check``'s verdict in one line ("ok" when the file is sound)."""
+    return ", ".join(str(row[0]) for row in conn.execute("PRAGMA integrity_check"))
+
+
 def rollback(conn: sqlite3.Connection) -> None:
     """Roll back the open transaction, if one is still open: a COMMIT that failed may have ended
     it already, and a second error would hide the first."""
