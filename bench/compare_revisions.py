@@ -1,6 +1,6 @@
 """Search latency of this tree against an earlier revision, on the same store, interleaved.
 
-    python -m bench.compare_revisions --base 4569a24 [--sizes 10000 100000] [--searches 400] [--rounds 20]
+    python -m bench.compare_revisions --base 4569a24 [--sizes 10000 100000] [--searches 400] [--rounds N]
 
 ``bench.search_latency`` run twice, one revision after the other, mixes the revisions' difference
 with whatever else the machine did meanwhile (a p95 moves by 2 ms between two runs of the same
@@ -168,7 +168,8 @@ def main() -> None:
     parser.add_argument("--base", help="the revision to compare with (a commit, tag or branch)")
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--searches", type=int, default=400)
-    parser.add_argument("--rounds", type=int, default=20)
+    # One search per side per round: coarser rounds let one side catch a burst of load alone.
+    parser.add_argument("--rounds", type=int, default=0, help="rounds (default: one per search)")
     parser.add_argument("--worker", nargs=3, metavar=("DATA_DIR", "SIZE", "SEARCHES"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -179,7 +180,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         base_layer = export_layer(args.base, Path(tmp) / "base")
         for size in args.sizes:
-            print(compare(size, Path(tmp), base_layer, args.searches, args.rounds), flush=True)
+            print(compare(size, Path(tmp), base_layer, args.searches, args.rounds or args.searches), flush=True)
 
 
 if __name__ == "__main__":
