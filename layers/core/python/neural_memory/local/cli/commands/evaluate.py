@@ -1,4 +1,5 @@
-"""``neural-memory eval``: retrieval quality on a conversation benchmark."""
+"""``neural-memory eval``: retrieval quality on a document (BEIR), conversation (LoCoMo) or
+engineering-events set."""
 
 from __future__ import annotations
 
@@ -13,10 +14,17 @@ if TYPE_CHECKING:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    """Score retrieval on a BEIR-layout or a LoCoMo-layout dataset; the last line is one JSON object."""
-    from neural_memory.local import conversations
+    """Score retrieval on a BEIR-layout, a LoCoMo-layout or an engineering-events dataset; the last
+    line is one JSON object."""
+    from neural_memory.local import conversations, engineering_events
 
     folder = Path(args.dataset)
+    if engineering_events.is_engineering_dataset(folder):  # first: its queries.json is also a *.json
+        result = engineering_events.run(folder, args.mode, args.rerank, cli_settings(args))
+        if not args.json:
+            print("\n".join(engineering_events.summary(result)))
+        print(json.dumps(result))
+        return 0
     if conversations.is_conversation_dataset(folder):
         result = conversations.run(folder, args.mode, args.rerank, cli_settings(args))
         if not args.json:
