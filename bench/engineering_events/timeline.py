@@ -109,7 +109,6 @@ class Timeline:
         self.random = random.Random(seed)
         self.events: list[tuple[datetime, dict[str, Any]]] = []
         self.queries: list[Query] = []
-        self.occurred: dict[str, datetime] = {}  # observation id -> when it occurred
         self._comment_id = 2_600_000_000
         self._turns: dict[str, int] = {}
         self._last_deployment: Deployment | None = None
@@ -132,10 +131,6 @@ class Timeline:
             "detail": detail,
         }
         self.events.append((when, envelope))
-
-    def _seen(self, observation_id: str, when: datetime) -> str:
-        self.occurred[observation_id] = when
-        return observation_id
 
     def _number(self, repo: str, when: datetime) -> int:
         self.opened.append((repo, when))
@@ -208,7 +203,7 @@ class Timeline:
             "sender": _user(who),
         }
         self._emit("github", "push", when, detail)
-        observation = self._seen(f"github-push-{repo.replace('/', '.')}-{head.sha[:12]}", when)
+        observation = f"github-push-{repo.replace('/', '.')}-{head.sha[:12]}"
         if deploy and repo in VERCEL_PROJECTS:
             self.deployment(repo, head, when + timedelta(seconds=40), deploy)
         return observation
@@ -263,7 +258,7 @@ class Timeline:
             "sender": _user(author),
         }
         self._emit("github", "pull_request", when, detail)
-        pr.ids["opened"] = self._seen(f"github-pr-{repo.replace('/', '.')}-{pr.number}-pull_request_opened", when)
+        pr.ids["opened"] = f"github-pr-{repo.replace('/', '.')}-{pr.number}-pull_request_opened"
         return pr
 
     def pr_merged(self, pr: Thread, merger: str, when: datetime, *, deploy: str | None = "succeeded") -> str:
@@ -278,7 +273,7 @@ class Timeline:
             "sender": _user(merger),
         }
         self._emit("github", "pull_request", when, detail)
-        pr.ids["merged"] = self._seen(f"github-pr-{pr.repo.replace('/', '.')}-{pr.number}-pull_request_merged", when)
+        pr.ids["merged"] = f"github-pr-{pr.repo.replace('/', '.')}-{pr.number}-pull_request_merged"
         squash = f"{pr.title} (#{pr.number})"
         pr.ids["push"] = self.push(
             pr.repo, "main", [squash], pr.author, when + timedelta(seconds=5), pusher=merger, deploy=deploy
@@ -297,7 +292,7 @@ class Timeline:
             "sender": _user(closer),
         }
         self._emit("github", "pull_request", when, detail)
-        pr.ids["closed"] = self._seen(f"github-pr-{pr.repo.replace('/', '.')}-{pr.number}-pull_request_closed", when)
+        pr.ids["closed"] = f"github-pr-{pr.repo.replace('/', '.')}-{pr.number}-pull_request_closed"
         return pr.ids["closed"]
 
     def _issue_json(self, issue: Thread, state: str, closed: datetime | None, reason: str | None) -> dict[str, Any]:
@@ -327,7 +322,7 @@ class Timeline:
             "sender": _user(author),
         }
         self._emit("github", "issues", when, detail)
-        issue.ids["opened"] = self._seen(f"github-issue-{repo.replace('/', '.')}-{issue.number}-opened", when)
+        issue.ids["opened"] = f"github-issue-{repo.replace('/', '.')}-{issue.number}-opened"
         return issue
 
     def issue_closed(self, issue: Thread, closer: str, when: datetime, reason: str = "completed") -> str:
@@ -339,7 +334,7 @@ class Timeline:
             "sender": _user(closer),
         }
         self._emit("github", "issues", when, detail)
-        issue.ids["closed"] = self._seen(f"github-issue-{issue.repo.replace('/', '.')}-{issue.number}-closed", when)
+        issue.ids["closed"] = f"github-issue-{issue.repo.replace('/', '.')}-{issue.number}-closed"
         return issue.ids["closed"]
 
     def comment(self, thread: Thread, author: str, body: str, when: datetime) -> str | None:
@@ -365,7 +360,7 @@ class Timeline:
         self._emit("github", "issue_comment", when, detail)
         if author.endswith("[bot]"):
             return None
-        return self._seen(f"github-comment-{thread.repo.replace('/', '.')}-{self._comment_id}", when)
+        return f"github-comment-{thread.repo.replace('/', '.')}-{self._comment_id}"
 
     def release(self, repo: str, tag: str, name: str, body: str, author: str, when: datetime) -> str:
         """``release`` ``published``."""
@@ -388,7 +383,7 @@ class Timeline:
             "sender": _user(author),
         }
         self._emit("github", "release", when, detail)
-        return self._seen(f"github-release-{repo.replace('/', '.')}-{release_id}", when)
+        return f"github-release-{repo.replace('/', '.')}-{release_id}"
 
     # --- Vercel -----------------------------------------------------------------------------
 
@@ -438,7 +433,7 @@ class Timeline:
                 },
             }
             self._emit("vercel", f"deployment.{kind}", moment, body)
-            ids.append(self._seen(f"vercel-{webhook_id}", moment))
+            ids.append(f"vercel-{webhook_id}")
         self._last_deployment = Deployment(created_id=ids[0], outcome_id=ids[1])
         return self._last_deployment
 
@@ -475,7 +470,7 @@ class Timeline:
         if repo:
             detail["metadata"] = {"repo": repo}
         self._emit("neural-memory", kind, when, detail)
-        return self._seen(observation_id, when)
+        return observation_id
 
     def turn(self, session: str, actor: str, content: str, when: datetime) -> str:
         """A ``conversation_turn`` of an agent session (no title: the memory derives one)."""
@@ -490,7 +485,7 @@ class Timeline:
             "occurredAt": _iso(when),
         }
         self._emit("neural-memory", "conversation_turn", when, detail)
-        return self._seen(observation_id, when)
+        return observation_id
 
     # --- labels -----------------------------------------------------------------------------
 

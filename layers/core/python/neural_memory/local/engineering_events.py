@@ -151,7 +151,7 @@ def hit_at(ranked: list[set[str]], relevant: frozenset[str], k: int) -> float:
 
 def recall_at(ranked: list[set[str]], relevant: frozenset[str], k: int) -> float:
     """Share of the relevant ids among the first ``k`` results."""
-    found = set().union(*ranked[:k]) if ranked else set()
+    found: set[str] = set().union(*ranked[:k])
     return len(found & relevant) / len(relevant)
 
 
@@ -192,6 +192,7 @@ def evaluate(
     recall_own: dict[str, list[float]] = {tier: [] for tier in TIERS}
     precision: list[float] = []
     expired_returned: set[str] = set()
+    missed: list[str] = []  # questions with no answer in the top 3: what a dev run looks at next
     for question in tqdm(dataset.questions, unit="q", desc=f"searching ({mode})", file=sys.stderr):
         ranked: dict[str, list[set[str]]] = {}
         for shape in SHAPES:
@@ -202,6 +203,8 @@ def evaluate(
             ranked[shape] = returned(results)
             expired_returned.update(r.id for r in results if r.id in ingested.expired)
         top3.append(hit_at(ranked["all"], question.relevant, 3))
+        if not top3[-1]:
+            missed.append(question.id)
         recall[question.tier].append(recall_at(ranked["all"], question.relevant, TOP_K))
         recall_own[question.tier].append(recall_at(ranked[question.tier], question.relevant, TOP_K))
         if question.tier == "E":
@@ -231,6 +234,7 @@ def evaluate(
         "expiredHidden": len(ingested.expired),
         "expiredReturned": len(expired_returned),
         "skippedEvents": ingested.skipped,
+        "missedTop3": missed,
     }
 
 
