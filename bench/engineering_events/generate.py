@@ -72,9 +72,9 @@ def check(events: list[dict[str, Any]], labels: dict[str, Any]) -> None:
         for relevant in query["relevant"]:
             if relevant not in found:
                 raise ValueError(f"{query['id']}: {relevant} is not an observation of the events")
-            tier, expires = found[relevant]
-            if tier != query["tier"]:
-                raise ValueError(f"{query['id']} targets {query['tier']} but {relevant} is {tier}")
+            its_tier, expires = found[relevant]
+            if its_tier != query["tier"]:
+                raise ValueError(f"{query['id']} targets {query['tier']} but {relevant} is {its_tier}")
             if relevant in superseded:
                 raise ValueError(f"{query['id']}: {relevant} is superseded, so never returned")
             if expires is not None and expires <= NOW:

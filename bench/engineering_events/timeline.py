@@ -306,7 +306,7 @@ class Timeline:
             "state": state,
             "body": issue.body,
             "created_at": _iso(issue.created) if issue.created else None,
-            "updated_at": _iso(closed or issue.created) if (closed or issue.created) else None,
+            "updated_at": _iso(updated) if (updated := closed or issue.created) else None,
             "closed_at": _iso(closed) if closed else None,
             "state_reason": reason,
             "labels": [],

@@ -4,6 +4,8 @@ engineering-events set."""
 from __future__ import annotations
 
 import json
+import logging
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,6 +20,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     line is one JSON object."""
     from neural_memory.local import conversations, engineering_events
 
+    if not (os.getenv("POWERTOOLS_LOG_LEVEL") or os.getenv("LOG_LEVEL")):
+        from neural_memory.observability import logger
+
+        logger.setLevel(logging.WARNING)  # a "search complete" line per search would bury the report
     folder = Path(args.dataset)
     if engineering_events.is_engineering_dataset(folder):  # first: its queries.json is also a *.json
         result = engineering_events.run(folder, args.mode, args.rerank, cli_settings(args))
