@@ -305,8 +305,9 @@ ANSWER_TIMEOUT_S = 10.0  # an answer writes prose: longer than a score or a filt
 AUTO_FILTERS_TIMEOUT_S = 3.0  # autoFilters' call, unless NM_GATE_TIMEOUT_S is set (no budget in the design)
 
 
-def build_service(settings: Settings) -> Service:
-    """A service with the store and providers that ``settings`` name (nothing loads until first use)."""
+def build_service(settings: Settings, clock: Callable[[], datetime] = utcnow) -> Service:
+    """A service with the store and providers that ``settings`` name (nothing loads until first use);
+    ``clock`` is its time (an evaluation over dated data sets it to the data's own "now")."""
     from neural_memory.providers.embeddings import build_embedder
     from neural_memory.stores.factory import build_store
 
@@ -341,6 +342,7 @@ def build_service(settings: Settings) -> Service:
         build_store(settings),
         build_embedder(settings),
         settings,
+        clock=clock,
         embedding_cache=cache,
         scorer=scorer,
         reranker=reranker,
