@@ -21,6 +21,7 @@ from infra.constants import (
     MAINTENANCE_TIMEOUT_S,
     physical_name,
 )
+from infra.constructs.agent_events import AgentEvents
 from infra.constructs.api import Api
 from infra.constructs.core_layer import CoreLayer
 from infra.constructs.domain_access import grant
@@ -55,8 +56,9 @@ NEEDS: dict[str, FunctionNeeds] = {
     "answer": FunctionNeeds("read", ("cohere", "anthropic", "openai"), timeout_s=ANSWER_TIMEOUT_S),
     "observations": FunctionNeeds("write", ("cohere",)),
     "ingest": FunctionNeeds("write", ("cohere",), timeout_s=INGEST_TIMEOUT_S),
-    # The index bootstrap needs the embedding model's id and dimension, never its key.
-    "maintenance": FunctionNeeds("admin", timeout_s=MAINTENANCE_TIMEOUT_S),
+    # A reindex at deploy reuses the vectors the old index stores for unchanged text and embeds the
+    # rest (a new model, text never embedded by this one): that needs the Cohere key.
+    "maintenance": FunctionNeeds("admin", ("cohere",), timeout_s=MAINTENANCE_TIMEOUT_S),
     "authorizer": FunctionNeeds(memory_mb=256),
     # Verifies signatures and puts events on the bus: no store, no embedder.
     "webhooks": FunctionNeeds(secrets=("github_webhook", "vercel_webhook"), memory_mb=256),
@@ -124,6 +126,7 @@ class ServiceStack(Stack):
         )
         webhooks = self.functions["webhooks"]
         self.ingest.bus.grant_put_events_to(webhooks)
+        self.agents = AgentEvents(self, "AgentEvents", bus=self.ingest.bus)
         webhooks.add_environment("NM_EVENT_BUS", self.ingest.bus.event_bus_name)
         missing = set(NEEDS) - set(self.functions)
         if missing:
@@ -154,6 +157,13 @@ class ServiceStack(Stack):
         )
         CfnOutput(self, "ApiUrl", value=self.api.rest_api.url, export_name=f"{construct_id}-api-url")
         CfnOutput(self, "EventBusName", value=self.ingest.bus.event_bus_name, export_name=f"{construct_id}-event-bus")
+        CfnOutput(
+            self,
+            "AgentPutEventsPolicyArn",
+            value=self.agents.policy.managed_policy_arn,
+            export_name=f"{construct_id}-agent-put-events-policy",
+        )
+        CfnOutput(self, "AgentRoleArn", value=self.agents.role.role_arn, export_name=f"{construct_id}-agent-role")
         CfnOutput(self, "KeysTable", value=self.api.keys.table_name, export_name=f"{construct_id}-keys-table")
         CfnOutput(
             self, "CohereSecretArn", value=self.secrets.cohere.secret_arn, export_name=f"{construct_id}-cohere-secret"

@@ -180,7 +180,8 @@ def test_secrets_and_dashboard_and_alarms(dev: Template) -> None:
     body = str(next(iter(dev.find_resources("AWS::CloudWatch::Dashboard").values()))["Properties"]["DashboardBody"])
     for stage in ("Total", "Embed", "Retrieval", "LlmFilter", "Rerank"):
         assert f"SearchLatency{stage}" in body
-    for needle in ("p50", "p95", "p99", "GateBypassed", "GateFiltered", "ResultsReturned", "IngestFailed"):
+    metrics = ("GateBypassed", "GateFiltered", "ResultsReturned", "IngestFailed", "EmbeddingCacheHits")
+    for needle in ("p50", "p95", "p99", *metrics):
         assert needle in body
     dev.has_resource_properties(
         "AWS::CloudWatch::Alarm",

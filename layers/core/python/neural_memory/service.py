@@ -40,7 +40,7 @@ from neural_memory.observability import (
     record_count,
     record_latency,
 )
-from neural_memory.providers.embeddings.cache import text_key
+from neural_memory.providers.embeddings.vector_cache import embedding_hash, text_key
 from neural_memory.providers.llm.base import collecting_fallbacks
 from neural_memory.search.facets import facets_reply
 from neural_memory.search.filters.model import compile_filter, filter_fields
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from neural_memory.ingest.chunking import Chunking
     from neural_memory.models import AnswerRequest, ObservationIn, SearchFilters, Vector
     from neural_memory.providers.embeddings.base import Embedder
-    from neural_memory.providers.embeddings.cache import EmbeddingCache
+    from neural_memory.providers.embeddings.vector_cache import VectorCache
     from neural_memory.providers.llm.gating import RelevanceScorer
     from neural_memory.providers.rerank.base import Reranker
     from neural_memory.search.filters.inference import FilterProposer
@@ -73,7 +73,7 @@ class Service:
         embedder: Embedder | None,
         settings: Settings,
         clock: Callable[[], datetime] = utcnow,
-        embedding_cache: EmbeddingCache | None = None,
+        embedding_cache: VectorCache | None = None,
         scorer: RelevanceScorer | None = None,
         reranker: Reranker | None = None,
         answerer: LlmAnswerer | None = None,
@@ -228,10 +228,14 @@ class Service:
         record = self.store.previous_in_session(workspace_id, session_id, before)
         return None if record is None else record.content or record.title
 
-    def embed_chunks(self, workspace_id: str, items: Sequence[IndexedObservation]) -> None:
+    def embed_chunks(
+        self, workspace_id: str, items: Sequence[IndexedObservation], cache: VectorCache | None = None
+    ) -> None:
         """Vectors for the embedded chunks (``Chunk.embedded``) of the embedded tiers: from the
-        workspace's cache when the same text was embedded before by the same model, else in one
-        batch call to the embedder."""
+        workspace's cache (``cache``, else the service's) when the same text was embedded before
+        by the same model, else in one batch call to the embedder. Each chunk keeps the
+        ``embedding_hash`` of its text, by which the OpenSearch store finds its vector again (a
+        rewrite, a replay, a reindex)."""
         if self.embedder is None:
             return
         model_id = self.embedder.model_id
@@ -239,25 +243,30 @@ class Service:
             (item, chunk) for item in items if is_embedded(item.record.tier) for chunk in item.chunks if chunk.embedded
         ]
         texts = [embedding_text(item.record.title, chunk.text) for item, chunk in targets]
-        for (item, chunk), vector in zip(targets, self.embed_documents(workspace_id, texts), strict=True):
+        vectors = self.embed_documents(workspace_id, texts, cache)
+        for (item, chunk), text, vector in zip(targets, texts, vectors, strict=True):
             chunk.vector = vector
+            chunk.embedding_hash = embedding_hash(model_id, text)
             item.model_id = model_id
 
-    def embed_documents(self, workspace_id: str, texts: Sequence[str]) -> list[Vector]:
+    def embed_documents(
+        self, workspace_id: str, texts: Sequence[str], cache: VectorCache | None = None
+    ) -> list[Vector]:
         """One document vector per text (``embedding_text``s), from the workspace's cache when the
         same text was embedded before by the same model, else in one batch call to the embedder
         (the chunks of an ingest, and the embedded store's reindex)."""
         if self.embedder is None:
             raise ConfigurationError("no embedder is configured (NM_EMBEDDER=none)")
         model_id = self.embedder.model_id
-        cached = self.embedding_cache.get_many(model_id, workspace_id, texts) if self.embedding_cache else {}
+        cache = cache or self.embedding_cache
+        cached = cache.get_many(model_id, workspace_id, texts) if cache else {}
         # A damaged cache entry is re-embedded, never stored as a vector of the wrong shape.
         cached = {key: vector for key, vector in cached.items() if len(vector) == self.embedder.dimension}
         missing = list(dict.fromkeys(t for t in texts if text_key(t) not in cached))
         if missing:
             fresh = self.embedder.embed(missing, "search_document")
-            if self.embedding_cache:
-                self.embedding_cache.put_many(model_id, workspace_id, list(zip(missing, fresh, strict=True)))
+            if cache:
+                cache.put_many(model_id, workspace_id, list(zip(missing, fresh, strict=True)))
             cached.update((text_key(t), v) for t, v in zip(missing, fresh, strict=True))
         record_count(METRIC_EMBEDDING_CACHE_HITS, len(texts) - len(missing))
         return [cached[text_key(text)] for text in texts]
@@ -311,11 +320,18 @@ def build_service(settings: Settings, clock: Callable[[], datetime] = utcnow) ->
     from neural_memory.providers.embeddings import build_embedder
     from neural_memory.stores.factory import build_store
 
-    cache = None
+    store = build_store(settings)
+    cache: VectorCache | None = None
     if settings.store == "sqlite":
         from neural_memory.providers.embeddings.cache import EmbeddingCache
 
         cache = EmbeddingCache(settings.embedding_cache_path)
+    elif settings.store == "opensearch":  # the index is the cache: its chunks keep their text's hash
+        from neural_memory.stores.opensearch.store import OpenSearchStore
+        from neural_memory.stores.opensearch.stored_vectors import StoredVectors
+
+        if isinstance(store, OpenSearchStore):
+            cache = StoredVectors(store)
     # Keys are read (from Secrets Manager in AWS) when a provider is first used, so a function
     # reads only the secrets it needs, and an unreadable one degrades that provider with a reason.
     scorer = answerer = proposer = None
@@ -339,7 +355,7 @@ def build_service(settings: Settings, clock: Callable[[], datetime] = utcnow) ->
 
         reranker = CohereReranker(settings.cohere_key, model=settings.rerank_model, timeout_s=settings.rerank_timeout_s)
     return Service(
-        build_store(settings),
+        store,
         build_embedder(settings),
         settings,
         clock=clock,

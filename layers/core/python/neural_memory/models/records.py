@@ -52,6 +52,9 @@ class Chunk(DomainModel):
     text: str
     role: ChunkRole = "both"
     vector: Vector | None = None
+    # Of the embedded text and the model (``embedding_hash``), set with ``vector``: a store that
+    # keeps it finds this vector again for the same text (``VectorCache``).
+    embedding_hash: str | None = None
 
     @property
     def lexical(self) -> bool:

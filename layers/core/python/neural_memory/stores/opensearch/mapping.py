@@ -9,6 +9,10 @@ from neural_memory.search import bm25
 from neural_memory.stores.record_fields import RECORD_FIELDS
 
 SCHEMA_VERSION = 3  # 2: metadata_terms, supersedes, superseded_by; 3: BM25 k1/b (a reindex brings an index in step)
+# Fields an index of the same schema version takes in place (``OpenSearchAdmin.ensure_index`` puts
+# them into its mapping): a document written without one loses nothing, so no reindex is forced.
+# embedding_hash: what a chunk's vector was made of, the embedding cache's key (stored_vectors.py).
+ADDED_IN_PLACE = ("embedding_hash",)
 HNSW_M = 16  # graph degree: recall vs memory
 HNSW_EF_CONSTRUCTION = 128  # build-time beam: recall vs indexing speed
 HNSW_EF_SEARCH = 100  # query-time beam: recall vs latency
@@ -59,6 +63,7 @@ def index_body(dimension: int, model_id: str, shards: int = 1, replicas: int = 1
                 "chunk_no": {"type": "integer"},
                 "text": TYPES["text"],
                 "metadata_terms": keyword,  # metadata filters (filters.metadata_terms)
+                "embedding_hash": keyword,  # ADDED_IN_PLACE
                 "embedding": {
                     "type": "knn_vector",
                     "dimension": dimension,

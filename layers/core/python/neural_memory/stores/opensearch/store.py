@@ -60,6 +60,9 @@ FACET_SHARD_SIZE = 1_000  # values per field each shard returns to a facets requ
 # the whole purge is.
 PURGE_SLICE = 5_000
 _VECTOR_DIMENSION_MISMATCH = "Vector dimension mismatch"  # the k-NN plugin's refusal of a vector
+_UNKNOWN_FIELD = "strict_dynamic_mapping_exception"  # a field the index's strict mapping lacks
+HASHES_PER_REQUEST = 1_000  # embedding hashes one lookup asks for (a terms query)
+HASH_ROUNDS = 3  # pages per lookup when copies of one text fill a page
 
 
 def doc_id(workspace_id: str, observation_id: str, chunk_no: int) -> str:
@@ -160,6 +163,8 @@ class OpenSearchStore:
         if chunk.vector is not None:
             doc["embedding"] = chunk.vector
             doc["model_id"] = item.model_id
+            if chunk.embedding_hash is not None:
+                doc["embedding_hash"] = chunk.embedding_hash
         return doc
 
     def _bulk(self, actions: dict[str, dict[str, Any]], op: str = "index") -> dict[str, str]:
@@ -222,16 +227,23 @@ class OpenSearchStore:
             if status < 300:
                 continue
             action = actions[result["_id"]]
-            if status in RETRYABLE or WRITE_BLOCKED in json.dumps(result.get("error")):
+            said = json.dumps(result.get("error"))
+            if status in RETRYABLE or WRITE_BLOCKED in said:
                 # A write block is brief: a reindex replacing an index made before versioning
                 retry[result["_id"]] = action
-            elif "embedding" in action and _VECTOR_DIMENSION_MISMATCH in json.dumps(result.get("error")):
+            elif "embedding_hash" in action and _UNKNOWN_FIELD in said and "embedding_hash" in said:
+                # An index created before the field, until the bootstrap adds it (``ensure_index``):
+                # stored without it, so this vector is found by nothing and its text embedded again once.
+                retry[result["_id"]] = {k: v for k, v in action.items() if k != "embedding_hash"}
+            elif "embedding" in action and _VECTOR_DIMENSION_MISMATCH in said:
                 # A writer already on a new model of another dimension, while the reindex for it
                 # runs: stored without its vector for now; the reindex's catch-up embeds it anew.
                 logger.warning(
                     "vector of another dimension than the live index: stored without it", extra={"id": result["_id"]}
                 )
-                retry[result["_id"]] = {k: v for k, v in action.items() if k not in {"embedding", "model_id"}}
+                retry[result["_id"]] = {
+                    k: v for k, v in action.items() if k not in {"embedding", "model_id", "embedding_hash"}
+                }
             else:
                 error = result.get("error")
                 reason = error.get("reason", status) if isinstance(error, dict) else error or status
@@ -258,6 +270,43 @@ class OpenSearchStore:
             and doc["_source"].get("model_id") == model_id
             and "embedding" in doc["_source"]
         }
+
+    def vectors_by_hash(self, workspace_id: str, model_id: str, hashes: Sequence[str]) -> dict[str, Vector]:
+        """The vectors ``model_id`` made of the workspace's chunks whose ``embedding_hash`` is one
+        of ``hashes``, by hash; an index without the field finds none. The same text in many
+        chunks has one vector: a page filled by its copies is followed by one for the hashes
+        still missing (at most ``HASH_ROUNDS``; what is left is simply embedded again)."""
+        wanted = list(dict.fromkeys(hashes))
+        found: dict[str, Vector] = {}
+        for start in range(0, len(wanted), HASHES_PER_REQUEST):
+            missing = wanted[start : start + HASHES_PER_REQUEST]
+            for _ in range(HASH_ROUNDS):
+                query = {
+                    "bool": {
+                        "filter": [
+                            {"term": {"workspace_id": workspace_id}},
+                            {"term": {"model_id": model_id}},
+                            {"terms": {"embedding_hash": missing}},
+                        ]
+                    }
+                }
+                body = {
+                    "query": query,
+                    "size": len(missing),
+                    "_source": ["embedding_hash", "embedding", "workspace_id"],
+                }
+                hits = self._call(self._client.search, index=self._index, body=body)["hits"]["hits"]
+                found |= {
+                    h["_source"]["embedding_hash"]: h["_source"]["embedding"]
+                    for h in hits
+                    if h["_source"].get("workspace_id") == workspace_id and "embedding" in h["_source"]
+                }
+                if len(hits) < len(missing):  # every match was on this page
+                    break
+                missing = [h for h in missing if h not in found]
+                if not missing:
+                    break
+        return found
 
     def known_values(self, workspace_id: str, limit: int) -> dict[str, list[str]]:
         """Distinct values by field, the most frequent first (terms aggregations over chunk 0s)."""
