@@ -18,12 +18,20 @@ if TYPE_CHECKING:
 def cmd_eval(args: argparse.Namespace) -> int:
     """Score retrieval on a BEIR-layout, a LoCoMo-layout or an engineering-events dataset; the last
     line is one JSON object."""
+    from neural_memory.observability import logger
+
+    previous = logger.log_level
+    if not (os.getenv("POWERTOOLS_LOG_LEVEL") or os.getenv("LOG_LEVEL")):
+        logger.setLevel(logging.WARNING)  # a "search complete" line per search would bury the report
+    try:
+        return _evaluate(args)
+    finally:
+        logger.setLevel(previous)  # the CLI may run inside another program (its tests do)
+
+
+def _evaluate(args: argparse.Namespace) -> int:
     from neural_memory.local import conversations, engineering_events
 
-    if not (os.getenv("POWERTOOLS_LOG_LEVEL") or os.getenv("LOG_LEVEL")):
-        from neural_memory.observability import logger
-
-        logger.setLevel(logging.WARNING)  # a "search complete" line per search would bury the report
     folder = Path(args.dataset)
     if engineering_events.is_engineering_dataset(folder):  # first: its queries.json is also a *.json
         result = engineering_events.run(folder, args.mode, args.rerank, cli_settings(args))
