@@ -119,7 +119,8 @@ def test_the_authorizer_allows_a_stored_key_and_refuses_others(deployed: Deploye
     keys = DynamoKeyStore(table, client=deployed.moto.client("dynamodb", deployed.admin))
     _state["key"] = issue_key(keys, "acme", datetime.now(UTC))
     allowed_reply = _authorize(deployed, _state["key"], "POST", "/v1/search")
-    assert allowed_reply["result"]["context"] == {"workspaceId": "acme"}, allowed_reply
+    key_id = _state["key"].split("_")[1]
+    assert allowed_reply["result"]["context"] == {"workspaceId": "acme", "keyId": key_id}, allowed_reply
     refused = _authorize(deployed, "nm_000000000000_" + "A" * 43, "POST", "/v1/search")
     assert refused == {"errorType": "Exception", "errorMessage": "Unauthorized"}
 
@@ -140,12 +141,15 @@ def _route_event(stack: DeployedStack, method: str, path: str, body: Any = None)
         "POST /v1/answer": "api/answer_post",
         "POST /v1/observations": "api/observations_post",
     }
-    template = next(r.path for r in ROUTES if r.method == method and r.pattern.match(path))
+    route = next(r for r in ROUTES if r.method == method and r.pattern.match(path))
+    template = route.path
+    other = "api/observation_get" if method == "GET" else "api/observation_delete"
     event = load_event(
-        samples.get(f"{method} {path}", "api/observation_get" if method == "GET" else "api/observation_delete")
+        samples.get(f"{method} {path}", "api/observation_promote" if path.endswith("/promote") else other)
     )
     event.update(httpMethod=method, path=path, resource=template, body=json.dumps(body) if body is not None else None)
-    event["pathParameters"] = {"id": path.rsplit("/", 1)[1]} if "{id}" in template else None
+    match = route.pattern.match(path)
+    event["pathParameters"] = (match.groupdict() if match else None) or None
     event["requestContext"].update(httpMethod=method, resourcePath=template)
     event["requestContext"]["authorizer"] = {**policy["context"], "principalId": policy["principalId"]}
     return event
@@ -183,6 +187,14 @@ def test_every_api_route_answers_through_the_authorizer(deployed: DeployedStack)
     status, body = _call(deployed, "DELETE", f"/v1/observations/{NOTE_ID}")
     assert (status, body["deleted"]) == (200, True)
     assert _call(deployed, "GET", f"/v1/observations/{NOTE_ID}")[0] == 404
+    # A C turn promoted to A, by the key the authorizer named
+    turn = {"id": "turn-429", "source": "manual", "observationType": "conversation_turn", "occurredAt": occurred,
+            "content": "Customers ask why the public API returns 429."}  # fmt: skip
+    assert _call(deployed, "POST", "/v1/observations", {"observations": [turn]})[0] == 200
+    status, body = _call(deployed, "POST", "/v1/observations/turn-429/promote", {"reason": "an API contract answer"})
+    key_id = _state["key"].split("_")[1]
+    assert (status, body["tier"], body["promotedBy"]) == (200, "A", f"key:{key_id}"), body
+    assert _call(deployed, "DELETE", "/v1/observations/turn-429")[0] == 200
 
 
 def test_the_console_page_is_served_without_the_authorizer(deployed: DeployedStack) -> None:
@@ -338,6 +350,7 @@ def test_a_signed_github_delivery_reaches_the_routed_workspace_through_the_bus(d
 def test_the_daily_purge_and_the_stack_deletion(deployed: DeployedStack) -> None:
     purged = deployed.invoke("maintenance", "EventBridge schedule (daily purge)", load_event("schedule/purge"))
     assert isinstance(purged.get("result", {}).get("purged"), int), purged
+    assert isinstance(purged["result"].get("archived"), int), purged
     reply = deployed.invoke(
         "maintenance", "CloudFormation Delete (index bootstrap)", _custom_resource(deployed, "Delete")
     )
