@@ -2,18 +2,30 @@
 
 Handlers, the local server, the CLI and tests all go through ``Service``; ``build_service``
 chooses the providers from settings, and tests may pass their own.
+
+One module (~510 lines) because ``Service`` is one class whose use cases share its store,
+providers and clock; what they run lives in the modules they call (the search pipeline,
+supersession, the tier lifecycle, expansion).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import timedelta
 from functools import partial
 from typing import TYPE_CHECKING, Literal
 
 from neural_memory.answer.answering import AnswerFailed, extractive_answer
 from neural_memory.clock import utcnow
-from neural_memory.errors import ConfigurationError, NotFound, PartiallyApplied, StoreRejected
-from neural_memory.ingest import supersession
+from neural_memory.errors import (
+    ConfigurationError,
+    Conflict,
+    NeuralMemoryError,
+    NotFound,
+    PartiallyApplied,
+    StoreRejected,
+)
+from neural_memory.ingest import lifecycle, supersession
 from neural_memory.ingest.prepare import embedding_text, prepare
 from neural_memory.ingest.turn_context import add_turn_context
 from neural_memory.models import (
@@ -42,10 +54,11 @@ from neural_memory.observability import (
 )
 from neural_memory.providers.embeddings.vector_cache import embedding_hash, text_key
 from neural_memory.providers.llm.base import collecting_fallbacks
+from neural_memory.search.expansion import expanded
 from neural_memory.search.facets import facets_reply
 from neural_memory.search.filters.model import compile_filter, filter_fields
 from neural_memory.search.pipeline import SearchPipeline
-from neural_memory.search.tiers import is_embedded
+from neural_memory.search.tiers import embeds
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -53,7 +66,7 @@ if TYPE_CHECKING:
 
     from neural_memory.answer.answering import LlmAnswerer
     from neural_memory.ingest.chunking import Chunking
-    from neural_memory.models import AnswerRequest, ObservationIn, SearchFilters, Vector
+    from neural_memory.models import AnswerRequest, Citation, ObservationIn, ObservationRecord, SearchFilters, Vector
     from neural_memory.providers.embeddings.base import Embedder
     from neural_memory.providers.embeddings.vector_cache import VectorCache
     from neural_memory.providers.llm.gating import RelevanceScorer
@@ -98,7 +111,7 @@ class Service:
         if outcome.degraded:
             record_count(METRIC_DEGRADED, len(outcome.degraded))
         self._log_search(request, outcome)
-        return SearchResponse(
+        response = SearchResponse(
             request_id=request_id,
             results=outcome.results,
             latency=outcome.latency,
@@ -108,6 +121,9 @@ class Service:
             degraded=outcome.degraded,
             auto_filters=outcome.auto_filters,
         )
+        if request.expand is not None:
+            return expanded(response, outcome.texts, self.settings.max_reply_bytes)
+        return response
 
     def _log_search(self, request: SearchRequest, outcome: SearchOutcome) -> None:
         """One INFO line per search, "search complete": the time of each stage that ran and those
@@ -170,11 +186,56 @@ class Service:
                 if method == "extractive":
                     text, citations = extractive_answer(request.question, outcome.results, texts)
         degraded.extend(fallbacks[searched:])  # the answer's
+        if method == "llm" and self.settings.promote_after_citations:
+            self._count_citations(workspace_id, citations, outcome, degraded)
         latency = AnswerLatency(total=timer.total_ms(), search=timer.ms("search"), generate=timer.ms("generate"))
         record_latency(METRIC_ANSWER_LATENCY, latency.model_dump(by_alias=True))
         return AnswerResponse(
             request_id=request_id, answer=text, citations=citations, method=method, latency=latency, degraded=degraded
         )
+
+    def _count_citations(
+        self, workspace_id: str, citations: Sequence[Citation], outcome: SearchOutcome, degraded: list[str]
+    ) -> None:
+        """The automatic promotion's rule: count one more citation for each C observation an LLM
+        answer cites (a verified quote: the LLM judged it useful, where an extractive answer
+        quotes its top results whatever they are), and promote those cited
+        ``promote_after_citations`` times. A store that refuses the count costs the answer nothing
+        but a line in ``degraded``."""
+        tiers = {result.id: result.tier for result in outcome.results}
+        cited = sorted({c.id for c in citations if tiers.get(c.id) == "C"})
+        if not cited:
+            return
+        try:
+            counts = self.store.note_citations(workspace_id, cited)
+            for observation_id, count in sorted(counts.items()):
+                if count >= self.settings.promote_after_citations:
+                    try:
+                        self._promote(
+                            workspace_id, observation_id, lifecycle.AUTO_PROMOTER, f"cited by {count} answers"
+                        )
+                    except Conflict:  # promoted (or expired) since it was retrieved
+                        continue
+        except NeuralMemoryError as exc:
+            logger.warning("citations not counted", extra={"reason": str(exc)})
+            degraded.append(f"promotion:citations not counted ({exc})")
+
+    def _promote(self, workspace_id: str, observation_id: str, by: str, reason: str) -> ObservationRecord:
+        """C -> A (``lifecycle.promotion``): ``NotFound`` or ``Conflict``, naming why."""
+        record = self.store.get(workspace_id, observation_id)
+        if record is None:
+            raise NotFound(f"observation {observation_id!r} not found")
+        fields = lifecycle.promotion(record, self._clock(), by=by, reason=reason)
+        promoted = self.store.restate(workspace_id, observation_id, fields)
+        if promoted is None:  # deleted meanwhile
+            raise NotFound(f"observation {observation_id!r} not found")
+        logger.info("observation promoted", extra={"observationId": observation_id, "by": by})
+        return promoted
+
+    def promote(self, workspace_id: str, observation_id: str, reason: str, by: str, request_id: str) -> ObservationOut:
+        """``POST /v1/observations/{id}/promote``: a C observation of the workspace kept for good
+        (tier A, no expiry), with who (``by``) and why; ``NotFound`` or ``Conflict`` (409)."""
+        return _out(self._promote(workspace_id, observation_id, by, reason), request_id)
 
     def facets(self, workspace_id: str, filters: SearchFilters | None, limit: int, request_id: str) -> FacetsResponse:
         """Counts per value of each filterable field of the workspace's live observations, each
@@ -205,9 +266,17 @@ class Service:
             for o in observations
         ]
         supersession.check_no_cycle(self.store, workspace_id, items)
+        previous = self.store.get_many(workspace_id, [item.record.id for item in items])
+        items = [
+            lifecycle.carried_over(
+                item, previous.get(item.record.id), explicit_tier=o.tier is not None, chunking=self.chunking
+            )
+            for item, o in zip(items, observations, strict=True)
+        ]
+        recurring = self._recurring(workspace_id, items, previous, now)
         if self.embedder is not None and self.settings.turn_context:
             add_turn_context(items, partial(self._earlier_turn, workspace_id), self.settings.turn_context)
-        before = supersession.previous_links(self.store, workspace_id, items)
+        before = supersession.previous_links(previous)
         self.embed_chunks(workspace_id, items)
         outcome = self.store.upsert(workspace_id, items)
         written = [item for item in items if item.record.id not in outcome.failed]
@@ -221,7 +290,60 @@ class Service:
             raise PartiallyApplied(stored, "updating their supersession marks") from exc
         record_count(METRIC_OBSERVATIONS_CREATED, len(outcome.created))
         record_count(METRIC_OBSERVATIONS_UPDATED, len(outcome.updated))
+        if recurring:
+            self._embed_stored(workspace_id, recurring, now)
         return outcome
+
+    def _recurring(
+        self,
+        workspace_id: str,
+        items: list[IndexedObservation],
+        previous: dict[str, ObservationRecord],
+        now: datetime,
+    ) -> list[str]:
+        """Embed (in place, in ``items``) the E observations of the batch whose content now occurs
+        ``embed_recurring_after`` times in the workspace, counting the stored ones and the batch;
+        returns the ids of stored occurrences to embed as well (``_embed_stored``, once the batch
+        is written). Nothing without an embedder, or with the setting 0."""
+        needed = self.settings.embed_recurring_after
+        if not needed or self.embedder is None:
+            return []
+        latest = {item.record.id: item.record for item in items}  # a batch may repeat an id
+        batch: dict[str, set[str]] = {}
+        for record in latest.values():
+            if record.recurrence_key is not None:
+                batch.setdefault(record.recurrence_key, set()).add(record.id)
+        if not batch:
+            return []
+        stored = self.store.recurrences(workspace_id, sorted(batch), RECURRENCE_BATCH)
+        recurs: set[str] = set()
+        earlier: list[str] = []
+        for key, ids in batch.items():
+            found = stored.get(key)
+            rewritten = sum(1 for i in ids if (p := previous.get(i)) is not None and p.recurrence_key == key)
+            if (found.count if found else 0) - rewritten + len(ids) >= needed:
+                recurs.add(key)
+                earlier += [i for i in (found.unembedded if found else []) if i not in ids]
+        for n, item in enumerate(items):
+            record = item.record
+            if record.recurrence_key in recurs and not embeds(record):
+                items[n] = lifecycle.embedded(record, now, self.chunking)
+        return earlier
+
+    def _embed_stored(self, workspace_id: str, ids: Sequence[str], now: datetime) -> None:
+        """Embed stored E observations whose content recurred (written again with their vectors).
+        After the batch that made them recur is stored: a failure is logged, and the next
+        occurrence tries again."""
+        try:
+            records = self.store.get_many(workspace_id, ids)
+            items = [lifecycle.embedded(r, now, self.chunking) for r in records.values() if not embeds(r)]
+            self.embed_chunks(workspace_id, items)
+            outcome = self.store.upsert(workspace_id, items)
+        except NeuralMemoryError as exc:
+            logger.warning("recurring observations not embedded", extra={"reason": str(exc), "count": len(ids)})
+            return
+        if outcome.failed:
+            logger.warning("recurring observations not embedded", extra={"refused": sorted(outcome.failed)})
 
     def _earlier_turn(self, workspace_id: str, session_id: str, before: datetime) -> str | None:
         """What the session's latest turn before ``before`` said (a chat turn's context)."""
@@ -239,9 +361,7 @@ class Service:
         if self.embedder is None:
             return
         model_id = self.embedder.model_id
-        targets = [
-            (item, chunk) for item in items if is_embedded(item.record.tier) for chunk in item.chunks if chunk.embedded
-        ]
+        targets = [(item, chunk) for item in items if embeds(item.record) for chunk in item.chunks if chunk.embedded]
         texts = [embedding_text(item.record.title, chunk.text) for item, chunk in targets]
         vectors = self.embed_documents(workspace_id, texts, cache)
         for (item, chunk), text, vector in zip(targets, texts, vectors, strict=True):
@@ -289,7 +409,7 @@ class Service:
         record = self.store.get(workspace_id, observation_id)
         if record is None:
             raise NotFound(f"observation {observation_id!r} not found")
-        return ObservationOut(**record.model_dump(exclude={"content_hash"}), request_id=request_id)
+        return _out(record, request_id)
 
     def delete(self, workspace_id: str, observation_id: str, request_id: str) -> DeleteResponse:
         """Delete one observation of the workspace with its chunks, or ``NotFound``; what it
@@ -308,6 +428,26 @@ class Service:
         for workspace_id, targets in released.items():
             supersession.unmark_deleted(self.store, workspace_id, sorted(set(targets)))
         return purged
+
+    def archive_execution(self, now: datetime) -> int:
+        """Archive the E observations (all workspaces) that occurred ``archive_execution_after_days``
+        ago or more (0: never); returns how many were archived now."""
+        days = self.settings.archive_execution_after_days
+        if not days:
+            return 0
+        return self.store.archive_execution(now - timedelta(days=days), now)
+
+    def maintain(self, now: datetime) -> dict[str, int]:
+        """The daily maintenance: purge what expired, archive old E observations."""
+        return {"purged": self.purge_expired(now), "archived": self.archive_execution(now)}
+
+
+RECURRENCE_BATCH = 100  # earlier occurrences embedded by one write (more: by the next occurrences)
+
+
+def _out(record: ObservationRecord, request_id: str) -> ObservationOut:
+    """The wire form of a stored observation (its internal hashes left out)."""
+    return ObservationOut(**record.model_dump(exclude={"content_hash", "recurrence_key"}), request_id=request_id)
 
 
 ANSWER_TIMEOUT_S = 10.0  # an answer writes prose: longer than a score or a filter

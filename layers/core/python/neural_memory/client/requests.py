@@ -112,6 +112,11 @@ def observation_call(method: str, observation_id: str) -> Call:
     return Call(method, f"v1/observations/{quote(observation_id, safe='')}")
 
 
+def promote_call(observation_id: str, reason: str) -> Call:
+    """``POST /v1/observations/{id}/promote`` with its reason."""
+    return Call("POST", observation_call("POST", observation_id).path + "/promote", {"reason": reason})
+
+
 def facets_call(
     source_types: Sequence[str] | None,
     observation_types: Sequence[str] | None,

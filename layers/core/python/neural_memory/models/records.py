@@ -101,6 +101,17 @@ class ObservationRecord(DomainModel):
     supersedes: list[str] | None = None
     # Set by the store's supersession bookkeeping, never by a client.
     superseded_by: str | None = None
+    # The tier lifecycle (``ingest/lifecycle.py``), never set by a client's observation: a C
+    # observation promoted to A (when, by whom: ``key:<key id>`` or ``auto:answers``, and why),
+    # how many LLM answers cited it (counted only while automatic promotion is on), an E
+    # observation embedded because its content recurred, and one archived by the maintenance.
+    promoted_at: datetime | None = None
+    promoted_by: str | None = None
+    promotion_reason: Annotated[str | None, Indexing("stored")] = None
+    citations: int | None = None
+    recurrence_key: str | None = None  # E only: what "the same content" means (``lifecycle.recurrence_key``)
+    embedded_at: datetime | None = None
+    archived_at: datetime | None = None
 
 
 class Hit(DomainModel):

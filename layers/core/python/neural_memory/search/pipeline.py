@@ -188,6 +188,7 @@ class SearchPipeline:
             exclude_session_id=request.exclude_session_id,
             exclude_after=request.exclude_after,
             include_superseded=request.include_superseded,
+            include_archived=request.include_archived,
         )
         vector = None
         if request.mode != "keyword":
@@ -451,6 +452,7 @@ class SearchPipeline:
             occurred_at=record.occurred_at,
             tier=record.tier,
             superseded_by=record.superseded_by,
+            archived_at=record.archived_at,
             metadata=ResultMetadata(
                 relevance_score=_round(candidate.llm) if not llm.bypassed else vector, vector_score=vector
             ),

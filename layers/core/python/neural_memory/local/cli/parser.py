@@ -144,7 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     data_dir(mcp)
     mcp.set_defaults(func=cmd_mcp)
 
-    purge = commands.add_parser("purge", help="delete expired observations")
+    purge = commands.add_parser("purge", help="delete expired observations, archive old E ones (the daily maintenance)")
     data_dir(purge)
     purge.set_defaults(func=cmd_purge)
 

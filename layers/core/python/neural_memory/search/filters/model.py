@@ -53,6 +53,8 @@ class Filter:
     any_of: tuple[Filter, ...] = ()
     # False: records another one supersedes (``superseded_by`` set) are not retrieved.
     include_superseded: bool = False
+    # False: records the maintenance archived (``archived_at`` set) are not retrieved.
+    include_archived: bool = False
 
     def terms(self) -> list[tuple[str, tuple[str, ...]]]:
         """The exact-match conditions as (stored field, allowed values), only those that are set.
@@ -97,6 +99,7 @@ def compile_filter(
     exclude_session_id: str | None,
     exclude_after: datetime | None = None,
     include_superseded: bool = False,
+    include_archived: bool = False,
 ) -> Filter:
     """Turn the validated API filters into the neutral ``Filter`` (duplicates removed, order kept)."""
     rules = Filter(
@@ -104,6 +107,7 @@ def compile_filter(
         exclude_session_id=exclude_session_id,
         exclude_after=exclude_after,
         include_superseded=include_superseded,
+        include_archived=include_archived,
     )
     if filters is None:
         return rules

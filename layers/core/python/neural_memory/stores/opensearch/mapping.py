@@ -8,7 +8,9 @@ from typing import Any
 from neural_memory.search import bm25
 from neural_memory.stores.record_fields import RECORD_FIELDS
 
-SCHEMA_VERSION = 3  # 2: metadata_terms, supersedes, superseded_by; 3: BM25 k1/b (a reindex brings an index in step)
+# 2: metadata_terms, supersedes, superseded_by; 3: BM25 k1/b; 4: the tier lifecycle's fields
+# (promoted_*, citations, recurrence_key, embedded_at, archived_at). A reindex brings an index in step.
+SCHEMA_VERSION = 4
 # Fields an index of the same schema version takes in place (``OpenSearchAdmin.ensure_index`` puts
 # them into its mapping): a document written without one loses nothing, so no reindex is forced.
 # embedding_hash: what a chunk's vector was made of, the embedding cache's key (stored_vectors.py).

@@ -18,7 +18,7 @@
 
 Beside it in this folder: the index mapping (``mapping.py``), the query dialect (``dsl.py``), error
 translation (``errors.py``), the client (``client.py``), index admin (``index.py``) and reindex.
-This module stays one (~550 lines) because it is one cohesive thing: the ``Store`` port's
+This module stays one (~670 lines) because it is one cohesive thing: the ``Store`` port's
 OpenSearch implementation, a single class whose methods share its bulk-write and request helpers.
 """
 
@@ -34,7 +34,7 @@ from neural_memory.models import FacetCounts, Hit, ObservationRecord, Retrieved,
 from neural_memory.observability import logger
 from neural_memory.search.filters.model import LIST_FIELDS, metadata_terms, without_field
 from neural_memory.settings import OPENSEARCH_BULK_MAX_BYTES
-from neural_memory.stores.base import KNOWN_FIELDS
+from neural_memory.stores.base import KNOWN_FIELDS, LIFECYCLE_FIELDS, Recurrence
 from neural_memory.stores.opensearch.dsl import (
     NO_EMBEDDING,
     cosine_from_score,
@@ -397,6 +397,97 @@ class OpenSearchStore:
         refused = self._bulk(marks, op="update")
         if refused:
             raise StoreRejected("OpenSearch refused supersession marks: " + "; ".join(list(refused.values())[:5]))
+
+    def _update_chunks(self, query: dict[str, Any], doc: dict[str, Any]) -> int:
+        """Set the fields of ``doc`` on every chunk matching ``query``, a page of ``MARK_PAGE`` at a
+        time (an observation may have hundreds); returns how many observations (chunk 0s) changed."""
+        body: dict[str, Any] = {
+            "query": query,
+            "size": MARK_PAGE,
+            "_source": ["workspace_id", "observation_id", "chunk_no"],
+            "sort": [{"workspace_id": "asc"}, {"observation_id": "asc"}, {"chunk_no": "asc"}],
+        }
+        changed = 0
+        while hits := self._call(self._client.search, index=self._index, body=body)["hits"]["hits"]:
+            refused = self._bulk({h["_id"]: doc for h in hits}, op="update")
+            if refused:
+                raise StoreRejected("OpenSearch refused lifecycle marks: " + "; ".join(list(refused.values())[:5]))
+            changed += sum(1 for h in hits if h["_source"].get("chunk_no") == 0)
+            body["search_after"] = hits[-1]["sort"]
+        return changed
+
+    def restate(self, workspace_id: str, observation_id: str, fields: Mapping[str, object]) -> ObservationRecord | None:
+        """Set lifecycle fields on every chunk of the observation (a null removes one, so a
+        promoted observation's ``expires_at`` stops matching the TTL filter)."""
+        if not fields or not set(fields) <= LIFECYCLE_FIELDS:
+            raise ValueError(f"restate sets only {sorted(LIFECYCLE_FIELDS)}, not {sorted(set(fields))}")
+        if self.get(workspace_id, observation_id) is None:
+            return None
+        doc = {DOC_NAMES.get(f.name, f.name): f.to_document(fields[f.name]) for f in RECORD_FIELDS if f.name in fields}
+        query = {
+            "bool": {"filter": [{"term": {"workspace_id": workspace_id}}, {"term": {"observation_id": observation_id}}]}
+        }
+        self._update_chunks(query, doc)
+        return self.get(workspace_id, observation_id)
+
+    def note_citations(self, workspace_id: str, observation_ids: Sequence[str]) -> dict[str, int]:
+        """Read each chunk 0's count and write it plus one (the record is read from chunk 0). Not
+        atomic: two answers citing the same observation at the same moment may count once."""
+        current = self.get_many(workspace_id, observation_ids)
+        counts = {i: (record.citations or 0) + 1 for i, record in current.items()}
+        refused = self._bulk({doc_id(workspace_id, i, 0): {"citations": n} for i, n in counts.items()}, op="update")
+        if refused:
+            raise StoreRejected("OpenSearch refused citation counts: " + "; ".join(list(refused.values())[:5]))
+        return counts
+
+    def archive_execution(self, occurred_before: datetime, now: datetime) -> int:
+        """Mark every chunk of the old, unarchived E observations of every workspace."""
+        query = {
+            "bool": {
+                "filter": [{"term": {"tier": "E"}}, {"range": {"occurred_at": {"lte": to_iso(occurred_before)}}}],
+                "must_not": [{"exists": {"field": "archived_at"}}],
+            }
+        }
+        return self._update_chunks(query, {"archived_at": to_iso(now)})
+
+    def recurrences(self, workspace_id: str, keys: Sequence[str], limit: int) -> dict[str, Recurrence]:
+        """Per key, in one ``_msearch``: how many chunk 0s hold it, and the earliest ``limit`` of
+        them without ``embedded_at``."""
+        wanted = list(dict.fromkeys(keys))
+        if not wanted:
+            return {}
+        lines: list[dict[str, Any]] = []
+        for key in wanted:
+            holding = [
+                {"term": {"workspace_id": workspace_id}},
+                {"term": {"chunk_no": 0}},
+                {"term": {"recurrence_key": key}},
+            ]
+            lines += [{"index": self._index}, {"size": 0, "query": {"bool": {"filter": holding}}}]
+            unembedded = {"bool": {"filter": holding, "must_not": [{"exists": {"field": "embedded_at"}}]}}
+            lines += [
+                {"index": self._index},
+                {
+                    "size": limit,
+                    "_source": ["observation_id"],
+                    "query": unembedded,
+                    "sort": [{"occurred_at": "asc"}, {"observation_id": "asc"}],
+                },
+            ]
+        replies = self._call(self._client.msearch, index=self._index, body=lines)["responses"]
+        found: dict[str, Recurrence] = {}
+        for n, key in enumerate(wanted):
+            counted, listed = replies[2 * n], replies[2 * n + 1]
+            for reply in (counted, listed):
+                if "error" in reply:
+                    raise BackendUnavailable(f"OpenSearch recurrence count failed: {reply['error']}")
+            total = counted["hits"]["total"]
+            count = int(total["value"] if isinstance(total, dict) else total)
+            if count:
+                found[key] = Recurrence(
+                    count=count, unembedded=[h["_source"]["observation_id"] for h in listed["hits"]["hits"]]
+                )
+        return found
 
     def delete(self, workspace_id: str, observation_id: str) -> bool:
         """Delete every chunk of the observation in this workspace."""
