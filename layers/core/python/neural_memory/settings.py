@@ -260,6 +260,8 @@ class IngestSettings(_Base):
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
     # Local server: requests handled at once (each function runs up to this many handler instances).
     serve_concurrency: int = Field(default=8, ge=1, le=256)
+    # Local server: hours between runs of the daily maintenance (purge, archive); 0: never (cron `purge`).
+    maintenance_interval_hours: float = Field(default=24.0, ge=0)
     collaborative_ttl_days: float = Field(default=7.0, gt=0)
     # The tier lifecycle (ingest/lifecycle.py); 0 turns each off. A C observation cited by this many
     # LLM answers is promoted to A (off by default: README says why); an E observation whose
