@@ -441,6 +441,13 @@ class Service:
         """The daily maintenance: purge what expired, archive old E observations."""
         return {"purged": self.purge_expired(now), "archived": self.archive_execution(now)}
 
+    def close(self) -> None:
+        """Close the store's and the embedding cache's connections (the embedded store saves its
+        in-memory index; the last process out checkpoints the WAL). Before its files go away."""
+        for part in (self.store, self.embedding_cache):
+            if (close := getattr(part, "close", None)) is not None:
+                close()
+
 
 RECURRENCE_BATCH = 100  # earlier occurrences embedded by one write (more: by the next occurrences)
 

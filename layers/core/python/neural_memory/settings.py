@@ -187,9 +187,9 @@ class SearchSettings(_Base):
     rerank_model: str = "rerank-v3.5"
     rerank_timeout_s: float = Field(default=3.0, gt=0)
     snippet_chars: int = Field(default=280, ge=40, le=4000)
-    # A search reply's size limit (a synchronous Lambda answers at most 6 MB): `expand` cuts the
-    # texts of the last results to stay under it.
-    max_reply_bytes: int = Field(default=MAX_REPLY_BYTES, ge=65_536)
+    # A search reply's size limit: `expand` cuts the texts of the last results to stay under it.
+    # At most the default, what a synchronous Lambda can answer (a larger reply would fail there).
+    max_reply_bytes: int = Field(default=MAX_REPLY_BYTES, ge=65_536, le=MAX_REPLY_BYTES)
 
     @property
     def gate_timeout(self) -> float:

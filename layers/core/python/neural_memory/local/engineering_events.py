@@ -30,16 +30,16 @@ from __future__ import annotations
 import json
 import math
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from neural_memory.models import SearchRequest
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from neural_memory.models import RerankMode, SearchMode, SearchResult, Tier
     from neural_memory.service import Service
     from neural_memory.settings import Settings
@@ -241,15 +241,10 @@ def evaluate(
 def run(folder: Path, mode: SearchMode, rerank: RerankMode, settings: Settings) -> dict[str, Any]:
     """Ingest ``folder``'s events into a temporary store whose clock is the set's ``now``
     (embeddings cached in ``settings.data_dir``) and score its questions."""
-    from neural_memory.service import build_service
+    from neural_memory.local.eval_service import evaluation_service
 
     dataset = load_set(folder)
-    with tempfile.TemporaryDirectory(prefix="nm-eval-") as tmp:
-        service = build_service(settings.model_copy(update={"data_dir": Path(tmp)}), clock=lambda: dataset.now)
-        if settings.store == "sqlite" and service.embedding_cache is not None:
-            from neural_memory.providers.embeddings.cache import EmbeddingCache
-
-            service.embedding_cache = EmbeddingCache(settings.embedding_cache_path)
+    with evaluation_service(settings, clock=lambda: dataset.now) as service:
         ingested = ingest(service, dataset)
         result = evaluate(service, dataset, ingested, mode, rerank)
     return {

@@ -71,7 +71,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             maintenance.stop()
         # The embedded store saves its in-memory index, so the next start is instant; closing every
         # connection lets the last process out checkpoint the WAL into the database and remove it.
-        for closable in (service.store, keys, service.embedding_cache):
-            if (close := getattr(closable, "close", None)) is not None:
-                close()
+        service.close()
+        if (close := getattr(keys, "close", None)) is not None:
+            close()
     return 0
