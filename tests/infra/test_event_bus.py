@@ -13,6 +13,7 @@ from neural_memory.ingest.normalizers import UnsupportedEvent, event_sources, ma
 from neural_memory.ingest.routing import route_key
 
 from tests.helpers.events import EVENTS, load_event
+from tests.helpers.readme import readme_block
 from tests.infra.template_reading import as_list
 
 if TYPE_CHECKING:
@@ -155,10 +156,19 @@ def test_each_routed_workspace_s_agents_may_put_only_their_own_source_and_only_o
 
 
 def test_the_sample_agent_events_are_the_shape_the_readme_documents() -> None:
-    # The README's example PutEvents entries are these samples: a note and a conversation turn
-    for name, kind in (("note", "note"), ("conversation_turn", "conversation_turn")):
+    # The README's example PutEvents entries are these samples: a note and a conversation turn, with
+    # the workspace in the source (what the agent's grant allows) and none in the detail
+    block = readme_block("sh", "aws events put-events")
+    entries = json.loads(block.split("--entries '", 1)[1].split("'", 1)[0])
+    for entry, (name, kind) in zip(
+        entries, (("note", "note"), ("conversation_turn", "conversation_turn")), strict=True
+    ):
         event = load_event(f"eventbridge/{name}")
         assert (event["source"], event["detail-type"]) == ("neural-memory.acme", kind)
-        assert route_key(event) == "neural-memory:acme"
+        assert (entry["Source"], entry["DetailType"]) == (event["source"], kind)
+        detail = json.loads(entry["Detail"])
+        assert "workspace" not in detail and "workspace" not in event["detail"]
+        assert detail["id"] == event["detail"]["id"]
+        assert route_key(event) == route_key({**event, "detail": detail}) == "neural-memory:acme"
         (observation,) = normalize_eventbridge(event).observations
         assert observation.observation_type == kind and observation.content == event["detail"]["content"]

@@ -99,7 +99,10 @@ def parse_routes(value: object, where: str) -> dict[str, str]:
     if not isinstance(routes, dict) or not all(isinstance(v, str) for v in routes.values()):
         raise ValueError(f"{where}: expected a JSON object of route -> workspace")
     for key, workspace in routes.items():
-        check_route(str(key), workspace)
+        try:
+            check_route(str(key), workspace)
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from exc
     return {str(key): workspace for key, workspace in routes.items()}
 
 
