@@ -17,17 +17,7 @@ from tests.helpers.readme import readme_block
 from tests.infra.template_reading import as_list
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from aws_cdk.assertions import Template
-
-AGENT_ROUTES = {"neural-memory:acme": "acme", "neural-memory:beta.team": "beta.team", "github:acme/console": "acme"}
-
-
-@pytest.fixture(scope="module")
-def agents(synth: Callable[[str, dict[str, str]], Template]) -> Template:
-    """The dev template of a stack whose routing table lets the agents of two workspaces write."""
-    return synth("dev", {"ingest_routes": json.dumps(AGENT_ROUTES)})
 
 
 def _ingest_queue(template: Template) -> str:
@@ -117,13 +107,15 @@ def _agent_grants(template: Template) -> dict[str, tuple[str, dict[str, Any]]]:
 def test_each_routed_workspace_s_agents_may_put_only_their_own_source_and_only_on_this_bus(
     agents: Template, dev: Template
 ) -> None:
-    # Given a routing table with two agent routes (and a GitHub one, which grants agents nothing)
+    # Given a routing table with three agent routes (and a GitHub one, which grants agents nothing)
     grants = _agent_grants(agents)
     # Then there is one managed policy per agent route, each for its workspace's source alone
-    assert set(grants) == {"neural-memory.acme", "neural-memory.beta.team"}
+    assert set(grants) == {"neural-memory.acme", "neural-memory.beta.team", "neural-memory.c_d-e"}
     outputs = agents.find_outputs("*")
     # (an output id holds only letters and digits: a workspace with others gets a hash of its name)
-    for workspace, name in (("acme", "acme"), ("beta.team", "betateam" + sha256(b"beta.team").hexdigest()[:8])):
+    named = [("acme", "acme")] + [(w, w.translate({ord(c): None for c in "._-"}) + sha256(w.encode()).hexdigest()[:8])
+                                  for w in ("beta.team", "c_d-e")]  # fmt: skip
+    for workspace, name in named:
         logical_id, policy = grants[f"neural-memory.{workspace}"]
         (statement,) = policy["PolicyDocument"]["Statement"]
         assert statement["Effect"] == "Allow" and statement["Action"] == "events:PutEvents"
