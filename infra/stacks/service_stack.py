@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from aws_cdk import CfnOutput, Stack
+from aws_cdk import aws_iam as iam
+from neural_memory.api.webhooks import SOURCES as WEBHOOK_SOURCES
 from neural_memory.ingest.normalizers.generic import source_for
 from neural_memory.ingest.routing import agent_workspaces
 from neural_memory.providers.embeddings.cohere import DIMENSIONS
@@ -134,7 +136,14 @@ class ServiceStack(Stack):
             replicas=self._replicas,
         )
         webhooks = self.functions["webhooks"]
-        self.ingest.bus.grant_put_events_to(webhooks)
+        # The receivers put only the sources they verify: never an agent's, which names a workspace
+        webhooks.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=["events:PutEvents"],
+                resources=[self.ingest.bus.event_bus_arn],
+                conditions={"StringEquals": {"events:source": sorted(WEBHOOK_SOURCES)}},
+            )
+        )
         self.agents = AgentEvents(
             self, "AgentEvents", bus=self.ingest.bus, workspaces=agent_workspaces(ingest_routes or {})
         )

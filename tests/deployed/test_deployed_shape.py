@@ -505,6 +505,11 @@ def test_an_agent_s_credential_decides_the_workspace_it_writes_to(deployed: Depl
     put = acme_agent.put_events(Entries=[_entry(deployed, beta_note("note-acme-poses-as-beta"))])
     assert put["FailedEntryCount"] == 1 and put["Entries"][0]["ErrorCode"] == "NotAuthorizedForSourceException"
     assert _queued(deployed)[0] == []
+    # Nor can the webhook receivers' role put an agent's source (it puts only what it verified)
+    receivers = deployed.moto.client("events", deployed.credentials[deployed.functions["webhooks"].role])
+    put = receivers.put_events(Entries=[_entry(deployed, beta_note("note-webhooks-pose-as-beta"))])
+    assert put["FailedEntryCount"] == 1 and put["Entries"][0]["ErrorCode"] == "NotAuthorizedForSourceException"
+    assert _queued(deployed)[0] == []
     # When acme's agent names beta in the detail of an event with its own source
     claim = {**beta_note("note-acme-claims-beta", workspace="beta"), "source": "neural-memory.acme"}
     assert acme_agent.put_events(Entries=[_entry(deployed, claim)])["FailedEntryCount"] == 0
