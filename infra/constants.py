@@ -2,11 +2,11 @@
 the layer). Physical names are scoped by stage, so dev and prod coexist in one account."""
 
 from neural_memory.ingest.normalizers import event_sources
-from neural_memory.ingest.normalizers.generic import SOURCE as AGENT_EVENT_SOURCE
+from neural_memory.ingest.normalizers.generic import SOURCE_PREFIX as AGENT_SOURCE_PREFIX
 from neural_memory.observability import METRICS_NAMESPACE, SERVICE_NAME
 from neural_memory.settings import SearchSettings
 
-__all__ = ["AGENT_EVENT_SOURCE", "METRICS_NAMESPACE", "SERVICE_NAME"]
+__all__ = ["AGENT_SOURCE_PREFIX", "METRICS_NAMESPACE", "SERVICE_NAME"]
 
 STACK_NAME = "NeuralMemory"
 LAMBDA_TIMEOUT_S = 15
@@ -42,7 +42,8 @@ QUEUE_AGE_ALARM_S = 900
 AUTHORIZER_CACHE_TTL_S = 300
 # The bus has a rule into the ingest queue for every source the ingest function has a normalizer
 # for, read from the layer's registry (never a second list here): an event the layer can ingest
-# never matches no rule and vanishes. Agents put AGENT_EVENT_SOURCE events (README, "Agents on the bus").
+# never matches no rule and vanishes. Agents put events with the source AGENT_SOURCE_PREFIX<workspace>,
+# one prefix rule for all, each workspace's grant allowing its own source alone (README, "Agents on the bus").
 EVENT_SOURCES = event_sources()
 INDEX_NAME = "neural-memory"
 # Replicas of the index per stage: none on dev's single node (a replica there can never be

@@ -1,6 +1,6 @@
 """The normalizers' own inputs, written along a timeline: EventBridge envelopes around GitHub
 webhook payloads (push, pull_request, issues, issue_comment, release), Vercel deployment webhook
-bodies and our own clients' ``neural-memory`` events (notes, decisions, ADRs, conversation turns),
+bodies and our own clients' ``neural-memory.<workspace>`` events (notes, decisions, ADRs, conversation turns),
 each shaped like the samples in ``events/eventbridge``.
 
 Every method returns the observation id the normalizer will give the event (ids are the
@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 Tier = Literal["A", "C", "E"]
 ORG = "harborlabs"
+AGENT_SOURCE = f"neural-memory.{ORG}"  # an agent's source names its workspace (README, "Agents on the bus")
 ACCOUNT = "123456789012"
 TEAM_ID = "team_hb7Qx2Lm9Vw4Rt1K"
 _NAMESPACE = uuid.UUID("6f1d2c3b-26e5-4e1a-9d0c-000000000026")  # event ids: uuid5 under this
@@ -443,7 +444,7 @@ class Timeline:
             raise ValueError("nothing was deployed yet")
         return self._last_deployment
 
-    # --- our own clients (source neural-memory) ---------------------------------------------
+    # --- our own clients (source neural-memory.harborlabs) ---------------------------------------------
 
     def note(
         self,
@@ -469,7 +470,7 @@ class Timeline:
             detail["supersedes"] = supersedes
         if repo:
             detail["metadata"] = {"repo": repo}
-        self._emit("neural-memory", kind, when, detail)
+        self._emit(AGENT_SOURCE, kind, when, detail)
         return observation_id
 
     def turn(self, session: str, actor: str, content: str, when: datetime) -> str:
@@ -484,7 +485,7 @@ class Timeline:
             "sessionId": session,
             "occurredAt": _iso(when),
         }
-        self._emit("neural-memory", "conversation_turn", when, detail)
+        self._emit(AGENT_SOURCE, "conversation_turn", when, detail)
         return observation_id
 
     # --- labels -----------------------------------------------------------------------------

@@ -3,6 +3,8 @@ partial batch responses. Nothing is lost: a record that keeps failing lands in t
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from aws_cdk import Duration
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
@@ -12,6 +14,20 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra.constants import DLQ_MAX_RECEIVE_COUNT, EVENT_SOURCES, INGEST_BATCH_SIZE, INGEST_TIMEOUT_S
+
+if TYPE_CHECKING:
+    from neural_memory.ingest.normalizers import SourcePattern
+
+
+def _rule_id(pattern: SourcePattern) -> str:
+    """GithubRule, VercelRule, NeuralMemoryRule (the agents' prefix): ids stay stable as sources are added."""
+    name = pattern if isinstance(pattern, str) else pattern["prefix"].rstrip(".")
+    return "".join(part.title() for part in name.split("-")) + "Rule"
+
+
+def _source(pattern: SourcePattern) -> list[str]:
+    """The rule's ``source`` pattern: the source itself, or EventBridge's prefix match."""
+    return [pattern] if isinstance(pattern, str) else events.Match.prefix(pattern["prefix"])
 
 
 class IngestPipeline(Construct):
@@ -40,13 +56,12 @@ class IngestPipeline(Construct):
             enforce_ssl=True,
             dead_letter_queue=sqs.DeadLetterQueue(queue=self.dlq, max_receive_count=DLQ_MAX_RECEIVE_COUNT),
         )
-        for source in EVENT_SOURCES:
+        for pattern in EVENT_SOURCES:
             events.Rule(
                 self,
-                # GithubRule, VercelRule, NeuralMemoryRule: ids stay stable as sources are added
-                "".join(part.title() for part in source.split("-")) + "Rule",
+                _rule_id(pattern),
                 event_bus=self.bus,
-                event_pattern=events.EventPattern(source=[source]),
+                event_pattern=events.EventPattern(source=_source(pattern)),
                 targets=[targets.SqsQueue(self.queue)],
             )
         function.add_event_source(

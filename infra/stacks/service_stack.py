@@ -8,6 +8,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from aws_cdk import CfnOutput, Stack
+from aws_cdk import aws_iam as iam
+from neural_memory.api.webhooks import SOURCES as WEBHOOK_SOURCES
+from neural_memory.ingest.normalizers.generic import source_for
+from neural_memory.ingest.routing import agent_workspaces
 from neural_memory.providers.embeddings.cohere import DIMENSIONS
 from neural_memory.stores.opensearch.mapping import SCHEMA_VERSION
 
@@ -21,7 +25,7 @@ from infra.constants import (
     MAINTENANCE_TIMEOUT_S,
     physical_name,
 )
-from infra.constructs.agent_events import AgentEvents
+from infra.constructs.agent_events import AgentEvents, output_name
 from infra.constructs.api import Api
 from infra.constructs.core_layer import CoreLayer
 from infra.constructs.domain_access import grant
@@ -132,8 +136,17 @@ class ServiceStack(Stack):
             replicas=self._replicas,
         )
         webhooks = self.functions["webhooks"]
-        self.ingest.bus.grant_put_events_to(webhooks)
-        self.agents = AgentEvents(self, "AgentEvents", bus=self.ingest.bus)
+        # The receivers put only the sources they verify: never an agent's, which names a workspace
+        webhooks.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=["events:PutEvents"],
+                resources=[self.ingest.bus.event_bus_arn],
+                conditions={"StringEquals": {"events:source": sorted(WEBHOOK_SOURCES)}},
+            )
+        )
+        self.agents = AgentEvents(
+            self, "AgentEvents", bus=self.ingest.bus, workspaces=agent_workspaces(ingest_routes or {})
+        )
         webhooks.add_environment("NM_EVENT_BUS", self.ingest.bus.event_bus_name)
         missing = set(NEEDS) - set(self.functions)
         if missing:
@@ -164,13 +177,22 @@ class ServiceStack(Stack):
         )
         CfnOutput(self, "ApiUrl", value=self.api.rest_api.url, export_name=f"{construct_id}-api-url")
         CfnOutput(self, "EventBusName", value=self.ingest.bus.event_bus_name, export_name=f"{construct_id}-event-bus")
-        CfnOutput(
-            self,
-            "AgentPutEventsPolicyArn",
-            value=self.agents.policy.managed_policy_arn,
-            export_name=f"{construct_id}-agent-put-events-policy",
-        )
-        CfnOutput(self, "AgentRoleArn", value=self.agents.role.role_arn, export_name=f"{construct_id}-agent-role")
+        for workspace, agent in self.agents.grants.items():  # what an operator hands a workspace's agent
+            name, export = output_name(workspace, "A-Za-z0-9"), output_name(workspace, "A-Za-z0-9-")
+            CfnOutput(
+                self,
+                f"AgentPolicyArn{name}",
+                value=agent.policy.managed_policy_arn,
+                description=f"workspace {workspace}: PutEvents on the bus with source {source_for(workspace)} only",
+                export_name=f"{construct_id}-agent-policy-{export}",
+            )
+            CfnOutput(
+                self,
+                f"AgentRoleArn{name}",
+                value=agent.role.role_arn,
+                description=f"workspace {workspace}: a role holding AgentPolicyArn{name} alone",
+                export_name=f"{construct_id}-agent-role-{export}",
+            )
         CfnOutput(self, "KeysTable", value=self.api.keys.table_name, export_name=f"{construct_id}-keys-table")
         CfnOutput(
             self, "CohereSecretArn", value=self.secrets.cohere.secret_arn, export_name=f"{construct_id}-cohere-secret"

@@ -45,7 +45,12 @@ REGION = "us-east-1"
 FUNCTIONS_DIR = ROOT / "functions"
 RUNNER = Path(__file__).with_name("runner.py")
 PSEUDO = {"AWS::Region": REGION, "AWS::AccountId": ACCOUNT, "AWS::Partition": "aws", "AWS::URLSuffix": "amazonaws.com"}
-ROUTES = {"github:acme/console": "acme", "vercel:team_3Qp9kZ2mW8xV1nB4": "acme", "neural-memory:acme": "acme"}
+ROUTES = {
+    "github:acme/console": "acme",
+    "vercel:team_3Qp9kZ2mW8xV1nB4": "acme",
+    "neural-memory:acme": "acme",
+    "neural-memory:beta": "beta",  # a second workspace taking agents' events: acme's agent must not reach it
+}
 SUITE_USER = f"arn:aws:iam::{ACCOUNT}:user/suite"
 
 

@@ -137,9 +137,12 @@ def _gate(stack: DeployedStack) -> AuthorizerGate:
     return gate
 
 
-def _route_event(stack: DeployedStack, method: str, path: str, body: Any = None) -> dict[str, Any]:
-    """The REST proxy event API Gateway sends after the authorizer allowed the caller."""
-    policy = _gate(stack).decide({"Authorization": f"Bearer {_state['key']}"}, method, path)
+def _route_event(
+    stack: DeployedStack, method: str, path: str, body: Any = None, key: str | None = None
+) -> dict[str, Any]:
+    """The REST proxy event API Gateway sends after the authorizer allowed the caller (acme's key
+    unless ``key``)."""
+    policy = _gate(stack).decide({"Authorization": f"Bearer {key or _state['key']}"}, method, path)
     assert isinstance(policy, dict), f"API Gateway answered {policy}"
     samples = {
         "POST /v1/search": "api/search_post",
@@ -160,9 +163,12 @@ def _route_event(stack: DeployedStack, method: str, path: str, body: Any = None)
     return event
 
 
-def _call(stack: DeployedStack, method: str, path: str, body: Any = None) -> tuple[int, dict[str, Any]]:
+def _call(
+    stack: DeployedStack, method: str, path: str, body: Any = None, key: str | None = None
+) -> tuple[int, dict[str, Any]]:
     route = next(r for r in ROUTES if r.method == method and r.pattern.match(path))
-    reply = stack.invoke(route.function, f"API Gateway {method} {path}", _route_event(stack, method, path, body))
+    event = _route_event(stack, method, path, body, key)
+    reply = stack.invoke(route.function, f"API Gateway {method} {path}", event)
     assert "errorType" not in reply, reply
     return reply["result"]["statusCode"], json.loads(reply["result"]["body"])
 
@@ -351,16 +357,23 @@ def test_a_signed_github_delivery_reaches_the_routed_workspace_through_the_bus(d
 # ----------------------------------------------------------------------------- agents on the bus
 
 
-def _agent_credentials(stack: DeployedStack) -> dict[str, str]:
-    """Credentials of the stack's agent role (``AgentRoleArn``), as an agent assuming it gets them."""
-    (policy,) = [k for k, v in stack.resources.items() if v["Type"] == "AWS::IAM::ManagedPolicy"]
+def _agent_credentials(stack: DeployedStack, workspace: str = "acme") -> dict[str, str]:
+    """Credentials of ``workspace``'s agent role (``AgentRoleArn<workspace>``), as an agent assuming
+    it gets them: the role holding the managed policy whose ``events:source`` is the workspace's."""
+    (policy,) = [
+        k
+        for k, v in stack.resources.items()
+        if v["Type"] == "AWS::IAM::ManagedPolicy"
+        and v["Properties"]["PolicyDocument"]["Statement"][0]["Condition"]["StringEquals"]["events:source"]
+        == f"neural-memory.{workspace}"
+    ]
     (role,) = [
         k
         for k, v in stack.resources.items()
         if v["Type"] == "AWS::IAM::Role" and {"Ref": policy} in v["Properties"].get("ManagedPolicyArns", [])
     ]
     keys = stack.moto.client("sts", stack.admin).assume_role(
-        RoleArn=stack.resolve.attributes[(role, "Arn")], RoleSessionName="agent"
+        RoleArn=stack.resolve.attributes[(role, "Arn")], RoleSessionName=f"agent-{workspace}"
     )["Credentials"]
     return {
         "aws_access_key_id": keys["AccessKeyId"],
@@ -436,12 +449,12 @@ def test_an_agent_puts_a_note_and_a_conversation_turn_on_the_bus_with_its_scoped
     note, turn = load_event("eventbridge/note"), load_event("eventbridge/conversation_turn")
     cohere = CohereStandIn()
     try:
-        # When the agent puts a note and a conversation turn (source neural-memory)
+        # When the agent puts a note and a conversation turn (source neural-memory.acme)
         put = agent.put_events(Entries=[_entry(deployed, note), _entry(deployed, turn)])
         assert put["FailedEntryCount"] == 0, put
         # Then the bus's rule queued both, and the ingest function indexed them in acme
         # (neural-memory:acme is a route of the stack's routing table)
-        label = "SQS batch (an agent's note and conversation turn, EventBridge neural-memory)"
+        label = "SQS batch (an agent's note and conversation turn, EventBridge neural-memory.acme)"
         assert _ingest_queued(deployed, label, {"CO_API_URL": cohere.url}) == 2
         assert len(cohere.documents()) == 2
     finally:
@@ -465,13 +478,68 @@ def test_the_agent_grant_refuses_another_source_and_another_bus(deployed: Deploy
     assert put["Entries"][0]["ErrorCode"] == "NotAuthorizedForSourceException" and "EventId" in put["Entries"][1]
     # And nothing but the note reached the queue
     queued = _queued(deployed)
-    assert [json.loads(m["Body"])["source"] for m in queued[0]] == ["neural-memory"]
+    assert [json.loads(m["Body"])["source"] for m in queued[0]] == ["neural-memory.acme"]
     # (Cohere is down for this ingest: the note's text is unchanged, so its stored vector serves)
     _ingest_queued(deployed, "SQS batch (the agent's note again, Cohere down: its vector reused)", None, queued)
     # When it puts on another bus (the account's default), Then the call is refused whole
     other = {**_entry(deployed, note), "EventBusName": "default"}
     with pytest.raises(ClientError, match="AccessDenied"):
         agent.put_events(Entries=[other])
+
+
+def test_an_agent_s_credential_decides_the_workspace_it_writes_to(deployed: DeployedStack) -> None:
+    # Given beta, a second workspace with an agent route, its own API key and its own agent role
+    table = deployed.resolve.refs[_resource(deployed, "AWS::DynamoDB::Table")]
+    beta_key = issue_key(
+        DynamoKeyStore(table, client=deployed.moto.client("dynamodb", deployed.admin)), "beta", datetime.now(UTC)
+    )
+    acme_agent = deployed.moto.client("events", _agent_credentials(deployed, "acme"))
+    beta_agent = deployed.moto.client("events", _agent_credentials(deployed, "beta"))
+    note = load_event("eventbridge/note")
+
+    def beta_note(note_id: str, **detail: Any) -> dict[str, Any]:
+        content = f"Beta's on-call rotation changes on Monday ({note_id})."
+        return {**note, "source": "neural-memory.beta", "detail": {"id": note_id, "content": content, **detail}}
+
+    # When acme's agent puts an event with beta's source, Then that entry is refused by the bus
+    put = acme_agent.put_events(Entries=[_entry(deployed, beta_note("note-acme-poses-as-beta"))])
+    assert put["FailedEntryCount"] == 1 and put["Entries"][0]["ErrorCode"] == "NotAuthorizedForSourceException"
+    assert _queued(deployed)[0] == []
+    # Nor can the webhook receivers' role put an agent's source (it puts only what it verified)
+    receivers = deployed.moto.client("events", deployed.credentials[deployed.functions["webhooks"].role])
+    put = receivers.put_events(Entries=[_entry(deployed, beta_note("note-webhooks-pose-as-beta"))])
+    assert put["FailedEntryCount"] == 1 and put["Entries"][0]["ErrorCode"] == "NotAuthorizedForSourceException"
+    assert _queued(deployed)[0] == []
+    # When acme's agent names beta in the detail of an event with its own source
+    claim = {**beta_note("note-acme-claims-beta", workspace="beta"), "source": "neural-memory.acme"}
+    assert acme_agent.put_events(Entries=[_entry(deployed, claim)])["FailedEntryCount"] == 0
+    # Then the bus queues it (the source is acme's), and the ingest function refuses it before
+    # embedding anything (Cohere is reachable and asked for nothing): it will end in the DLQ
+    cohere = CohereStandIn()
+    try:
+        messages, queue, queue_arn = _queued(deployed)
+        assert len(messages) == 1
+        label = "SQS batch (acme's agent claiming beta in the detail)"
+        reply = deployed.invoke("ingest", label, _sqs_event(deployed, messages, queue_arn), {"CO_API_URL": cohere.url})
+        assert reply["result"] == {"batchItemFailures": [{"itemIdentifier": messages[0]["MessageId"]}]}, reply
+        assert cohere.documents() == []
+        sqs = deployed.moto.client("sqs", deployed.credentials[deployed.functions["ingest"].role])
+        sqs.delete_message(QueueUrl=queue, ReceiptHandle=messages[0]["ReceiptHandle"])  # as the DLQ would take it
+        # When beta's own agent puts its note, Then it lands in beta
+        own = beta_note("note-beta-own")
+        assert beta_agent.put_events(Entries=[_entry(deployed, own)])["FailedEntryCount"] == 0
+        label = "SQS batch (beta's agent's own note, EventBridge neural-memory.beta)"
+        assert _ingest_queued(deployed, label, {"CO_API_URL": cohere.url}) == 1
+        assert cohere.documents() != []
+    finally:
+        cohere.close()
+    status, body = _call(deployed, "GET", "/v1/observations/note-beta-own", key=beta_key)
+    assert status == 200 and body["content"] == own["detail"]["content"], body
+    assert _call(deployed, "GET", "/v1/observations/note-beta-own")[0] == 404  # not in acme
+    # And neither of acme's attempts is in beta (nor in acme)
+    for attempt in ("note-acme-poses-as-beta", "note-acme-claims-beta"):
+        assert _call(deployed, "GET", f"/v1/observations/{attempt}", key=beta_key)[0] == 404, attempt
+        assert _call(deployed, "GET", f"/v1/observations/{attempt}")[0] == 404, attempt
 
 
 # ----------------------------------------------------------------------------- the embedding cache on AWS
@@ -535,7 +603,7 @@ def test_unchanged_content_is_never_sent_to_cohere_again(deployed: DeployedStack
         # Then only the first delivery is embedded, and the second counts its cache hits
         agent = deployed.moto.client("events", _agent_credentials(deployed))
         bus_note = {**runbook, "id": "runbook-bus", "title": "Worker runbook, night shift", "workspace": "acme"}
-        event = {"source": "neural-memory", "detail-type": "note", "detail": bus_note}
+        event = {"source": "neural-memory.acme", "detail-type": "note", "detail": bus_note}
         embedded = _passages({k: v for k, v in bus_note.items() if k != "workspace"})
         hits = []
         for n in (1, 2):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from typing import TYPE_CHECKING
 
@@ -44,3 +45,16 @@ def synth(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, dict[str, 
 @pytest.fixture(scope="session")
 def prod(tmp_path_factory: pytest.TempPathFactory) -> Template:
     return _template("prod", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def agents(tmp_path_factory: pytest.TempPathFactory) -> Template:
+    """The dev template of a stack whose routing table lets the agents of three workspaces write
+    (names with '.', '_' and '-', which output ids and export names cannot all hold)."""
+    routes = {
+        "neural-memory:acme": "acme",
+        "neural-memory:beta.team": "beta.team",
+        "neural-memory:c_d-e": "c_d-e",
+        "github:acme/console": "acme",
+    }
+    return _template("dev", tmp_path_factory, {"ingest_routes": json.dumps(routes)})

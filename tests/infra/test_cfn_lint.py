@@ -1,4 +1,5 @@
-"""cfn-lint finds no error in either stage's template (warnings are listed, not failed)."""
+"""cfn-lint finds no error in either stage's template, nor in one granting agents of several workspaces
+(warnings are listed, not failed)."""
 
 from __future__ import annotations
 
@@ -22,3 +23,8 @@ def test_dev_template_has_no_cfn_lint_error(dev: Template) -> None:
 
 def test_prod_template_has_no_cfn_lint_error(prod: Template) -> None:
     assert _errors(prod) == []
+
+
+def test_a_template_with_agent_grants_has_no_cfn_lint_error(agents: Template) -> None:
+    # Per-workspace outputs: their ids and export names are built from workspace names
+    assert _errors(agents) == []

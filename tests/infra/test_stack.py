@@ -213,6 +213,8 @@ def test_webhook_routes_are_stack_configuration_read_by_ingest_and_the_receivers
     webhooks_role = role_of(functions(template)["webhooks"])
     puts = [s for s in statements_of_role(template, webhooks_role) if s["Action"] == "events:PutEvents"]
     assert puts and all(s["Resource"] == {"Fn::GetAtt": [bus, "Arn"]} for s in puts), puts
+    # and only for the sources they verify: never an agent's neural-memory.<workspace>
+    assert all(s["Condition"] == {"StringEquals": {"events:source": ["github", "vercel"]}} for s in puts), puts
 
 
 def test_a_malformed_route_fails_the_synth_not_an_event(synth: Callable[[str, dict[str, str]], Template]) -> None:

@@ -131,6 +131,11 @@ def test_routes_are_managed_checked_and_read_by_serve(tmp_path: Path, capsys: py
     assert main(["routes", "add", "acme/console", "acme", "--file", str(table)]) == 2
     assert "github:<owner/repo>" in capsys.readouterr().err
     assert json.loads(table.read_text()) == {"github:acme/console": "acme", "vercel:team_3Qp9kZ2mW8xV1nB4": "acme"}
+    # An agent route names its own workspace: one sending acme's agents elsewhere is refused
+    assert main(["routes", "add", "neural-memory:acme", "beta", "--file", str(table)]) == 2
+    assert "'neural-memory:acme' must route to 'acme'" in capsys.readouterr().err
+    assert main(["routes", "add", "neural-memory:acme", "acme", "--file", str(table)]) == 0
+    assert main(["routes", "remove", "neural-memory:acme", "--file", str(table)]) == 0
     # When serve starts with that table, Then its settings route by it
     args = argparse.Namespace(command="serve", routes=str(table), data_dir=str(tmp_path))
     assert _settings(args).ingest_routes["github:acme/console"] == "acme"

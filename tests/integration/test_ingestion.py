@@ -14,6 +14,7 @@ import pytest
 from moto import mock_aws
 from neural_memory.ingest.dlq import redrive
 from neural_memory.ingest.files import Loaded, load_file
+from neural_memory.ingest.normalizers import event_sources
 from neural_memory.ingest.runner import ingest_loaded, read_failures, write_failures
 from neural_memory.providers.embeddings.cohere import CohereEmbedder
 from neural_memory.service import Service, set_service
@@ -135,16 +136,20 @@ def test_eventbridge_rules_deliver_to_the_queue_the_consumer_reads(
 ) -> None:
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     with mock_aws():
-        # Given the bus, a rule per source and the ingest queue, as the stack wires them
+        # Given the bus, a rule per source pattern the normalizers accept and the ingest queue, as
+        # the stack wires them (the agents' family by EventBridge's prefix match)
         events, sqs = boto3.client("events"), boto3.client("sqs")
         events.create_event_bus(Name="neural-memory")
         queue_url = sqs.create_queue(QueueName="observations")["QueueUrl"]
         queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-        for source in ("github", "vercel"):
-            events.put_rule(Name=source, EventBusName="neural-memory", EventPattern=json.dumps({"source": [source]}))
-            events.put_targets(Rule=source, EventBusName="neural-memory", Targets=[{"Id": "q", "Arn": queue_arn}])
-        # When GitHub and Vercel events (and an unrelated one) are put on the bus
+        for n, pattern in enumerate(event_sources()):
+            events.put_rule(Name=f"r{n}", EventBusName="neural-memory", EventPattern=json.dumps({"source": [pattern]}))
+            events.put_targets(Rule=f"r{n}", EventBusName="neural-memory", Targets=[{"Id": "q", "Arn": queue_arn}])
+        # When GitHub and Vercel events, an agent's note, the retired bare agent source and an
+        # unrelated event are put on the bus
+        retired = {**load_event("eventbridge/note"), "source": "neural-memory"}
         entries = [load_event("eventbridge/github_push"), load_event("eventbridge/vercel_deployment_error"),
+                   load_event("eventbridge/note"), retired,
                    {"source": "somebody.else", "detail-type": "x", "detail": {}}]  # fmt: skip
         put = [
             {"EventBusName": "neural-memory", "Source": e["source"], "DetailType": e["detail-type"],
@@ -153,13 +158,14 @@ def test_eventbridge_rules_deliver_to_the_queue_the_consumer_reads(
         ]  # fmt: skip
         events.put_events(Entries=put)
         messages = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10)["Messages"]
-    # Then the two routed events reach the queue, and the consumer indexes them
-    assert len(messages) == 2
-    service = Service(SqliteStore(routed.sqlite_path), HashEmbedder(), routed, clock=lambda: NOW)
+    # Then the three routed events reach the queue, and the consumer indexes them
+    assert sorted(json.loads(m["Body"])["source"] for m in messages) == ["github", "neural-memory.acme", "vercel"]
+    agents = routed.model_copy(update={"ingest_routes": {**ROUTES, "neural-memory:acme": "acme"}})
+    service = Service(SqliteStore(agents.sqlite_path), HashEmbedder(), agents, clock=lambda: NOW)
     set_service(service)
     try:
         reply = ingest_app.lambda_handler(_sqs_event([m["Body"] for m in messages]), lambda_context)
-        assert reply["batchItemFailures"] == [] and service.store.count("acme") == 2
+        assert reply["batchItemFailures"] == [] and service.store.count("acme") == 3
     finally:
         set_service(None)
 

@@ -1,6 +1,11 @@
-"""Observations posted to the bus by our own clients and agents: ``source`` ``neural-memory``,
-``detail-type`` the observation type (``note``, ``conversation_turn``, ...), ``detail`` an
-observation in the API's shape (``POST /v1/observations``)."""
+"""Observations posted to the bus by our own clients and agents: ``source``
+``neural-memory.<workspace>``, ``detail-type`` the observation type (``note``,
+``conversation_turn``, ...), ``detail`` an observation in the API's shape (``POST /v1/observations``).
+
+The workspace is in the source, not the detail, because the source is the only field of an entry
+an IAM condition (``events:source``) can see: the stack grants each workspace's agents PutEvents
+for their own source alone, so the credential decides the workspace (README, "Agents on the bus").
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,19 @@ from pydantic import ValidationError
 from neural_memory.ingest.normalizers.base import Normalized, UnsupportedEvent
 from neural_memory.models import ObservationIn
 
-SOURCE = "neural-memory"  # the EventBridge source of our own clients' and agents' events
+# The EventBridge source of our own clients' and agents' events is this prefix and the workspace.
+SOURCE_PREFIX = "neural-memory."
+
+
+def source_for(workspace: str) -> str:
+    """``neural-memory.<workspace>``: the source an agent of ``workspace`` puts its events with."""
+    return SOURCE_PREFIX + workspace
+
+
+def workspace_of(source: str) -> str | None:
+    """The workspace an agent source names, or None when ``source`` is not one."""
+    workspace = source.removeprefix(SOURCE_PREFIX)
+    return workspace if source.startswith(SOURCE_PREFIX) and workspace else None
 
 
 def normalize(detail_type: str, detail: dict[str, Any], event_time: str | None) -> Normalized:
