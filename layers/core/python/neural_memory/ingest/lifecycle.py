@@ -11,7 +11,12 @@
   ``NM_ARCHIVE_EXECUTION_AFTER_DAYS`` (``archived_at``): kept, readable, searched only with
   ``includeArchived``.
 - **Carry-over**: an observation written again (the same id: a redelivery, an edit) keeps what
-  its lifecycle gave it, unless the client names a tier itself.
+  its lifecycle gave it. A tier the client names overrides a promotion only when the post changed
+  what is indexed (``content_hash``): a replay changes nothing. Who promoted it, when and why stay
+  on the record either way, so a demoted record (tier C or E with ``promoted_at``) says it was
+  promoted before a changed post named its tier.
+- **Concurrency**: the carry-over is read before the write; the store writes it only if the
+  lifecycle state (``stores.base.lifecycle_state``) is still what was read, else the service reads again.
 """
 
 from __future__ import annotations
@@ -52,22 +57,24 @@ def carried_over(
     item: IndexedObservation, previous: ObservationRecord | None, *, explicit_tier: bool, chunking: Chunking
 ) -> IndexedObservation:
     """``item`` (a new write of ``previous``'s id) with what the lifecycle gave ``previous``: its
-    promotion (unless the client named a tier), its citations, its embedding while its content
-    still recurs, its archive mark while it is the same old event."""
+    promotion (unless the client named a tier and changed the content: a replay never demotes),
+    who promoted it and why (always), its citations, its embedding while its content still
+    recurs, its archive mark while it is the same old event."""
     if previous is None:
         return item
     record = item.record
     update: dict[str, object] = {}
     if previous.citations is not None:
         update["citations"] = previous.citations
-    if previous.promoted_at is not None and previous.tier == "A" and record.tier == "C" and not explicit_tier:
+    if previous.promoted_at is not None:
         update |= {
-            "tier": "A",
-            "expires_at": None,
             "promoted_at": previous.promoted_at,
             "promoted_by": previous.promoted_by,
             "promotion_reason": previous.promotion_reason,
         }
+        replayed = record.content_hash == previous.content_hash  # the tier is hashed too
+        if previous.tier == "A" and record.tier == "C" and (replayed or not explicit_tier):
+            update |= {"tier": "A", "expires_at": None}
     if record.tier == "E" and record.recurrence_key == previous.recurrence_key:
         if previous.embedded_at is not None:
             update["embedded_at"] = previous.embedded_at
