@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from neural_memory.errors import Conflict
+from neural_memory.ingest.ids import recurrence_key
 from neural_memory.ingest.prepare import chunked
 from neural_memory.search.tiers import embeds
 from neural_memory.stores.base import IndexedObservation
@@ -46,6 +47,14 @@ def promotion(record: ObservationRecord, now: datetime, *, by: str, reason: str)
     if record.expires_at is not None and record.expires_at <= now:
         raise Conflict(f"observation {record.id!r} expired at {record.expires_at.isoformat()}: it cannot be promoted")
     return {"tier": "A", "expires_at": None, "promoted_at": now, "promoted_by": by, "promotion_reason": reason}
+
+
+def with_recurrence_key(record: ObservationRecord) -> ObservationRecord:
+    """``record`` with its recurrence key: an E observation written before the lifecycle has none
+    (a reindex copies it with one, so its content counts as occurring)."""
+    if record.tier != "E" or record.recurrence_key is not None:
+        return record
+    return record.model_copy(update={"recurrence_key": recurrence_key(record.title, record.content)})
 
 
 def embedded(record: ObservationRecord, now: datetime, chunking: Chunking) -> IndexedObservation:
