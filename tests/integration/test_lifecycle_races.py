@@ -64,7 +64,8 @@ def turn(obs_id: str, text: str) -> Any:
 def failure(obs_id: str, build: int, text: str = "test_login timed out") -> Any:
     """An E observation: a CI run that failed (its build number varies, its cause not)."""
     content = f"Build {build} failed after {build % 300} s: {text}"
-    return note(obs_id, f"CI run {build} failed", content, observation_type="ci_run", occurred_at=NOW - timedelta(days=1))
+    occurred = NOW - timedelta(days=1)
+    return note(obs_id, f"CI run {build} failed", content, observation_type="ci_run", occurred_at=occurred)
 
 
 def gated(svc: Service, marker: str, **settings: Any) -> tuple[Service, GatedEmbedder]:  # noqa: F811

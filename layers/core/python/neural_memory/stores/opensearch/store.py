@@ -537,10 +537,10 @@ class OpenSearchStore:
                 versions[record.id] = {"if_seq_no": doc["_seq_no"], "if_primary_term": doc["_primary_term"]}
         kept: dict[str, IndexedObservation] = {}
         for item in items:
-            record = current.get(item.record.id)
-            if record is None or record.content_hash != item.record.content_hash or record.embedded_at is not None:
+            stored = current.get(item.record.id)
+            if stored is None or stored.content_hash != item.record.content_hash or stored.embedded_at is not None:
                 continue
-            record = record.model_copy(update={"embedded_at": item.record.embedded_at})
+            record = stored.model_copy(update={"embedded_at": item.record.embedded_at})
             kept[record.id] = IndexedObservation(record=record, chunks=item.chunks, model_id=item.model_id)
         claims = {doc_id(workspace_id, i, 0): self._document(workspace_id, item, 0) for i, item in kept.items()}
         conflicts: set[str] = set()
