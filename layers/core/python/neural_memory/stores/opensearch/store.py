@@ -130,6 +130,9 @@ class OpenSearchStore:
                     actions[_id] = self._document(workspace_id, item, chunk.chunk_no)
         for _id, reason in self._bulk(actions).items():
             outcome.failed.setdefault(owner[_id], reason)
+        if expected:
+            claimed = {i.record.id: i for i in items if i.record.id in expected and i.record.id not in outcome.failed}
+            self._settle(workspace_id, claimed)
         for item in items:
             outcome.ids.append(item.record.id)
             if item.record.id not in outcome.failed:
@@ -556,7 +559,28 @@ class OpenSearchStore:
         refused = self._bulk(rest)
         if refused:
             raise StoreRejected("OpenSearch refused embedded chunks: " + "; ".join(list(refused.values())[:5]))
+        self._settle(workspace_id, written)
         return list(written)
+
+    def _settle(self, workspace_id: str, written: Mapping[str, IndexedObservation]) -> None:
+        """After chunk 0 was claimed and the other chunks written from the same copy: a lifecycle
+        change (a promotion, an archive, a supersession mark) that reached chunk 0 in between, but
+        perhaps not every later chunk, is copied from chunk 0 onto them."""
+        now = self.get_many(workspace_id, list(written))
+        marks: dict[str, dict[str, Any]] = {}
+        for observation_id, item in written.items():
+            record = now.get(observation_id)
+            if record is None or lifecycle_state(record) == lifecycle_state(item.record):
+                continue
+            names = LIFECYCLE_FIELDS | {"superseded_by"}
+            doc = {
+                DOC_NAMES.get(f.name, f.name): f.to_document(getattr(record, f.name))
+                for f in RECORD_FIELDS
+                if f.name in names
+            }
+            marks |= {doc_id(workspace_id, observation_id, c.chunk_no): doc for c in item.chunks if c.chunk_no > 0}
+        if marks and (refused := self._bulk(marks, op="update")):
+            raise StoreRejected("OpenSearch refused lifecycle marks: " + "; ".join(list(refused.values())[:5]))
 
     def note_citations(self, workspace_id: str, observation_ids: Sequence[str]) -> dict[str, int]:
         """Read each chunk 0's count and write it plus one (the record is read from chunk 0). Not
