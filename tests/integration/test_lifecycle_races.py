@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from neural_memory.errors import Conflict
 from neural_memory.ingest.ids import recurrence_key
+from neural_memory.ingest.lifecycle import embedded
 from neural_memory.models import SearchRequest
 from neural_memory.service import Service
 from neural_memory.settings import Settings
+from neural_memory.stores.base import RecordChanged, lifecycle_state
 from neural_memory.stores.opensearch.index import OpenSearchAdmin
 from neural_memory.stores.opensearch.reindex import Reindexer
 from neural_memory.stores.opensearch.store import OpenSearchStore, doc_id
@@ -140,6 +142,42 @@ def test_embedding_recurring_observations_keeps_a_supersession_and_an_edit_made_
     e2 = service.get(WS, "e2", "r")
     assert ("disk full on runner" in e2.content, e2.embedded_at) == (True, None)
     assert "e2" in found(service, "disk full")
+
+
+# --------------------------------------------------------------------------- the store's conditions
+
+
+def test_the_stores_conditional_writes_leave_a_changed_record_alone(svc: Service) -> None:  # noqa: F811
+    store = svc.store
+    svc.index(WS, [turn("c1", "retry policy"), failure("e1", 4121)])
+    c1 = store.get(WS, "c1")
+    assert c1 is not None
+    # restate: refused, naming the record as it is, when a checked value differs
+    with pytest.raises(RecordChanged) as refused:
+        store.restate(WS, "c1", {"tier": "A", "expires_at": None}, {"tier": "E"})
+    assert refused.value.record.tier == "C" and store.get(WS, "c1") == c1
+    # upsert: an item whose state was read before a change (a citation since) is left out
+    store.note_citations(WS, ["c1"])
+    edit = svc._prepare(turn("c1", "retry policy, edited"), NOW)
+    outcome = store.upsert(WS, [edit], {"c1": lifecycle_state(c1)})
+    assert (outcome.stale, outcome.updated) == (["c1"], [])
+    assert store.get(WS, "c1").content == "retry policy"  # type: ignore[union-attr]
+    # and one expected absent that exists is left out as well; one absent indeed is created
+    new = svc._prepare(turn("c2", "backoff"), NOW)
+    assert store.upsert(WS, [edit, new], {"c1": None, "c2": None}).model_dump(include={"stale", "created"}) == {
+        "stale": ["c1"],
+        "created": ["c2"],
+    }
+    # embed_stored: nothing for content edited since it was read, or a record already embedded
+    e1 = store.get(WS, "e1")
+    assert e1 is not None
+    item = embedded(e1.model_copy(update={"content_hash": "edited since"}), NOW, svc.chunking)
+    svc.embed_chunks(WS, [item])
+    assert store.embed_stored(WS, [item]) == [] and store.get(WS, "e1") == e1
+    item = embedded(e1, NOW, svc.chunking)
+    svc.embed_chunks(WS, [item])
+    assert store.embed_stored(WS, [item]) == ["e1"] and store.embed_stored(WS, [item]) == []
+    assert store.get(WS, "e1") == e1.model_copy(update={"embedded_at": NOW})
 
 
 # --------------------------------------------------------------------------- racing promotions
