@@ -188,6 +188,9 @@ class SqliteStore:
                     current = self._records_by_id(conn, workspace_id, list(expected))
                     outcome.stale = [i for i, state in expected.items() if lifecycle_state(current.get(i)) != state]
                     items = [item for item in items if item.record.id not in outcome.stale]
+                    if not items:  # nothing to write: no new generation, no mirror reloaded anywhere
+                        conn.execute("ROLLBACK")
+                        return outcome
                 self._check_model(conn, items)
                 for item in items:
                     pk, old_chunks = self._write_record(conn, workspace_id, item)
