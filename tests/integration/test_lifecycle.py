@@ -114,9 +114,30 @@ def test_a_repost_keeps_the_promotion_unless_it_names_a_tier(svc: Service) -> No
     svc.index(WS, [turn("c1", "retry policy, edited")])
     kept = svc.get(WS, "c1", "r")
     assert (kept.tier, kept.expires_at, kept.promoted_by, kept.content) == ("A", None, "key:k", "retry policy, edited")
-    # When a client names the tier itself, Then that tier stands
+    # When a client names the tier itself in a changed post, Then that tier stands, and the record
+    # still says who promoted it and why (a demotion by a changed post)
     svc.index(WS, [turn("c1", "retry policy", tier="C")])
-    assert (svc.get(WS, "c1", "r").tier, svc.get(WS, "c1", "r").promoted_at) == ("C", None)
+    demoted = svc.get(WS, "c1", "r")
+    assert (demoted.tier, demoted.promoted_by, demoted.promotion_reason) == ("C", "key:k", "kept")
+    assert demoted.expires_at is not None and demoted.promoted_at == NOW
+
+
+def test_a_replay_naming_the_tier_changes_nothing_on_a_promoted_observation(svc: Service) -> None:  # noqa: F811
+    # Given a C turn posted naming its tier, then promoted
+    event = turn("c1", "retry policy: back off on 429", tier="C")
+    svc.index(WS, [event])
+    promoted = svc.promote(WS, "c1", "every client follows it", "key:k", "r")
+    # When the very same event is posted again (a redelivery, a replay)
+    outcome = svc.index(WS, [event])
+    # Then nothing changed: still A, no expiry, who and why kept
+    again = svc.get(WS, "c1", "r")
+    assert outcome.failed == {} and (again.tier, again.expires_at) == ("A", None)
+    assert (again.promoted_at, again.promoted_by, again.promotion_reason) == (
+        promoted.promoted_at,
+        "key:k",
+        "every client follows it",
+    )
+    assert again == promoted
 
 
 def _answerer(cite: str, quote: str, calls: list[int]) -> AnthropicAnswerer:

@@ -59,6 +59,7 @@ from neural_memory.search.facets import facets_reply
 from neural_memory.search.filters.model import compile_filter, filter_fields
 from neural_memory.search.pipeline import SearchPipeline
 from neural_memory.search.tiers import embeds
+from neural_memory.stores.base import RecordChanged, lifecycle_state
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -221,16 +222,25 @@ class Service:
             degraded.append(f"promotion:citations not counted ({exc})")
 
     def _promote(self, workspace_id: str, observation_id: str, by: str, reason: str) -> ObservationRecord:
-        """C -> A (``lifecycle.promotion``): ``NotFound`` or ``Conflict``, naming why."""
+        """C -> A (``lifecycle.promotion``): ``NotFound`` or ``Conflict``, naming why. The store
+        promotes only the state checked (``restate``'s ``expected``), so of racing promotions one
+        wins and the others get the ``Conflict`` naming who promoted it."""
         record = self.store.get(workspace_id, observation_id)
-        if record is None:
-            raise NotFound(f"observation {observation_id!r} not found")
-        fields = lifecycle.promotion(record, self._clock(), by=by, reason=reason)
-        promoted = self.store.restate(workspace_id, observation_id, fields)
-        if promoted is None:  # deleted meanwhile
-            raise NotFound(f"observation {observation_id!r} not found")
-        logger.info("observation promoted", extra={"observationId": observation_id, "by": by})
-        return promoted
+        for _ in range(PROMOTE_ATTEMPTS):
+            if record is None:
+                raise NotFound(f"observation {observation_id!r} not found")
+            fields = lifecycle.promotion(record, self._clock(), by=by, reason=reason)
+            checked = {"tier": record.tier, "expires_at": record.expires_at, "promoted_at": record.promoted_at}
+            try:
+                promoted = self.store.restate(workspace_id, observation_id, fields, checked)
+            except RecordChanged as exc:  # promoted (or re-ingested) since it was read: judge it again
+                record = exc.record
+                continue
+            if promoted is None:  # deleted meanwhile
+                raise NotFound(f"observation {observation_id!r} not found")
+            logger.info("observation promoted", extra={"observationId": observation_id, "by": by})
+            return promoted
+        raise Conflict(f"observation {observation_id!r} kept changing while being promoted: try again")
 
     def promote(self, workspace_id: str, observation_id: str, reason: str, by: str, request_id: str) -> ObservationOut:
         """``POST /v1/observations/{id}/promote``: a C observation of the workspace kept for good
@@ -252,34 +262,49 @@ class Service:
 
     def index(self, workspace_id: str, observations: Sequence[ObservationIn]) -> UpsertOutcome:
         """Prepare, embed (one batch call) and upsert; the same id updates in place. Observations
-        the store refuses for good are in the outcome's ``failed``; the others are stored."""
+        the store refuses for good are in the outcome's ``failed``; the others are stored.
+
+        What the lifecycle gave a stored observation is carried over (``lifecycle.carried_over``)
+        from a read before the write: the store writes an item only if its lifecycle state is
+        still the one read (``Store.upsert``'s ``expected``), so a promotion, citation, archive
+        or embedding made in between is never overwritten; those items are read and prepared
+        again, up to ``INGEST_ATTEMPTS`` times."""
         now = self._clock()
-        config = self.settings
-        items = [
-            prepare(
-                o,
-                now=now,
-                policy=config.tier_policy,
-                ttl_days=config.collaborative_ttl_days,
-                chunking=self.chunking,
-            )
-            for o in observations
-        ]
-        supersession.check_no_cycle(self.store, workspace_id, items)
-        previous = self.store.get_many(workspace_id, [item.record.id for item in items])
-        items = [
-            lifecycle.carried_over(
-                item, previous.get(item.record.id), explicit_tier=o.tier is not None, chunking=self.chunking
-            )
-            for item, o in zip(items, observations, strict=True)
-        ]
-        recurring = self._recurring(workspace_id, items, previous, now)
-        if self.embedder is not None and self.settings.turn_context:
-            add_turn_context(items, partial(self._earlier_turn, workspace_id), self.settings.turn_context)
-        before = supersession.previous_links(previous)
-        self.embed_chunks(workspace_id, items)
-        outcome = self.store.upsert(workspace_id, items)
-        written = [item for item in items if item.record.id not in outcome.failed]
+        prepared = [self._prepare(o, now) for o in observations]
+        supersession.check_no_cycle(self.store, workspace_id, prepared)
+        outcome = UpsertOutcome(ids=[item.record.id for item in prepared])
+        written: list[IndexedObservation] = []
+        before: dict[str, list[str]] = {}
+        recurring: list[str] = []
+        pending = list(observations)
+        for attempt in range(INGEST_ATTEMPTS):
+            # Prepared anew on a retry: the turn context and vectors are written into the items.
+            items = prepared if attempt == 0 else [self._prepare(o, now) for o in pending]
+            previous = self.store.get_many(workspace_id, [item.record.id for item in items])
+            items = [
+                lifecycle.carried_over(
+                    item, previous.get(item.record.id), explicit_tier=o.tier is not None, chunking=self.chunking
+                )
+                for item, o in zip(items, pending, strict=True)
+            ]
+            recurring += self._recurring(workspace_id, items, previous, now)
+            if self.embedder is not None and self.settings.turn_context:
+                add_turn_context(items, partial(self._earlier_turn, workspace_id), self.settings.turn_context)
+            before |= supersession.previous_links(previous)
+            self.embed_chunks(workspace_id, items)
+            expected = {item.record.id: lifecycle_state(previous.get(item.record.id)) for item in items}
+            result = self.store.upsert(workspace_id, items, expected)
+            outcome.created += result.created
+            outcome.updated += result.updated
+            outcome.failed |= result.failed
+            stale = set(result.stale)
+            written += [item for item in items if item.record.id not in result.failed and item.record.id not in stale]
+            pending = [o for o, item in zip(pending, items, strict=True) if item.record.id in stale]
+            if not pending:
+                break
+            logger.info("observations changed while being written; writing them again", extra={"ids": sorted(stale)})
+        for item in (self._prepare(o, now) for o in pending):  # still racing after every attempt
+            outcome.failed[item.record.id] = "changed by a concurrent promotion, citation or archive; send it again"
         try:
             supersession.relink(
                 self.store, workspace_id, written, {i: links for i, links in before.items() if i not in outcome.failed}
@@ -291,8 +316,19 @@ class Service:
         record_count(METRIC_OBSERVATIONS_CREATED, len(outcome.created))
         record_count(METRIC_OBSERVATIONS_UPDATED, len(outcome.updated))
         if recurring:
-            self._embed_stored(workspace_id, recurring, now)
+            self._embed_stored(workspace_id, list(dict.fromkeys(recurring)), now)
         return outcome
+
+    def _prepare(self, observation: ObservationIn, now: datetime) -> IndexedObservation:
+        """One observation resolved and chunked under the service's settings (``prepare``)."""
+        config = self.settings
+        return prepare(
+            observation,
+            now=now,
+            policy=config.tier_policy,
+            ttl_days=config.collaborative_ttl_days,
+            chunking=self.chunking,
+        )
 
     def _recurring(
         self,
@@ -331,19 +367,22 @@ class Service:
         return earlier
 
     def _embed_stored(self, workspace_id: str, ids: Sequence[str], now: datetime) -> None:
-        """Embed stored E observations whose content recurred (written again with their vectors).
+        """Embed stored E observations whose content recurred: the store writes only their chunks
+        (with vectors) and ``embedded_at``, and only while their content is the one embedded
+        (``Store.embed_stored``), so an edit, supersession or archive made meanwhile stands.
         After the batch that made them recur is stored: a failure is logged, and the next
         occurrence tries again."""
         try:
             records = self.store.get_many(workspace_id, ids)
             items = [lifecycle.embedded(r, now, self.chunking) for r in records.values() if not embeds(r)]
             self.embed_chunks(workspace_id, items)
-            outcome = self.store.upsert(workspace_id, items)
+            embedded = self.store.embed_stored(workspace_id, items)
         except NeuralMemoryError as exc:
             logger.warning("recurring observations not embedded", extra={"reason": str(exc), "count": len(ids)})
             return
-        if outcome.failed:
-            logger.warning("recurring observations not embedded", extra={"refused": sorted(outcome.failed)})
+        if len(embedded) < len(items):
+            skipped = sorted({item.record.id for item in items} - set(embedded))
+            logger.info("recurring observations changed meanwhile; not embedded", extra={"ids": skipped})
 
     def _earlier_turn(self, workspace_id: str, session_id: str, before: datetime) -> str | None:
         """What the session's latest turn before ``before`` said (a chat turn's context)."""
@@ -449,6 +488,8 @@ class Service:
                 close()
 
 
+INGEST_ATTEMPTS = 4  # writes of an observation whose lifecycle state keeps changing under it
+PROMOTE_ATTEMPTS = 4  # promotions of an observation re-ingested under it
 RECURRENCE_BATCH = 100  # earlier occurrences embedded by one write (more: by the next occurrences)
 
 

@@ -11,7 +11,12 @@
   ``NM_ARCHIVE_EXECUTION_AFTER_DAYS`` (``archived_at``): kept, readable, searched only with
   ``includeArchived``.
 - **Carry-over**: an observation written again (the same id: a redelivery, an edit) keeps what
-  its lifecycle gave it, unless the client names a tier itself.
+  its lifecycle gave it. A tier the client names overrides a promotion only when the post changed
+  what is indexed (``content_hash``): a replay changes nothing. Who promoted it, when and why stay
+  on the record either way, so a demoted record (tier C or E with ``promoted_at``) says it was
+  promoted before a changed post named its tier.
+- **Concurrency**: the carry-over is read before the write; the store writes it only if the
+  lifecycle state (``stores.base.lifecycle_state``) is still what was read, else the service reads again.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from neural_memory.errors import Conflict
+from neural_memory.ingest.ids import recurrence_key
 from neural_memory.ingest.prepare import chunked
 from neural_memory.search.tiers import embeds
 from neural_memory.stores.base import IndexedObservation
@@ -43,6 +49,14 @@ def promotion(record: ObservationRecord, now: datetime, *, by: str, reason: str)
     return {"tier": "A", "expires_at": None, "promoted_at": now, "promoted_by": by, "promotion_reason": reason}
 
 
+def with_recurrence_key(record: ObservationRecord) -> ObservationRecord:
+    """``record`` with its recurrence key: an E observation written before the lifecycle has none
+    (a reindex copies it with one, so its content counts as occurring)."""
+    if record.tier != "E" or record.recurrence_key is not None:
+        return record
+    return record.model_copy(update={"recurrence_key": recurrence_key(record.title, record.content)})
+
+
 def embedded(record: ObservationRecord, now: datetime, chunking: Chunking) -> IndexedObservation:
     """An E observation cut again as embedded (passages for the vectors), marked ``embedded_at``."""
     return chunked(record.model_copy(update={"embedded_at": now}), chunking)
@@ -52,22 +66,24 @@ def carried_over(
     item: IndexedObservation, previous: ObservationRecord | None, *, explicit_tier: bool, chunking: Chunking
 ) -> IndexedObservation:
     """``item`` (a new write of ``previous``'s id) with what the lifecycle gave ``previous``: its
-    promotion (unless the client named a tier), its citations, its embedding while its content
-    still recurs, its archive mark while it is the same old event."""
+    promotion (unless the client named a tier and changed the content: a replay never demotes),
+    who promoted it and why (always), its citations, its embedding while its content still
+    recurs, its archive mark while it is the same old event."""
     if previous is None:
         return item
     record = item.record
     update: dict[str, object] = {}
     if previous.citations is not None:
         update["citations"] = previous.citations
-    if previous.promoted_at is not None and previous.tier == "A" and record.tier == "C" and not explicit_tier:
+    if previous.promoted_at is not None:
         update |= {
-            "tier": "A",
-            "expires_at": None,
             "promoted_at": previous.promoted_at,
             "promoted_by": previous.promoted_by,
             "promotion_reason": previous.promotion_reason,
         }
+        replayed = record.content_hash == previous.content_hash  # the tier is hashed too
+        if previous.tier == "A" and record.tier == "C" and (replayed or not explicit_tier):
+            update |= {"tier": "A", "expires_at": None}
     if record.tier == "E" and record.recurrence_key == previous.recurrence_key:
         if previous.embedded_at is not None:
             update["embedded_at"] = previous.embedded_at

@@ -138,6 +138,9 @@ class UpsertOutcome(DomainModel):
     created: list[str] = Field(default_factory=list)
     updated: list[str] = Field(default_factory=list)
     failed: dict[str, str] = Field(default_factory=dict)  # refused by the store for good: id -> reason
+    # Not written: their lifecycle state changed since the caller read it (``Store.upsert``'s
+    # ``expected``); the caller reads them again and retries.
+    stale: list[str] = Field(default_factory=list)
 
 
 class FacetCounts(DomainModel):

@@ -34,6 +34,32 @@ LIFECYCLE_FIELDS = frozenset(
 )
 
 
+def lifecycle_state(record: ObservationRecord | None) -> tuple[object, ...] | None:
+    """What the lifecycle operations (promote, cite, archive, embed, supersede) change on a stored
+    record: an ingest that carried these over writes only if the store still holds them."""
+    if record is None:
+        return None
+    return (
+        record.tier,
+        record.expires_at,
+        record.promoted_at,
+        record.promoted_by,
+        record.promotion_reason,
+        record.citations,
+        record.archived_at,
+        record.embedded_at,
+        record.superseded_by,
+    )
+
+
+class RecordChanged(Exception):
+    """A conditional write found the record changed since it was read; ``record`` is it now."""
+
+    def __init__(self, record: ObservationRecord) -> None:
+        super().__init__(f"observation {record.id!r} changed since it was read")
+        self.record = record
+
+
 class Recurrence(DomainModel):
     """How many observations of a workspace hold one recurrence key, and the ids of those of them
     not embedded yet (at most the ``limit`` asked for, the earliest first)."""
@@ -53,8 +79,22 @@ class IndexedObservation(DomainModel):
 class Store(Protocol):
     """Observations of many workspaces, searchable lexically and by vector."""
 
-    def upsert(self, workspace_id: str, items: Sequence[IndexedObservation]) -> UpsertOutcome:
-        """Insert or replace each observation (and its chunks) in one batch."""
+    def upsert(
+        self,
+        workspace_id: str,
+        items: Sequence[IndexedObservation],
+        expected: Mapping[str, tuple[object, ...] | None] | None = None,
+    ) -> UpsertOutcome:
+        """Insert or replace each observation (and its chunks) in one batch. With ``expected``
+        (by id, the ``lifecycle_state`` the caller read, None for absent), an item whose
+        stored state is no longer that is not written but listed in ``stale`` (checked and
+        written atomically: in the write's transaction, or conditionally on chunk 0's version)."""
+        ...
+
+    def embed_stored(self, workspace_id: str, items: Sequence[IndexedObservation]) -> list[str]:
+        """Give stored observations these chunks (with vectors) and ``embedded_at``, leaving every
+        other field as stored, only while their ``content_hash`` is the item's and they are not
+        embedded yet (checked atomically with the write); returns the ids written."""
         ...
 
     def get(self, workspace_id: str, observation_id: str) -> ObservationRecord | None:
@@ -127,9 +167,17 @@ class Store(Protocol):
         its chunks; returns how many. Queries already hide them: this reclaims the space."""
         ...
 
-    def restate(self, workspace_id: str, observation_id: str, fields: Mapping[str, object]) -> ObservationRecord | None:
+    def restate(
+        self,
+        workspace_id: str,
+        observation_id: str,
+        fields: Mapping[str, object],
+        expected: Mapping[str, object] | None = None,
+    ) -> ObservationRecord | None:
         """Set these ``LIFECYCLE_FIELDS`` of the observation in place (every chunk of it: a
-        promotion); the record as it now stands, or None if it is not in this workspace."""
+        promotion); the record as it now stands, or None if it is not in this workspace. With
+        ``expected`` (field -> value), only if the stored record still holds those values,
+        checked atomically with the write, else ``RecordChanged`` with the record as it is."""
         ...
 
     def note_citations(self, workspace_id: str, observation_ids: Sequence[str]) -> dict[str, int]:

@@ -28,6 +28,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from neural_memory.clock import from_iso, to_iso, to_ms, utcnow
+from neural_memory.ingest.lifecycle import with_recurrence_key
 from neural_memory.ingest.prepare import chunked
 from neural_memory.stores.opensearch.index import ReindexBusy, space_of
 from neural_memory.stores.opensearch.store import OpenSearchStore
@@ -206,7 +207,7 @@ class Reindexer:
             by_workspace.setdefault(workspace_id, []).append(record)
         failed: dict[Key, str] = {}
         for workspace_id, batch in by_workspace.items():
-            items = [chunked(record, self._service.chunking) for record in batch]
+            items = [chunked(with_recurrence_key(record), self._service.chunking) for record in batch]
             self._service.embed_chunks(workspace_id, items, self._vectors)
             outcome = target.upsert(workspace_id, items)
             failed |= {(workspace_id, i): reason for i, reason in outcome.failed.items()}

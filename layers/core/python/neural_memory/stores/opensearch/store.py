@@ -34,7 +34,14 @@ from neural_memory.models import FacetCounts, Hit, ObservationRecord, Retrieved,
 from neural_memory.observability import logger
 from neural_memory.search.filters.model import LIST_FIELDS, metadata_terms, without_field
 from neural_memory.settings import OPENSEARCH_BULK_MAX_BYTES
-from neural_memory.stores.base import KNOWN_FIELDS, LIFECYCLE_FIELDS, Recurrence
+from neural_memory.stores.base import (
+    KNOWN_FIELDS,
+    LIFECYCLE_FIELDS,
+    IndexedObservation,
+    RecordChanged,
+    Recurrence,
+    lifecycle_state,
+)
 from neural_memory.stores.opensearch.dsl import (
     NO_EMBEDDING,
     cosine_from_score,
@@ -52,13 +59,13 @@ if TYPE_CHECKING:
 
     from neural_memory.models import Vector
     from neural_memory.search.filters.model import Filter
-    from neural_memory.stores.base import IndexedObservation
 
 MARK_PAGE = 5_000  # chunks read per request when marking an observation's chunks superseded
 FACET_SHARD_SIZE = 1_000  # values per field each shard returns to a facets request (the API shows <= 100)
 # Chunks one purge request deletes: each finishes well inside the client's timeout, however large
 # the whole purge is.
 PURGE_SLICE = 5_000
+_VERSION_CONFLICT = 409  # an ``if_seq_no``/``if_primary_term`` or ``create`` action lost its race
 _VECTOR_DIMENSION_MISMATCH = "Vector dimension mismatch"  # the k-NN plugin's refusal of a vector
 _UNKNOWN_FIELD = "strict_dynamic_mapping_exception"  # a field the index's strict mapping lacks
 HASHES_PER_REQUEST = 1_000  # embedding hashes one lookup asks for (a terms query)
@@ -92,26 +99,40 @@ class OpenSearchStore:
 
     # ------------------------------------------------------------------ writes
 
-    def upsert(self, workspace_id: str, items: Sequence[IndexedObservation]) -> UpsertOutcome:
+    def upsert(
+        self,
+        workspace_id: str,
+        items: Sequence[IndexedObservation],
+        expected: Mapping[str, tuple[object, ...] | None] | None = None,
+    ) -> UpsertOutcome:
         """Bulk-index every chunk; retry only retryable item failures; drop chunks a shorter new
         version no longer has. An observation with a chunk refused for good is listed in
         ``failed`` with the reason (a new one is removed again, so it is never half-stored); the
-        others are stored all the same."""
+        others are stored all the same. With ``expected``, chunk 0 (the record) of those items is
+        written first, conditionally on the version read with the state compared
+        (``if_seq_no``/``if_primary_term``, or ``create`` for an absent one); an item whose state
+        differs or whose condition fails is left out (``stale``), its other chunks untouched."""
         outcome = UpsertOutcome()
         if not items:
             return outcome
         firsts = [doc_id(workspace_id, item.record.id, 0) for item in items]
-        found = self._call(self._client.mget, index=self._index, body={"ids": firsts}, _source=False)
+        found = self._call(self._client.mget, index=self._index, body={"ids": firsts}, _source=bool(expected))
         existing = {doc["_id"] for doc in found["docs"] if doc.get("found")}
-        actions: dict[str, dict[str, Any]] = {}
         owner: dict[str, str] = {}  # document id -> observation id
+        if expected:
+            items, outcome.stale = self._claim(workspace_id, items, expected, found["docs"], outcome.failed)
+        actions: dict[str, dict[str, Any]] = {}
         for item in items:
             for chunk in item.chunks:
                 _id = doc_id(workspace_id, item.record.id, chunk.chunk_no)
-                actions[_id] = self._document(workspace_id, item, chunk.chunk_no)
                 owner[_id] = item.record.id
+                if not (expected and chunk.chunk_no == 0 and item.record.id in expected):  # claimed already
+                    actions[_id] = self._document(workspace_id, item, chunk.chunk_no)
         for _id, reason in self._bulk(actions).items():
             outcome.failed.setdefault(owner[_id], reason)
+        if expected:
+            claimed = {i.record.id: i for i in items if i.record.id in expected and i.record.id not in outcome.failed}
+            self._settle(workspace_id, claimed)
         for item in items:
             outcome.ids.append(item.record.id)
             if item.record.id not in outcome.failed:
@@ -143,6 +164,36 @@ class OpenSearchStore:
             )
         return outcome
 
+    def _claim(
+        self,
+        workspace_id: str,
+        items: Sequence[IndexedObservation],
+        expected: Mapping[str, tuple[object, ...] | None],
+        firsts: list[dict[str, Any]],
+        failed: dict[str, str],
+    ) -> tuple[list[IndexedObservation], list[str]]:
+        """Write chunk 0 of the items named in ``expected`` conditionally on the version of the
+        chunk 0 read (``firsts``, from an ``mget``) whose state is the one expected; the items
+        to write the rest of, and the stale ids. Refused chunk 0s go to ``failed``."""
+        versions: dict[str, dict[str, Any]] = {}
+        stale: list[str] = []
+        for doc in firsts:
+            if doc.get("found") and doc["_source"].get("workspace_id") == workspace_id:
+                record = _record(doc["_source"], doc["_source"].get("content", ""))
+                versions[record.id] = {"if_seq_no": doc["_seq_no"], "if_primary_term": doc["_primary_term"]}
+                if expected.get(record.id, lifecycle_state(record)) != lifecycle_state(record):
+                    stale.append(record.id)
+        stale += [i for i, state in expected.items() if state is not None and i not in versions]
+        latest = {item.record.id: item for item in items if item.record.id in expected and item.record.id not in stale}
+        actions = {doc_id(workspace_id, i, 0): self._document(workspace_id, item, 0) for i, item in latest.items()}
+        conditions = {doc_id(workspace_id, i, 0): versions.get(i, {"create": True}) for i in latest}
+        conflicts: set[str] = set()
+        for _id, reason in self._bulk(actions, conditions=conditions, conflicts=conflicts).items():
+            failed.setdefault(_observation_of(_id, workspace_id), reason)
+        stale += [_observation_of(_id, workspace_id) for _id in conflicts]
+        lost = set(stale) | set(failed)
+        return [item for item in items if item.record.id not in lost], sorted(set(stale))
+
     @staticmethod
     def _document(workspace_id: str, item: IndexedObservation, chunk_no: int) -> dict[str, Any]:
         rec, chunk = item.record, item.chunks[chunk_no]
@@ -167,16 +218,24 @@ class OpenSearchStore:
                 doc["embedding_hash"] = chunk.embedding_hash
         return doc
 
-    def _bulk(self, actions: dict[str, dict[str, Any]], op: str = "index") -> dict[str, str]:
+    def _bulk(
+        self,
+        actions: dict[str, dict[str, Any]],
+        op: str = "index",
+        conditions: Mapping[str, Mapping[str, Any]] | None = None,
+        conflicts: set[str] | None = None,
+    ) -> dict[str, str]:
         """``index`` whole documents, or ``update`` some of their fields, by document id, in
         requests of at most ``bulk_max_bytes``; retryable item failures are retried with backoff.
-        Returns the documents refused for good, with the reason."""
+        Returns the documents refused for good, with the reason. ``conditions`` (by document id)
+        make an action conditional (``if_seq_no``/``if_primary_term``, or ``create``: only if
+        absent); those that lose their race go to ``conflicts``, not the refused."""
         pending = dict(actions)
         refused: dict[str, str] = {}
         for attempt in range(self._max_retries + 1):
             retry: dict[str, dict[str, Any]] = {}
-            for request in self._requests(pending, op):
-                self._send(request, pending, retry, refused)
+            for request in self._requests(pending, op, conditions or {}):
+                self._send(request, pending, retry, refused, conflicts)
             pending = retry
             if not pending:
                 return refused
@@ -184,13 +243,17 @@ class OpenSearchStore:
                 time.sleep(0.2 * 2**attempt)
         raise BackendUnavailable(f"OpenSearch kept refusing {len(pending)} documents (throttled or unavailable)")
 
-    def _requests(self, actions: dict[str, dict[str, Any]], op: str) -> list[list[tuple[str, str]]]:
+    def _requests(
+        self, actions: dict[str, dict[str, Any]], op: str, conditions: Mapping[str, Mapping[str, Any]]
+    ) -> list[list[tuple[str, str]]]:
         """The actions as (document id, NDJSON lines), grouped into requests of at most
         ``bulk_max_bytes`` each (a larger single document makes a request of its own)."""
         requests: list[list[tuple[str, str]]] = [[]]
         size = 0
         for _id, doc in actions.items():
-            lines = json.dumps({op: {"_index": self._index, "_id": _id}}) + "\n"
+            condition = dict(conditions.get(_id, {}))
+            action = "create" if condition.pop("create", False) else op
+            lines = json.dumps({action: {"_index": self._index, "_id": _id, **condition}}) + "\n"
             lines += json.dumps(doc if op == "index" else {"doc": doc}) + "\n"
             if requests[-1] and size + len(lines) > self._bulk_max_bytes:
                 requests.append([])
@@ -205,6 +268,7 @@ class OpenSearchStore:
         actions: dict[str, dict[str, Any]],
         retry: dict[str, dict[str, Any]],
         refused: dict[str, str],
+        conflicts: set[str] | None = None,
     ) -> None:
         """One bulk request; its item failures sorted into ``retry`` and ``refused``. A request the
         domain finds too large (413) is split in two; a single document that is, is refused."""
@@ -216,8 +280,8 @@ class OpenSearchStore:
                 refused[request[0][0]] = f"{len(body)} bytes, over the domain's request size limit (413)"
                 return
             half = len(request) // 2
-            self._send(request[:half], actions, retry, refused)
-            self._send(request[half:], actions, retry, refused)
+            self._send(request[:half], actions, retry, refused, conflicts)
+            self._send(request[half:], actions, retry, refused, conflicts)
             return
         if not reply.get("errors"):
             return
@@ -228,7 +292,9 @@ class OpenSearchStore:
                 continue
             action = actions[result["_id"]]
             said = json.dumps(result.get("error"))
-            if status in RETRYABLE or WRITE_BLOCKED in said:
+            if status == _VERSION_CONFLICT and conflicts is not None:
+                conflicts.add(result["_id"])
+            elif status in RETRYABLE or WRITE_BLOCKED in said:
                 # A write block is brief: a reindex replacing an index made before versioning
                 retry[result["_id"]] = action
             elif "embedding_hash" in action and _UNKNOWN_FIELD in said and "embedding_hash" in said:
@@ -416,19 +482,105 @@ class OpenSearchStore:
             body["search_after"] = hits[-1]["sort"]
         return changed
 
-    def restate(self, workspace_id: str, observation_id: str, fields: Mapping[str, object]) -> ObservationRecord | None:
+    def restate(
+        self,
+        workspace_id: str,
+        observation_id: str,
+        fields: Mapping[str, object],
+        expected: Mapping[str, object] | None = None,
+    ) -> ObservationRecord | None:
         """Set lifecycle fields on every chunk of the observation (a null removes one, so a
-        promoted observation's ``expires_at`` stops matching the TTL filter)."""
+        promoted observation's ``expires_at`` stops matching the TTL filter). With ``expected``,
+        chunk 0 (the record) is updated first, conditionally on the version whose values were
+        compared (``if_seq_no``/``if_primary_term``): of racing callers one wins, the others get
+        ``RecordChanged``."""
         if not fields or not set(fields) <= LIFECYCLE_FIELDS:
             raise ValueError(f"restate sets only {sorted(LIFECYCLE_FIELDS)}, not {sorted(set(fields))}")
-        if self.get(workspace_id, observation_id) is None:
+        first = doc_id(workspace_id, observation_id, 0)
+        found = self._call(self._client.mget, index=self._index, body={"ids": [first]})["docs"][0]
+        if not found.get("found") or found["_source"].get("workspace_id") != workspace_id:
             return None
         doc = {DOC_NAMES.get(f.name, f.name): f.to_document(fields[f.name]) for f in RECORD_FIELDS if f.name in fields}
+        if expected:
+            record = _record(found["_source"], found["_source"].get("content", ""))
+            if any(getattr(record, name) != value for name, value in expected.items()):
+                raise RecordChanged(record)
+            conflicts: set[str] = set()
+            version = {first: {"if_seq_no": found["_seq_no"], "if_primary_term": found["_primary_term"]}}
+            refused = self._bulk({first: doc}, op="update", conditions=version, conflicts=conflicts)
+            if refused:
+                raise StoreRejected("OpenSearch refused lifecycle marks: " + "; ".join(refused.values()))
+            if conflicts:
+                now = self.get(workspace_id, observation_id)
+                if now is None:
+                    return None
+                raise RecordChanged(now)
         query = {
             "bool": {"filter": [{"term": {"workspace_id": workspace_id}}, {"term": {"observation_id": observation_id}}]}
         }
         self._update_chunks(query, doc)
         return self.get(workspace_id, observation_id)
+
+    def embed_stored(self, workspace_id: str, items: Sequence[IndexedObservation]) -> list[str]:
+        """Index these chunks (with vectors) and ``embedded_at`` over stored, unembedded
+        observations whose ``content_hash`` is the item's, every other field copied from their
+        stored chunk 0; chunk 0 first, conditionally on the version read (``if_seq_no``), so a
+        concurrent edit, supersession or archive is never overwritten by an older copy."""
+        ids = list(dict.fromkeys(item.record.id for item in items))
+        if not ids:
+            return []
+        firsts = [doc_id(workspace_id, i, 0) for i in ids]
+        docs = self._call(self._client.mget, index=self._index, body={"ids": firsts})["docs"]
+        versions: dict[str, dict[str, Any]] = {}
+        current: dict[str, ObservationRecord] = {}
+        for doc in docs:
+            if doc.get("found") and doc["_source"].get("workspace_id") == workspace_id:
+                record = _record(doc["_source"], doc["_source"].get("content", ""))
+                current[record.id] = record
+                versions[record.id] = {"if_seq_no": doc["_seq_no"], "if_primary_term": doc["_primary_term"]}
+        kept: dict[str, IndexedObservation] = {}
+        for item in items:
+            stored = current.get(item.record.id)
+            if stored is None or stored.content_hash != item.record.content_hash or stored.embedded_at is not None:
+                continue
+            record = stored.model_copy(update={"embedded_at": item.record.embedded_at})
+            kept[record.id] = IndexedObservation(record=record, chunks=item.chunks, model_id=item.model_id)
+        claims = {doc_id(workspace_id, i, 0): self._document(workspace_id, item, 0) for i, item in kept.items()}
+        conflicts: set[str] = set()
+        conditions = {doc_id(workspace_id, i, 0): versions[i] for i in kept}
+        lost = set(self._bulk(claims, conditions=conditions, conflicts=conflicts)) | conflicts
+        written = {i: item for i, item in kept.items() if doc_id(workspace_id, i, 0) not in lost}
+        rest = {
+            doc_id(workspace_id, i, chunk.chunk_no): self._document(workspace_id, item, chunk.chunk_no)
+            for i, item in written.items()
+            for chunk in item.chunks
+            if chunk.chunk_no > 0
+        }
+        refused = self._bulk(rest)
+        if refused:
+            raise StoreRejected("OpenSearch refused embedded chunks: " + "; ".join(list(refused.values())[:5]))
+        self._settle(workspace_id, written)
+        return list(written)
+
+    def _settle(self, workspace_id: str, written: Mapping[str, IndexedObservation]) -> None:
+        """After chunk 0 was claimed and the other chunks written from the same copy: a lifecycle
+        change (a promotion, an archive, a supersession mark) that reached chunk 0 in between, but
+        perhaps not every later chunk, is copied from chunk 0 onto them."""
+        now = self.get_many(workspace_id, list(written))
+        marks: dict[str, dict[str, Any]] = {}
+        for observation_id, item in written.items():
+            record = now.get(observation_id)
+            if record is None or lifecycle_state(record) == lifecycle_state(item.record):
+                continue
+            names = LIFECYCLE_FIELDS | {"superseded_by"}
+            doc = {
+                DOC_NAMES.get(f.name, f.name): f.to_document(getattr(record, f.name))
+                for f in RECORD_FIELDS
+                if f.name in names
+            }
+            marks |= {doc_id(workspace_id, observation_id, c.chunk_no): doc for c in item.chunks if c.chunk_no > 0}
+        if marks and (refused := self._bulk(marks, op="update")):
+            raise StoreRejected("OpenSearch refused lifecycle marks: " + "; ".join(list(refused.values())[:5]))
 
     def note_citations(self, workspace_id: str, observation_ids: Sequence[str]) -> dict[str, int]:
         """Read each chunk 0's count and write it plus one (the record is read from chunk 0). Not
@@ -707,6 +859,12 @@ class OpenSearchStore:
             raise BackendUnavailable(f"OpenSearch unreachable: {type(exc).__name__}") from exc
         except TransportError as exc:
             raise domain_error(exc.status_code, exc.info, self._index) from exc
+
+
+def _observation_of(document_id: str, workspace_id: str) -> str:
+    """The observation id of a chunk's document id (``doc_id``; an observation id has no colon
+    at its end, but may hold colons: cut the workspace prefix and the chunk number suffix)."""
+    return document_id[len(workspace_id) + 1 :].rsplit(":", 1)[0]
 
 
 def _record(source: dict[str, Any], content: str) -> ObservationRecord:

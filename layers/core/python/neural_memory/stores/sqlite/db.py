@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
 from neural_memory.errors import StoreModelMismatch
+from neural_memory.ingest.ids import recurrence_key
 from neural_memory.search.filters.model import metadata_terms
 from neural_memory.stores.record_fields import RECORD_FIELDS, RecordField
 
@@ -228,6 +229,7 @@ def connect(path: Path, synchronous: Synchronous = "full") -> sqlite3.Connection
     _add_new_columns(conn)
     conn.executescript(_INDEXES_OF_ADDED_COLUMNS)
     _fill_metadata_terms(conn)
+    _fill_recurrence_keys(conn)
     _record_model(conn)
     conn.execute(
         "INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO NOTHING",
@@ -271,6 +273,28 @@ def _fill_metadata_terms(conn: sqlite3.Connection) -> None:
             for pk, metadata in conn.execute("SELECT pk, metadata FROM observations").fetchall():
                 write_metadata_terms(conn, int(pk), json.loads(metadata) if metadata else {})
             conn.execute("INSERT INTO meta (key, value) VALUES ('metadata_terms', '1')")
+        conn.execute("COMMIT")
+    except BaseException:
+        rollback(conn)
+        raise
+
+
+def _fill_recurrence_keys(conn: sqlite3.Connection) -> None:
+    """Once per file: the recurrence keys of E observations written before the tier lifecycle
+    (the column added empty, or left empty by the first version that added it), so their content
+    counts as occurring. One UPDATE inside SQLite, through ``ids.recurrence_key`` registered as an
+    SQL function of this connection, so the keys are exactly those of new writes."""
+    if conn.execute("SELECT 1 FROM meta WHERE key = 'recurrence_keys'").fetchone():
+        return
+    conn.create_function("nm_recurrence_key", 2, recurrence_key, deterministic=True)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if not conn.execute("SELECT 1 FROM meta WHERE key = 'recurrence_keys'").fetchone():
+            conn.execute(
+                "UPDATE observations SET recurrence_key = nm_recurrence_key(title, coalesce(content, '')) "
+                "WHERE tier = 'E' AND recurrence_key IS NULL"
+            )
+            conn.execute("INSERT INTO meta (key, value) VALUES ('recurrence_keys', '1')")
         conn.execute("COMMIT")
     except BaseException:
         rollback(conn)

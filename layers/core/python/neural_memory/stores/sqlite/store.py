@@ -25,7 +25,14 @@ from neural_memory.clock import to_ms
 from neural_memory.models import FacetCounts, Hit, ObservationRecord, Retrieved, UpsertOutcome
 from neural_memory.observability import logger
 from neural_memory.search.filters.model import LIST_FIELDS, metadata_term, without_field
-from neural_memory.stores.base import KNOWN_FIELDS, LIFECYCLE_FIELDS, Recurrence
+from neural_memory.stores.base import (
+    KNOWN_FIELDS,
+    LIFECYCLE_FIELDS,
+    IndexedObservation,
+    RecordChanged,
+    Recurrence,
+    lifecycle_state,
+)
 from neural_memory.stores.record_fields import FIELD_NAMES, RECORD_FIELDS
 from neural_memory.stores.sqlite.db import (
     LazyConnection,
@@ -63,7 +70,6 @@ if TYPE_CHECKING:
 
     from neural_memory.models import Vector
     from neural_memory.search.filters.model import Filter, MetadataScalar
-    from neural_memory.stores.base import IndexedObservation
 
 _RECORD_COLUMNS = ", ".join(f"o.{name}" for name in FIELD_NAMES)
 _UPDATABLE = [f for f in RECORD_FIELDS if f.name != "id"]
@@ -159,8 +165,15 @@ class SqliteStore:
 
     # ------------------------------------------------------------------ writes
 
-    def upsert(self, workspace_id: str, items: Sequence[IndexedObservation]) -> UpsertOutcome:
-        """Insert or replace each observation and its chunks in one transaction."""
+    def upsert(
+        self,
+        workspace_id: str,
+        items: Sequence[IndexedObservation],
+        expected: Mapping[str, tuple[object, ...] | None] | None = None,
+    ) -> UpsertOutcome:
+        """Insert or replace each observation and its chunks in one transaction; with
+        ``expected``, those whose stored lifecycle state changed are left out (``stale``), read
+        inside the transaction (``BEGIN IMMEDIATE``: no writer of any process in between)."""
         outcome = UpsertOutcome()
         # What the mirror must forget (chunks that existed before this batch) and the chunks alive
         # after it. A batch may repeat an id: its second write deletes chunks the first wrote, and
@@ -171,6 +184,13 @@ class SqliteStore:
             conn = self._conn
             conn.execute("BEGIN IMMEDIATE")
             try:
+                if expected:
+                    current = self._records_by_id(conn, workspace_id, list(expected))
+                    outcome.stale = [i for i, state in expected.items() if lifecycle_state(current.get(i)) != state]
+                    items = [item for item in items if item.record.id not in outcome.stale]
+                    if not items:  # nothing to write: no new generation, no mirror reloaded anywhere
+                        conn.execute("ROLLBACK")
+                        return outcome
                 self._check_model(conn, items)
                 for item in items:
                     pk, old_chunks = self._write_record(conn, workspace_id, item)
@@ -186,6 +206,60 @@ class SqliteStore:
                 rollback(conn)
                 raise
         return outcome
+
+    @staticmethod
+    def _records_by_id(conn: sqlite3.Connection, workspace_id: str, ids: Sequence[str]) -> dict[str, ObservationRecord]:
+        """The workspace's records among ``ids``, read on ``conn`` (inside its transaction)."""
+        found: dict[str, ObservationRecord] = {}
+        for start in range(0, len(ids), 500):
+            batch = ids[start : start + 500]
+            rows = conn.execute(
+                f"SELECT {_RECORD_COLUMNS} FROM observations o WHERE o.workspace_id = ? "
+                f"AND o.id IN ({', '.join('?' * len(batch))})",
+                (workspace_id, *batch),
+            )
+            found.update((record.id, record) for record in map(_record, rows))
+        return found
+
+    def embed_stored(self, workspace_id: str, items: Sequence[IndexedObservation]) -> list[str]:
+        """Replace the chunks of stored, unembedded observations by these (with vectors) and set
+        ``embedded_at``, touching no other column, while their ``content_hash`` is the item's:
+        checked in the write's transaction, so a concurrent edit, supersession or archive stands."""
+        removed: set[int] = set()
+        alive: dict[int, tuple[IndexedObservation, int]] = {}
+        embedded: list[str] = []
+        with self._write_lock:
+            conn = self._conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                current = self._records_by_id(conn, workspace_id, [item.record.id for item in items])
+                for item in items:
+                    record = current.get(item.record.id)
+                    if record is None or record.embedded_at is not None:
+                        continue
+                    if record.content_hash != item.record.content_hash:  # edited since it was read
+                        continue
+                    record = record.model_copy(update={"embedded_at": item.record.embedded_at})
+                    current[record.id] = record
+                    kept = IndexedObservation(record=record, chunks=item.chunks, model_id=item.model_id)
+                    self._check_model(conn, [kept])
+                    pk = conn.execute(
+                        "UPDATE observations SET embedded_at = ? WHERE workspace_id = ? AND id = ? RETURNING pk",
+                        (_BY_NAME["embedded_at"].to_sqlite(record.embedded_at), workspace_id, record.id),
+                    ).fetchone()[0]
+                    removed.update(int(r[0]) for r in conn.execute("SELECT rowid FROM chunks WHERE obs_pk = ?", (pk,)))
+                    conn.execute("DELETE FROM chunks WHERE obs_pk = ?", (pk,))
+                    alive.update((rowid, (kept, n)) for n, rowid in enumerate(self._write_chunks(conn, pk, kept)))
+                    embedded.append(record.id)
+                if not embedded:
+                    conn.execute("ROLLBACK")
+                    return []
+                generation = bump_generation(conn)
+                self._commit(conn, generation, workspace_id, removed, [(r, *where) for r, where in alive.items()])
+            except BaseException:
+                rollback(conn)
+                raise
+        return embedded
 
     def _check_model(self, conn: sqlite3.Connection, items: Sequence[IndexedObservation]) -> None:
         """Vectors are written only by the store's model (inside the write's transaction, so a
@@ -408,9 +482,17 @@ class SqliteStore:
                 raise
         return len(pks)
 
-    def restate(self, workspace_id: str, observation_id: str, fields: Mapping[str, object]) -> ObservationRecord | None:
+    def restate(
+        self,
+        workspace_id: str,
+        observation_id: str,
+        fields: Mapping[str, object],
+        expected: Mapping[str, object] | None = None,
+    ) -> ObservationRecord | None:
         """Set lifecycle fields of the observation in one transaction, and its chunks' tier,
-        expiry and archived mark in the mirror; the record as it now stands, or None."""
+        expiry and archived mark in the mirror; the record as it now stands, or None. With
+        ``expected``, only if the row still holds those values, read inside the transaction
+        (``BEGIN IMMEDIATE``: the writers of every process take turns), else ``RecordChanged``."""
         if not fields or not set(fields) <= LIFECYCLE_FIELDS:
             raise ValueError(f"restate sets only {sorted(LIFECYCLE_FIELDS)}, not {sorted(set(fields))}")
         names = list(fields)
@@ -424,6 +506,13 @@ class SqliteStore:
                 if row is None:
                     conn.execute("ROLLBACK")
                     return None
+                if expected:
+                    now = _record(
+                        conn.execute(f"SELECT {_RECORD_COLUMNS} FROM observations o WHERE o.pk = ?", row).fetchone()
+                    )
+                    if any(getattr(now, name) != value for name, value in expected.items()):
+                        conn.execute("ROLLBACK")
+                        raise RecordChanged(now)
                 values = [_BY_NAME[name].to_sqlite(fields[name]) for name in names]
                 conn.execute(
                     f"UPDATE observations SET {', '.join(f'{n} = ?' for n in names)} WHERE pk = ?", (*values, row[0])
