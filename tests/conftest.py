@@ -1,5 +1,6 @@
 """Shared fixtures: a Lambda context, a real local model, a service on a temporary SQLite store,
-and metrics reset after every test. Helpers that tests import live in ``tests/helpers``."""
+and metrics and the environment reset after every test. Helpers that tests import live in
+``tests/helpers``."""
 
 from __future__ import annotations
 
@@ -35,6 +36,17 @@ def lambda_context() -> LocalLambdaContext:
 def _reset_metrics() -> Iterator[None]:
     yield
     metrics.clear_metrics()
+
+
+@pytest.fixture(autouse=True)
+def _restore_environment() -> Iterator[None]:
+    """The CLI's ``main`` sets process-wide variables, as a program may (POWERTOOLS_METRICS_DISABLED,
+    BLAS threads): a test that calls it in process must not leave them to the tests after it."""
+    saved = dict(os.environ)
+    yield
+    if os.environ != saved:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 @pytest.fixture(scope="session")
