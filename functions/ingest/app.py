@@ -26,7 +26,7 @@ _done: set[str] = set()  # records already indexed by this invocation's combined
 def record_handler(record: SQSRecord) -> None:
     """Nothing to do for a record the combined write indexed; otherwise index it alone (raises on failure)."""
     if record.message_id not in _done:
-        index_one(get_service(), record.body)
+        index_one(get_service(), record.body, record.message_id)
 
 
 @logger.inject_lambda_context

@@ -101,7 +101,7 @@ def ingest_service(settings: Settings) -> Iterator[Service]:
 
 
 def test_ingest_batch_reports_exactly_the_poison_records(
-    ingest_service: Service, lambda_context: LocalLambdaContext
+    ingest_service: Service, lambda_context: LocalLambdaContext, caplog: pytest.LogCaptureFixture
 ) -> None:
     # Given four SQS records: a push and a deployment error of routed sources, malformed JSON,
     # and a push from a repository no workspace is configured for
@@ -111,6 +111,11 @@ def test_ingest_batch_reports_exactly_the_poison_records(
     # Then exactly the two poison records are reported, and the two good ones are indexed
     failed = [f["itemIdentifier"] for f in reply["batchItemFailures"]]
     assert failed == [event["Records"][2]["messageId"], event["Records"][3]["messageId"]]
+    # And the log says why each failed, by its message id (the DLQ keeps the record, not the reason)
+    logged = [r.__dict__ for r in caplog.records if r.getMessage() == "record failed"]
+    reasons = {line["messageId"]: line["reason"] for line in logged}
+    assert set(reasons) == set(failed), logged
+    assert "no workspace is configured" in reasons[event["Records"][3]["messageId"]]
     assert ingest_service.store.count("acme") == 2
     # When SQS redelivers the same batch, Then nothing is duplicated
     ingest_app.lambda_handler(event, lambda_context)

@@ -65,10 +65,16 @@ def index_together(service: Service, records: Sequence[dict[str, Any]]) -> set[s
     }
 
 
-def index_one(service: Service, body: str) -> None:
-    """Index one record on its own; raises (and so fails that record) with the reason."""
-    workspace_id, observations = observations_of(body, service.settings.ingest_routes)
-    if observations:
-        outcome = service.index(workspace_id, observations)
-        if outcome.failed:
-            raise StoreRejected.of(outcome.failed, len(outcome.ids))
+def index_one(service: Service, body: str, message_id: str | None = None) -> None:
+    """Index one record on its own; raises (and so fails that record) with the reason, which is
+    logged first: the record goes back to the queue (and at last to the DLQ) without it."""
+    try:
+        workspace_id, observations = observations_of(body, service.settings.ingest_routes)
+        if observations:
+            outcome = service.index(workspace_id, observations)
+            if outcome.failed:
+                raise StoreRejected.of(outcome.failed, len(outcome.ids))
+    except Exception as exc:
+        reason = {"messageId": message_id, "error": type(exc).__name__, "reason": str(exc)}
+        logger.warning("record failed", extra=reason)
+        raise
