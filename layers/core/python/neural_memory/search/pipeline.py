@@ -6,8 +6,9 @@ rerank by mode → cut to ``topK``.
 
 Scores: ``vector`` is cosine clipped to [0, 1]; ``lexical`` is BM25 / best BM25; ``fused`` is in
 [0, 1] (see ``fusion.py``); for C-tier results ``(1 - w) fused + w recency`` with recency halving
-every ``recency_half_life_days``; then the tier boost, divided by the largest boost so ``final``
-stays in [0, 1]. When the gate runs, ``final = 0.6 llm + 0.4 vector`` (the fused score stands in
+every ``recency_half_life_days``; then the tier boost (the largest one for a type the query
+names, ``named_types.py``), divided by the largest boost so ``final`` stays in [0, 1]; equal
+scores put the newer observation first. When the gate runs, ``final = 0.6 llm + 0.4 vector`` (the fused score stands in
 for a result that has no vector score, e.g. E tier); when a reranker runs, ``final`` is its score
 (Cohere's relevance, or the same blend for the LLM). Every fallback is recorded in ``degraded`` or
 ``llm.reason``, logged and counted; no provider is called twice in one search.
@@ -58,6 +59,7 @@ from neural_memory.search.filters.inference import FilterProposer, InferenceFail
 from neural_memory.search.filters.model import compile_filter
 from neural_memory.search.filters.time_phrases import date_bounds, narrowed, with_inferred
 from neural_memory.search.fusion import fuse
+from neural_memory.search.named_types import named_types
 from neural_memory.search.snippets import snippet
 
 if TYPE_CHECKING:
@@ -220,7 +222,8 @@ class SearchPipeline:
                 k=config.rrf_k,
                 cut=(len(retrieved.lexical) >= limit, len(retrieved.vector) >= limit),
             )
-            candidates = sorted((self._time_and_tier(c, now) for c in candidates), key=_by_final)
+            named = named_types(request.query)
+            candidates = sorted((self._time_and_tier(c, now, named) for c in candidates), key=_by_final)
             if request.collapse_duplicates:
                 candidates = collapse_duplicates(candidates)
             vectors = self._vectors(workspace_id, request, model_id, candidates)  # of the head left
@@ -312,8 +315,9 @@ class SearchPipeline:
             degraded.append(f"vector:skipped ({why})")
             return None
 
-    def _time_and_tier(self, candidate: Candidate, now: datetime) -> Candidate:
-        """Recency for C tier (soft decay, never a cut-off), then the tier boost, kept in [0, 1]."""
+    def _time_and_tier(self, candidate: Candidate, now: datetime, named: frozenset[str]) -> Candidate:
+        """Recency for C tier (soft decay, never a cut-off), then the tier boost, kept in [0, 1]:
+        the largest boost for a candidate of a type the query names (``named_types.py``)."""
         config = self._settings
         score = candidate.fused
         recency = None
@@ -322,7 +326,9 @@ class SearchPipeline:
             recency = 0.5 ** (age_days / config.recency_half_life_days)
             score = (1 - config.recency_weight) * score + config.recency_weight * recency
         boosts = config.tier_boosts
-        final = score * boosts.get(candidate.observation.tier, 1.0) / max(boosts.values(), default=1.0)
+        top = max(boosts.values(), default=1.0)
+        boost = top if candidate.observation.observation_type in named else boosts.get(candidate.observation.tier, 1.0)
+        final = score * boost / top
         return candidate.model_copy(update={"recency": recency, "final": min(1.0, final)})
 
     def _gate(
@@ -490,8 +496,11 @@ def _bypassed(reason: BypassReason) -> LlmStatus:
     return LlmStatus(bypassed=True, filtered=0, reason=reason)
 
 
-def _by_final(candidate: Candidate) -> tuple[float, float, str]:
-    return (-candidate.final, -(candidate.vector or 0.0), candidate.observation.id)
+def _by_final(candidate: Candidate) -> tuple[float, float, float, str]:
+    # Equal scores: the newer observation first (the outcome of a deployment, whose words are
+    # those of its start), then the id, so the order is deterministic.
+    record = candidate.observation
+    return (-candidate.final, -(candidate.vector or 0.0), -record.occurred_at.timestamp(), record.id)
 
 
 def _explain(
@@ -509,7 +518,9 @@ def _explain(
         StageExplanation(stage="recencyAndTier", score=_round(candidate.final if candidate.llm is None and
                          candidate.rerank is None else None), kept=True,
                          note=f"tier {candidate.observation.tier}" + (f", recency {candidate.recency:.3f}"
-                                                                      if candidate.recency is not None else "")),
+                                                                      if candidate.recency is not None else "")
+                         + (", type named by the query" if candidate.observation.observation_type in
+                            named_types(request.query) else "")),
         StageExplanation(stage="llmFilter", score=_round(candidate.llm), kept=True,
                          note=f"bypassed: {llm.reason}" if llm.bypassed else "kept (score >= threshold)"),
         StageExplanation(stage="rerank", score=_round(candidate.rerank), kept=True,
