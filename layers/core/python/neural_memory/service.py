@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Literal
 
 from neural_memory.answer.answering import AnswerFailed, extractive_answer
 from neural_memory.clock import utcnow
+from neural_memory.engineering import experts as expert_ranking
+from neural_memory.engineering.lineage import trace
 from neural_memory.errors import ConfigurationError, NotFound, PartiallyApplied, StoreRejected
 from neural_memory.ingest import supersession
 from neural_memory.ingest.prepare import embedding_text, prepare
@@ -20,7 +22,9 @@ from neural_memory.models import (
     AnswerLatency,
     AnswerResponse,
     DeleteResponse,
+    ExpertsResponse,
     FacetsResponse,
+    LineageResponse,
     ObservationOut,
     ObservationsResponse,
     SearchRequest,
@@ -53,7 +57,7 @@ if TYPE_CHECKING:
 
     from neural_memory.answer.answering import LlmAnswerer
     from neural_memory.ingest.chunking import Chunking
-    from neural_memory.models import AnswerRequest, ObservationIn, SearchFilters, Vector
+    from neural_memory.models import AnswerRequest, ExpertsRequest, ObservationIn, SearchFilters, Vector
     from neural_memory.providers.embeddings.base import Embedder
     from neural_memory.providers.embeddings.cache import EmbeddingCache
     from neural_memory.providers.llm.gating import RelevanceScorer
@@ -182,6 +186,35 @@ class Service:
         flt = compile_filter(filters, live_at=self._clock(), exclude_session_id=None)
         return facets_reply(self.store.facets(workspace_id, flt, limit), request_id)
 
+    def experts(self, workspace_id: str, request: ExpertsRequest, request_id: str) -> ExpertsResponse:
+        """Who knows about the query: the search's best ``POOL`` candidates under the filters (fused
+        scores; no rerank, no LLM gate), aggregated per actor (``engineering.experts``)."""
+        timer = StageTimer()
+        search = SearchRequest.model_validate(
+            {
+                "query": request.query,
+                "topK": expert_ranking.POOL,
+                "filters": request.filters,
+                "mode": request.mode,
+                "rerank": "fast",
+                "llmFilter": False,
+                "collapseDuplicates": False,  # a duplicate is still its author's observation
+            }
+        )
+        now = self._clock()
+        with timer.stage("search"):
+            outcome = self._pipeline.run(workspace_id, search, now)
+        ranked, candidates = expert_ranking.rank_experts(outcome.results, now, request.top_k, request.evidence)
+        return ExpertsResponse(
+            request_id=request_id,
+            experts=ranked,
+            candidates=candidates,
+            latency_ms=timer.total_ms(),
+            degraded=outcome.degraded,
+            weights={**expert_ranking.TYPE_WEIGHTS, "default": expert_ranking.DEFAULT_WEIGHT},
+            half_life_days=expert_ranking.HALF_LIFE_DAYS,
+        )
+
     @property
     def chunking(self) -> Chunking:
         """How content is cut: passages for the embedder and windows for BM25, or only windows,
@@ -281,6 +314,17 @@ class Service:
         if record is None:
             raise NotFound(f"observation {observation_id!r} not found")
         return ObservationOut(**record.model_dump(exclude={"content_hash"}), request_id=request_id)
+
+    def lineage(self, workspace_id: str, observation_id: str, limit: int, request_id: str) -> LineageResponse:
+        """Why the observation changed: its supersession chain both ways and the observations
+        sharing an engineering key with it, oldest first (``engineering.lineage``); ``NotFound``
+        if it is not in the workspace (or expired)."""
+        now = self._clock()
+        record = self.store.get(workspace_id, observation_id)
+        if record is None or (record.expires_at is not None and record.expires_at <= now):
+            raise NotFound(f"observation {observation_id!r} not found")
+        timeline, truncated = trace(self.store, workspace_id, record, now, limit)
+        return LineageResponse(request_id=request_id, id=record.id, timeline=timeline, truncated=truncated)
 
     def delete(self, workspace_id: str, observation_id: str, request_id: str) -> DeleteResponse:
         """Delete one observation of the workspace with its chunks, or ``NotFound``; what it

@@ -19,7 +19,9 @@ from neural_memory.clock import utcnow
 from neural_memory.mcp_server.backends import BackendFailure
 from neural_memory.mcp_server.summaries import (
     answer_summary,
+    experts_summary,
     forget_summary,
+    lineage_summary,
     memory_summary,
     remember_summary,
     search_summary,
@@ -27,6 +29,8 @@ from neural_memory.mcp_server.summaries import (
 from neural_memory.models import (
     AnswerResponse,
     DeleteResponse,
+    ExpertsResponse,
+    LineageResponse,
     ObservationOut,
     ObservationsResponse,
     SearchFilters,
@@ -84,6 +88,18 @@ FORGET_DESCRIPTION = (
     "remember a new memory with supersedes instead)."
 )
 
+TRACE_DESCRIPTION = (
+    "Why did this change? Given a memory's id (a deployment, a decision, a pull request...), returns its "
+    "history oldest first: the versions it replaced and those that replaced it (supersedes), and the memories "
+    "sharing a commit, pull request, issue or deployment with it (e.g. a failed deployment -> the push and "
+    "the pull request it carried), each with how it is linked. Use it after search_memory finds the memory."
+)
+WHO_KNOWS_DESCRIPTION = (
+    "Who knows about a subject? Ranks the people (authors of decisions, pull requests, pushes, notes...) by "
+    "how relevant their memories are to the query, weighting deciding and landing code above pushing or "
+    "deploying, and recent work above old. Returns each person's score, what they did, and the ids of their "
+    "best memories (read them with get_memory). Use it to find whom to ask, or whose decision to look at."
+)
 Reply = TypeVar("Reply")
 Mode = Annotated[
     Literal["hybrid", "semantic", "keyword"],
@@ -150,7 +166,7 @@ def _asking(text_field: str, text: str, top_k: int, mode: str, filters: SearchFi
 
 
 def build_server(backend: MemoryBackend, clock: Callable[[], datetime] = utcnow) -> MCPServer:
-    """An MCP server whose five tools call ``backend``."""
+    """An MCP server whose tools call ``backend``."""
     server = MCPServer("neural-memory", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
     reading = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
@@ -209,5 +225,24 @@ def build_server(backend: MemoryBackend, clock: Callable[[], datetime] = utcnow)
     ) -> Annotated[CallToolResult, DeleteResponse]:
         reply = await _served(backend.delete(id))
         return _result(forget_summary(reply), reply)
+
+    @server.tool(name="who_knows", title="Who knows", description=WHO_KNOWS_DESCRIPTION, annotations=reading)
+    async def who_knows(
+        query: Annotated[str, Field(description="The subject, in natural language or keywords.")],
+        filters: Filters = None,
+        topK: Annotated[int, Field(ge=1, le=20, description="How many people at most (default 5).")] = 5,
+        mode: Mode = "hybrid",
+    ) -> Annotated[CallToolResult, ExpertsResponse]:
+        reply = await _served(backend.experts(_asking("query", query, topK, mode, filters)))
+        return _result(experts_summary(query, reply), reply)
+
+    @server.tool(
+        name="trace_decision", title="Trace why it changed", description=TRACE_DESCRIPTION, annotations=reading
+    )
+    async def trace_decision(
+        id: Annotated[str, Field(min_length=1, description="The id of the memory to trace.")],
+    ) -> Annotated[CallToolResult, LineageResponse]:
+        reply = await _served(backend.lineage(id))
+        return _result(lineage_summary(reply), reply)
 
     return server

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from neural_memory.models import FacetCounts, Retrieved, UpsertOutcome, Vector
-    from neural_memory.search.filters.model import Filter
+    from neural_memory.search.filters.model import Filter, MetadataScalar
 
 
 # The fields whose values autoFilters may infer (``known_values``).
@@ -54,6 +54,15 @@ class Store(Protocol):
     def previous_in_session(self, workspace_id: str, session_id: str, before: datetime) -> ObservationRecord | None:
         """The latest observation of the session that occurred before ``before`` (a chat turn's
         predecessor, read for its context), or None."""
+        ...
+
+    def sharing_metadata(
+        self, workspace_id: str, groups: Sequence[Sequence[tuple[str, MetadataScalar]]], live_at: datetime, limit: int
+    ) -> list[ObservationRecord]:
+        """The observations of the workspace, live at ``live_at`` (superseded ones included), whose
+        metadata holds every (key, value) pair of at least one of ``groups`` (exactly, as metadata
+        filters match); the oldest first (ties by id), at most ``limit``. Each group's first pair
+        is its most selective: a store may start from it."""
         ...
 
     def delete(self, workspace_id: str, observation_id: str) -> bool:

@@ -77,6 +77,7 @@ def _push(payload: dict[str, Any], event_time: str | None) -> Normalized:
                 "repo": repo,
                 "branch": branch,
                 "after": after,
+                "commitSha": after,  # the head commit: what a deployment of this push carries
                 "commits": len(commits),
                 "forced": forced,
                 "bot": is_bot,
@@ -119,10 +120,17 @@ def _pull_request(payload: dict[str, Any], event_time: str | None) -> Normalized
                 "base": dig(pr, "base", "ref"),
                 "head": dig(pr, "head", "ref"),
                 "bot": is_bot,
+                # Only once merged: GitHub also names a test merge commit for an open pull request.
+                **({"commitSha": pr["merge_commit_sha"]} if _merged_with_sha(pr) else {}),
             },
         }
     )
     return Normalized(observations=[observation])
+
+
+def _merged_with_sha(pr: dict[str, Any]) -> bool:
+    """Whether the pull request was merged and names the commit it was merged as."""
+    return bool(pr.get("merged")) and isinstance(pr.get("merge_commit_sha"), str) and bool(pr["merge_commit_sha"])
 
 
 def _issue(payload: dict[str, Any], event_time: str | None) -> Normalized:

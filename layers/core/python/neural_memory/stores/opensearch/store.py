@@ -32,7 +32,7 @@ from neural_memory.clock import from_iso, to_iso
 from neural_memory.errors import BackendUnavailable, StoreRejected
 from neural_memory.models import FacetCounts, Hit, ObservationRecord, Retrieved, UpsertOutcome
 from neural_memory.observability import logger
-from neural_memory.search.filters.model import LIST_FIELDS, metadata_terms, without_field
+from neural_memory.search.filters.model import LIST_FIELDS, Filter, metadata_term, metadata_terms, without_field
 from neural_memory.settings import OPENSEARCH_BULK_MAX_BYTES
 from neural_memory.stores.base import KNOWN_FIELDS
 from neural_memory.stores.opensearch.dsl import (
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from neural_memory.models import Vector
-    from neural_memory.search.filters.model import Filter
+    from neural_memory.search.filters.model import MetadataScalar
     from neural_memory.stores.base import IndexedObservation
 
 MARK_PAGE = 5_000  # chunks read per request when marking an observation's chunks superseded
@@ -422,6 +422,36 @@ class OpenSearchStore:
             if d.get("found") and d["_source"].get("workspace_id") == workspace_id
         ]
         return {record.id: record for record in records}
+
+    def sharing_metadata(
+        self, workspace_id: str, groups: Sequence[Sequence[tuple[str, MetadataScalar]]], live_at: datetime, limit: int
+    ) -> list[ObservationRecord]:
+        """Observations (chunk 0s) holding every pair of a group (see the ``Store`` protocol), in
+        one search: a ``should`` of one ``bool.filter`` of ``metadata_terms`` per group."""
+        wanted = [
+            {"bool": {"filter": [{"term": {"metadata_terms": metadata_term(key, value)}} for key, value in group]}}
+            for group in groups
+            if group
+        ]
+        if not wanted:
+            return []
+        query = {
+            "bool": {
+                "filter": [
+                    {"term": {"workspace_id": workspace_id}},
+                    {"term": {"chunk_no": 0}},
+                    *render_opensearch(Filter(live_at=live_at, include_superseded=True)),
+                    {"bool": {"should": wanted, "minimum_should_match": 1}},
+                ]
+            }
+        }
+        body = {"query": query, "size": limit, "sort": [{"occurred_at": "asc"}, {"observation_id": "asc"}]}
+        hits = self._call(self._client.search, index=self._index, body=body)["hits"]["hits"]
+        return [
+            _record(h["_source"], h["_source"].get("content", ""))
+            for h in hits
+            if h["_source"].get("workspace_id") == workspace_id
+        ]
 
     def previous_in_session(self, workspace_id: str, session_id: str, before: datetime) -> ObservationRecord | None:
         """The latest observation (chunk 0) of the session before ``before``."""
