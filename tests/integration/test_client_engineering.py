@@ -1,4 +1,4 @@
-"""The typed client's engineering views (``lineage``) against the real local API over HTTP, sync
+"""The typed client's engineering views (``lineage``, ``experts``) against the real local API over HTTP, sync
 and async, on the sample events: the server's own models, its refusals as typed errors."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import anyio
 import pytest
 from neural_memory.client import AsyncNeuralMemoryClient, NeuralMemoryClient, NotFound, ValidationFailed
-from neural_memory.models import LineageResponse
+from neural_memory.models import ExpertsResponse, LineageResponse
 
 from tests.helpers.events import EVENTS
 from tests.helpers.local_api import RunningApi, running_local_api
@@ -54,3 +54,21 @@ def test_the_async_client_traces_the_same(api: RunningApi) -> None:
     with NeuralMemoryClient(api.url, api.key) as client:
         expected = client.lineage(FAILED_DEPLOY)
     assert anyio.run(traced).timeline == expected.timeline
+
+
+def test_experts_are_the_servers_model_sync_and_async(api: RunningApi) -> None:
+    with NeuralMemoryClient(api.url, api.key) as client:
+        reply = client.experts("deploy failure", top_k=2, evidence=1, filters={"sourceTypes": ["vercel", "manual"]})
+        assert isinstance(reply, ExpertsResponse) and reply.experts[0].actor_name == "octocat"
+        assert len(reply.experts) <= 2 and all(len(e.evidence) <= 1 for e in reply.experts)
+        with pytest.raises(ValidationFailed) as bad:
+            client.experts("deploy failure", top_k=21)
+    assert bad.value.details[0].field == "topK"
+
+    async def asked() -> ExpertsResponse:
+        async with AsyncNeuralMemoryClient(api.url, api.key) as client:
+            return await client.experts(
+                "deploy failure", top_k=2, evidence=1, filters={"sourceTypes": ["vercel", "manual"]}
+            )
+
+    assert anyio.run(asked).experts == reply.experts

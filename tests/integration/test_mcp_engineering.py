@@ -1,4 +1,4 @@
-"""The engineering tools of ``neural-memory mcp`` (``trace_decision``), driven by the ``mcp`` SDK's
+"""The engineering tools of ``neural-memory mcp`` (``trace_decision``, ``who_knows``), driven by the ``mcp`` SDK's
 own client over stdio: on the embedded store in-process and on a remote API through the client,
 the same replies for the same data, and a refused call as a tool error."""
 
@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import pytest
 from mcp import Client
-from neural_memory.models import LineageResponse
+from neural_memory.models import ExpertsResponse, LineageResponse
 
 from tests.helpers.local_api import RunningApi, running_local_api
 from tests.helpers.mcp_sessions import stdio_server, structured, text_of
@@ -49,11 +49,22 @@ async def _traced(server: StdioServerParameters) -> dict[str, Any]:
         tools = {tool.name: tool for tool in (await agent.list_tools()).tools}
         assert tools["trace_decision"].output_schema and tools["trace_decision"].annotations
         assert tools["trace_decision"].annotations.read_only_hint
+        assert tools["who_knows"].output_schema and tools["who_knows"].description
         structured(await agent.call_tool("remember", {"observations": MEMORIES}))
         traced = await agent.call_tool("trace_decision", {"id": "adr-2"})
         missing = await agent.call_tool("trace_decision", {"id": "adr-9"})
         data = {key: value for key, value in structured(traced).items() if key != "requestId"}
-        return {"reply": data, "text": text_of(traced), "missing": (missing.is_error, text_of(missing))}
+        known = await agent.call_tool("who_knows", {"query": "session refresh in the edge middleware", "topK": 2})
+        bad = await agent.call_tool("who_knows", {"query": "session refresh", "filters": {"tiers": ["Z"]}})
+        experts = {key: value for key, value in structured(known).items() if key not in {"requestId", "latencyMs"}}
+        return {
+            "reply": data,
+            "text": text_of(traced),
+            "missing": (missing.is_error, text_of(missing)),
+            "experts": experts,
+            "experts text": text_of(known),
+            "bad": (bad.is_error, "tiers" in text_of(bad)),
+        }
 
 
 def test_trace_decision_gives_the_chain_and_the_shared_keys_on_both_backends(api: RunningApi, tmp_path: Path) -> None:
@@ -72,3 +83,15 @@ def test_trace_decision_gives_the_chain_and_the_shared_keys_on_both_backends(api
     assert "<- pullRequest acme/console#482" in embedded["text"] and "<- this one" in embedded["text"]
     assert embedded["missing"] == (True, "not_found: observation 'adr-9' not found")
     assert embedded == remote
+
+
+def test_who_knows_ranks_the_people_on_both_backends(api: RunningApi, tmp_path: Path) -> None:
+    embedded = anyio.run(_traced, stdio_server(["mcp", "--data-dir", str(tmp_path / "e"), "--workspace", "team"]))
+    remote = anyio.run(_traced, stdio_server(["mcp", "--url", api.url, "--key", api.key_for("team")]))
+    # bob decided the current way and merged it; alice's decision was superseded (out of search)
+    reply = ExpertsResponse.model_validate({**embedded["experts"], "requestId": "x", "latencyMs": 0})
+    assert [e.actor_name for e in reply.experts][0] == "bob" and "alice" not in [e.actor_name for e in reply.experts]
+    assert reply.experts[0].counts == {"decision": 1, "pull_request_merged": 1}
+    assert "1. bob (score 1.00;" in embedded["experts text"] and "[adr-2]" in embedded["experts text"]
+    assert embedded["bad"] == (True, True)
+    assert embedded["experts"] == remote["experts"] and embedded["experts text"] == remote["experts text"]

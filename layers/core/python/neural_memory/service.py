@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Literal
 from neural_memory.answer.answering import AnswerFailed, extractive_answer
 from neural_memory.clock import utcnow
 from neural_memory.engineering import experts as expert_ranking
+from neural_memory.engineering import staleness
 from neural_memory.engineering.lineage import trace
+from neural_memory.engineering.staleness import code_refs_out
 from neural_memory.errors import ConfigurationError, NotFound, PartiallyApplied, StoreRejected
 from neural_memory.ingest import supersession
 from neural_memory.ingest.prepare import embedding_text, prepare
@@ -248,10 +250,11 @@ class Service:
             supersession.relink(
                 self.store, workspace_id, written, {i: links for i, links in before.items() if i not in outcome.failed}
             )
+            staleness.remark(self.store, workspace_id, [item.record for item in written], now)
         except Exception as exc:  # stored already: say exactly what, never a bare 500 for a write that stands
-            logger.exception("supersession marks failed after a stored write")
+            logger.exception("supersession or staleness marks failed after a stored write")
             stored = list(dict.fromkeys(i for i in outcome.ids if i not in outcome.failed))
-            raise PartiallyApplied(stored, "updating their supersession marks") from exc
+            raise PartiallyApplied(stored, "updating their supersession and staleness marks") from exc
         record_count(METRIC_OBSERVATIONS_CREATED, len(outcome.created))
         record_count(METRIC_OBSERVATIONS_UPDATED, len(outcome.updated))
         return outcome
@@ -313,7 +316,11 @@ class Service:
         record = self.store.get(workspace_id, observation_id)
         if record is None:
             raise NotFound(f"observation {observation_id!r} not found")
-        return ObservationOut(**record.model_dump(exclude={"content_hash"}), request_id=request_id)
+        return ObservationOut(
+            **record.model_dump(exclude={"content_hash", "code_refs"}),
+            code_refs=code_refs_out(record.code_refs),
+            request_id=request_id,
+        )
 
     def lineage(self, workspace_id: str, observation_id: str, limit: int, request_id: str) -> LineageResponse:
         """Why the observation changed: its supersession chain both ways and the observations
@@ -333,6 +340,7 @@ class Service:
         if record is None or not self.store.delete(workspace_id, observation_id):
             raise NotFound(f"observation {observation_id!r} not found")
         supersession.unmark_deleted(self.store, workspace_id, record.supersedes or [])
+        staleness.remark(self.store, workspace_id, [], self._clock(), released=record.code_refs or [])
         return DeleteResponse(id=observation_id, deleted=True, request_id=request_id)
 
     def purge_expired(self, now: datetime) -> int:

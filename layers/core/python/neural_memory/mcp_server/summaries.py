@@ -31,6 +31,8 @@ def search_summary(query: str, reply: SearchResponse) -> str:
                 f"{n}. [{result.id}] {result.title} ({result.source}/{result.observation_type}{who}, {when}, "
                 f"score {result.score:.2f})"
             )
+            if result.possibly_stale:
+                lines.append(f"   (possibly stale: a later push, {result.possibly_stale[:7]}, touched its code)")
             lines.append(f"   {result.snippet}")
     if reply.degraded:
         lines.append(f"(degraded: {'; '.join(reply.degraded)})")
@@ -66,6 +68,8 @@ def memory_summary(reply: ObservationOut) -> str:
         lines.append(reply.url)
     if reply.superseded_by:
         lines.append(f"superseded by {reply.superseded_by}")
+    if reply.possibly_stale:
+        lines.append(f"possibly stale: commit {reply.possibly_stale} touched its code")
     if reply.content:
         lines.append(reply.content)
     return "\n".join(lines)

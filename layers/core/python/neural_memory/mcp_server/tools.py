@@ -28,6 +28,7 @@ from neural_memory.mcp_server.summaries import (
 )
 from neural_memory.models import (
     AnswerResponse,
+    CodeRef,
     DeleteResponse,
     ExpertsResponse,
     LineageResponse,
@@ -136,6 +137,11 @@ class AgentNote(WireModel):
     )
     metadata: dict[str, JsonValue] | None = Field(default=None, description="Extra key/value facts to filter on.")
     supersedes: list[str] | None = Field(default=None, description="Ids of older memories this one replaces.")
+    code_refs: list[CodeRef] | None = Field(
+        default=None,
+        description="Code it is about, [{repository: owner/name, paths: [...]}]: a later push touching one of the "
+        "paths marks it possibly stale.",
+    )
 
     def observation(self, now: datetime) -> dict[str, Any]:
         """The API's observation: this note with its defaults, time now unless given."""

@@ -112,6 +112,15 @@ class Store(Protocol):
         """Set ``superseded_by`` of these observations (None clears it); absent ids are skipped."""
         ...
 
+    def referencing(self, workspace_id: str, refs: Sequence[str], live_at: datetime) -> list[ObservationRecord]:
+        """The observations of the workspace, live at ``live_at``, whose ``code_refs`` hold one of
+        ``refs`` (``repository:path``), the oldest first (ties by id)."""
+        ...
+
+    def set_possibly_stale(self, workspace_id: str, changes: Mapping[str, str | None]) -> None:
+        """Set ``possibly_stale`` of these observations (None clears it); absent ids are skipped."""
+        ...
+
     def expiring_links(self, now: datetime) -> dict[str, list[str]]:
         """By workspace, the ids superseded by observations that expired at or before ``now``
         (what a purge at ``now`` will release)."""

@@ -8,9 +8,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from neural_memory.ingest.normalizers.base import Normalized, Skipped, UnsupportedEvent, dig, first_line
-from neural_memory.models import ObservationIn
+from neural_memory.models import MAX_CODE_PATHS, ObservationIn
 
 _ZERO_SHA = "0" * 40
+MAX_PATH_CHARS = 500  # a code ref path's limit (``CodeRef.paths``)
 
 
 def normalize(detail_type: str, payload: dict[str, Any], event_time: str | None) -> Normalized:
@@ -62,6 +63,7 @@ def _push(payload: dict[str, Any], event_time: str | None) -> Normalized:
     if lines:
         content += ":\n" + "\n".join(lines)
     login, is_bot = _actor(payload)
+    paths = _touched(commits)
     observation = ObservationIn.model_validate(
         {
             "id": f"github-push-{repo.replace('/', '.')}-{after[:12]}",
@@ -82,9 +84,22 @@ def _push(payload: dict[str, Any], event_time: str | None) -> Normalized:
                 "forced": forced,
                 "bot": is_bot,
             },
+            "codeRefs": [{"repository": repo, "paths": paths}] if paths else None,
         }
     )
     return Normalized(observations=[observation])
+
+
+def _touched(commits: list[dict[str, Any]]) -> list[str]:
+    """The paths the commits added, modified or removed, once each, in order, at most
+    ``MAX_CODE_PATHS`` (GitHub lists up to 3,000 per commit; the rest of a huge push is not tracked)."""
+    paths: dict[str, None] = {}
+    for commit in commits:
+        for kind in ("added", "modified", "removed"):
+            listed = commit.get(kind)
+            if isinstance(listed, list):
+                paths.update((p, None) for p in listed if isinstance(p, str) and 0 < len(p) <= MAX_PATH_CHARS)
+    return list(paths)[:MAX_CODE_PATHS]
 
 
 def _pull_request(payload: dict[str, Any], event_time: str | None) -> Normalized:

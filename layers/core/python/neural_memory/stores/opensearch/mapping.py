@@ -8,7 +8,9 @@ from typing import Any
 from neural_memory.search import bm25
 from neural_memory.stores.record_fields import RECORD_FIELDS
 
-SCHEMA_VERSION = 3  # 2: metadata_terms, supersedes, superseded_by; 3: BM25 k1/b (a reindex brings an index in step)
+# 2: metadata_terms, supersedes, superseded_by; 3: BM25 k1/b; 4: code_refs, possibly_stale (a reindex brings
+# an index in step)
+SCHEMA_VERSION = 4
 HNSW_M = 16  # graph degree: recall vs memory
 HNSW_EF_CONSTRUCTION = 128  # build-time beam: recall vs indexing speed
 HNSW_EF_SEARCH = 100  # query-time beam: recall vs latency

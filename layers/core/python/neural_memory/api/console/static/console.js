@@ -297,10 +297,10 @@ async function follow(event, citation) {
 async function openRecord(id) {
   const record = await busy("Loading…", () => call("GET", `v1/observations/${encodeURIComponent(id)}`));
   if (!record) return;
-  const fields = ["id", "source", "observationType", "actorName", "tier", "occurredAt", "ingestedAt", "expiresAt", "url", "sessionId"];
+  const fields = ["id", "source", "observationType", "actorName", "tier", "occurredAt", "ingestedAt", "expiresAt", "url", "sessionId", "possiblyStale"];
   opened = id;
   $("record-title").textContent = record.title;
-  $("record").replaceChildren(...fields.filter((f) => record[f] !== null).flatMap((f) => [el("dt", {}, f), el("dd", {}, String(record[f]))]));
+  $("record").replaceChildren(...fields.filter((f) => record[f] !== null && record[f] !== undefined).flatMap((f) => [el("dt", {}, f), el("dd", {}, String(record[f]))]));
   $("record-content").textContent = record.content || "(no content)";
   $("lineage").replaceChildren();
   if (!$("record-dialog").open) $("record-dialog").showModal();

@@ -80,8 +80,12 @@ export function latencyBar(latency) {
 
 export function badges(result) {
   const list = [["source", result.source], ["type", result.observationType], ["actor", result.actorName], ["tier", result.tier]];
+  const stale = result.possiblyStale
+    ? el("span", { className: "badge stale", title: `A later push (commit ${result.possiblyStale}) touched the code it is about` },
+      `possibly stale (${result.possiblyStale.slice(0, 7)})`)
+    : null;
   return el("span", { className: "badges" },
-    ...list.filter(([, v]) => v).map(([kind, value]) => el("span", { className: `badge ${kind}`, title: kind }, value)));
+    ...list.filter(([, v]) => v).map(([kind, value]) => el("span", { className: `badge ${kind}`, title: kind }, value)), stale);
 }
 
 export function safeUrl(url) {
