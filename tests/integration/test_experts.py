@@ -76,7 +76,7 @@ def test_filters_narrow_and_workspaces_never_mix(svc: Service) -> None:
     svc.index("acme", samples())
     svc.index("rival", [note("r1", "Deploy failure runbook", "Deploy failure: roll back.", actor_name="mallory",
                              observation_type="decision")])  # fmt: skip
-    only_vercel = _experts(svc, "acme", "deploy failure", filters={"sourceTypes": ["vercel"]})
+    only_vercel = _experts(svc, "acme", "deployment failed", filters={"sourceTypes": ["vercel"]})
     assert [e.actor_name for e in only_vercel.experts] == ["octocat"]
     assert set(only_vercel.experts[0].counts) <= {"deployment_created", "deployment_error", "deployment_canceled",
                                                   "deployment_succeeded"}  # fmt: skip

@@ -23,7 +23,7 @@ from neural_memory.settings import Settings
 
 from functions.ingest import app as ingest_app
 from tests.helpers.events import load_event
-from tests.helpers.pipeline import note
+from tests.helpers.pipeline import NOW, note
 from tests.integration.test_lineage import samples
 
 if TYPE_CHECKING:
@@ -117,6 +117,12 @@ def test_a_push_through_the_bus_marks_a_noted_path_stale(
     assert (_stale(svc, "before"), _stale(svc, "after"), svc.store.count("acme")) == (FIX_SHA, None, 4)
     push = svc.store.get("acme", PUSH_ID)
     assert push is not None and "acme/console:src/auth/middleware.ts" in (push.code_refs or [])
+    # And the store keeps to the workspace: rival can neither find nor mark acme's
+    middleware = "acme/console:src/auth/middleware.ts"
+    assert [r.id for r in svc.store.referencing("rival", [middleware], NOW)] == ["rival"]
+    assert [r.id for r in svc.store.referencing("acme", [middleware], NOW)] == ["before", PUSH_ID, "after"]
+    svc.store.set_possibly_stale("rival", {"after": "x" * 40})
+    assert _stale(svc, "after") is None
 
 
 def test_a_signed_webhook_push_marks_it_too(installed: Service) -> None:
