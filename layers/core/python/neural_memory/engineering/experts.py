@@ -67,7 +67,8 @@ def contribution(result: SearchResult, now: datetime) -> float:
     """What one observation adds to its actor's score, in [0, 1]."""
     age_days = max(0.0, (now - result.occurred_at).total_seconds() / 86400)
     relevance = result.scores.fused or 0.0
-    return relevance * weight(result.observation_type) / _MAX_WEIGHT * 0.5 ** (age_days / HALF_LIFE_DAYS)
+    recency: float = 0.5 ** (age_days / HALF_LIFE_DAYS)
+    return relevance * weight(result.observation_type) / _MAX_WEIGHT * recency
 
 
 def rank_experts(results: Sequence[SearchResult], now: datetime, top_k: int, evidence: int) -> tuple[list[Expert], int]:
