@@ -131,7 +131,9 @@ def _gate(stack: DeployedStack) -> AuthorizerGate:
     return gate
 
 
-def _route_event(stack: DeployedStack, method: str, path: str, body: Any = None) -> dict[str, Any]:
+def _route_event(
+    stack: DeployedStack, method: str, path: str, body: Any = None, query: dict[str, list[str]] | None = None
+) -> dict[str, Any]:
     """The REST proxy event API Gateway sends after the authorizer allowed the caller."""
     policy = _gate(stack).decide({"Authorization": f"Bearer {_state['key']}"}, method, path)
     assert isinstance(policy, dict), f"API Gateway answered {policy}"
@@ -140,20 +142,26 @@ def _route_event(stack: DeployedStack, method: str, path: str, body: Any = None)
         "POST /v1/answer": "api/answer_post",
         "POST /v1/observations": "api/observations_post",
     }
-    template = next(r.path for r in ROUTES if r.method == method and r.pattern.match(path))
+    route = next(r for r in ROUTES if r.method == method and r.pattern.match(path))
+    template, parameters = route.path, route.pattern.match(path).groupdict()  # type: ignore[union-attr]
     event = load_event(
         samples.get(f"{method} {path}", "api/observation_get" if method == "GET" else "api/observation_delete")
     )
     event.update(httpMethod=method, path=path, resource=template, body=json.dumps(body) if body is not None else None)
-    event["pathParameters"] = {"id": path.rsplit("/", 1)[1]} if "{id}" in template else None
+    event["pathParameters"] = parameters or None
+    event["queryStringParameters"] = {k: v[-1] for k, v in query.items()} if query else None
+    event["multiValueQueryStringParameters"] = query or None
     event["requestContext"].update(httpMethod=method, resourcePath=template)
     event["requestContext"]["authorizer"] = {**policy["context"], "principalId": policy["principalId"]}
     return event
 
 
-def _call(stack: DeployedStack, method: str, path: str, body: Any = None) -> tuple[int, dict[str, Any]]:
+def _call(
+    stack: DeployedStack, method: str, path: str, body: Any = None, query: dict[str, list[str]] | None = None
+) -> tuple[int, dict[str, Any]]:
     route = next(r for r in ROUTES if r.method == method and r.pattern.match(path))
-    reply = stack.invoke(route.function, f"API Gateway {method} {path}", _route_event(stack, method, path, body))
+    event = _route_event(stack, method, path, body, query)
+    reply = stack.invoke(route.function, f"API Gateway {method} {path}", event)
     assert "errorType" not in reply, reply
     return reply["result"]["statusCode"], json.loads(reply["result"]["body"])
 
@@ -167,6 +175,7 @@ def test_every_api_route_answers_through_the_authorizer(deployed: DeployedStack)
         "occurredAt": occurred,
         "title": "Deploy failed: missing NEXT_PUBLIC_API_URL",
         "content": NOTE_TEXT,
+        "actorName": "octocat",
     }
     status, body = _call(deployed, "POST", "/v1/observations", {"observations": [note]})
     assert (status, body["ids"]) == (200, [NOTE_ID]), body
@@ -180,6 +189,13 @@ def test_every_api_route_answers_through_the_authorizer(deployed: DeployedStack)
     assert status == 200 and {"value": "vercel", "count": 1} in body["facets"]["sourceTypes"], body
     status, body = _call(deployed, "POST", "/v1/answer", {"question": "Why did the console deploy fail?"})
     assert status == 200 and [c["id"] for c in body["citations"]][:1] == [NOTE_ID], body
+    # Who knows (GET and POST: the search function) and why it changed (the observations function)
+    status, body = _call(deployed, "GET", "/v1/experts", query={"q": ["deploy failed"], "sourceTypes": ["vercel"]})
+    assert status == 200 and [e["actorName"] for e in body["experts"]] == ["octocat"], body
+    status, posted = _call(deployed, "POST", "/v1/experts", {"query": "deploy failed"})
+    assert status == 200 and posted["experts"] == body["experts"], posted
+    status, body = _call(deployed, "GET", f"/v1/observations/{NOTE_ID}/lineage", query={"limit": ["5"]})
+    assert status == 200 and [e["id"] for e in body["timeline"]] == [NOTE_ID], body
     status, body = _call(deployed, "DELETE", f"/v1/observations/{NOTE_ID}")
     assert (status, body["deleted"]) == (200, True)
     assert _call(deployed, "GET", f"/v1/observations/{NOTE_ID}")[0] == 404
