@@ -2,7 +2,8 @@
 when a later GitHub push to that repository touches one of its paths, through the event bus (the
 ingest function's SQS batch) and the webhook receiver; shown in reads and results, left out by
 ``filters.fresh``, idempotent under replay, whatever the order of arrival, never across
-repositories or workspaces, and cleared when the push goes."""
+repositories or workspaces, cleared when the push goes, and carried into a new OpenSearch index by
+a reindex that a push races."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import copy
 import hashlib
 import hmac
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -20,11 +21,15 @@ from neural_memory.local.gateway import LocalGateway
 from neural_memory.models import SearchRequest
 from neural_memory.service import Service, set_service
 from neural_memory.settings import Settings
+from neural_memory.stores.opensearch.index import OpenSearchAdmin
+from opensearchpy import OpenSearch
 
 from functions.ingest import app as ingest_app
 from tests.helpers.events import load_event
+from tests.helpers.fakes import HashEmbedder
 from tests.helpers.pipeline import NOW, note
 from tests.integration.test_lineage import samples
+from tests.integration.test_reindex import ALIAS, _reindexer, _service
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -170,3 +175,28 @@ def test_on_the_samples_the_decision_about_the_middleware_is_stale(svc: Service)
     svc.index("acme", samples())
     assert _stale(svc, "decision-session-refresh-edge") == FIX_SHA
     assert _stale(svc, "note-deploy-env-vars") is None
+
+
+def test_a_push_written_while_opensearch_reindexes_marks_the_note_in_the_new_index(
+    osmem_url: str, settings: Settings
+) -> None:
+    # Given an index holding the note (and a few others, so the reindex runs in batches)
+    client = OpenSearch(hosts=[osmem_url])
+    admin = OpenSearchAdmin(client, ALIAS, replicas=0)
+    assert admin.ensure_index(64, HashEmbedder().model_id) == "created"
+    _service(client, HashEmbedder(), settings, at=NOW - timedelta(days=1)).index(
+        "acme", [_noted("before", BEFORE), *[note(f"n{i}", f"note {i}") for i in range(5)]]
+    )
+    writer = _service(client, HashEmbedder(), settings, at=NOW + timedelta(minutes=1))
+
+    def meanwhile(copied: int, total: int) -> None:
+        if copied == 3:  # the note is behind the cursor: copied unmarked
+            writer.index("acme", _normalized(_push()))
+            assert _stale(writer, "before") == FIX_SHA  # marked in the old index
+
+    # When a reindex for another model runs while the push arrives
+    new = _service(client, HashEmbedder(dimension=32), settings)
+    report = _reindexer(new, admin, batch_size=3).run(progress=meanwhile)
+    # Then the new index holds the note with its mark (copied again with the push)
+    assert report.swapped and admin.live() == "nm-000002"
+    assert _stale(new, "before") == FIX_SHA
