@@ -21,6 +21,7 @@ from neural_memory.local.gateway import LocalGateway
 from neural_memory.models import SearchRequest
 from neural_memory.service import Service, set_service
 from neural_memory.settings import Settings
+from neural_memory.stores.opensearch import store as opensearch_store
 from neural_memory.stores.opensearch.index import OpenSearchAdmin
 from opensearchpy import OpenSearch
 
@@ -200,3 +201,12 @@ def test_a_push_written_while_opensearch_reindexes_marks_the_note_in_the_new_ind
     # Then the new index holds the note with its mark (copied again with the push)
     assert report.swapped and admin.live() == "nm-000002"
     assert _stale(new, "before") == FIX_SHA
+
+
+def test_every_observation_naming_a_path_is_found_however_many(svc: Service, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(opensearch_store, "MARK_PAGE", 2)  # OpenSearch reads them page by page
+    svc.index("acme", [_noted(f"n{i}", BEFORE + timedelta(minutes=i)) for i in range(5)])
+    svc.index("acme", _normalized(_push()))
+    found = svc.store.referencing("acme", ["acme/console:docs/auth.md"], NOW)
+    assert [r.id for r in found] == [f"n{i}" for i in range(5)]
+    assert all(_stale(svc, f"n{i}") == FIX_SHA for i in range(5))

@@ -453,13 +453,21 @@ class OpenSearchStore:
                 ]
             }
         }
-        body = {"query": query, "size": 10_000, "sort": [{"occurred_at": "asc"}, {"observation_id": "asc"}]}
-        hits = self._call(self._client.search, index=self._index, body=body)["hits"]["hits"]
-        return [
-            _record(h["_source"], h["_source"].get("content", ""))
-            for h in hits
-            if h["_source"].get("workspace_id") == workspace_id
-        ]
+        # Paged: a path every push touches (a lockfile) is named by more than one page holds.
+        body: dict[str, Any] = {
+            "query": query,
+            "size": MARK_PAGE,
+            "sort": [{"occurred_at": "asc"}, {"observation_id": "asc"}],
+        }
+        found: list[ObservationRecord] = []
+        while hits := self._call(self._client.search, index=self._index, body=body)["hits"]["hits"]:
+            found += [
+                _record(h["_source"], h["_source"].get("content", ""))
+                for h in hits
+                if h["_source"].get("workspace_id") == workspace_id
+            ]
+            body["search_after"] = hits[-1]["sort"]
+        return found
 
     def sharing_metadata(
         self, workspace_id: str, groups: Sequence[Sequence[tuple[str, MetadataScalar]]], live_at: datetime, limit: int
