@@ -17,6 +17,7 @@ from neural_memory.models import (
     ExpertsResponse,
     FacetsResponse,
     QueryText,
+    SearchFilters,
     SearchMode,
     SearchRequest,
     SearchResponse,
@@ -100,7 +101,8 @@ def experts(request: Annotated[ExpertsRequest, Body()]) -> ExpertsResponse:
 @app.get(
     "/v1/experts",
     summary="Who knows about a subject",
-    description=_EXPERTS_DESCRIPTION + " The filters are those of `GET /v1/facets` (repeat one for several values).",
+    description=_EXPERTS_DESCRIPTION + " The filters are those of `GET /v1/facets` (repeat one for several values), "
+    "and `fresh`.",
     responses={200: {"description": "Actors, best first"}, **ERROR_RESPONSES},
     tags=["search"],
 )
@@ -113,6 +115,7 @@ def experts_by_query(
     tiers: Annotated[list[Tier] | None, Query(max_length=50)] = None,
     start: Annotated[Timestamp | None, Query(description="occurredAt at or after (ISO-8601 with a zone)")] = None,
     end: Annotated[Timestamp | None, Query(description="occurredAt at or before (ISO-8601 with a zone)")] = None,
+    fresh: Annotated[bool | None, Query(description="true: leave out observations marked possiblyStale")] = None,
     mode: Annotated[SearchMode, Query()] = "hybrid",
     top_k: Annotated[int, Query(alias="topK", ge=1, le=20, description="actors at most")] = 5,
     evidence: Annotated[int, Query(ge=1, le=10, description="evidence ids per actor at most")] = 3,
@@ -126,6 +129,8 @@ def experts_by_query(
         start=start,
         end=end,
     )
+    if fresh:
+        filters = (filters or SearchFilters.model_construct()).model_copy(update={"fresh": True})
     request = ExpertsRequest.model_construct(query=q, filters=filters, mode=mode, top_k=top_k, evidence=evidence)
     return get_service().experts(current_workspace_id(app), request, current_request_id(app))
 

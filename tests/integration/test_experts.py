@@ -111,6 +111,13 @@ def test_get_and_post_answer_alike_and_name_a_bad_field(gateway: tuple[LocalGate
     body = {"query": "deploy failure", "filters": {"sourceTypes": ["vercel", "manual"]}, "topK": 3}
     status, by_post = send("POST", "/v1/experts", body)
     assert status == 200 and by_post["experts"] == by_get["experts"]
+    # fresh leaves out what a later push made stale: hubot's decision about the middleware
+    middleware = "/v1/experts?q=refresh+sessions+edge+middleware&mode=keyword&observationTypes=decision"
+    assert [e["actorName"] for e in send("GET", middleware)[1]["experts"]] == ["hubot"]
+    assert send("GET", middleware + "&fresh=true")[1]["experts"] == []
+    status, fresh = send("POST", "/v1/experts", {"query": "refresh sessions edge middleware", "filters": {"fresh": True,
+                         "observationTypes": ["decision"]}, "mode": "keyword"})  # fmt: skip
+    assert (status, fresh["experts"]) == (200, [])
     for path, field in [
         ("/v1/experts", "q"),
         ("/v1/experts?q=%20%20", "q"),

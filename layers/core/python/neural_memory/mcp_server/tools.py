@@ -109,7 +109,8 @@ Mode = Annotated[
 Filters = Annotated[
     SearchFilters | None,
     Field(description="Optional filters, combined with AND (docs/api.md): sourceTypes, observationTypes, "
-          "actorNames, tiers, dateRange {start, end}, not {...}, metadata {key: value}, anyOf [...]."),
+          "actorNames, tiers, dateRange {start, end}, not {...}, metadata {key: value}, anyOf [...], fresh (true: "
+          "leave out memories a later push made stale)."),
 ]  # fmt: skip
 
 
