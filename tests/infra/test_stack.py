@@ -98,7 +98,7 @@ def test_api_has_authorizer_throttling_access_logs_and_validation(dev: Template)
     )
     methods = dev.find_resources("AWS::ApiGateway::Method", {"Properties": {"HttpMethod": Match.any_value()}})
     routed = [m["Properties"] for m in methods.values() if m["Properties"]["HttpMethod"] != "OPTIONS"]
-    assert sorted(m["HttpMethod"] for m in routed) == ["DELETE"] + ["GET"] * 4 + ["POST"] * 5
+    assert sorted(m["HttpMethod"] for m in routed) == ["DELETE"] + ["GET"] * 6 + ["POST"] * 6
     assert all("RequestValidatorId" in m for m in routed)
     # Every route needs a key except the webhook receivers, which the provider's signature
     # authenticates, and the console's two static routes (a page holding no data)
