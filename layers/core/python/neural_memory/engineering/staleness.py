@@ -13,13 +13,14 @@ again at once if a later push touched its code).
 
 from __future__ import annotations
 
+import bisect
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from neural_memory.models import CodeRef
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
-    from datetime import datetime
 
     from neural_memory.models import ObservationRecord
     from neural_memory.stores.base import Store
@@ -67,23 +68,44 @@ def remark(
     pool = dict(holders)
     if around:
         pool |= {record.id: record for record in store.referencing(workspace_id, sorted(around), now)}
-    pushes = [record for record in pool.values() if is_push(record) and pushed_commit(record)]
+    touched = _pushes_by_path(pool.values())
     changes = {
         record.id: mark
         for record in holders.values()
-        if (mark := _earliest_later_push(record, pushes)) != record.possibly_stale
+        if (mark := _earliest_later_push(record, touched)) != record.possibly_stale
     }
     store.set_possibly_stale(workspace_id, changes)
 
 
-def _earliest_later_push(record: ObservationRecord, pushes: Sequence[ObservationRecord]) -> str | None:
-    """The commit of the earliest push after ``record`` that touched one of its paths, or None."""
-    paths = set(record.code_refs or ())
-    later = [
-        push
-        for push in pushes
-        if push.id != record.id and push.occurred_at > record.occurred_at and paths & set(push.code_refs or ())
-    ]
-    if not later:
-        return None
-    return pushed_commit(min(later, key=lambda push: (push.occurred_at, push.id)))
+Touched = dict[str, tuple[list[tuple[datetime, str]], list[str]]]
+
+
+def _pushes_by_path(records: Iterable[ObservationRecord]) -> Touched:
+    """For each path, the pushes that touched it in time order: their (time, id) and commits (so
+    a holder's earliest later push is a binary search per path, not a scan of every push)."""
+    by_path: dict[str, list[tuple[datetime, str, str]]] = {}
+    for record in records:
+        commit = pushed_commit(record) if is_push(record) else None
+        if commit is not None:
+            for ref in record.code_refs or ():
+                by_path.setdefault(ref, []).append((record.occurred_at, record.id, commit))
+    touched: Touched = {}
+    for ref, pushes in by_path.items():
+        pushes.sort()
+        touched[ref] = ([(at, push_id) for at, push_id, _ in pushes], [commit for _, _, commit in pushes])
+    return touched
+
+
+def _earliest_later_push(record: ObservationRecord, touched: Touched) -> str | None:
+    """The commit of the earliest push after ``record`` (ties by id) that touched one of its
+    paths, or None."""
+    best: tuple[datetime, str, str] | None = None
+    for ref in record.code_refs or ():
+        if ref not in touched:
+            continue
+        keys, commits = touched[ref]
+        # The first push strictly later than the record (a push is never later than itself).
+        at = bisect.bisect_left(keys, (record.occurred_at, "\U0010ffff"))
+        if at < len(keys) and (best is None or keys[at] < best[:2]):
+            best = (*keys[at], commits[at])
+    return None if best is None else best[2]
