@@ -32,6 +32,7 @@ from neural_memory.settings import Settings
 from neural_memory.stores.sqlite.store import SqliteStore
 from tqdm import tqdm
 
+from bench.log_sink import discard_log_output
 from bench.synthetic import observations, search_bodies
 
 
@@ -103,6 +104,7 @@ def main() -> None:
     parser.add_argument("--embed-pool", type=int, default=2000)
     args = parser.parse_args()
 
+    discard_log_output()  # a "search complete" line per search
     embedder = OnnxLocalEmbedder()
     embedder.load()
     now = utcnow()

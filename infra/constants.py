@@ -1,10 +1,12 @@
 """Names and numbers shared by the stack, its constructs and the dashboards (metric names come from
 the layer). Physical names are scoped by stage, so dev and prod coexist in one account."""
 
+from neural_memory.ingest.normalizers import event_sources
+from neural_memory.ingest.normalizers.generic import SOURCE as AGENT_EVENT_SOURCE
 from neural_memory.observability import METRICS_NAMESPACE, SERVICE_NAME
 from neural_memory.settings import SearchSettings
 
-__all__ = ["METRICS_NAMESPACE", "SERVICE_NAME"]
+__all__ = ["AGENT_EVENT_SOURCE", "METRICS_NAMESPACE", "SERVICE_NAME"]
 
 STACK_NAME = "NeuralMemory"
 LAMBDA_TIMEOUT_S = 15
@@ -38,7 +40,10 @@ QUEUE_AGE_ALARM_S = 900
 # How long API Gateway reuses an authorizer's decision for one key: a revoked key keeps working
 # on AWS until its cached decision expires (README, "API keys").
 AUTHORIZER_CACHE_TTL_S = 300
-EVENT_SOURCES = ("github", "vercel")
+# The bus has a rule into the ingest queue for every source the ingest function has a normalizer
+# for, read from the layer's registry (never a second list here): an event the layer can ingest
+# never matches no rule and vanishes. Agents put AGENT_EVENT_SOURCE events (README, "Agents on the bus").
+EVENT_SOURCES = event_sources()
 INDEX_NAME = "neural-memory"
 # Replicas of the index per stage: none on dev's single node (a replica there can never be
 # assigned: the cluster would be yellow for good), one per other node in prod's three AZs.

@@ -1,6 +1,7 @@
 """Maintenance: the index bootstrap at deploy (a CloudFormation custom resource backed directly by
 this function; it reindexes when the model or mapping changed), the daily purge of expired
-observations, and a frequent schedule that resumes a reindex the deploy could not finish."""
+observations and archive of old E ones, and a frequent schedule that resumes a reindex the deploy
+could not finish."""
 
 import time
 from typing import Any
@@ -22,16 +23,16 @@ DEADLINE_MARGIN_MS = 60_000
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """``RequestType`` (custom resource) → ensure the index and answer CloudFormation; the reindex
-    schedule → resume a reindex if one is needed; the daily schedule → purge."""
+    schedule → resume a reindex if one is needed; the daily schedule → purge and archive."""
     if "RequestType" in event:
         return bootstrap(event, context)
     if event.get("action") == RESUME_EVENT["action"]:
         outcome = bootstrap_index(get_service(), deadline=_deadline(context))
         logger.info("index check", extra={"outcome": outcome})
         return {"outcome": outcome}
-    purged = get_service().purge_expired(utcnow())
-    logger.info("purged expired observations", extra={"purged": purged})
-    return {"purged": purged}
+    done = get_service().maintain(utcnow())
+    logger.info("purged expired observations, archived old E ones", extra=done)
+    return done
 
 
 def _deadline(context: LambdaContext) -> float:

@@ -1,5 +1,5 @@
-"""POST /v1/observations, GET and DELETE /v1/observations/{id}, GET /v1/observations/{id}/lineage —
-parse, call the service, reply."""
+"""POST /v1/observations, GET and DELETE /v1/observations/{id}, GET /v1/observations/{id}/lineage,
+POST /v1/observations/{id}/promote — parse, call the service, reply."""
 
 from typing import Annotated, Any
 
@@ -7,7 +7,13 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from neural_memory.api.resolver import ERROR_RESPONSES, build_resolver, current_request_id, current_workspace_id
+from neural_memory.api.resolver import (
+    ERROR_RESPONSES,
+    build_resolver,
+    current_actor,
+    current_request_id,
+    current_workspace_id,
+)
 from neural_memory.models import (
     DEFAULT_LINEAGE,
     MAX_LINEAGE,
@@ -18,6 +24,7 @@ from neural_memory.models import (
     ObservationOut,
     ObservationsRequest,
     ObservationsResponse,
+    PromoteRequest,
 )
 from neural_memory.observability import logger, metrics, tracer
 from neural_memory.service import get_service
@@ -93,6 +100,30 @@ def lineage(
 ) -> LineageResponse:
     """The lineage of one observation of the caller's workspace."""
     return get_service().lineage(current_workspace_id(app), id, limit, current_request_id(app))
+
+
+@app.post(
+    "/v1/observations/<id>/promote",
+    summary="Promote an observation from C to A",
+    description="Keep a collaborative (C) observation for good: tier A, no expiry; who (the API key) and why "
+    "(`reason`) are recorded on it.",
+    responses={
+        200: {"description": "The promoted observation"},
+        **_NOT_FOUND,
+        409: {
+            "description": "conflict: the observation is not a live C observation (the message says its tier)",
+            "content": {"application/json": {"model": ErrorResponse}},
+        },
+        **ERROR_RESPONSES,
+    },
+    tags=["observations"],
+)
+@tracer.capture_method(capture_response=False)  # observation content never goes to X-Ray
+def promote(id: Annotated[ObservationId, Path()], request: Annotated[PromoteRequest, Body()]) -> ObservationOut:
+    """Promote one C observation of the caller's workspace to A."""
+    return get_service().promote(
+        current_workspace_id(app), id, request.reason, current_actor(app), current_request_id(app)
+    )
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)

@@ -1,4 +1,4 @@
-"""EventBridge bus → rules for each webhook source → SQS (with a DLQ) → ingest function with
+"""EventBridge bus → a rule for each source the layer has a normalizer for → SQS (with a DLQ) → ingest function with
 partial batch responses. Nothing is lost: a record that keeps failing lands in the DLQ."""
 
 from __future__ import annotations
@@ -43,7 +43,8 @@ class IngestPipeline(Construct):
         for source in EVENT_SOURCES:
             events.Rule(
                 self,
-                f"{source.title()}Rule",
+                # GithubRule, VercelRule, NeuralMemoryRule: ids stay stable as sources are added
+                "".join(part.title() for part in source.split("-")) + "Rule",
                 event_bus=self.bus,
                 event_pattern=events.EventPattern(source=[source]),
                 targets=[targets.SqsQueue(self.queue)],

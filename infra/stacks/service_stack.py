@@ -21,6 +21,7 @@ from infra.constants import (
     MAINTENANCE_TIMEOUT_S,
     physical_name,
 )
+from infra.constructs.agent_events import AgentEvents
 from infra.constructs.api import Api
 from infra.constructs.core_layer import CoreLayer
 from infra.constructs.domain_access import grant
@@ -55,8 +56,9 @@ NEEDS: dict[str, FunctionNeeds] = {
     "answer": FunctionNeeds("read", ("cohere", "anthropic", "openai"), timeout_s=ANSWER_TIMEOUT_S),
     "observations": FunctionNeeds("write", ("cohere",)),
     "ingest": FunctionNeeds("write", ("cohere",), timeout_s=INGEST_TIMEOUT_S),
-    # The index bootstrap needs the embedding model's id and dimension, never its key.
-    "maintenance": FunctionNeeds("admin", timeout_s=MAINTENANCE_TIMEOUT_S),
+    # A reindex at deploy reuses the vectors the old index stores for unchanged text and embeds the
+    # rest (a new model, text never embedded by this one): that needs the Cohere key.
+    "maintenance": FunctionNeeds("admin", ("cohere",), timeout_s=MAINTENANCE_TIMEOUT_S),
     "authorizer": FunctionNeeds(memory_mb=256),
     # Verifies signatures and puts events on the bus: no store, no embedder.
     "webhooks": FunctionNeeds(secrets=("github_webhook", "vercel_webhook"), memory_mb=256),
@@ -70,6 +72,9 @@ LLM_PROVIDERS = ("anthropic", "openai")
 LLM_DEFAULT = {"llm_provider": "anthropic", "llm_fallback": "openai"}
 # Functions that read the routing table (stack configuration: ingest-routes.json or -c ingest_routes).
 ROUTED = ("ingest", "webhooks")
+# Automatic promotion (-c promote_after_citations=N, NM_PROMOTE_AFTER_CITATIONS): the answer function
+# counts citations, so only then may it write to the index; off, it stays read-only.
+PROMOTION_CONTEXT = "promote_after_citations"
 
 
 class ServiceStack(Stack):
@@ -94,6 +99,10 @@ class ServiceStack(Stack):
             raise ValueError(
                 f"llm_provider must be one of {LLM_PROVIDERS}, llm_fallback one of them or none: {self._llm}"
             )
+        promote = str(self.node.try_get_context(PROMOTION_CONTEXT) or "0")
+        if not promote.isdigit():
+            raise ValueError(f"{PROMOTION_CONTEXT} must be a whole number of citations (0: off), not {promote!r}")
+        self._promote_after = int(promote)
         self._routes = json.dumps(dict(sorted((ingest_routes or {}).items())))
         if len(self._routes) > MAX_ROUTES_BYTES:  # fail the synth, not the deploy, with the reason
             raise ValueError(
@@ -124,6 +133,7 @@ class ServiceStack(Stack):
         )
         webhooks = self.functions["webhooks"]
         self.ingest.bus.grant_put_events_to(webhooks)
+        self.agents = AgentEvents(self, "AgentEvents", bus=self.ingest.bus)
         webhooks.add_environment("NM_EVENT_BUS", self.ingest.bus.event_bus_name)
         missing = set(NEEDS) - set(self.functions)
         if missing:
@@ -131,7 +141,7 @@ class ServiceStack(Stack):
         readers = {
             fn.role.role_arn: access
             for name, fn in self.functions.items()
-            if fn.role is not None and (access := NEEDS[name].opensearch) is not None
+            if fn.role is not None and (access := self._access(name)) is not None
         }
         operator = self.node.try_get_context("operator_role_arn")
         self.search.restrict_to(INDEX_NAME, readers, str(operator) if operator else None)
@@ -154,6 +164,13 @@ class ServiceStack(Stack):
         )
         CfnOutput(self, "ApiUrl", value=self.api.rest_api.url, export_name=f"{construct_id}-api-url")
         CfnOutput(self, "EventBusName", value=self.ingest.bus.event_bus_name, export_name=f"{construct_id}-event-bus")
+        CfnOutput(
+            self,
+            "AgentPutEventsPolicyArn",
+            value=self.agents.policy.managed_policy_arn,
+            export_name=f"{construct_id}-agent-put-events-policy",
+        )
+        CfnOutput(self, "AgentRoleArn", value=self.agents.role.role_arn, export_name=f"{construct_id}-agent-role")
         CfnOutput(self, "KeysTable", value=self.api.keys.table_name, export_name=f"{construct_id}-keys-table")
         CfnOutput(
             self, "CohereSecretArn", value=self.secrets.cohere.secret_arn, export_name=f"{construct_id}-cohere-secret"
@@ -175,13 +192,23 @@ class ServiceStack(Stack):
             self, "OpenAISecretArn", value=self.secrets.openai.secret_arn, export_name=f"{construct_id}-openai-secret"
         )
 
+    def _access(self, name: str) -> Access | None:
+        """Function ``name``'s OpenSearch access: ``NEEDS``', but write for the answer function
+        when it counts citations for the automatic promotion."""
+        if name == "answer" and self._promote_after:
+            return "write"
+        return NEEDS[name].opensearch
+
     def _function(
         self, scope: Construct, name: str, environment: dict[str, str], reserved_concurrency: int | None = None
     ) -> lambda_.Function:
         """Build function ``name`` with exactly what ``NEEDS[name]`` grants it."""
         needs = NEEDS[name]
+        access = self._access(name)
         env = dict(environment)
-        if needs.opensearch is not None:
+        if name == "answer" and self._promote_after:
+            env["NM_PROMOTE_AFTER_CITATIONS"] = str(self._promote_after)
+        if access is not None:
             env |= {
                 "NM_STORE": "opensearch",
                 "NM_OPENSEARCH_URL": f"https://{self.search.domain.domain_endpoint}",
@@ -190,11 +217,11 @@ class ServiceStack(Stack):
                 "NM_EMBEDDER": "cohere",
                 "NM_COHERE_EMBED_MODEL": EMBED_MODEL,
             }
-        if needs.opensearch == "admin":  # the index bootstrap creates the index and keeps its replicas
+        if access == "admin":  # the index bootstrap creates the index and keeps its replicas
             env["NM_OPENSEARCH_REPLICAS"] = str(self._replicas)
         if name in ROUTED:
             env["NM_INGEST_ROUTES"] = self._routes
-        if needs.opensearch is None:
+        if access is None:
             env["NM_EMBEDDER"] = "none"  # nothing to embed: never load a model
         secrets = {
             "cohere": self.secrets.cohere,
@@ -217,7 +244,7 @@ class ServiceStack(Stack):
         )
         for provider in needs.secrets:
             secrets[provider].grant_read(function)
-        if needs.opensearch is not None and function.role is not None:
-            grant(function.role, self.search.arn, INDEX_NAME, needs.opensearch)
+        if access is not None and function.role is not None:
+            grant(function.role, self.search.arn, INDEX_NAME, access)
         self.functions[name] = function
         return function

@@ -10,7 +10,9 @@ Deliberate differences from AWS, each because the real thing is not reachable he
 - the OpenSearch endpoint speaks plain HTTP (the template's ``https://`` becomes ``http://``);
 - Cohere, Anthropic and OpenAI are unreachable: their SDKs' base URLs point at a closed local
   port (``CO_API_URL``, ``ANTHROPIC_BASE_URL``, ``OPENAI_BASE_URL``), so provider calls fail fast,
-  as in an outage.
+  as in an outage; a test that needs Cohere points ``CO_API_URL`` at ``CohereStandIn``, which
+  answers its embed API and counts what it was asked to embed;
+- EventBridge authorizes ``events:source`` conditions per entry (``moto_server.py``), as AWS does.
 The workspace routes of webhook events are stack configuration: the template is synthesized with
 ``ROUTES`` as its ``ingest_routes`` context, as ``cdk deploy -c ingest_routes=...`` would.
 """
@@ -18,7 +20,9 @@ The workspace routes of webhook events are stack configuration: the template is 
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import json
+import math
 import os
 import secrets
 import socket
@@ -33,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import boto3
+from neural_memory.providers.embeddings.cohere import DIMENSIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 ACCOUNT = "123456789012"
@@ -40,7 +45,7 @@ REGION = "us-east-1"
 FUNCTIONS_DIR = ROOT / "functions"
 RUNNER = Path(__file__).with_name("runner.py")
 PSEUDO = {"AWS::Region": REGION, "AWS::AccountId": ACCOUNT, "AWS::Partition": "aws", "AWS::URLSuffix": "amazonaws.com"}
-ROUTES = {"github:acme/console": "acme", "vercel:team_3Qp9kZ2mW8xV1nB4": "acme"}
+ROUTES = {"github:acme/console": "acme", "vercel:team_3Qp9kZ2mW8xV1nB4": "acme", "neural-memory:acme": "acme"}
 SUITE_USER = f"arn:aws:iam::{ACCOUNT}:user/suite"
 
 
@@ -197,6 +202,59 @@ class OpenSearchProxy(Recorder):
         super().__init__(Forward)
 
 
+class CohereStandIn(Recorder):
+    """Cohere's v2 embed API on a local port, for the Cohere SDK of the functions (``CO_API_URL``):
+    a unit vector per text (its words hashed into the model's dimension, so texts sharing words
+    are near), and in ``seen`` each request's input type and texts: the provider calls a function
+    really made. Any other path is a 404, as an unknown route is."""
+
+    def __init__(self) -> None:
+        stand_in = self
+
+        class Embed(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+                if self.path.split("?", 1)[0] != "/v2/embed":
+                    self._reply(404, {"message": f"no route {self.path}"})
+                    return
+                texts = list(body.get("texts") or [])
+                stand_in.seen.append({"input_type": body.get("input_type"), "texts": texts})
+                vectors = [_word_vector(text, DIMENSIONS[body["model"]]) for text in texts]
+                reply = {"id": secrets.token_hex(8), "embeddings": {"float": vectors}, "texts": texts,
+                         "meta": {"api_version": {"version": "2"}}, "response_type": "embeddings_by_type"}  # fmt: skip
+                self._reply(200, reply)
+
+            def _reply(self, status: int, payload: dict[str, Any]) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        super().__init__(Embed)
+        self.url = f"http://{self.address}"
+
+    def documents(self) -> list[str]:
+        """Every text the functions sent to be embedded as a document, in order."""
+        return [text for call in self.seen if call["input_type"] == "search_document" for text in call["texts"]]
+
+    def close(self) -> None:
+        self.shutdown()
+        self.server_close()
+
+
+def _word_vector(text: str, dimension: int) -> list[float]:
+    vector = [0.0] * dimension
+    for word in text.lower().split():
+        vector[int(hashlib.md5(word.encode()).hexdigest(), 16) % dimension] += 1.0
+    norm = math.sqrt(sum(x * x for x in vector)) or 1.0
+    return [x / norm for x in vector]
+
+
 class CloudFormationResponses(Recorder):
     """Stands in for the pre-signed S3 URL a custom resource answers CloudFormation at."""
 
@@ -308,6 +366,7 @@ class DeployedStack:
         self.resolve = Resolver()
         self.moto = MotoServer()
         self.opensearch = OpenSearchProxy(opensearch)
+        self.opensearch_upstream = opensearch  # osmem itself: the suite's own reads, never recorded
         self.cloudformation = CloudFormationResponses()
         self.xray = XRayDaemon()
         self.driven: list[Driven] = []
@@ -326,6 +385,8 @@ class DeployedStack:
             if kind == "AWS::IAM::Role":
                 attributes[(logical_id, "Arn")] = f"arn:aws:iam::{ACCOUNT}:role/{logical_id[:64]}"
                 refs[logical_id] = logical_id[:64]
+            elif kind == "AWS::IAM::ManagedPolicy":
+                refs[logical_id] = f"arn:aws:iam::{ACCOUNT}:policy/{logical_id[:128]}"
             elif kind == "AWS::SecretsManager::Secret":
                 refs[logical_id] = arn.format("secretsmanager", f"secret:{logical_id}")
             elif kind == "AWS::DynamoDB::Table":
@@ -395,10 +456,21 @@ class DeployedStack:
             )
         elif kind == "AWS::Events::EventBus":
             self.moto.client("events").create_event_bus(Name=props["Name"])
+        elif kind == "AWS::IAM::ManagedPolicy":
+            self.moto.client("iam").create_policy(
+                PolicyName=logical_id[:128], PolicyDocument=json.dumps(self.resolve(props["PolicyDocument"]))
+            )
 
     def _attach(self, logical_id: str, resource: dict[str, Any]) -> None:
-        """Role policies, exactly the template's, and event rules with their queue targets."""
+        """Role policies, exactly the template's (inline, and the template's own managed policies;
+        AWS-managed ones grant the functions nothing the suite drives), and event rules with their
+        queue targets."""
         kind, props = resource["Type"], resource.get("Properties", {})
+        if kind == "AWS::IAM::Role":
+            own = f"arn:aws:iam::{ACCOUNT}:policy/"
+            for arn in self.resolve(props.get("ManagedPolicyArns", [])):
+                if str(arn).startswith(own):
+                    self.moto.client("iam").attach_role_policy(RoleName=self.resolve.refs[logical_id], PolicyArn=arn)
         if kind == "AWS::IAM::Policy":
             document = json.dumps(self.resolve(props["PolicyDocument"]))
             for role in props["Roles"]:

@@ -13,6 +13,9 @@ import traceback
 sys.path[:0] = json.loads(sys.argv[1])
 replies = os.fdopen(os.dup(1), "w", buffering=1)
 os.dup2(2, 1)  # the function's own stdout (its JSON logs) goes to stderr
+# As in Lambda, what a function prints (its metrics' EMF lines) reaches its log at once, not when
+# a pipe's buffer fills
+sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
 
 
 class Context:

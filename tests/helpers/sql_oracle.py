@@ -23,6 +23,8 @@ def render_sqlite(flt: Filter, table: str = "o") -> tuple[str, list[object]]:
     _conditions(flt, table, clauses, params)
     if not flt.include_superseded:
         clauses.append(f"{table}.superseded_by IS NULL")
+    if not flt.include_archived:
+        clauses.append(f"{table}.archived_at IS NULL")
     if flt.any_of:
         groups: list[str] = []
         for group in flt.any_of:

@@ -98,7 +98,8 @@ def test_api_has_authorizer_throttling_access_logs_and_validation(dev: Template)
     )
     methods = dev.find_resources("AWS::ApiGateway::Method", {"Properties": {"HttpMethod": Match.any_value()}})
     routed = [m["Properties"] for m in methods.values() if m["Properties"]["HttpMethod"] != "OPTIONS"]
-    assert sorted(m["HttpMethod"] for m in routed) == ["DELETE"] + ["GET"] * 6 + ["POST"] * 6
+    # 6 GET: lineage, experts; 7 POST: experts, promote
+    assert sorted(m["HttpMethod"] for m in routed) == ["DELETE"] + ["GET"] * 6 + ["POST"] * 7
     assert all("RequestValidatorId" in m for m in routed)
     # Every route needs a key except the webhook receivers, which the provider's signature
     # authenticates, and the console's two static routes (a page holding no data)
@@ -180,7 +181,8 @@ def test_secrets_and_dashboard_and_alarms(dev: Template) -> None:
     body = str(next(iter(dev.find_resources("AWS::CloudWatch::Dashboard").values()))["Properties"]["DashboardBody"])
     for stage in ("Total", "Embed", "Retrieval", "LlmFilter", "Rerank"):
         assert f"SearchLatency{stage}" in body
-    for needle in ("p50", "p95", "p99", "GateBypassed", "GateFiltered", "ResultsReturned", "IngestFailed"):
+    metrics = ("GateBypassed", "GateFiltered", "ResultsReturned", "IngestFailed", "EmbeddingCacheHits")
+    for needle in ("p50", "p95", "p99", *metrics):
         assert needle in body
     dev.has_resource_properties(
         "AWS::CloudWatch::Alarm",
@@ -242,3 +244,23 @@ def test_the_llm_provider_and_its_fallback_are_stack_configuration(
     dev.has_output("OpenAISecretArn", {"Export": {"Name": Match.string_like_regexp("-openai-secret$")}})
     with pytest.raises(ValueError, match="llm_provider"):
         synth("dev", {"llm_provider": "gemini"})
+
+
+def test_automatic_promotion_is_stack_configuration_that_lets_the_answer_function_write(
+    synth: Callable[[str, dict[str, str]], Template], dev: Template
+) -> None:
+    # Off by default: the answer function is read-only and not told to count
+    answer = functions(dev)["answer"]
+    assert "NM_PROMOTE_AFTER_CITATIONS" not in answer["Properties"]["Environment"]["Variables"]
+    assert "_bulk" not in json.dumps(statements_of_role(dev, role_of(answer)))
+    # -c promote_after_citations=3: the answer function counts, and may write (bulk) to the index
+    template = synth("dev", {"promote_after_citations": "3"})
+    answer, search = functions(template)["answer"], functions(template)["search"]
+    assert answer["Properties"]["Environment"]["Variables"]["NM_PROMOTE_AFTER_CITATIONS"] == "3"
+    assert "_bulk" in json.dumps(statements_of_role(template, role_of(answer)))
+    assert "_bulk" not in json.dumps(statements_of_role(template, role_of(search)))
+    domain = next(iter(template.find_resources("AWS::OpenSearchService::Domain").values()))
+    allowed = domain["Properties"]["AccessPolicies"]["Statement"]
+    assert any(role_of(answer) in json.dumps(s["Principal"]) and "_bulk" in json.dumps(s["Resource"]) for s in allowed)
+    with pytest.raises(ValueError, match="promote_after_citations"):
+        synth("dev", {"promote_after_citations": "-1"})

@@ -210,3 +210,20 @@ def test_every_observation_naming_a_path_is_found_however_many(svc: Service, mon
     found = svc.store.referencing("acme", ["acme/console:docs/auth.md"], NOW)
     assert [r.id for r in found] == [f"n{i}" for i in range(5)]
     assert all(_stale(svc, f"n{i}") == FIX_SHA for i in range(5))
+
+
+def test_an_archived_push_still_marks_and_links(svc: Service) -> None:
+    # Given the push (tier E), archived by the daily maintenance (left out of search by default)
+    svc.index("acme", _normalized(_push()))
+    assert svc.store.archive_execution(AFTER, NOW) == 1
+    # When a note about the code it touched, older than it, is written
+    svc.index("acme", [_noted("before", BEFORE, metadata={"commitSha": FIX_SHA})])
+    # Then the archived push still marks it: archiving hides it from search, not from its history
+    assert _stale(svc, "before") == FIX_SHA
+    assert [r.id for r in svc.store.referencing("acme", ["acme/console:src/auth/middleware.ts"], NOW)] == [
+        "before",
+        PUSH_ID,
+    ]
+    # And the lineage of the note still shows the push sharing its commit
+    timeline = svc.lineage("acme", "before", 10, "r").timeline
+    assert [entry.id for entry in timeline] == ["before", PUSH_ID]

@@ -315,7 +315,7 @@ def test_every_record_field_round_trips(svc: Service) -> None:
     assert read is not None
     assert {name: getattr(read, name) for name in FIELD_NAMES} == {name: getattr(record, name) for name in FIELD_NAMES}
     later = record.occurred_at - timedelta(days=1)
-    flt = Filter(live_at=later, include_superseded=True)  # superseded_by is set too
+    flt = Filter(live_at=later, include_superseded=True, include_archived=True)  # superseded_by, archived_at set too
     hits = svc.store.retrieve("acme", text="roundtrip", vector=None, model_id=None, flt=flt, limit=5)
     assert [hit.observation for hit in hits.lexical] == [record]
 
@@ -480,3 +480,84 @@ def test_a_turn_written_alone_is_found_by_what_it_answers_and_shows_only_its_own
     # Then the answer is found too (through its context), and its snippet is its own content
     assert {"q", "a"} <= {r.id for r in results}
     assert next(r for r in results if r.id == "a").snippet == "Yes, last Tuesday."
+
+
+# ----------------------------------------------------------------------------- the tier lifecycle's writes
+
+
+def _long(obs_id: str, observation_type: str, tail: str, **extra: Any) -> ObservationIn:
+    """An observation of many chunks whose last words (``tail``) only its last chunk holds."""
+    body = " ".join(f"Line {n} of the build log says nothing in particular." for n in range(400))
+    return note(obs_id, f"{obs_id} log", f"{body} {tail}", observation_type=observation_type, **extra)
+
+
+def _read(svc: Service, workspace: str, observation_id: str) -> ObservationRecord:
+    record = svc.store.get(workspace, observation_id)
+    assert record is not None, (workspace, observation_id)
+    return record
+
+
+def test_restate_changes_every_chunk_and_only_lifecycle_fields(svc: Service) -> None:
+    # Given a long C observation (many chunks), and the same id in another workspace
+    svc.index("acme", [_long("c1", "conversation_turn", "zanzibar")])
+    svc.index("rival", [_long("c1", "conversation_turn", "zanzibar")])
+    # When it is promoted in acme
+    fields = {"tier": "A", "expires_at": None, "promoted_at": NOW, "promoted_by": "key:k", "promotion_reason": "why"}
+    record = svc.store.restate("acme", "c1", fields)
+    # Then the record says so, and a search by the last chunk's word under tier A finds it after
+    # it would have expired, while rival's copy is untouched
+    assert record is not None and (record.tier, record.expires_at, record.promoted_by) == ("A", None, "key:k")
+    late = Filter(live_at=NOW + timedelta(days=30), tiers=("A",))
+    hits = svc.store.retrieve("acme", text="zanzibar", vector=None, model_id=None, flt=late, limit=5).lexical
+    assert [(h.observation.id, h.observation.tier) for h in hits] == [("c1", "A")] and hits[0].chunk_no > 0
+    assert svc.store.retrieve("rival", text="zanzibar", vector=None, model_id=None, flt=late, limit=5).lexical == []
+    assert _read(svc, "rival", "c1").tier == "C"
+    # And another workspace's id is not found; a field that is not the lifecycle's is refused
+    assert svc.store.restate("rival", "missing", {"tier": "A"}) is None
+    with pytest.raises(ValueError, match="restate sets only"):
+        svc.store.restate("acme", "c1", {"title": "renamed"})
+
+
+def test_citations_count_per_workspace(svc: Service) -> None:
+    svc.index("acme", [note("a", "alpha"), note("b", "beta")])
+    svc.index("rival", [note("a", "alpha")])
+    assert svc.store.note_citations("acme", ["a", "b", "missing"]) == {"a": 1, "b": 1}
+    assert svc.store.note_citations("acme", ["a"]) == {"a": 2}
+    assert svc.store.note_citations("rival", ["b"]) == {}
+    assert _read(svc, "acme", "a").citations == 2
+    assert _read(svc, "rival", "a").citations is None
+
+
+def test_recurrences_count_a_key_and_list_the_earliest_not_yet_embedded(svc: Service) -> None:
+    # Given four E observations of one content and one of another, in acme, and one in rival
+    # (written with recurrence embedding off, so none is embedded)
+    plain = Service(svc.store, svc.embedder, svc.settings.model_copy(update={"embed_recurring_after": 0}))
+    same = "Deployment failed: console to production."
+    plain.index("acme", [note(f"e{n}", f"deploy {n}", same, observation_type="deployment_error",
+                              occurred_at=NOW - timedelta(hours=10 - n)) for n in range(4)])  # fmt: skip
+    plain.index("acme", [note("x", "other", "Deployment canceled.", observation_type="deployment_error")])
+    plain.index("rival", [note("r", "deploy", same, observation_type="deployment_error")])
+    key = _read(svc, "acme", "e0").recurrence_key
+    assert key is not None and key == _read(svc, "rival", "r").recurrence_key
+    # When asked, Then acme's count, the earliest two not embedded, and nothing for unknown keys
+    found = svc.store.recurrences("acme", [key, "no-such-key"], 2)
+    assert {k: (r.count, r.unembedded) for k, r in found.items()} == {key: (4, ["e0", "e1"])}
+    assert svc.store.recurrences("rival", [key], 10)[key].count == 1
+    assert svc.store.recurrences("nobody", [key], 10) == {}
+
+
+def test_archive_execution_marks_every_chunk_of_old_e_observations_of_every_workspace(svc: Service) -> None:
+    old = NOW - timedelta(days=40)
+    svc.index("acme", [_long("e1", "ci_run", "zanzibar", occurred_at=old), _long("e2", "ci_run", "zanzibar")])
+    svc.index("acme", [_long("a1", "decision", "zanzibar", occurred_at=old)])
+    svc.index("rival", [_long("e3", "ci_run", "zanzibar", occurred_at=old)])
+    # When the archive runs for what occurred 30 days ago or more
+    assert svc.store.archive_execution(NOW - timedelta(days=30), NOW) == 2
+    # Then no chunk of those is retrieved unless asked; the others are; and they are archived once
+    for workspace, left, archived in (("acme", {"e2", "a1"}, {"e1"}), ("rival", set(), {"e3"})):
+        hits = svc.store.retrieve(workspace, text="zanzibar", vector=None, model_id=None, flt=Filter(NOW), limit=9)
+        assert {h.observation.id for h in hits.lexical} == left
+        asked = Filter(NOW, include_archived=True)
+        hits = svc.store.retrieve(workspace, text="zanzibar", vector=None, model_id=None, flt=asked, limit=9)
+        assert {h.observation.id for h in hits.lexical if h.observation.archived_at == NOW} == archived
+    assert svc.store.archive_execution(NOW - timedelta(days=30), NOW) == 0

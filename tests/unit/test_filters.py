@@ -16,8 +16,8 @@ def test_no_filters_still_excludes_expired() -> None:
     # Given no API filters
     # When compiled and rendered
     where, params = render_sqlite(compile_filter(None, live_at=NOW, exclude_session_id=None))
-    # Then only the TTL and supersession conditions remain
-    assert where == "(o.expires_at IS NULL OR o.expires_at > ?) AND o.superseded_by IS NULL"
+    # Then only the TTL, supersession and archive conditions remain
+    assert where == "(o.expires_at IS NULL OR o.expires_at > ?) AND o.superseded_by IS NULL AND o.archived_at IS NULL"
     assert params == [int(NOW.timestamp() * 1000)]
 
 

@@ -29,8 +29,10 @@ def test_a_field_no_store_can_keep_fails_naming_it() -> None:
 
 
 def test_the_api_returns_every_stored_field() -> None:
-    # GET /v1/observations/{id} shows the whole record (the content hash is internal)
-    assert set(ObservationOut.model_fields) == (set(FIELD_NAMES) - {"content_hash"}) | {"request_id"}
+    # GET /v1/observations/{id} shows the whole record (the content hash and the recurrence key,
+    # hashes the service compares, are internal)
+    internal = {"content_hash", "recurrence_key"}
+    assert set(ObservationOut.model_fields) == (set(FIELD_NAMES) - internal) | {"request_id"}
 
 
 def test_prepare_copies_every_field_a_client_sends() -> None:

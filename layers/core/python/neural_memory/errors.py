@@ -36,6 +36,13 @@ class NotFound(NeuralMemoryError):
     status = HTTPStatus.NOT_FOUND
 
 
+class Conflict(NeuralMemoryError):
+    """The resource exists, but its state does not allow the change (e.g. promoting an A)."""
+
+    code = "conflict"
+    status = HTTPStatus.CONFLICT
+
+
 class MethodNotAllowed(NeuralMemoryError):
     """The path exists, but not with this method."""
 

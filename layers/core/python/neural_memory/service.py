@@ -2,11 +2,16 @@
 
 Handlers, the local server, the CLI and tests all go through ``Service``; ``build_service``
 chooses the providers from settings, and tests may pass their own.
+
+One module (~510 lines) because ``Service`` is one class whose use cases share its store,
+providers and clock; what they run lives in the modules they call (the search pipeline,
+supersession, the tier lifecycle, expansion).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import timedelta
 from functools import partial
 from typing import TYPE_CHECKING, Literal
 
@@ -16,8 +21,15 @@ from neural_memory.engineering import experts as expert_ranking
 from neural_memory.engineering import staleness
 from neural_memory.engineering.lineage import trace
 from neural_memory.engineering.staleness import code_refs_out
-from neural_memory.errors import ConfigurationError, NotFound, PartiallyApplied, StoreRejected
-from neural_memory.ingest import supersession
+from neural_memory.errors import (
+    ConfigurationError,
+    Conflict,
+    NeuralMemoryError,
+    NotFound,
+    PartiallyApplied,
+    StoreRejected,
+)
+from neural_memory.ingest import lifecycle, supersession
 from neural_memory.ingest.prepare import embedding_text, prepare
 from neural_memory.ingest.turn_context import add_turn_context
 from neural_memory.models import (
@@ -46,12 +58,13 @@ from neural_memory.observability import (
     record_count,
     record_latency,
 )
-from neural_memory.providers.embeddings.cache import text_key
+from neural_memory.providers.embeddings.vector_cache import embedding_hash, text_key
 from neural_memory.providers.llm.base import collecting_fallbacks
+from neural_memory.search.expansion import expanded
 from neural_memory.search.facets import facets_reply
 from neural_memory.search.filters.model import compile_filter, filter_fields
 from neural_memory.search.pipeline import SearchPipeline
-from neural_memory.search.tiers import is_embedded
+from neural_memory.search.tiers import embeds
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -59,9 +72,17 @@ if TYPE_CHECKING:
 
     from neural_memory.answer.answering import LlmAnswerer
     from neural_memory.ingest.chunking import Chunking
-    from neural_memory.models import AnswerRequest, ExpertsRequest, ObservationIn, SearchFilters, Vector
+    from neural_memory.models import (
+        AnswerRequest,
+        Citation,
+        ExpertsRequest,
+        ObservationIn,
+        ObservationRecord,
+        SearchFilters,
+        Vector,
+    )
     from neural_memory.providers.embeddings.base import Embedder
-    from neural_memory.providers.embeddings.cache import EmbeddingCache
+    from neural_memory.providers.embeddings.vector_cache import VectorCache
     from neural_memory.providers.llm.gating import RelevanceScorer
     from neural_memory.providers.rerank.base import Reranker
     from neural_memory.search.filters.inference import FilterProposer
@@ -79,7 +100,7 @@ class Service:
         embedder: Embedder | None,
         settings: Settings,
         clock: Callable[[], datetime] = utcnow,
-        embedding_cache: EmbeddingCache | None = None,
+        embedding_cache: VectorCache | None = None,
         scorer: RelevanceScorer | None = None,
         reranker: Reranker | None = None,
         answerer: LlmAnswerer | None = None,
@@ -104,7 +125,7 @@ class Service:
         if outcome.degraded:
             record_count(METRIC_DEGRADED, len(outcome.degraded))
         self._log_search(request, outcome)
-        return SearchResponse(
+        response = SearchResponse(
             request_id=request_id,
             results=outcome.results,
             latency=outcome.latency,
@@ -114,6 +135,9 @@ class Service:
             degraded=outcome.degraded,
             auto_filters=outcome.auto_filters,
         )
+        if request.expand is not None:
+            return expanded(response, outcome.texts, self.settings.max_reply_bytes)
+        return response
 
     def _log_search(self, request: SearchRequest, outcome: SearchOutcome) -> None:
         """One INFO line per search, "search complete": the time of each stage that ran and those
@@ -176,11 +200,56 @@ class Service:
                 if method == "extractive":
                     text, citations = extractive_answer(request.question, outcome.results, texts)
         degraded.extend(fallbacks[searched:])  # the answer's
+        if method == "llm" and self.settings.promote_after_citations:
+            self._count_citations(workspace_id, citations, outcome, degraded)
         latency = AnswerLatency(total=timer.total_ms(), search=timer.ms("search"), generate=timer.ms("generate"))
         record_latency(METRIC_ANSWER_LATENCY, latency.model_dump(by_alias=True))
         return AnswerResponse(
             request_id=request_id, answer=text, citations=citations, method=method, latency=latency, degraded=degraded
         )
+
+    def _count_citations(
+        self, workspace_id: str, citations: Sequence[Citation], outcome: SearchOutcome, degraded: list[str]
+    ) -> None:
+        """The automatic promotion's rule: count one more citation for each C observation an LLM
+        answer cites (a verified quote: the LLM judged it useful, where an extractive answer
+        quotes its top results whatever they are), and promote those cited
+        ``promote_after_citations`` times. A store that refuses the count costs the answer nothing
+        but a line in ``degraded``."""
+        tiers = {result.id: result.tier for result in outcome.results}
+        cited = sorted({c.id for c in citations if tiers.get(c.id) == "C"})
+        if not cited:
+            return
+        try:
+            counts = self.store.note_citations(workspace_id, cited)
+            for observation_id, count in sorted(counts.items()):
+                if count >= self.settings.promote_after_citations:
+                    try:
+                        self._promote(
+                            workspace_id, observation_id, lifecycle.AUTO_PROMOTER, f"cited by {count} answers"
+                        )
+                    except Conflict:  # promoted (or expired) since it was retrieved
+                        continue
+        except NeuralMemoryError as exc:
+            logger.warning("citations not counted", extra={"reason": str(exc)})
+            degraded.append(f"promotion:citations not counted ({exc})")
+
+    def _promote(self, workspace_id: str, observation_id: str, by: str, reason: str) -> ObservationRecord:
+        """C -> A (``lifecycle.promotion``): ``NotFound`` or ``Conflict``, naming why."""
+        record = self.store.get(workspace_id, observation_id)
+        if record is None:
+            raise NotFound(f"observation {observation_id!r} not found")
+        fields = lifecycle.promotion(record, self._clock(), by=by, reason=reason)
+        promoted = self.store.restate(workspace_id, observation_id, fields)
+        if promoted is None:  # deleted meanwhile
+            raise NotFound(f"observation {observation_id!r} not found")
+        logger.info("observation promoted", extra={"observationId": observation_id, "by": by})
+        return promoted
+
+    def promote(self, workspace_id: str, observation_id: str, reason: str, by: str, request_id: str) -> ObservationOut:
+        """``POST /v1/observations/{id}/promote``: a C observation of the workspace kept for good
+        (tier A, no expiry), with who (``by``) and why; ``NotFound`` or ``Conflict`` (409)."""
+        return _out(self._promote(workspace_id, observation_id, by, reason), request_id)
 
     def facets(self, workspace_id: str, filters: SearchFilters | None, limit: int, request_id: str) -> FacetsResponse:
         """Counts per value of each filterable field of the workspace's live observations, each
@@ -240,9 +309,17 @@ class Service:
             for o in observations
         ]
         supersession.check_no_cycle(self.store, workspace_id, items)
+        previous = self.store.get_many(workspace_id, [item.record.id for item in items])
+        items = [
+            lifecycle.carried_over(
+                item, previous.get(item.record.id), explicit_tier=o.tier is not None, chunking=self.chunking
+            )
+            for item, o in zip(items, observations, strict=True)
+        ]
+        recurring = self._recurring(workspace_id, items, previous, now)
         if self.embedder is not None and self.settings.turn_context:
             add_turn_context(items, partial(self._earlier_turn, workspace_id), self.settings.turn_context)
-        before = supersession.previous_links(self.store, workspace_id, items)
+        before = supersession.previous_links(previous)
         self.embed_chunks(workspace_id, items)
         outcome = self.store.upsert(workspace_id, items)
         written = [item for item in items if item.record.id not in outcome.failed]
@@ -257,43 +334,103 @@ class Service:
             raise PartiallyApplied(stored, "updating their supersession and staleness marks") from exc
         record_count(METRIC_OBSERVATIONS_CREATED, len(outcome.created))
         record_count(METRIC_OBSERVATIONS_UPDATED, len(outcome.updated))
+        if recurring:
+            self._embed_stored(workspace_id, recurring, now)
         return outcome
+
+    def _recurring(
+        self,
+        workspace_id: str,
+        items: list[IndexedObservation],
+        previous: dict[str, ObservationRecord],
+        now: datetime,
+    ) -> list[str]:
+        """Embed (in place, in ``items``) the E observations of the batch whose content now occurs
+        ``embed_recurring_after`` times in the workspace, counting the stored ones and the batch;
+        returns the ids of stored occurrences to embed as well (``_embed_stored``, once the batch
+        is written). Nothing without an embedder, or with the setting 0."""
+        needed = self.settings.embed_recurring_after
+        if not needed or self.embedder is None:
+            return []
+        latest = {item.record.id: item.record for item in items}  # a batch may repeat an id
+        batch: dict[str, set[str]] = {}
+        for record in latest.values():
+            if record.recurrence_key is not None:
+                batch.setdefault(record.recurrence_key, set()).add(record.id)
+        if not batch:
+            return []
+        stored = self.store.recurrences(workspace_id, sorted(batch), RECURRENCE_BATCH)
+        recurs: set[str] = set()
+        earlier: list[str] = []
+        for key, ids in batch.items():
+            found = stored.get(key)
+            rewritten = sum(1 for i in ids if (p := previous.get(i)) is not None and p.recurrence_key == key)
+            if (found.count if found else 0) - rewritten + len(ids) >= needed:
+                recurs.add(key)
+                earlier += [i for i in (found.unembedded if found else []) if i not in ids]
+        for n, item in enumerate(items):
+            record = item.record
+            if record.recurrence_key in recurs and not embeds(record):
+                items[n] = lifecycle.embedded(record, now, self.chunking)
+        return earlier
+
+    def _embed_stored(self, workspace_id: str, ids: Sequence[str], now: datetime) -> None:
+        """Embed stored E observations whose content recurred (written again with their vectors).
+        After the batch that made them recur is stored: a failure is logged, and the next
+        occurrence tries again."""
+        try:
+            records = self.store.get_many(workspace_id, ids)
+            items = [lifecycle.embedded(r, now, self.chunking) for r in records.values() if not embeds(r)]
+            self.embed_chunks(workspace_id, items)
+            outcome = self.store.upsert(workspace_id, items)
+        except NeuralMemoryError as exc:
+            logger.warning("recurring observations not embedded", extra={"reason": str(exc), "count": len(ids)})
+            return
+        if outcome.failed:
+            logger.warning("recurring observations not embedded", extra={"refused": sorted(outcome.failed)})
 
     def _earlier_turn(self, workspace_id: str, session_id: str, before: datetime) -> str | None:
         """What the session's latest turn before ``before`` said (a chat turn's context)."""
         record = self.store.previous_in_session(workspace_id, session_id, before)
         return None if record is None else record.content or record.title
 
-    def embed_chunks(self, workspace_id: str, items: Sequence[IndexedObservation]) -> None:
+    def embed_chunks(
+        self, workspace_id: str, items: Sequence[IndexedObservation], cache: VectorCache | None = None
+    ) -> None:
         """Vectors for the embedded chunks (``Chunk.embedded``) of the embedded tiers: from the
-        workspace's cache when the same text was embedded before by the same model, else in one
-        batch call to the embedder."""
+        workspace's cache (``cache``, else the service's) when the same text was embedded before
+        by the same model, else in one batch call to the embedder. Each chunk keeps the
+        ``embedding_hash`` of its text, by which the OpenSearch store finds its vector again (a
+        rewrite, a replay, a reindex)."""
         if self.embedder is None:
             return
         model_id = self.embedder.model_id
-        targets = [
-            (item, chunk) for item in items if is_embedded(item.record.tier) for chunk in item.chunks if chunk.embedded
-        ]
+        targets = [(item, chunk) for item in items if embeds(item.record) for chunk in item.chunks if chunk.embedded]
         texts = [embedding_text(item.record.title, chunk.text) for item, chunk in targets]
-        for (item, chunk), vector in zip(targets, self.embed_documents(workspace_id, texts), strict=True):
+        vectors = self.embed_documents(workspace_id, texts, cache)
+        for (item, chunk), text, vector in zip(targets, texts, vectors, strict=True):
             chunk.vector = vector
+            chunk.embedding_hash = embedding_hash(model_id, text)
             item.model_id = model_id
 
-    def embed_documents(self, workspace_id: str, texts: Sequence[str]) -> list[Vector]:
+    def embed_documents(
+        self, workspace_id: str, texts: Sequence[str], cache: VectorCache | None = None
+    ) -> list[Vector]:
         """One document vector per text (``embedding_text``s), from the workspace's cache when the
         same text was embedded before by the same model, else in one batch call to the embedder
         (the chunks of an ingest, and the embedded store's reindex)."""
         if self.embedder is None:
             raise ConfigurationError("no embedder is configured (NM_EMBEDDER=none)")
         model_id = self.embedder.model_id
-        cached = self.embedding_cache.get_many(model_id, workspace_id, texts) if self.embedding_cache else {}
+        cache = cache or self.embedding_cache
+        cached = cache.get_many(model_id, workspace_id, texts) if cache else {}
         # A damaged cache entry is re-embedded, never stored as a vector of the wrong shape.
         cached = {key: vector for key, vector in cached.items() if len(vector) == self.embedder.dimension}
         missing = list(dict.fromkeys(t for t in texts if text_key(t) not in cached))
         if missing:
             fresh = self.embedder.embed(missing, "search_document")
-            if self.embedding_cache:
-                self.embedding_cache.put_many(model_id, workspace_id, list(zip(missing, fresh, strict=True)))
+            if cache:
+                cache.put_many(model_id, workspace_id, list(zip(missing, fresh, strict=True)))
             cached.update((text_key(t), v) for t, v in zip(missing, fresh, strict=True))
         record_count(METRIC_EMBEDDING_CACHE_HITS, len(texts) - len(missing))
         return [cached[text_key(text)] for text in texts]
@@ -316,11 +453,7 @@ class Service:
         record = self.store.get(workspace_id, observation_id)
         if record is None:
             raise NotFound(f"observation {observation_id!r} not found")
-        return ObservationOut(
-            **record.model_dump(exclude={"content_hash", "code_refs"}),
-            code_refs=code_refs_out(record.code_refs),
-            request_id=request_id,
-        )
+        return _out(record, request_id)
 
     def lineage(self, workspace_id: str, observation_id: str, limit: int, request_id: str) -> LineageResponse:
         """Why the observation changed: its supersession chain both ways and the observations
@@ -352,21 +485,60 @@ class Service:
             supersession.unmark_deleted(self.store, workspace_id, sorted(set(targets)))
         return purged
 
+    def archive_execution(self, now: datetime) -> int:
+        """Archive the E observations (all workspaces) that occurred ``archive_execution_after_days``
+        ago or more (0: never); returns how many were archived now."""
+        days = self.settings.archive_execution_after_days
+        if not days:
+            return 0
+        return self.store.archive_execution(now - timedelta(days=days), now)
+
+    def maintain(self, now: datetime) -> dict[str, int]:
+        """The daily maintenance: purge what expired, archive old E observations."""
+        return {"purged": self.purge_expired(now), "archived": self.archive_execution(now)}
+
+    def close(self) -> None:
+        """Close the store's and the embedding cache's connections (the embedded store saves its
+        in-memory index; the last process out checkpoints the WAL). Before its files go away."""
+        for part in (self.store, self.embedding_cache):
+            if (close := getattr(part, "close", None)) is not None:
+                close()
+
+
+RECURRENCE_BATCH = 100  # earlier occurrences embedded by one write (more: by the next occurrences)
+
+
+def _out(record: ObservationRecord, request_id: str) -> ObservationOut:
+    """The wire form of a stored observation (its internal hashes left out)."""
+    return ObservationOut(
+        **record.model_dump(exclude={"content_hash", "recurrence_key", "code_refs"}),
+        code_refs=code_refs_out(record.code_refs),
+        request_id=request_id,
+    )
+
 
 ANSWER_TIMEOUT_S = 10.0  # an answer writes prose: longer than a score or a filter
 AUTO_FILTERS_TIMEOUT_S = 3.0  # autoFilters' call, unless NM_GATE_TIMEOUT_S is set (no budget in the design)
 
 
-def build_service(settings: Settings) -> Service:
-    """A service with the store and providers that ``settings`` name (nothing loads until first use)."""
+def build_service(settings: Settings, clock: Callable[[], datetime] = utcnow) -> Service:
+    """A service with the store and providers that ``settings`` name (nothing loads until first use);
+    ``clock`` is its time (an evaluation over dated data sets it to the data's own "now")."""
     from neural_memory.providers.embeddings import build_embedder
     from neural_memory.stores.factory import build_store
 
-    cache = None
+    store = build_store(settings)
+    cache: VectorCache | None = None
     if settings.store == "sqlite":
         from neural_memory.providers.embeddings.cache import EmbeddingCache
 
         cache = EmbeddingCache(settings.embedding_cache_path)
+    elif settings.store == "opensearch":  # the index is the cache: its chunks keep their text's hash
+        from neural_memory.stores.opensearch.store import OpenSearchStore
+        from neural_memory.stores.opensearch.stored_vectors import StoredVectors
+
+        if isinstance(store, OpenSearchStore):
+            cache = StoredVectors(store)
     # Keys are read (from Secrets Manager in AWS) when a provider is first used, so a function
     # reads only the secrets it needs, and an unreadable one degrades that provider with a reason.
     scorer = answerer = proposer = None
@@ -390,9 +562,10 @@ def build_service(settings: Settings) -> Service:
 
         reranker = CohereReranker(settings.cohere_key, model=settings.rerank_model, timeout_s=settings.rerank_timeout_s)
     return Service(
-        build_store(settings),
+        store,
         build_embedder(settings),
         settings,
+        clock=clock,
         embedding_cache=cache,
         scorer=scorer,
         reranker=reranker,

@@ -13,7 +13,7 @@ from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from neural_memory.ingest.chunking import Chunking
-from neural_memory.models import Tier  # pydantic needs it at runtime
+from neural_memory.models import MAX_REPLY_BYTES, Tier  # pydantic needs Tier at runtime
 from neural_memory.search.tiers import DEFAULT_POLICY
 
 StoreName = Literal["sqlite", "opensearch"]
@@ -187,6 +187,9 @@ class SearchSettings(_Base):
     rerank_model: str = "rerank-v3.5"
     rerank_timeout_s: float = Field(default=3.0, gt=0)
     snippet_chars: int = Field(default=280, ge=40, le=4000)
+    # A search reply's size limit: `expand` cuts the texts of the last results to stay under it.
+    # At most the default, what a synchronous Lambda can answer (a larger reply would fail there).
+    max_reply_bytes: int = Field(default=MAX_REPLY_BYTES, ge=65_536, le=MAX_REPLY_BYTES)
 
     @property
     def gate_timeout(self) -> float:
@@ -257,7 +260,15 @@ class IngestSettings(_Base):
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
     # Local server: requests handled at once (each function runs up to this many handler instances).
     serve_concurrency: int = Field(default=8, ge=1, le=256)
+    # Local server: hours between runs of the daily maintenance (purge, archive); 0: never (cron `purge`).
+    maintenance_interval_hours: float = Field(default=24.0, ge=0)
     collaborative_ttl_days: float = Field(default=7.0, gt=0)
+    # The tier lifecycle (ingest/lifecycle.py); 0 turns each off. A C observation cited by this many
+    # LLM answers is promoted to A (off by default: README says why); an E observation whose
+    # content occurs this many times is embedded; E observations this many days old are archived.
+    promote_after_citations: int = Field(default=0, ge=0)
+    embed_recurring_after: int = Field(default=3, ge=0)
+    archive_execution_after_days: float = Field(default=30.0, ge=0)
     tier_policy: dict[str, Tier] = Field(default_factory=lambda: dict(DEFAULT_POLICY))
     # Content is cut into windows of chunk_tokens for BM25 and passage_tokens for the embedding
     # model (ingest.chunking.Chunking says why two sizes).

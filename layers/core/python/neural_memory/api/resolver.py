@@ -69,6 +69,15 @@ def current_workspace_id(app: APIGatewayRestResolver) -> str:
     return workspace
 
 
+def current_actor(app: APIGatewayRestResolver) -> str:
+    """Who makes the request: ``key:<key id>`` of the API key the authorizer checked
+    (``key:unknown`` for a decision API Gateway cached before authorizers named the key)."""
+    context = app.current_event.raw_event.get("requestContext") or {}
+    authorizer = context.get("authorizer") or {}
+    key_id = authorizer.get("keyId") if isinstance(authorizer, dict) else None
+    return f"key:{key_id}" if isinstance(key_id, str) and key_id else "key:unknown"
+
+
 def _field(loc: Sequence[Any]) -> str:
     parts = [str(p) for p in loc]
     if parts and parts[0] in {"body", "path", "query", "header"}:

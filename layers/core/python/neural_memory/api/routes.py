@@ -42,6 +42,7 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", "/v1/observations/{id}", "observations"),
     Route("DELETE", "/v1/observations/{id}", "observations"),
     Route("GET", "/v1/observations/{id}/lineage", "observations"),
+    Route("POST", "/v1/observations/{id}/promote", "observations", has_body=True),
     Route("GET", "/console", "search", authorization="none"),
     Route("GET", "/console/{asset}", "search", authorization="none"),
     Route("POST", "/v1/webhooks/github", "webhooks", authorization="signature", has_body=True),

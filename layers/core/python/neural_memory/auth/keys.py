@@ -43,6 +43,12 @@ def issue_key(store: KeyStore, workspace_id: str, now: datetime) -> str:
 
 def authenticate(store: KeyStore, presented: str | None) -> str:
     """The workspace of a valid, unrevoked key; ``Unauthorized`` otherwise (same message for every case)."""
+    return identify(store, presented).workspace_id
+
+
+def identify(store: KeyStore, presented: str | None) -> KeyRecord:
+    """The record of a valid, unrevoked key (its id names who acts, its workspace where);
+    ``Unauthorized`` otherwise (same message for every case)."""
     match = _KEY.match(presented or "")
     record = store.find_key(match.group(1)) if match else None
     # Compare even when the id is unknown, so timing does not tell ids apart.
@@ -50,7 +56,7 @@ def authenticate(store: KeyStore, presented: str | None) -> str:
     supplied = _digest(match.group(2)) if match else _digest("x")
     if not hmac.compare_digest(expected, supplied) or record is None or record.revoked_at is not None:
         raise Unauthorized("missing or invalid API key")
-    return record.workspace_id
+    return record
 
 
 def revoke(store: KeyStore, presented: str, now: datetime) -> bool:

@@ -41,6 +41,7 @@ from neural_memory.client.requests import (
     merged,
     observation_call,
     parsed,
+    promote_call,
 )
 
 __all__ = [
@@ -135,6 +136,12 @@ class AsyncNeuralMemoryClient:
     async def delete(self, observation_id: str) -> DeleteResponse:
         """``DELETE /v1/observations/{id}``, or ``NotFound``."""
         return await self._send(observation_call("DELETE", observation_id), DeleteResponse)
+
+    async def promote(self, observation_id: str, reason: str) -> ObservationOut:
+        """``POST /v1/observations/{id}/promote``: a C observation kept for good (tier A, no
+        expiry), with ``reason`` and the key recorded on it; ``NotFound``, or ``Conflict`` when it
+        is not a live C observation."""
+        return await self._send(promote_call(observation_id, reason), ObservationOut)
 
     async def facets(
         self,

@@ -26,6 +26,7 @@ __all__ = [
     "ValidationFailed",
     "Unauthenticated",
     "NotFound",
+    "Conflict",
     "PayloadTooLarge",
     "StoreRejected",
     "Throttled",
@@ -82,6 +83,11 @@ class NotFound(ApiError):
     such route (a base URL missing its stage, say)."""
 
 
+class Conflict(ApiError):
+    """409: the observation's state does not allow the change (promoting one that is not a live C
+    observation: the message says its tier)."""
+
+
 class PayloadTooLarge(ApiError):
     """413: the body is over the server's limit; send fewer observations per request."""
 
@@ -106,6 +112,7 @@ _BY_STATUS: dict[int, type[ApiError]] = {
     400: ValidationFailed,
     401: Unauthenticated,
     404: NotFound,
+    409: Conflict,
     413: PayloadTooLarge,
     422: StoreRejected,
     429: Throttled,

@@ -118,6 +118,11 @@ def lineage_call(observation_id: str, limit: int | None) -> Call:
     return Call("GET", f"{call.path}/lineage", params=None if limit is None else {"limit": limit})
 
 
+def promote_call(observation_id: str, reason: str) -> Call:
+    """``POST /v1/observations/{id}/promote`` with its reason."""
+    return Call("POST", observation_call("POST", observation_id).path + "/promote", {"reason": reason})
+
+
 def facets_call(
     source_types: Sequence[str] | None,
     observation_types: Sequence[str] | None,

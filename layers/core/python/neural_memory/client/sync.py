@@ -41,6 +41,7 @@ from neural_memory.client.requests import (
     merged,
     observation_call,
     parsed,
+    promote_call,
 )
 
 __all__ = [
@@ -145,6 +146,12 @@ class NeuralMemoryClient:
     def delete(self, observation_id: str) -> DeleteResponse:
         """``DELETE /v1/observations/{id}``: the observation and its chunks, or ``NotFound``."""
         return self._send(observation_call("DELETE", observation_id), DeleteResponse)
+
+    def promote(self, observation_id: str, reason: str) -> ObservationOut:
+        """``POST /v1/observations/{id}/promote``: a C observation kept for good (tier A, no
+        expiry), with ``reason`` and the key recorded on it; ``NotFound``, or ``Conflict`` when it
+        is not a live C observation."""
+        return self._send(promote_call(observation_id, reason), ObservationOut)
 
     def facets(
         self,

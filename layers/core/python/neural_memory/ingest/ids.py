@@ -6,6 +6,12 @@ import hashlib
 import re
 
 _SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$")
+# What varies between occurrences of the same event: addresses, hex ids and numbers (ids, times,
+# counts, durations). Masked, so "build 4121 failed after 312 s" recurs as "build 4122 failed
+# after 298 s" does.
+_VARYING = re.compile(
+    r"https?://\S+|\b[0-9a-f]*[0-9][0-9a-f]*[a-f][0-9a-f]*\b|\b[0-9a-f]*[a-f][0-9a-f]*[0-9][0-9a-f]*\b|\d+"
+)
 
 
 def derived_id(*parts: object) -> str:
@@ -25,3 +31,12 @@ def source_id(prefix: str, raw: object) -> str:
     hash of it: still deterministic, so replays of the same event land on the same record."""
     candidate = f"{prefix}-{raw}"
     return candidate if _SAFE.match(candidate) else f"{prefix}-{hashlib.sha256(str(raw).encode()).hexdigest()[:32]}"
+
+
+def recurrence_key(title: str, content: str) -> str:
+    """What makes two execution observations "the same content" (``ingest/lifecycle.py``): the
+    content (the title when there is none), lower-cased, with URLs, hex ids and numbers masked and
+    whitespace collapsed; 32 hex chars of sha256 over that."""
+    text = (content.strip() or title).lower()
+    masked = " ".join(_VARYING.sub("#", text).split())
+    return hashlib.sha256(masked.encode()).hexdigest()[:32]

@@ -6,9 +6,9 @@ import json
 from typing import TYPE_CHECKING
 
 from neural_memory.ingest.chunking import DEFAULT_CHUNKING, Chunking, chunk_text
-from neural_memory.ingest.ids import content_hash, derived_id
+from neural_memory.ingest.ids import content_hash, derived_id, recurrence_key
 from neural_memory.models import Chunk, ObservationIn, ObservationRecord
-from neural_memory.search.tiers import expiry_for, is_embedded, tier_for
+from neural_memory.search.tiers import embeds, expiry_for, tier_for
 from neural_memory.stores.base import IndexedObservation
 
 if TYPE_CHECKING:
@@ -18,7 +18,17 @@ if TYPE_CHECKING:
     from neural_memory.models import Tier
 
 
-_RESOLVED = {"id", "source_type", "title", "ingested_at", "expires_at", "tier", "content_hash", "code_refs"}
+_RESOLVED = {
+    "id",
+    "source_type",
+    "title",
+    "ingested_at",
+    "expires_at",
+    "tier",
+    "content_hash",
+    "code_refs",
+    "recurrence_key",
+}
 TITLE_WORDS = 12  # a derived title: the first words of the content
 _COPIED = (set(ObservationRecord.model_fields) & set(ObservationIn.model_fields)) - _RESOLVED
 
@@ -83,6 +93,7 @@ def prepare(
             tier,
             json.dumps(observation.metadata, sort_keys=True, default=str),
         ),
+        recurrence_key=recurrence_key(title, observation.content) if tier == "E" else None,
     )
     return chunked(record, chunking)
 
@@ -103,7 +114,7 @@ def chunked(record: ObservationRecord, chunking: Chunking = DEFAULT_CHUNKING) ->
     an embedded observation always has a vector) and windows for the lexical side after them.
     """
     content = record.content
-    if chunking.passage_tokens < chunking.tokens and is_embedded(record.tier):
+    if chunking.passage_tokens < chunking.tokens and embeds(record):
         passages = chunk_text(content, chunking.passage_tokens, min(chunking.overlap, chunking.passage_tokens // 2))
         if len(passages) == 1:  # fits one passage, so one window too: the same single chunk
             return IndexedObservation(record=record, chunks=[Chunk(chunk_no=0, text=passages[0])])

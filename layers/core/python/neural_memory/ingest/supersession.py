@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from neural_memory.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from neural_memory.models import ObservationRecord
     from neural_memory.stores.base import IndexedObservation, Store
@@ -65,9 +65,9 @@ def _last_copies(items: Sequence[IndexedObservation]) -> dict[str, ObservationRe
     return {item.record.id: item.record for item in items}
 
 
-def previous_links(store: Store, workspace_id: str, items: Sequence[IndexedObservation]) -> dict[str, list[str]]:
-    """What each incoming observation superseded before this write (read before it is written)."""
-    stored = store.get_many(workspace_id, [item.record.id for item in items])
+def previous_links(stored: Mapping[str, ObservationRecord]) -> dict[str, list[str]]:
+    """What each incoming observation superseded before this write, from ``stored``: their
+    records as read before it (one read serves the lifecycle's carry-over too)."""
     return {observation_id: record.supersedes for observation_id, record in stored.items() if record.supersedes}
 
 

@@ -12,7 +12,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING
 
 from neural_memory.models import Chunk
-from neural_memory.search.tiers import is_embedded
+from neural_memory.search.tiers import embeds
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -31,7 +31,7 @@ def add_turn_context(
     sessions: dict[str, list[IndexedObservation]] = defaultdict(list)
     for item in items:
         record = item.record
-        if record.observation_type in TURN_TYPES and record.session_id and is_embedded(record.tier):
+        if record.observation_type in TURN_TYPES and record.session_id and embeds(record):
             sessions[record.session_id].append(item)
     for session_id, turns in sessions.items():
         turns.sort(key=lambda item: item.record.occurred_at)

@@ -11,15 +11,15 @@ import gzip
 import json
 import re
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from neural_memory.models import ObservationIn, SearchRequest
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from neural_memory.models import RerankMode, SearchMode
     from neural_memory.service import Service
     from neural_memory.settings import Settings
@@ -148,14 +148,9 @@ def _mean(values: list[float]) -> float:
 def run(folder: Path, mode: SearchMode, rerank: RerankMode, settings: Settings) -> dict[str, Any]:
     """Index ``folder``'s conversations into a temporary store (embeddings cached in
     ``settings.data_dir``) and score them."""
-    from neural_memory.service import build_service
+    from neural_memory.local.eval_service import evaluation_service
 
     conversations = load_conversations(folder)
-    with tempfile.TemporaryDirectory(prefix="nm-eval-") as tmp:
-        service = build_service(settings.model_copy(update={"data_dir": Path(tmp)}))
-        if settings.store == "sqlite" and service.embedding_cache is not None:
-            from neural_memory.providers.embeddings.cache import EmbeddingCache
-
-            service.embedding_cache = EmbeddingCache(settings.embedding_cache_path)
+    with evaluation_service(settings) as service:
         scores = evaluate(service, conversations, mode, rerank)
     return {**scores, "mode": mode, "rerank": rerank, "dataset": folder.name}

@@ -8,15 +8,15 @@ import gzip
 import json
 import math
 import sys
-import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from neural_memory.models import ObservationIn, SearchRequest
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from neural_memory.models import RerankMode, SearchMode
     from neural_memory.service import Service
     from neural_memory.settings import Settings
@@ -118,16 +118,10 @@ def evaluate(service: Service, dataset: Dataset, mode: SearchMode, rerank: Reran
 
 def run(folder: Path, mode: SearchMode, rerank: RerankMode, split: str, settings: Settings) -> dict[str, Any]:
     """Index ``folder`` into a temporary store (embeddings cached in ``settings.data_dir``) and score it."""
-    from neural_memory.service import build_service
+    from neural_memory.local.eval_service import evaluation_service
 
     dataset = load_beir(folder, split)
-    with tempfile.TemporaryDirectory(prefix="nm-eval-") as tmp:
-        store_settings = settings.model_copy(update={"data_dir": Path(tmp)})
-        service = build_service(store_settings)
-        if settings.store == "sqlite" and service.embedding_cache is not None:
-            from neural_memory.providers.embeddings.cache import EmbeddingCache
-
-            service.embedding_cache = EmbeddingCache(settings.embedding_cache_path)
+    with evaluation_service(settings) as service:
         index(service, dataset)
         scores = evaluate(service, dataset, mode, rerank)
     return {**scores, "mode": mode, "rerank": rerank, "split": split, "queries": len(dataset.queries)}

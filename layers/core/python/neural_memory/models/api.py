@@ -4,7 +4,7 @@ docs/openapi.json).
 Wire models forbid unknown fields, bound every string and list, and require timezone-aware
 dates, so bad input is a 400 naming the field, never a 500.
 
-One module (~510 lines) because it is one cohesive thing: the whole wire contract, read top to
+One module (~620 lines) because it is one cohesive thing: the whole wire contract, read top to
 bottom as docs/api.md is (search, observations, facets, errors, answer).
 """
 
@@ -38,9 +38,11 @@ from neural_memory.models.types import (
     ActorList,
     ActorName,
     BypassReason,
+    Expand,
     MetadataKey,
     MetadataValue,
     ObservationId,
+    PromotionReason,
     QueryText,
     RerankMode,
     SearchMode,
@@ -81,6 +83,7 @@ __all__ = [
     "WebhookReceipt",
     "ObservationsResponse",
     "ObservationOut",
+    "PromoteRequest",
     "DeleteResponse",
     "FacetCount",
     "Facets",
@@ -211,6 +214,15 @@ class SearchRequest(RequestModel):
     include_superseded: StrictBool = Field(
         default=False, description="Also return observations that a newer one supersedes (they carry `supersededBy`)."
     )
+    include_archived: StrictBool = Field(
+        default=False,
+        description="Also return E observations the daily maintenance archived (they carry `archivedAt`).",
+    )
+    expand: Expand | None = Field(
+        default=None,
+        description="observation: each result also carries `text`, the whole observation it was found in (not only "
+        "the chunk that matched), within the reply size limit (`textTruncated` says when it was cut).",
+    )
     explain: StrictBool = False
 
     @field_validator("exclude_after")
@@ -284,6 +296,21 @@ class SearchResult(WireModel):
     possibly_stale: str | None = Field(
         default=None,
         description="The commit of a later push that touched code this observation is about (`codeRefs`).",
+        exclude_if=lambda value: value is None,
+    )
+    archived_at: datetime | None = Field(
+        default=None,
+        description="When the maintenance archived this E observation (only with `includeArchived`).",
+        exclude_if=lambda value: value is None,
+    )
+    text: str | None = Field(
+        default=None,
+        description="The whole observation (only with `expand`); cut short when the reply would exceed its size limit.",
+        exclude_if=lambda value: value is None,
+    )
+    text_truncated: bool | None = Field(
+        default=None,
+        description="With `expand`: true when `text` was cut to keep the reply within its size limit.",
         exclude_if=lambda value: value is None,
     )
     explain: list[StageExplanation] | None = Field(default=None, exclude_if=lambda value: value is None)
@@ -497,7 +524,27 @@ class ObservationOut(WireModel):
     possibly_stale: str | None = Field(
         default=None, description="The commit of a later push that touched code it is about (`codeRefs`), if any."
     )
+    promoted_at: datetime | None = Field(default=None, description="When this observation was promoted from C to A.")
+    promoted_by: str | None = Field(
+        default=None, description="Who promoted it: `key:<key id>` (the API key that asked) or `auto:answers`."
+    )
+    promotion_reason: str | None = Field(default=None, description="Why it was promoted, as given.")
+    citations: int | None = Field(
+        default=None, description="How many LLM answers cited it while C (counted while automatic promotion is on)."
+    )
+    embedded_at: datetime | None = Field(
+        default=None, description="When this E observation was embedded because its content recurred."
+    )
+    archived_at: datetime | None = Field(
+        default=None, description="When the maintenance archived this E observation (searched only on request)."
+    )
     request_id: str
+
+
+class PromoteRequest(RequestModel):
+    """Body of ``POST /v1/observations/{id}/promote``."""
+
+    reason: PromotionReason = Field(description="Why this observation is kept for good (1..500 characters).")
 
 
 class DeleteResponse(WireModel):

@@ -52,6 +52,9 @@ class Chunk(DomainModel):
     text: str
     role: ChunkRole = "both"
     vector: Vector | None = None
+    # Of the embedded text and the model (``embedding_hash``), set with ``vector``: a store that
+    # keeps it finds this vector again for the same text (``VectorCache``).
+    embedding_hash: str | None = None
 
     @property
     def lexical(self) -> bool:
@@ -103,6 +106,17 @@ class ObservationRecord(DomainModel):
     # Set by the staleness bookkeeping (``engineering.staleness``), never by a client: the commit of
     # the earliest later push that touched one of ``code_refs``.
     possibly_stale: str | None = None
+    # The tier lifecycle (``ingest/lifecycle.py``), never set by a client's observation: a C
+    # observation promoted to A (when, by whom: ``key:<key id>`` or ``auto:answers``, and why),
+    # how many LLM answers cited it (counted only while automatic promotion is on), an E
+    # observation embedded because its content recurred, and one archived by the maintenance.
+    promoted_at: datetime | None = None
+    promoted_by: str | None = None
+    promotion_reason: Annotated[str | None, Indexing("stored")] = None
+    citations: int | None = None
+    recurrence_key: str | None = None  # E only: what "the same content" means (``lifecycle.recurrence_key``)
+    embedded_at: datetime | None = None
+    archived_at: datetime | None = None
 
 
 class Hit(DomainModel):

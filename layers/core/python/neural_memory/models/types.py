@@ -21,6 +21,7 @@ from pydantic import (
 
 __all__ = [
     "Tier",
+    "Expand",
     "SearchMode",
     "RerankMode",
     "BypassReason",
@@ -31,6 +32,8 @@ __all__ = [
     "MAX_METADATA_VALUE_CHARS",
     "MAX_EXACT_INTEGER",
     "MAX_SUPERSEDES",
+    "MAX_REPLY_BYTES",
+    "PromotionReason",
     "Slug",
     "ActorName",
     "ObservationId",
@@ -49,6 +52,8 @@ __all__ = [
 ]
 
 Tier = Literal["A", "C", "E"]
+# What ``expand`` rebuilds for each search result: the whole observation (a chat turn, a PR, a note).
+Expand = Literal["observation"]
 SearchMode = Literal["hybrid", "semantic", "keyword"]
 RerankMode = Literal["fast", "balanced", "thorough"]
 BypassReason = Literal["small_result_set", "disabled", "not_configured", "error", "timeout"]
@@ -60,6 +65,9 @@ MAX_METADATA_BYTES = 16_384
 MAX_METADATA_VALUE_CHARS = 500
 MAX_EXACT_INTEGER = 2**53  # beyond it a JSON number is not exact as a double (nor comparable alike in every store)
 MAX_SUPERSEDES = 20
+# A synchronous Lambda invocation answers at most 6 MB (API Gateway's own limit, 10 MB, is larger):
+# the search reply, expanded texts included, stays under it (``search/expansion.py``).
+MAX_REPLY_BYTES = 6_291_456
 
 Slug = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")]
 ActorName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
@@ -67,6 +75,7 @@ ObservationId = Annotated[
     str, StringConstraints(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
 ]
 SessionId = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+PromotionReason = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)]
 Url = Annotated[str, StringConstraints(max_length=2048, pattern=r"^https?://\S+$")]
 Vector = list[float]
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal
 
 from neural_memory.models import Candidate
-from neural_memory.search.tiers import is_embedded
+from neural_memory.search.tiers import embeds
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -89,7 +89,7 @@ def fuse(
     lexical_floor = min(lexicals) if cut[0] and lexicals else 0.0
     for candidate in candidates.values():
         lexical_counts = lexical is not None
-        vector_counts = vector is not None and is_embedded(candidate.observation.tier)
+        vector_counts = vector is not None and embeds(candidate.observation)
         if method == "rrf":
             ranks = (candidate.lexical_rank, candidate.vector_rank)
             total = sum(1.0 / (k + r) for r in ranks if r is not None)

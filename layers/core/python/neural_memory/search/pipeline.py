@@ -188,6 +188,7 @@ class SearchPipeline:
             exclude_session_id=request.exclude_session_id,
             exclude_after=request.exclude_after,
             include_superseded=request.include_superseded,
+            include_archived=request.include_archived,
         )
         vector = None
         if request.mode != "keyword":
@@ -452,6 +453,7 @@ class SearchPipeline:
             tier=record.tier,
             superseded_by=record.superseded_by,
             possibly_stale=record.possibly_stale,
+            archived_at=record.archived_at,
             metadata=ResultMetadata(
                 relevance_score=_round(candidate.llm) if not llm.bypassed else vector, vector_score=vector
             ),

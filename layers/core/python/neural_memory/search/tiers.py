@@ -1,5 +1,6 @@
 """Tier policy (seed: selective RAG): which observation types are architectural (A, kept forever),
-collaborative (C, expire 7 days after they occurred) or execution (E, never embedded)."""
+collaborative (C, expire 7 days after they occurred) or execution (E, not embedded unless its
+content recurs; the lifecycle that moves observations between them is ``ingest/lifecycle.py``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from neural_memory.models import Tier
+    from neural_memory.models import ObservationRecord, Tier
 
 DEFAULT_TIER: Tier = "C"
 DEFAULT_POLICY: dict[str, Tier] = {
@@ -52,3 +53,9 @@ def expiry_for(tier: Tier, occurred_at: datetime, ttl_days: float) -> datetime |
 def is_embedded(tier: Tier) -> bool:
     """E-tier observations are kept for metadata and lexical search only."""
     return tier != "E"
+
+
+def embeds(record: ObservationRecord) -> bool:
+    """Whether the observation's chunks are embedded: its tier's rule, or an E observation
+    embedded because its content recurred (``embedded_at``)."""
+    return is_embedded(record.tier) or record.embedded_at is not None

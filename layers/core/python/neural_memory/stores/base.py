@@ -6,7 +6,8 @@ Contract for every implementation:
 - Scores in ``Retrieved`` are in [0, 1], higher is better: ``vector`` hits carry cosine
   similarity clipped to [0, 1] (vectors are unit length), ``lexical`` hits carry BM25 divided by
   the best BM25 of the same query (so the best lexical hit scores 1.0).
-- Expired records (``expires_at`` at or before ``Filter.live_at``) are never returned.
+- Expired records (``expires_at`` at or before ``Filter.live_at``) are never returned; archived
+  ones (``archived_at`` set) only with ``Filter.include_archived``.
 - Upsert is idempotent: the same (workspace, id) replaces the record and all its chunks.
 """
 
@@ -26,6 +27,19 @@ if TYPE_CHECKING:
 
 # The fields whose values autoFilters may infer (``known_values``).
 KNOWN_FIELDS = ("source", "observation_type", "actor_name")
+# The record fields ``restate`` sets in place: the tier lifecycle's, on which no chunk's text or
+# vector depends (a change of those is a new upsert).
+LIFECYCLE_FIELDS = frozenset(
+    {"tier", "expires_at", "promoted_at", "promoted_by", "promotion_reason", "citations", "archived_at"}
+)
+
+
+class Recurrence(DomainModel):
+    """How many observations of a workspace hold one recurrence key, and the ids of those of them
+    not embedded yet (at most the ``limit`` asked for, the earliest first)."""
+
+    count: int
+    unembedded: list[str]
 
 
 class IndexedObservation(DomainModel):
@@ -129,6 +143,26 @@ class Store(Protocol):
     def purge_expired(self, now: datetime) -> int:
         """Delete every observation (of every workspace) that expired at or before ``now``, with
         its chunks; returns how many. Queries already hide them: this reclaims the space."""
+        ...
+
+    def restate(self, workspace_id: str, observation_id: str, fields: Mapping[str, object]) -> ObservationRecord | None:
+        """Set these ``LIFECYCLE_FIELDS`` of the observation in place (every chunk of it: a
+        promotion); the record as it now stands, or None if it is not in this workspace."""
+        ...
+
+    def note_citations(self, workspace_id: str, observation_ids: Sequence[str]) -> dict[str, int]:
+        """Count one more answer citing each of these observations; their counts now, by id
+        (absent ids are skipped)."""
+        ...
+
+    def recurrences(self, workspace_id: str, keys: Sequence[str], limit: int) -> dict[str, Recurrence]:
+        """For each of ``keys`` that stored observations hold as ``recurrence_key``, how many do
+        and which of them are not embedded yet (see ``Recurrence``); keys nobody holds are absent."""
+        ...
+
+    def archive_execution(self, occurred_before: datetime, now: datetime) -> int:
+        """Mark ``archived_at = now`` on every E observation (of every workspace) that occurred at
+        or before ``occurred_before`` and is not archived yet; returns how many."""
         ...
 
     def count(self, workspace_id: str) -> int:

@@ -13,13 +13,19 @@ from neural_memory.ingest.normalizers.base import Normalized, Skipped, Unsupport
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["Normalized", "Skipped", "UnsupportedEvent", "normalize_eventbridge"]
+__all__ = ["Normalized", "Skipped", "UnsupportedEvent", "event_sources", "normalize_eventbridge"]
 
 
 def _registry() -> dict[str, Callable[[str, dict[str, Any], str | None], Normalized]]:
     from neural_memory.ingest.normalizers import generic, github, vercel
 
-    return {"github": github.normalize, "vercel": vercel.normalize, "neural-memory": generic.normalize}
+    return {"github": github.normalize, "vercel": vercel.normalize, generic.SOURCE: generic.normalize}
+
+
+def event_sources() -> tuple[str, ...]:
+    """Every EventBridge ``source`` a normalizer accepts: the stack derives its bus rules from
+    these, so an event the ingest function can read never goes unrouted on the bus."""
+    return tuple(_registry())
 
 
 def normalize_eventbridge(event: dict[str, Any]) -> Normalized:

@@ -11,6 +11,8 @@ from pydantic import ValidationError
 from neural_memory.ingest.normalizers.base import Normalized, UnsupportedEvent
 from neural_memory.models import ObservationIn
 
+SOURCE = "neural-memory"  # the EventBridge source of our own clients' and agents' events
+
 
 def normalize(detail_type: str, detail: dict[str, Any], event_time: str | None) -> Normalized:
     """One observation; ``observationType`` defaults to the detail-type, ``occurredAt`` to the event time."""

@@ -144,7 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     data_dir(mcp)
     mcp.set_defaults(func=cmd_mcp)
 
-    purge = commands.add_parser("purge", help="delete expired observations")
+    purge = commands.add_parser("purge", help="delete expired observations, archive old E ones (the daily maintenance)")
     data_dir(purge)
     purge.set_defaults(func=cmd_purge)
 
@@ -165,11 +165,14 @@ def build_parser() -> argparse.ArgumentParser:
     reindex.set_defaults(func=cmd_reindex)
 
     evaluate = commands.add_parser(
-        "eval", help="nDCG@10 and recall@100 on a BEIR dataset; evidence recall@10 and hit@10 on LoCoMo"
+        "eval",
+        help="nDCG@10 and recall@100 on a BEIR dataset; evidence recall@10 and hit@10 on LoCoMo; top-3 accuracy, "
+        "recall, E precision and latency per tier against the design's targets on engineering events",
     )
     evaluate.add_argument(
         "dataset",
-        help="folder with corpus.jsonl[.gz], queries.jsonl, qrels/<split>.tsv (BEIR), or a LoCoMo *.json[.gz]",
+        help="folder with corpus.jsonl[.gz], queries.jsonl, qrels/<split>.tsv (BEIR), a LoCoMo *.json[.gz], or "
+        "events.jsonl + queries.json (engineering events, e.g. bench/engineering_events)",
     )
     evaluate.add_argument("--mode", default="hybrid", choices=["hybrid", "semantic", "keyword"])
     evaluate.add_argument("--rerank", default="fast", choices=["fast", "balanced", "thorough"])

@@ -13,18 +13,16 @@ from array import array
 from typing import TYPE_CHECKING
 
 from neural_memory.observability import logger
+from neural_memory.providers.embeddings.vector_cache import text_key
 from neural_memory.stores.sqlite.db import LazyConnection, is_damaged, make_private, set_aside
+
+__all__ = ["EmbeddingCache", "text_key"]
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
 
     from neural_memory.models import Vector
-
-
-def text_key(text: str) -> str:
-    """The key of a text in ``get_many``'s reply."""
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _stored_key(workspace_id: str, text: str) -> str:
@@ -38,7 +36,8 @@ def _unpack(blob: bytes) -> Vector:
 
 
 class EmbeddingCache:
-    """Vectors in a small SQLite file (separate from the store, so it survives a store reset)."""
+    """Vectors in a small SQLite file (separate from the store, so it survives a store reset): the
+    embedded store's ``VectorCache``."""
 
     def __init__(self, path: Path) -> None:
         self._path = path

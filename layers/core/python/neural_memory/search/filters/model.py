@@ -55,6 +55,8 @@ class Filter:
     include_superseded: bool = False
     # True (``filters.fresh``): records marked ``possibly_stale`` are not retrieved.
     fresh_only: bool = False
+    # False: records the maintenance archived (``archived_at`` set) are not retrieved.
+    include_archived: bool = False
 
     def terms(self) -> list[tuple[str, tuple[str, ...]]]:
         """The exact-match conditions as (stored field, allowed values), only those that are set.
@@ -99,6 +101,7 @@ def compile_filter(
     exclude_session_id: str | None,
     exclude_after: datetime | None = None,
     include_superseded: bool = False,
+    include_archived: bool = False,
 ) -> Filter:
     """Turn the validated API filters into the neutral ``Filter`` (duplicates removed, order kept)."""
     rules = Filter(
@@ -106,6 +109,7 @@ def compile_filter(
         exclude_session_id=exclude_session_id,
         exclude_after=exclude_after,
         include_superseded=include_superseded,
+        include_archived=include_archived,
     )
     if filters is None:
         return rules

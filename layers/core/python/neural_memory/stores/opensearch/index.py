@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from neural_memory.clock import from_iso, to_iso
 from neural_memory.errors import ConfigurationError, NotFound
-from neural_memory.stores.opensearch.mapping import SCHEMA_VERSION, index_body
+from neural_memory.stores.opensearch.mapping import ADDED_IN_PLACE, SCHEMA_VERSION, index_body
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -156,9 +156,10 @@ class OpenSearchAdmin:
     # ------------------------------------------------------------------ bootstrap
 
     def ensure_index(self, dimension: int, model_id: str) -> str:
-        """``created``, ``ok`` or ``replicas updated``; raises ``ConfigurationError`` when the live
-        index was built for another model, dimension or schema version (a reindex is needed,
-        never silent mixing)."""
+        """``created``, ``ok`` or ``replicas updated`` (and ``, added <fields>`` when the live index
+        lacked a field of ``ADDED_IN_PLACE``); raises ``ConfigurationError`` when the live index
+        was built for another model, dimension or schema version (a reindex is needed, never
+        silent mixing)."""
         live = self.live()
         if live is None:
             target = self._create(self._next_version(), dimension, model_id, None)
@@ -170,7 +171,19 @@ class OpenSearchAdmin:
                 f"index {live!r} behind {self.alias!r} was built for {found}, this service needs {expected}: "
                 "run `neural-memory reindex` (the maintenance function does it at deploy)"
             )
-        return self._sync_replicas(live)
+        added = self._add_fields(live, dimension, model_id)
+        outcome = self._sync_replicas(live)
+        return f"{outcome}, added {', '.join(added)}" if added else outcome
+
+    def _add_fields(self, index: str, dimension: int, model_id: str) -> list[str]:
+        """Put the ``ADDED_IN_PLACE`` fields the index lacks into its mapping (an index created
+        before them); returns their names."""
+        mapping = next(iter(self.client.indices.get_mapping(index=index).values()))["mappings"]
+        wanted = index_body(dimension, model_id)["mappings"]["properties"]
+        missing = {name: wanted[name] for name in ADDED_IN_PLACE if name not in mapping.get("properties", {})}
+        if missing:
+            self.client.indices.put_mapping(index=index, body={"properties": missing})
+        return sorted(missing)
 
     def needs_reindex(self, dimension: int, model_id: str) -> bool:
         """Whether the live index was built for another model, dimension or schema version."""

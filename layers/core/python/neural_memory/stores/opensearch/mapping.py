@@ -8,9 +8,14 @@ from typing import Any
 from neural_memory.search import bm25
 from neural_memory.stores.record_fields import RECORD_FIELDS
 
-# 2: metadata_terms, supersedes, superseded_by; 3: BM25 k1/b; 4: code_refs, possibly_stale (a reindex brings
-# an index in step)
+# 2: metadata_terms, supersedes, superseded_by; 3: BM25 k1/b; 4: code_refs, possibly_stale and the tier
+# lifecycle's fields (promoted_*, citations, recurrence_key, embedded_at, archived_at). A reindex brings
+# an index in step.
 SCHEMA_VERSION = 4
+# Fields an index of the same schema version takes in place (``OpenSearchAdmin.ensure_index`` puts
+# them into its mapping): a document written without one loses nothing, so no reindex is forced.
+# embedding_hash: what a chunk's vector was made of, the embedding cache's key (stored_vectors.py).
+ADDED_IN_PLACE = ("embedding_hash",)
 HNSW_M = 16  # graph degree: recall vs memory
 HNSW_EF_CONSTRUCTION = 128  # build-time beam: recall vs indexing speed
 HNSW_EF_SEARCH = 100  # query-time beam: recall vs latency
@@ -61,6 +66,7 @@ def index_body(dimension: int, model_id: str, shards: int = 1, replicas: int = 1
                 "chunk_no": {"type": "integer"},
                 "text": TYPES["text"],
                 "metadata_terms": keyword,  # metadata filters (filters.metadata_terms)
+                "embedding_hash": keyword,  # ADDED_IN_PLACE
                 "embedding": {
                     "type": "knn_vector",
                     "dimension": dimension,

@@ -3,7 +3,8 @@ the stored records while the old index keeps answering, then swap it in behind t
 
 The old index is the source of truth until the swap: every observation is read back from it in
 (workspace, id) order, cut into chunks with today's settings, embedded by the service's embedder
-in batches and written to the new index; the cursor is saved as it goes, so a reindex that is
+in batches (not the text whose vector for this model either index already stores:
+``stored_vectors``) and written to the new index; the cursor is saved as it goes, so a reindex that is
 stopped (Ctrl-C, a Lambda deadline) resumes where it stopped. One run works on a reindex at a
 time: it holds a claim (a lease in the new index's ``_meta``) and checks it, and where the alias
 points, before every batch.
@@ -31,6 +32,7 @@ from neural_memory.clock import from_iso, to_iso, to_ms, utcnow
 from neural_memory.ingest.prepare import chunked
 from neural_memory.stores.opensearch.index import ReindexBusy, space_of
 from neural_memory.stores.opensearch.store import OpenSearchStore
+from neural_memory.stores.opensearch.stored_vectors import StoredVectors
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
@@ -102,6 +104,7 @@ class Reindexer:
         self._owner = uuid.uuid4().hex
         self._deadline: float | None = None
         self._saved_at = 0.0
+        self._vectors: StoredVectors | None = None
 
     def run(
         self,
@@ -121,6 +124,9 @@ class Reindexer:
         report = ReindexReport(source=state.source, target=state.target, total=self._total(state.source))
         self._admin.claim(state, self._owner, self._clock())
         source, target = self._store(state.source), self._store(state.target)
+        # Unchanged text keeps its vector: found in the old index, or in the new one when the
+        # catch-up copies an observation again
+        self._vectors = StoredVectors(source, target)
         try:
             if state.phase == "copy":
                 self._copy_all(state, source, target, report, progress)
@@ -202,7 +208,7 @@ class Reindexer:
         failed: dict[Key, str] = {}
         for workspace_id, batch in by_workspace.items():
             items = [chunked(record, self._service.chunking) for record in batch]
-            self._service.embed_chunks(workspace_id, items)
+            self._service.embed_chunks(workspace_id, items, self._vectors)
             outcome = target.upsert(workspace_id, items)
             failed |= {(workspace_id, i): reason for i, reason in outcome.failed.items()}
         return failed

@@ -18,7 +18,7 @@
 
 Beside it in this folder: the index mapping (``mapping.py``), the query dialect (``dsl.py``), error
 translation (``errors.py``), the client (``client.py``), index admin (``index.py``) and reindex.
-This module stays one (~550 lines) because it is one cohesive thing: the ``Store`` port's
+This module stays one (~670 lines) because it is one cohesive thing: the ``Store`` port's
 OpenSearch implementation, a single class whose methods share its bulk-write and request helpers.
 """
 
@@ -41,7 +41,7 @@ from neural_memory.search.filters.model import (
     without_field,
 )
 from neural_memory.settings import OPENSEARCH_BULK_MAX_BYTES
-from neural_memory.stores.base import KNOWN_FIELDS
+from neural_memory.stores.base import KNOWN_FIELDS, LIFECYCLE_FIELDS, Recurrence
 from neural_memory.stores.opensearch.dsl import (
     NO_EMBEDDING,
     cosine_from_score,
@@ -67,6 +67,9 @@ FACET_SHARD_SIZE = 1_000  # values per field each shard returns to a facets requ
 # the whole purge is.
 PURGE_SLICE = 5_000
 _VECTOR_DIMENSION_MISMATCH = "Vector dimension mismatch"  # the k-NN plugin's refusal of a vector
+_UNKNOWN_FIELD = "strict_dynamic_mapping_exception"  # a field the index's strict mapping lacks
+HASHES_PER_REQUEST = 1_000  # embedding hashes one lookup asks for (a terms query)
+HASH_ROUNDS = 3  # pages per lookup when copies of one text fill a page
 
 
 def doc_id(workspace_id: str, observation_id: str, chunk_no: int) -> str:
@@ -167,6 +170,8 @@ class OpenSearchStore:
         if chunk.vector is not None:
             doc["embedding"] = chunk.vector
             doc["model_id"] = item.model_id
+            if chunk.embedding_hash is not None:
+                doc["embedding_hash"] = chunk.embedding_hash
         return doc
 
     def _bulk(self, actions: dict[str, dict[str, Any]], op: str = "index") -> dict[str, str]:
@@ -229,16 +234,23 @@ class OpenSearchStore:
             if status < 300:
                 continue
             action = actions[result["_id"]]
-            if status in RETRYABLE or WRITE_BLOCKED in json.dumps(result.get("error")):
+            said = json.dumps(result.get("error"))
+            if status in RETRYABLE or WRITE_BLOCKED in said:
                 # A write block is brief: a reindex replacing an index made before versioning
                 retry[result["_id"]] = action
-            elif "embedding" in action and _VECTOR_DIMENSION_MISMATCH in json.dumps(result.get("error")):
+            elif "embedding_hash" in action and _UNKNOWN_FIELD in said and "embedding_hash" in said:
+                # An index created before the field, until the bootstrap adds it (``ensure_index``):
+                # stored without it, so this vector is found by nothing and its text embedded again once.
+                retry[result["_id"]] = {k: v for k, v in action.items() if k != "embedding_hash"}
+            elif "embedding" in action and _VECTOR_DIMENSION_MISMATCH in said:
                 # A writer already on a new model of another dimension, while the reindex for it
                 # runs: stored without its vector for now; the reindex's catch-up embeds it anew.
                 logger.warning(
                     "vector of another dimension than the live index: stored without it", extra={"id": result["_id"]}
                 )
-                retry[result["_id"]] = {k: v for k, v in action.items() if k not in {"embedding", "model_id"}}
+                retry[result["_id"]] = {
+                    k: v for k, v in action.items() if k not in {"embedding", "model_id", "embedding_hash"}
+                }
             else:
                 error = result.get("error")
                 reason = error.get("reason", status) if isinstance(error, dict) else error or status
@@ -265,6 +277,43 @@ class OpenSearchStore:
             and doc["_source"].get("model_id") == model_id
             and "embedding" in doc["_source"]
         }
+
+    def vectors_by_hash(self, workspace_id: str, model_id: str, hashes: Sequence[str]) -> dict[str, Vector]:
+        """The vectors ``model_id`` made of the workspace's chunks whose ``embedding_hash`` is one
+        of ``hashes``, by hash; an index without the field finds none. The same text in many
+        chunks has one vector: a page filled by its copies is followed by one for the hashes
+        still missing (at most ``HASH_ROUNDS``; what is left is simply embedded again)."""
+        wanted = list(dict.fromkeys(hashes))
+        found: dict[str, Vector] = {}
+        for start in range(0, len(wanted), HASHES_PER_REQUEST):
+            missing = wanted[start : start + HASHES_PER_REQUEST]
+            for _ in range(HASH_ROUNDS):
+                query = {
+                    "bool": {
+                        "filter": [
+                            {"term": {"workspace_id": workspace_id}},
+                            {"term": {"model_id": model_id}},
+                            {"terms": {"embedding_hash": missing}},
+                        ]
+                    }
+                }
+                body = {
+                    "query": query,
+                    "size": len(missing),
+                    "_source": ["embedding_hash", "embedding", "workspace_id"],
+                }
+                hits = self._call(self._client.search, index=self._index, body=body)["hits"]["hits"]
+                found |= {
+                    h["_source"]["embedding_hash"]: h["_source"]["embedding"]
+                    for h in hits
+                    if h["_source"].get("workspace_id") == workspace_id and "embedding" in h["_source"]
+                }
+                if len(hits) < len(missing):  # every match was on this page
+                    break
+                missing = [h for h in missing if h not in found]
+                if not missing:
+                    break
+        return found
 
     def known_values(self, workspace_id: str, limit: int) -> dict[str, list[str]]:
         """Distinct values by field, the most frequent first (terms aggregations over chunk 0s)."""
@@ -364,6 +413,97 @@ class OpenSearchStore:
         if refused:
             raise StoreRejected(f"OpenSearch refused {field} marks: " + "; ".join(list(refused.values())[:5]))
 
+    def _update_chunks(self, query: dict[str, Any], doc: dict[str, Any]) -> int:
+        """Set the fields of ``doc`` on every chunk matching ``query``, a page of ``MARK_PAGE`` at a
+        time (an observation may have hundreds); returns how many observations (chunk 0s) changed."""
+        body: dict[str, Any] = {
+            "query": query,
+            "size": MARK_PAGE,
+            "_source": ["workspace_id", "observation_id", "chunk_no"],
+            "sort": [{"workspace_id": "asc"}, {"observation_id": "asc"}, {"chunk_no": "asc"}],
+        }
+        changed = 0
+        while hits := self._call(self._client.search, index=self._index, body=body)["hits"]["hits"]:
+            refused = self._bulk({h["_id"]: doc for h in hits}, op="update")
+            if refused:
+                raise StoreRejected("OpenSearch refused lifecycle marks: " + "; ".join(list(refused.values())[:5]))
+            changed += sum(1 for h in hits if h["_source"].get("chunk_no") == 0)
+            body["search_after"] = hits[-1]["sort"]
+        return changed
+
+    def restate(self, workspace_id: str, observation_id: str, fields: Mapping[str, object]) -> ObservationRecord | None:
+        """Set lifecycle fields on every chunk of the observation (a null removes one, so a
+        promoted observation's ``expires_at`` stops matching the TTL filter)."""
+        if not fields or not set(fields) <= LIFECYCLE_FIELDS:
+            raise ValueError(f"restate sets only {sorted(LIFECYCLE_FIELDS)}, not {sorted(set(fields))}")
+        if self.get(workspace_id, observation_id) is None:
+            return None
+        doc = {DOC_NAMES.get(f.name, f.name): f.to_document(fields[f.name]) for f in RECORD_FIELDS if f.name in fields}
+        query = {
+            "bool": {"filter": [{"term": {"workspace_id": workspace_id}}, {"term": {"observation_id": observation_id}}]}
+        }
+        self._update_chunks(query, doc)
+        return self.get(workspace_id, observation_id)
+
+    def note_citations(self, workspace_id: str, observation_ids: Sequence[str]) -> dict[str, int]:
+        """Read each chunk 0's count and write it plus one (the record is read from chunk 0). Not
+        atomic: two answers citing the same observation at the same moment may count once."""
+        current = self.get_many(workspace_id, observation_ids)
+        counts = {i: (record.citations or 0) + 1 for i, record in current.items()}
+        refused = self._bulk({doc_id(workspace_id, i, 0): {"citations": n} for i, n in counts.items()}, op="update")
+        if refused:
+            raise StoreRejected("OpenSearch refused citation counts: " + "; ".join(list(refused.values())[:5]))
+        return counts
+
+    def archive_execution(self, occurred_before: datetime, now: datetime) -> int:
+        """Mark every chunk of the old, unarchived E observations of every workspace."""
+        query = {
+            "bool": {
+                "filter": [{"term": {"tier": "E"}}, {"range": {"occurred_at": {"lte": to_iso(occurred_before)}}}],
+                "must_not": [{"exists": {"field": "archived_at"}}],
+            }
+        }
+        return self._update_chunks(query, {"archived_at": to_iso(now)})
+
+    def recurrences(self, workspace_id: str, keys: Sequence[str], limit: int) -> dict[str, Recurrence]:
+        """Per key, in one ``_msearch``: how many chunk 0s hold it, and the earliest ``limit`` of
+        them without ``embedded_at``."""
+        wanted = list(dict.fromkeys(keys))
+        if not wanted:
+            return {}
+        lines: list[dict[str, Any]] = []
+        for key in wanted:
+            holding = [
+                {"term": {"workspace_id": workspace_id}},
+                {"term": {"chunk_no": 0}},
+                {"term": {"recurrence_key": key}},
+            ]
+            lines += [{"index": self._index}, {"size": 0, "query": {"bool": {"filter": holding}}}]
+            unembedded = {"bool": {"filter": holding, "must_not": [{"exists": {"field": "embedded_at"}}]}}
+            lines += [
+                {"index": self._index},
+                {
+                    "size": limit,
+                    "_source": ["observation_id"],
+                    "query": unembedded,
+                    "sort": [{"occurred_at": "asc"}, {"observation_id": "asc"}],
+                },
+            ]
+        replies = self._call(self._client.msearch, index=self._index, body=lines)["responses"]
+        found: dict[str, Recurrence] = {}
+        for n, key in enumerate(wanted):
+            counted, listed = replies[2 * n], replies[2 * n + 1]
+            for reply in (counted, listed):
+                if "error" in reply:
+                    raise BackendUnavailable(f"OpenSearch recurrence count failed: {reply['error']}")
+            total = counted["hits"]["total"]
+            count = int(total["value"] if isinstance(total, dict) else total)
+            if count:
+                found[key] = Recurrence(
+                    count=count, unembedded=[h["_source"]["observation_id"] for h in listed["hits"]["hits"]]
+                )
+        return found
+
     def delete(self, workspace_id: str, observation_id: str) -> bool:
         """Delete every chunk of the observation in this workspace."""
         query = {
@@ -448,7 +588,7 @@ class OpenSearchStore:
                 "filter": [
                     {"term": {"workspace_id": workspace_id}},
                     {"term": {"chunk_no": 0}},
-                    *render_opensearch(Filter(live_at=live_at, include_superseded=True)),
+                    *render_opensearch(Filter(live_at=live_at, include_superseded=True, include_archived=True)),
                     {"terms": {"metadata_terms": terms}},
                 ]
             }
@@ -486,7 +626,7 @@ class OpenSearchStore:
                 "filter": [
                     {"term": {"workspace_id": workspace_id}},
                     {"term": {"chunk_no": 0}},
-                    *render_opensearch(Filter(live_at=live_at, include_superseded=True)),
+                    *render_opensearch(Filter(live_at=live_at, include_superseded=True, include_archived=True)),
                     {"bool": {"should": wanted, "minimum_should_match": 1}},
                 ]
             }

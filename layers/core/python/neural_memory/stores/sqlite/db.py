@@ -74,6 +74,10 @@ CREATE INDEX IF NOT EXISTS observations_superseding ON observations (workspace_i
 CREATE INDEX IF NOT EXISTS observations_session ON observations (workspace_id, session_id, occurred_at)
     WHERE session_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS observations_stale ON observations (workspace_id) WHERE possibly_stale IS NOT NULL;
+CREATE INDEX IF NOT EXISTS observations_recurrence ON observations (workspace_id, recurrence_key, occurred_at)
+    WHERE recurrence_key IS NOT NULL;
+CREATE INDEX IF NOT EXISTS observations_unarchived_execution ON observations (occurred_at)
+    WHERE tier = 'E' AND archived_at IS NULL;
 """
 
 _SQL_TYPES = {"time": "INTEGER", "integer": "INTEGER", "boolean": "INTEGER", "float": "REAL"}

@@ -55,6 +55,7 @@ class ChunkRow:
     terms: Mapping[str, float] = field(default_factory=dict)
     length: int = 0
     lexical: bool = True
+    archived: bool = False
 
 
 class _Dictionary:
@@ -121,7 +122,7 @@ class Postings:
 
 
 COLUMNS = ("workspace", "source", "observation_type", "actor_name", "tier", "session_id")
-ROW_ARRAYS = ("has_vector", "rowids", "alive", "lexical", "length", "occurred", "expires")
+ROW_ARRAYS = ("has_vector", "rowids", "alive", "lexical", "length", "occurred", "expires", "archived")
 
 
 class RowLookup(Protocol):
@@ -174,6 +175,8 @@ class ChunkMirror:
         self._length: NDArray[np.float32] = np.zeros(_INITIAL_CAPACITY, dtype=np.float32)
         self._occurred: NDArray[np.int64] = np.zeros(_INITIAL_CAPACITY, dtype=np.int64)
         self._expires: NDArray[np.int64] = np.zeros(_INITIAL_CAPACITY, dtype=np.int64)
+        # Archived (E tier, by the maintenance): most E rows in time, so a column, not a lookup.
+        self._archived: NDArray[np.bool_] = np.zeros(_INITIAL_CAPACITY, dtype=bool)
         self._codes: dict[str, NDArray[np.int32]] = {c: np.zeros(_INITIAL_CAPACITY, dtype=np.int32) for c in COLUMNS}
         self._dicts: dict[str, _Dictionary] = {c: _Dictionary() for c in COLUMNS}
         self._postings: dict[str, Postings] = {}
@@ -192,10 +195,10 @@ class ChunkMirror:
         new = max(needed, capacity * 2)
         if self.partitioned is None:
             self._vectors = np.resize(self._vectors, (new, self.dimension))
-        for name in ("_has_vector", "_rowids", "_alive", "_lexical", "_length", "_occurred", "_expires"):
-            grown = np.resize(getattr(self, name), new)
+        for array in ROW_ARRAYS:
+            grown = np.resize(getattr(self, f"_{array}"), new)
             grown[capacity:] = 0
-            setattr(self, name, grown)
+            setattr(self, f"_{array}", grown)
         for column in COLUMNS:
             self._codes[column] = np.resize(self._codes[column], new)
 
@@ -214,6 +217,7 @@ class ChunkMirror:
             self._length[at] = row.length
             self._occurred[at] = row.occurred_ms
             self._expires[at] = NO_EXPIRY if row.expires_ms is None else row.expires_ms
+            self._archived[at] = row.archived
             values = (row.workspace_id, row.source, row.observation_type, row.actor_name, row.tier, row.session_id)
             for column, value in zip(COLUMNS, values, strict=True):
                 self._codes[column][at] = self._dicts[column].encode(value)
@@ -301,6 +305,18 @@ class ChunkMirror:
         self._live_tokens += length - int(self._length[position])
         self._length[position] = length
 
+    def restate(self, chunk_rowids: Iterable[int], *, tier: str, expires_ms: int | None, archived: bool) -> None:
+        """Give these chunks (of one observation) another tier, expiry and archived mark in place:
+        a promotion (unknown ids are ignored)."""
+        positions = [at for rowid in chunk_rowids if (at := self.position_of(rowid)) is not None]
+        self._codes["tier"][positions] = self._dicts["tier"].encode(tier)
+        self._expires[positions] = NO_EXPIRY if expires_ms is None else expires_ms
+        self._archived[positions] = archived
+
+    def archive(self, chunk_rowids: Iterable[int]) -> None:
+        """Mark these chunks archived (unknown ids are ignored)."""
+        self._archived[[at for rowid in chunk_rowids if (at := self.position_of(rowid)) is not None]] = True
+
     def remove(self, chunk_rowids: Iterable[int]) -> None:
         """Forget these chunks (unknown ids are ignored)."""
         for rowid in chunk_rowids:
@@ -334,6 +350,8 @@ class ChunkMirror:
             keep &= ~self._rows_mask(lookup.superseded())
         if flt.fresh_only and lookup is not None:
             keep &= ~self._rows_mask(lookup.stale())
+        if not flt.include_archived:
+            keep &= ~self._archived[:n]
         if flt.exclude_session_id is not None:
             session = self._dicts["session_id"].get(flt.exclude_session_id)
             if session is not None:

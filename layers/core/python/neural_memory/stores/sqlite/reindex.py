@@ -34,8 +34,9 @@ The store records the model that built it (``meta.model_id`` / ``meta.dimension`
 
 What needs a vector: the chunks of embedded tiers that are searched by vector: passages, chunks
 searched both ways, and every chunk of a store written without an embedder (each of its chunks is
-searched both ways); not the lexical windows cut beside passages, and nothing of tier E. A chunk
-embedded by the old model always qualifies.
+searched both ways); not the lexical windows cut beside passages, and nothing of tier E (unless
+it was embedded because it recurred: ``embedded_at``). A chunk embedded by the old model always
+qualifies.
 """
 
 from __future__ import annotations
@@ -75,7 +76,8 @@ CATCH_UP_ROUNDS = 20
 _EMBEDDED_TIERS = ", ".join(f"'{tier}'" for tier in get_args(Tier) if is_embedded(tier))  # literals of the model
 # Chunks that want a vector of the store's model (see the module's docstring) and have no new one yet.
 _WANTING = (
-    f"FROM chunks c JOIN observations o ON o.pk = c.obs_pk WHERE o.tier IN ({_EMBEDDED_TIERS}) "
+    f"FROM chunks c JOIN observations o ON o.pk = c.obs_pk WHERE (o.tier IN ({_EMBEDDED_TIERS}) "
+    "OR o.embedded_at IS NOT NULL) "
     "AND (c.embedding IS NOT NULL OR c.lexical = 0 "
     "OR NOT EXISTS (SELECT 1 FROM chunks p WHERE p.obs_pk = c.obs_pk AND p.lexical = 0))"
 )

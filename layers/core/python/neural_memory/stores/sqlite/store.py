@@ -5,7 +5,7 @@ Tenancy: every statement carries ``workspace_id``, and the mirror masks by works
 Hostile input: filter values and text are bound parameters; query text reaches FTS5 only as
 plain text to tokenize (never as MATCH syntax), so no FTS5 syntax from a caller is interpreted.
 
-One module (~800 lines) because it is one cohesive thing: the ``Store`` port's SQLite implementation,
+One module (~930 lines) because it is one cohesive thing: the ``Store`` port's SQLite implementation,
 a single class whose writes, reads and SQL share one connection, lock and mirror. Its helpers live
 beside it: the schema and connections (``db.py``), FTS5 (``fts.py``), the mirror and its snapshot,
 partitioned vectors and the reader/writer lock.
@@ -25,7 +25,7 @@ from neural_memory.clock import to_ms
 from neural_memory.models import FacetCounts, Hit, ObservationRecord, Retrieved, UpsertOutcome
 from neural_memory.observability import logger
 from neural_memory.search.filters.model import LIST_FIELDS, code_ref_term, metadata_term, without_field
-from neural_memory.stores.base import KNOWN_FIELDS
+from neural_memory.stores.base import KNOWN_FIELDS, LIFECYCLE_FIELDS, Recurrence
 from neural_memory.stores.record_fields import FIELD_NAMES, RECORD_FIELDS
 from neural_memory.stores.sqlite.db import (
     LazyConnection,
@@ -55,7 +55,7 @@ from neural_memory.stores.sqlite.snapshot import (
 
 if TYPE_CHECKING:
     import sqlite3
-    from collections.abc import Iterable, Iterator, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
     from datetime import datetime
     from pathlib import Path
 
@@ -74,6 +74,7 @@ _INSERT = (
 # Approximate (partitioned) vector search fetches this many times ``limit`` before exact re-scoring.
 CANDIDATES = 2
 _UPDATE = f"UPDATE observations SET {', '.join(f'{f.name} = ?' for f in _UPDATABLE)} WHERE pk = ?"
+_BY_NAME = {f.name: f for f in RECORD_FIELDS}
 
 
 def _record(row: Sequence[Any]) -> ObservationRecord:
@@ -213,14 +214,16 @@ class SqliteStore:
         workspace_id: str,
         removed: Iterable[int],
         written: Sequence[tuple[int, IndexedObservation, int]],
+        change: Callable[[ChunkMirror], None] | None = None,
     ) -> None:
         """Commit and apply the write to the mirror as one step for searches in this process
-        (the new rows are tokenized first, so searches wait only for the commit itself)."""
+        (the new rows are tokenized first, so searches wait only for the commit itself);
+        ``change`` restates rows the write changed in place (a promotion, an archive)."""
         tokens = self._tokens(written) if self._mirror is not None else None
         with self._mirror_lock.writing():
             conn.execute("COMMIT")
             try:
-                self._sync_mirror(generation, workspace_id, removed, written, tokens)
+                self._sync_mirror(generation, workspace_id, removed, written, tokens, change)
             except Exception:  # committed: the write stands, whatever the mirror; it is rebuilt on next use
                 logger.exception("the in-memory index missed a committed write; rebuilding it on next use")
                 self._mirror = None
@@ -275,6 +278,7 @@ class SqliteStore:
         removed: Iterable[int],
         written: Sequence[tuple[int, IndexedObservation, int]],
         tokens: Sequence[tuple[dict[str, float], int]] | None,
+        change: Callable[[ChunkMirror], None] | None = None,
     ) -> None:
         """Apply our own committed write to the mirror, or drop a mirror that missed another
         process's write (it reloads on next use)."""
@@ -306,9 +310,12 @@ class SqliteStore:
                     terms=terms,
                     length=length,
                     lexical=chunk.lexical,
+                    archived=rec.archived_at is not None,
                 )
             )
         mirror.add(rows)
+        if change is not None:
+            change(mirror)
         mirror.generation = generation
         mirror.partition_if_large(PARTITION_FROM)  # once, when the store grows past it
 
@@ -409,7 +416,122 @@ class SqliteStore:
                 raise
         return len(pks)
 
+    def restate(self, workspace_id: str, observation_id: str, fields: Mapping[str, object]) -> ObservationRecord | None:
+        """Set lifecycle fields of the observation in one transaction, and its chunks' tier,
+        expiry and archived mark in the mirror; the record as it now stands, or None."""
+        if not fields or not set(fields) <= LIFECYCLE_FIELDS:
+            raise ValueError(f"restate sets only {sorted(LIFECYCLE_FIELDS)}, not {sorted(set(fields))}")
+        names = list(fields)
+        with self._write_lock:
+            conn = self._conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                row = conn.execute(
+                    "SELECT pk FROM observations WHERE workspace_id = ? AND id = ?", (workspace_id, observation_id)
+                ).fetchone()
+                if row is None:
+                    conn.execute("ROLLBACK")
+                    return None
+                values = [_BY_NAME[name].to_sqlite(fields[name]) for name in names]
+                conn.execute(
+                    f"UPDATE observations SET {', '.join(f'{n} = ?' for n in names)} WHERE pk = ?", (*values, row[0])
+                )
+                record = _record(
+                    conn.execute(f"SELECT {_RECORD_COLUMNS} FROM observations o WHERE o.pk = ?", row).fetchone()
+                )
+                chunks = [int(r[0]) for r in conn.execute("SELECT rowid FROM chunks WHERE obs_pk = ?", row)]
+                expires = None if record.expires_at is None else to_ms(record.expires_at)
+                archived = record.archived_at is not None
+
+                def change(mirror: ChunkMirror) -> None:
+                    mirror.restate(chunks, tier=record.tier, expires_ms=expires, archived=archived)
+
+                generation = bump_generation(conn)
+                self._commit(conn, generation, workspace_id, [], [], change)
+            except BaseException:
+                rollback(conn)
+                raise
+        return record
+
+    def note_citations(self, workspace_id: str, observation_ids: Sequence[str]) -> dict[str, int]:
+        """One more citation for each, in one statement. No generation bump: the mirror holds
+        no count, so searches of other processes keep theirs."""
+        ids = list(dict.fromkeys(observation_ids))
+        if not ids:
+            return {}
+        with self._write_lock:
+            conn = self._conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                rows = conn.execute(
+                    "UPDATE observations SET citations = coalesce(citations, 0) + 1 "
+                    f"WHERE workspace_id = ? AND id IN ({', '.join('?' * len(ids))}) RETURNING id, citations",
+                    (workspace_id, *ids),
+                ).fetchall()
+                conn.execute("COMMIT")
+            except BaseException:
+                rollback(conn)
+                raise
+        return {str(observation_id): int(count) for observation_id, count in rows}
+
+    def archive_execution(self, occurred_before: datetime, now: datetime) -> int:
+        """Archive old E observations in one transaction (their chunks masked in the mirror)."""
+        with self._write_lock:
+            conn = self._conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                pks = [
+                    int(r[0])
+                    for r in conn.execute(
+                        "SELECT pk FROM observations INDEXED BY observations_unarchived_execution "
+                        "WHERE tier = 'E' AND archived_at IS NULL AND occurred_at <= ?",
+                        (to_ms(occurred_before),),
+                    )
+                ]
+                if not pks:  # nothing to mark: no new generation, so no process reloads its mirror
+                    conn.execute("ROLLBACK")
+                    return 0
+                chunks: list[int] = []
+                for start in range(0, len(pks), 500):
+                    batch = pks[start : start + 500]
+                    marks = ", ".join("?" * len(batch))
+                    chunks.extend(
+                        int(r[0]) for r in conn.execute(f"SELECT rowid FROM chunks WHERE obs_pk IN ({marks})", batch)
+                    )
+                    conn.execute(f"UPDATE observations SET archived_at = ? WHERE pk IN ({marks})", (to_ms(now), *batch))
+                generation = bump_generation(conn)
+                self._commit(conn, generation, "", [], [], lambda mirror: mirror.archive(chunks))
+            except BaseException:
+                rollback(conn)
+                raise
+        return len(pks)
+
     # ------------------------------------------------------------------ reads
+
+    def recurrences(self, workspace_id: str, keys: Sequence[str], limit: int) -> dict[str, Recurrence]:
+        """Counts and not-yet-embedded ids per key, through the partial index of recurrence keys."""
+        wanted = list(dict.fromkeys(keys))
+        if not wanted:
+            return {}
+        conn = self._reader().conn
+        marks = ", ".join("?" * len(wanted))
+        found: dict[str, Recurrence] = {}
+        with _read_transaction(conn):
+            for key, count in conn.execute(
+                "SELECT recurrence_key, count(*) FROM observations INDEXED BY observations_recurrence "
+                f"WHERE workspace_id = ? AND recurrence_key IN ({marks}) GROUP BY recurrence_key",
+                (workspace_id, *wanted),
+            ):
+                found[str(key)] = Recurrence(count=int(count), unembedded=[])
+            for key, observation_id in conn.execute(
+                "SELECT recurrence_key, id FROM (SELECT recurrence_key, id, row_number() OVER "
+                "(PARTITION BY recurrence_key ORDER BY occurred_at, id) AS n FROM observations "
+                f"INDEXED BY observations_recurrence WHERE workspace_id = ? AND recurrence_key IN ({marks}) "
+                "AND embedded_at IS NULL) WHERE n <= ?",
+                (workspace_id, *wanted, limit),
+            ):
+                found[str(key)].unembedded.append(str(observation_id))
+        return found
 
     def get(self, workspace_id: str, observation_id: str) -> ObservationRecord | None:
         """The observation, or None if it is not in this workspace."""
@@ -723,6 +845,8 @@ def _facet_conditions(flt: Filter) -> tuple[str, list[object]]:
     params: list[object] = [to_ms(flt.live_at)]
     if not flt.include_superseded:
         clauses.append("o.superseded_by IS NULL")
+    if not flt.include_archived:
+        clauses.append("o.archived_at IS NULL")
     for column, values in flt.terms():
         clauses.append(f"o.{column} IN ({', '.join('?' * len(values))})")
         params.extend(values)
@@ -821,7 +945,7 @@ def _load_mirror(conn: sqlite3.Connection, model_id: str | None, dimension: int,
     cursor = conn.execute(
         "SELECT c.rowid, o.workspace_id, o.source, o.observation_type, o.actor_name, o.tier, o.session_id, "
         "o.occurred_at, o.expires_at, CASE WHEN c.model_id = ? AND (NOT ? OR c.rowid % ? = 0) THEN c.embedding END, "
-        "c.lexical FROM chunks c JOIN observations o ON o.pk = c.obs_pk",
+        "c.lexical, o.archived_at IS NOT NULL FROM chunks c JOIN observations o ON o.pk = c.obs_pk",
         (model_id, partitioned, every),
     )
     while batch := cursor.fetchmany(4096):
@@ -841,6 +965,7 @@ def _load_mirror(conn: sqlite3.Connection, model_id: str | None, dimension: int,
                     expires_ms=r[8],
                     vector=None if r[9] is None or partitioned else np.frombuffer(r[9], dtype=np.float32),
                     lexical=bool(r[10]),
+                    archived=bool(r[11]),
                 )
                 for r in batch
             ]

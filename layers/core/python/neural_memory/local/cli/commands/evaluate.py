@@ -1,8 +1,11 @@
-"""``neural-memory eval``: retrieval quality on a conversation benchmark."""
+"""``neural-memory eval``: retrieval quality on a document (BEIR), conversation (LoCoMo) or
+engineering-events set."""
 
 from __future__ import annotations
 
 import json
+import logging
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,10 +16,29 @@ if TYPE_CHECKING:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    """Score retrieval on a BEIR-layout or a LoCoMo-layout dataset; the last line is one JSON object."""
-    from neural_memory.local import conversations
+    """Score retrieval on a BEIR-layout, a LoCoMo-layout or an engineering-events dataset; the last
+    line is one JSON object."""
+    from neural_memory.observability import logger
+
+    previous = logger.log_level
+    if not (os.getenv("POWERTOOLS_LOG_LEVEL") or os.getenv("LOG_LEVEL")):
+        logger.setLevel(logging.WARNING)  # a "search complete" line per search would bury the report
+    try:
+        return _evaluate(args)
+    finally:
+        logger.setLevel(previous)  # the CLI may run inside another program (its tests do)
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    from neural_memory.local import conversations, engineering_events
 
     folder = Path(args.dataset)
+    if engineering_events.is_engineering_dataset(folder):  # first: its queries.json is also a *.json
+        result = engineering_events.run(folder, args.mode, args.rerank, cli_settings(args))
+        if not args.json:
+            print("\n".join(engineering_events.summary(result)))
+        print(json.dumps(result))
+        return 0
     if conversations.is_conversation_dataset(folder):
         result = conversations.run(folder, args.mode, args.rerank, cli_settings(args))
         if not args.json:

@@ -1,4 +1,5 @@
-"""``neural-memory purge``: expired observations deleted now."""
+"""``neural-memory purge``: the maintenance the AWS stack runs daily, now: expired observations
+deleted, old E observations archived."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ if TYPE_CHECKING:
 
 
 def cmd_purge(args: argparse.Namespace) -> int:
-    """Delete expired observations (C tier, 7 days after they occurred) from the store."""
+    """Delete expired observations (C tier, 7 days after they occurred) from the store, and
+    archive E observations older than ``NM_ARCHIVE_EXECUTION_AFTER_DAYS``."""
     from neural_memory.clock import utcnow
     from neural_memory.service import build_service
 
-    purged = build_service(cli_settings(args)).purge_expired(utcnow())
-    print(f"purged {purged} expired observations")
+    done = build_service(cli_settings(args)).maintain(utcnow())
+    print(f"purged {done['purged']} expired observations; archived {done['archived']} E observations")
     return 0

@@ -37,6 +37,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
         service.embedder.embed(["warm up"], "search_query")  # load the model before the first request
     samples = None if args.no_samples else Path(args.samples)
     demo = ensure_demo(service, keys, settings.data_dir, samples, utcnow())
+    maintenance = None
+    if settings.maintenance_interval_hours > 0:
+        from neural_memory.local.maintenance import DailyMaintenance
+
+        maintenance = DailyMaintenance(service, settings.maintenance_interval_hours * 3600)
+        maintenance.start()
     concurrency = settings.serve_concurrency
     gateway = LocalGateway(keys, concurrency=concurrency)
     server = LocalApiServer((args.host, args.port), gateway, settings.max_body_bytes, args.quiet, threads=concurrency)
@@ -61,9 +67,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     finally:
         server.shutdown()
         server.server_close()
+        if maintenance is not None:
+            maintenance.stop()
         # The embedded store saves its in-memory index, so the next start is instant; closing every
         # connection lets the last process out checkpoint the WAL into the database and remove it.
-        for closable in (service.store, keys, service.embedding_cache):
-            if (close := getattr(closable, "close", None)) is not None:
-                close()
+        service.close()
+        if (close := getattr(keys, "close", None)) is not None:
+            close()
     return 0

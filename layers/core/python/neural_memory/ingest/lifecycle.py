@@ -1,0 +1,81 @@
+"""The tier lifecycle: observations move between tiers after they are written.
+
+- **Promotion** (C → A): a collaborative observation that keeps proving useful is kept for good
+  (tier A, no expiry), by an API key that asks (``POST /v1/observations/{id}/promote``, with a
+  reason) or by the rule: cited by ``NM_PROMOTE_AFTER_CITATIONS`` LLM answers while it was C. Who
+  and why stay on the record.
+- **Recurrence** (E, embedded): an execution observation is lexical only, until its content has
+  occurred ``NM_EMBED_RECURRING_AFTER`` times in the workspace; then it, the earlier occurrences
+  and every later one are embedded (``embedded_at``). "The same content" is ``ids.recurrence_key``.
+- **Archive** (E): the daily maintenance marks E observations older than
+  ``NM_ARCHIVE_EXECUTION_AFTER_DAYS`` (``archived_at``): kept, readable, searched only with
+  ``includeArchived``.
+- **Carry-over**: an observation written again (the same id: a redelivery, an edit) keeps what
+  its lifecycle gave it, unless the client names a tier itself.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from neural_memory.errors import Conflict
+from neural_memory.ingest.prepare import chunked
+from neural_memory.search.tiers import embeds
+from neural_memory.stores.base import IndexedObservation
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from neural_memory.ingest.chunking import Chunking
+    from neural_memory.models import ObservationRecord
+
+AUTO_PROMOTER = "auto:answers"
+
+
+def promotion(record: ObservationRecord, now: datetime, *, by: str, reason: str) -> dict[str, object]:
+    """The fields a promotion of ``record`` sets (``Store.restate``): tier A, no expiry, who and
+    why. ``Conflict``, naming why, for anything but a live C observation."""
+    if record.tier != "C":
+        held = f" (promoted by {record.promoted_by} at {record.promoted_at.isoformat()})" if record.promoted_at else ""
+        raise Conflict(f"observation {record.id!r} is tier {record.tier}{held}: only C observations are promoted")
+    if record.expires_at is not None and record.expires_at <= now:
+        raise Conflict(f"observation {record.id!r} expired at {record.expires_at.isoformat()}: it cannot be promoted")
+    return {"tier": "A", "expires_at": None, "promoted_at": now, "promoted_by": by, "promotion_reason": reason}
+
+
+def embedded(record: ObservationRecord, now: datetime, chunking: Chunking) -> IndexedObservation:
+    """An E observation cut again as embedded (passages for the vectors), marked ``embedded_at``."""
+    return chunked(record.model_copy(update={"embedded_at": now}), chunking)
+
+
+def carried_over(
+    item: IndexedObservation, previous: ObservationRecord | None, *, explicit_tier: bool, chunking: Chunking
+) -> IndexedObservation:
+    """``item`` (a new write of ``previous``'s id) with what the lifecycle gave ``previous``: its
+    promotion (unless the client named a tier), its citations, its embedding while its content
+    still recurs, its archive mark while it is the same old event."""
+    if previous is None:
+        return item
+    record = item.record
+    update: dict[str, object] = {}
+    if previous.citations is not None:
+        update["citations"] = previous.citations
+    if previous.promoted_at is not None and previous.tier == "A" and record.tier == "C" and not explicit_tier:
+        update |= {
+            "tier": "A",
+            "expires_at": None,
+            "promoted_at": previous.promoted_at,
+            "promoted_by": previous.promoted_by,
+            "promotion_reason": previous.promotion_reason,
+        }
+    if record.tier == "E" and record.recurrence_key == previous.recurrence_key:
+        if previous.embedded_at is not None:
+            update["embedded_at"] = previous.embedded_at
+        if previous.archived_at is not None and record.occurred_at == previous.occurred_at:
+            update["archived_at"] = previous.archived_at
+    if not update:
+        return item
+    kept = record.model_copy(update=update)
+    if embeds(kept) != embeds(record):  # cut again: an embedded observation has passages
+        return chunked(kept, chunking)
+    return IndexedObservation(record=kept, chunks=item.chunks, model_id=item.model_id)
