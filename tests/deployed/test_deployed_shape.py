@@ -520,8 +520,9 @@ def _post(stack: DeployedStack, body: Any, cohere: CohereStandIn, label: str) ->
 
 
 def _claim_older_schema(stack: DeployedStack) -> str:
-    """Make the live index say it was built for the schema before this one, as the next mapping
-    change will: the next bootstrap reindexes for the same model. Returns the live index."""
+    """Make the live index say it was built for the schema before this one, as the next change
+    that cannot be made in place (a field's type, the analyzer) will: the next bootstrap reindexes
+    for the same model. Returns the live index."""
     from opensearchpy import OpenSearch
 
     client = OpenSearch(hosts=[stack.opensearch_upstream])

@@ -386,8 +386,12 @@ def bootstrap(service: Service, *, deadline: float | None = None) -> str:
     space = space_of(service.embedder)
     pending = admin.in_progress()
     if admin.live() is not None and (admin.needs_reindex(*space) or (pending and pending.phase == "swapped")):
+        # The writers deployed after this bootstrap write the new fields to the live index until
+        # the swap: it takes them first.
+        added = admin.add_fields()
         try:
-            return Reindexer(service, admin).run(deadline=deadline).summary()
+            summary = Reindexer(service, admin).run(deadline=deadline).summary()
+            return f"{summary}; added {', '.join(added)} to the live index first" if added else summary
         except ReindexBusy as busy:
             return f"reindex left to the run that holds it: {busy}"
     return admin.ensure_index(*space)
