@@ -1,9 +1,9 @@
-"""POST /v1/observations, GET and DELETE /v1/observations/{id}, POST /v1/observations/{id}/promote
-— parse, call the service, reply."""
+"""POST /v1/observations, GET and DELETE /v1/observations/{id}, GET /v1/observations/{id}/lineage,
+POST /v1/observations/{id}/promote — parse, call the service, reply."""
 
 from typing import Annotated, Any
 
-from aws_lambda_powertools.event_handler.openapi.params import Body, Path
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -15,8 +15,11 @@ from neural_memory.api.resolver import (
     current_workspace_id,
 )
 from neural_memory.models import (
+    DEFAULT_LINEAGE,
+    MAX_LINEAGE,
     DeleteResponse,
     ErrorResponse,
+    LineageResponse,
     ObservationId,
     ObservationOut,
     ObservationsRequest,
@@ -77,6 +80,26 @@ def read(id: Annotated[ObservationId, Path()]) -> ObservationOut:  # the path pa
 def delete(id: Annotated[ObservationId, Path()]) -> DeleteResponse:
     """Delete one observation (and its chunks) of the caller's workspace."""
     return get_service().delete(current_workspace_id(app), id, current_request_id(app))
+
+
+@app.get(
+    "/v1/observations/<id>/lineage",
+    summary="Why an observation changed",
+    description="Its supersession chain both ways (the versions it replaced and those that replaced it), and the "
+    "observations sharing an engineering key with it in their metadata (a commit sha, a pull request or issue, a "
+    "deployment id), oldest first, each with every link that brought it in.",
+    responses={200: {"description": "The timeline, the observation included"}, **_NOT_FOUND, **ERROR_RESPONSES},
+    tags=["observations"],
+)
+@tracer.capture_method(capture_response=False)
+def lineage(
+    id: Annotated[ObservationId, Path()],
+    limit: Annotated[
+        int, Query(ge=1, le=MAX_LINEAGE, description="Observations sharing a key, at most (the chain is apart)")
+    ] = DEFAULT_LINEAGE,
+) -> LineageResponse:
+    """The lineage of one observation of the caller's workspace."""
+    return get_service().lineage(current_workspace_id(app), id, limit, current_request_id(app))
 
 
 @app.post(

@@ -1,5 +1,5 @@
-"""POST /v1/search and GET /v1/facets — parse, call the service, reply — and the search console's
-static page (GET /console), which people use to search in a browser."""
+"""POST /v1/search, GET /v1/facets and GET/POST /v1/experts — parse, call the service, reply — and
+the search console's static page (GET /console), which people use to search in a browser."""
 
 from typing import Annotated, Any
 
@@ -13,7 +13,12 @@ from neural_memory.api.resolver import ERROR_RESPONSES, build_resolver, current_
 from neural_memory.models import (
     ActorName,
     ErrorResponse,
+    ExpertsRequest,
+    ExpertsResponse,
     FacetsResponse,
+    QueryText,
+    SearchFilters,
+    SearchMode,
     SearchRequest,
     SearchResponse,
     Slug,
@@ -70,6 +75,64 @@ def facets(
         end=end,
     )
     return get_service().facets(current_workspace_id(app), filters, limit, current_request_id(app))
+
+
+_EXPERTS_DESCRIPTION = (
+    "The actors of the caller's workspace ranked by the relevance of their observations to the query: the "
+    "search's best 30 candidates under the filters, each contributing fused score x type weight x recency "
+    "(halving every 90 days), summed per actor best first with the k-th counting 1/k (docs/api.md); each "
+    "actor with their counts per observation type and their best evidence ids. Bots are left out."
+)
+
+
+@app.post(
+    "/v1/experts",
+    summary="Who knows about a subject",
+    description=_EXPERTS_DESCRIPTION,
+    responses={200: {"description": "Actors, best first"}, **ERROR_RESPONSES},
+    tags=["search"],
+)
+@tracer.capture_method(capture_response=False)
+def experts(request: Annotated[ExpertsRequest, Body()]) -> ExpertsResponse:
+    """Experts of the caller's workspace, the search body given."""
+    return get_service().experts(current_workspace_id(app), request, current_request_id(app))
+
+
+@app.get(
+    "/v1/experts",
+    summary="Who knows about a subject",
+    description=_EXPERTS_DESCRIPTION + " The filters are those of `GET /v1/facets` (repeat one for several values), "
+    "and `fresh`.",
+    responses={200: {"description": "Actors, best first"}, **ERROR_RESPONSES},
+    tags=["search"],
+)
+@tracer.capture_method(capture_response=False)
+def experts_by_query(
+    q: Annotated[QueryText, Query(description="The subject: 1..2000 characters after trimming")],
+    source_types: Annotated[list[Slug] | None, Query(alias="sourceTypes", max_length=50)] = None,
+    observation_types: Annotated[list[Slug] | None, Query(alias="observationTypes", max_length=50)] = None,
+    actor_names: Annotated[list[ActorName] | None, Query(alias="actorNames", max_length=50)] = None,
+    tiers: Annotated[list[Tier] | None, Query(max_length=50)] = None,
+    start: Annotated[Timestamp | None, Query(description="occurredAt at or after (ISO-8601 with a zone)")] = None,
+    end: Annotated[Timestamp | None, Query(description="occurredAt at or before (ISO-8601 with a zone)")] = None,
+    fresh: Annotated[bool | None, Query(description="true: leave out observations marked possiblyStale")] = None,
+    mode: Annotated[SearchMode, Query()] = "hybrid",
+    top_k: Annotated[int, Query(alias="topK", ge=1, le=20, description="actors at most")] = 5,
+    evidence: Annotated[int, Query(ge=1, le=10, description="evidence ids per actor at most")] = 3,
+) -> ExpertsResponse:
+    """Experts of the caller's workspace, the query and filters in the query string."""
+    filters = facet_filters(
+        source_types=source_types,
+        observation_types=observation_types,
+        actor_names=actor_names,
+        tiers=tiers,
+        start=start,
+        end=end,
+    )
+    if fresh:
+        filters = (filters or SearchFilters.model_construct()).model_copy(update={"fresh": True})
+    request = ExpertsRequest.model_construct(query=q, filters=filters, mode=mode, top_k=top_k, evidence=evidence)
+    return get_service().experts(current_workspace_id(app), request, current_request_id(app))
 
 
 _FILE_ERRORS: dict[int, OpenAPIResponse] = {

@@ -13,7 +13,7 @@ from neural_memory.api.webhooks import SOURCES as WEBHOOK_SOURCES
 from neural_memory.ingest.normalizers.generic import source_for
 from neural_memory.ingest.routing import agent_workspaces
 from neural_memory.providers.embeddings.cohere import DIMENSIONS
-from neural_memory.stores.opensearch.mapping import SCHEMA_VERSION
+from neural_memory.stores.opensearch.mapping import SCHEMA_VERSION, fingerprint
 
 from infra.constants import (
     ANSWER_TIMEOUT_S,
@@ -74,6 +74,10 @@ MAX_ROUTES_BYTES = 3000
 # Anthropic answers (as before OpenAI existed) and OpenAI stands in when it fails.
 LLM_PROVIDERS = ("anthropic", "openai")
 LLM_DEFAULT = {"llm_provider": "anthropic", "llm_fallback": "openai"}
+# Functions whose new code may write a field the live index lacks until the bootstrap adds it in
+# place (``mapping.ADDED_IN_PLACE``): deployed after it. The webhooks put events on the bus that the
+# ingest function writes; the answer function counts citations (automatic promotion).
+WRITERS = ("ingest", "observations", "answer", "webhooks")
 # Functions that read the routing table (stack configuration: ingest-routes.json or -c ingest_routes).
 ROUTED = ("ingest", "webhooks")
 # Automatic promotion (-c promote_after_citations=N, NM_PROMOTE_AFTER_CITATIONS): the answer function
@@ -133,8 +137,10 @@ class ServiceStack(Stack):
             "Maintenance",
             function=self._function(self, "maintenance", {}),
             index_version=f"{SCHEMA_VERSION}:{EMBED_MODEL}:{DIMENSIONS[EMBED_MODEL]}",
+            mapping=fingerprint(),
             replicas=self._replicas,
         )
+        self.maintenance.depend_on_bootstrap(self.functions[name] for name in WRITERS)
         webhooks = self.functions["webhooks"]
         # The receivers put only the sources they verify: never an agent's, which names a workspace
         webhooks.add_to_role_policy(

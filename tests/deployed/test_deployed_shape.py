@@ -138,7 +138,12 @@ def _gate(stack: DeployedStack) -> AuthorizerGate:
 
 
 def _route_event(
-    stack: DeployedStack, method: str, path: str, body: Any = None, key: str | None = None
+    stack: DeployedStack,
+    method: str,
+    path: str,
+    body: Any = None,
+    query: dict[str, list[str]] | None = None,
+    key: str | None = None,
 ) -> dict[str, Any]:
     """The REST proxy event API Gateway sends after the authorizer allowed the caller (acme's key
     unless ``key``)."""
@@ -150,24 +155,30 @@ def _route_event(
         "POST /v1/observations": "api/observations_post",
     }
     route = next(r for r in ROUTES if r.method == method and r.pattern.match(path))
-    template = route.path
+    template, parameters = route.path, route.pattern.match(path).groupdict()  # type: ignore[union-attr]
     other = "api/observation_get" if method == "GET" else "api/observation_delete"
     event = load_event(
         samples.get(f"{method} {path}", "api/observation_promote" if path.endswith("/promote") else other)
     )
     event.update(httpMethod=method, path=path, resource=template, body=json.dumps(body) if body is not None else None)
-    match = route.pattern.match(path)
-    event["pathParameters"] = (match.groupdict() if match else None) or None
+    event["pathParameters"] = parameters or None
+    event["queryStringParameters"] = {k: v[-1] for k, v in query.items()} if query else None
+    event["multiValueQueryStringParameters"] = query or None
     event["requestContext"].update(httpMethod=method, resourcePath=template)
     event["requestContext"]["authorizer"] = {**policy["context"], "principalId": policy["principalId"]}
     return event
 
 
 def _call(
-    stack: DeployedStack, method: str, path: str, body: Any = None, key: str | None = None
+    stack: DeployedStack,
+    method: str,
+    path: str,
+    body: Any = None,
+    query: dict[str, list[str]] | None = None,
+    key: str | None = None,
 ) -> tuple[int, dict[str, Any]]:
     route = next(r for r in ROUTES if r.method == method and r.pattern.match(path))
-    event = _route_event(stack, method, path, body, key)
+    event = _route_event(stack, method, path, body, query, key)
     reply = stack.invoke(route.function, f"API Gateway {method} {path}", event)
     assert "errorType" not in reply, reply
     return reply["result"]["statusCode"], json.loads(reply["result"]["body"])
@@ -182,6 +193,7 @@ def test_every_api_route_answers_through_the_authorizer(deployed: DeployedStack)
         "occurredAt": occurred,
         "title": "Deploy failed: missing NEXT_PUBLIC_API_URL",
         "content": NOTE_TEXT,
+        "actorName": "octocat",
     }
     status, body = _call(deployed, "POST", "/v1/observations", {"observations": [note]})
     assert (status, body["ids"]) == (200, [NOTE_ID]), body
@@ -195,6 +207,13 @@ def test_every_api_route_answers_through_the_authorizer(deployed: DeployedStack)
     assert status == 200 and {"value": "vercel", "count": 1} in body["facets"]["sourceTypes"], body
     status, body = _call(deployed, "POST", "/v1/answer", {"question": "Why did the console deploy fail?"})
     assert status == 200 and [c["id"] for c in body["citations"]][:1] == [NOTE_ID], body
+    # Who knows (GET and POST: the search function) and why it changed (the observations function)
+    status, body = _call(deployed, "GET", "/v1/experts", query={"q": ["deploy failed"], "sourceTypes": ["vercel"]})
+    assert status == 200 and [e["actorName"] for e in body["experts"]] == ["octocat"], body
+    status, posted = _call(deployed, "POST", "/v1/experts", {"query": "deploy failed"})
+    assert status == 200 and posted["experts"] == body["experts"], posted
+    status, body = _call(deployed, "GET", f"/v1/observations/{NOTE_ID}/lineage", query={"limit": ["5"]})
+    assert status == 200 and [e["id"] for e in body["timeline"]] == [NOTE_ID], body
     # The promote route answers through the authorizer too (a C observation would need Cohere,
     # unreachable here, to be written: the E note is refused, naming its tier)
     status, body = _call(deployed, "POST", f"/v1/observations/{NOTE_ID}/promote", {"reason": "kept"})
@@ -574,8 +593,9 @@ def _post(stack: DeployedStack, body: Any, cohere: CohereStandIn, label: str) ->
 
 
 def _claim_older_schema(stack: DeployedStack) -> str:
-    """Make the live index say it was built for the schema before this one, as the next mapping
-    change will: the next bootstrap reindexes for the same model. Returns the live index."""
+    """Make the live index say it was built for the schema before this one, as the next change
+    that cannot be made in place (a field's type, the analyzer) will: the next bootstrap reindexes
+    for the same model. Returns the live index."""
     from opensearchpy import OpenSearch
 
     client = OpenSearch(hosts=[stack.opensearch_upstream])

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 
 BIN = Path(sys.executable).parent  # where `neural-memory` is installed (.venv/bin)
-TOOLS = {"search_memory", "answer_question", "remember", "get_memory", "forget"}
+TOOLS = {"search_memory", "answer_question", "remember", "get_memory", "forget", "trace_decision", "who_knows"}
 
 
 def agent_environment() -> dict[str, str]:

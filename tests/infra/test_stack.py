@@ -7,10 +7,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 from aws_cdk.assertions import Match
-from neural_memory.stores.opensearch.mapping import SCHEMA_VERSION
+from neural_memory.stores.opensearch import mapping
+from neural_memory.stores.opensearch.mapping import SCHEMA_VERSION, fingerprint
 from neural_memory.stores.opensearch.reindex import RESUME_EVENT
+from neural_memory.stores.record_fields import RECORD_FIELDS
 
 from infra.constants import MAINTENANCE_TIMEOUT_S
+from infra.stacks.service_stack import WRITERS
 from tests.infra.template_reading import functions, role_of, statements_of_role
 
 if TYPE_CHECKING:
@@ -98,7 +101,8 @@ def test_api_has_authorizer_throttling_access_logs_and_validation(dev: Template)
     )
     methods = dev.find_resources("AWS::ApiGateway::Method", {"Properties": {"HttpMethod": Match.any_value()}})
     routed = [m["Properties"] for m in methods.values() if m["Properties"]["HttpMethod"] != "OPTIONS"]
-    assert sorted(m["HttpMethod"] for m in routed) == ["DELETE"] + ["GET"] * 4 + ["POST"] * 6  # 6: promote
+    # 6 GET: lineage, experts; 7 POST: experts, promote
+    assert sorted(m["HttpMethod"] for m in routed) == ["DELETE"] + ["GET"] * 6 + ["POST"] * 7
     assert all("RequestValidatorId" in m for m in routed)
     # Every route needs a key except the webhook receivers, which the provider's signature
     # authenticates, and the console's two static routes (a page holding no data)
@@ -160,7 +164,11 @@ def test_maintenance_bootstraps_the_index_purges_daily_and_resumes_a_reindex(dev
     for template, replicas in ((dev, "0"), (prod, "2")):
         template.has_resource_properties(
             "Custom::NeuralMemoryIndex",
-            {"IndexVersion": f"{SCHEMA_VERSION}:embed-english-v3.0:1024", "Replicas": replicas},
+            {
+                "IndexVersion": f"{SCHEMA_VERSION}:embed-english-v3.0:1024",
+                "Mapping": fingerprint(),
+                "Replicas": replicas,
+            },
         )
         (maintenance,) = [f for f in _ours(template).values() if f["Timeout"] == MAINTENANCE_TIMEOUT_S]
         assert maintenance["Environment"]["Variables"]["NM_OPENSEARCH_REPLICAS"] == replicas
@@ -265,3 +273,36 @@ def test_automatic_promotion_is_stack_configuration_that_lets_the_answer_functio
     assert any(role_of(answer) in json.dumps(s["Principal"]) and "_bulk" in json.dumps(s["Resource"]) for s in allowed)
     with pytest.raises(ValueError, match="promote_after_citations"):
         synth("dev", {"promote_after_citations": "-1"})
+
+
+def _bootstrap(template: Template) -> tuple[str, dict]:  # type: ignore[type-arg]
+    ((logical_id, resource),) = template.find_resources("Custom::NeuralMemoryIndex").items()
+    return logical_id, resource["Properties"]
+
+
+def test_the_functions_writing_the_index_are_deployed_after_the_bootstrap_adds_its_fields(
+    dev: Template, prod: Template
+) -> None:
+    # A field added in place (mapping.ADDED_IN_PLACE) is in the live index's strict mapping only
+    # once the bootstrap ran: a writer deployed before it would have every such write refused.
+    for template in (dev, prod):
+        bootstrap, _ = _bootstrap(template)
+        named = functions(template)
+        writers = {name for name, f in named.items() if bootstrap in f.get("DependsOn", [])}
+        assert writers == set(WRITERS) == {"ingest", "observations", "answer", "webhooks"}
+        written = {n for n, f in named.items() if "NM_STORE" in f["Properties"]["Environment"]["Variables"]}
+        assert written - {"maintenance", "search"} <= writers  # only the bootstrap's own and a reader left
+
+
+def test_the_bootstrap_runs_again_when_a_field_is_added_to_the_mapping(
+    dev: Template, synth: Callable[[str, dict[str, str]], Template], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, now = _bootstrap(dev)
+    assert now["Mapping"] == fingerprint() and len(now["Mapping"]) == 16
+    # Given the stack as the release before a field (archived_at, added in place) synthesized it
+    monkeypatch.setattr(mapping, "RECORD_FIELDS", tuple(f for f in RECORD_FIELDS if f.name != "archived_at"))
+    _, before = _bootstrap(synth("dev", {}))
+    # Then the bootstrap's properties differ (CloudFormation updates it: the bootstrap adds the
+    # field), though the schema version and the model did not change (no reindex)
+    assert before["IndexVersion"] == now["IndexVersion"] == f"{SCHEMA_VERSION}:embed-english-v3.0:1024"
+    assert before["Mapping"] != now["Mapping"]

@@ -51,7 +51,7 @@ def test_an_agent_configured_as_the_readme_says_remembers_searches_answers_and_f
 
     async def session() -> None:
         async with Client(server) as agent:
-            # When the agent lists the tools, Then it sees the five, each described and with an output schema
+            # When the agent lists the tools, Then it sees them all, each described and with an output schema
             tools = {tool.name: tool for tool in (await agent.list_tools()).tools}
             assert set(tools) == TOOLS
             assert all(tool.description and tool.output_schema for tool in tools.values())

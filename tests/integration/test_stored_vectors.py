@@ -148,8 +148,9 @@ def test_the_cache_is_per_workspace_and_per_model(
 
 
 def _claim_older_schema(client: OpenSearch, index: str) -> None:
-    """Make the live index say it was built for the schema before this one, as the next mapping
-    change will make every live index look: the bootstrap then reindexes for the same model."""
+    """Make the live index say it was built for the schema before this one, as the next change that
+    cannot be made in place (a field's type, the analyzer) will make every live index look: the
+    bootstrap then reindexes for the same model."""
     meta = client.indices.get_mapping(index=index)[index]["mappings"]["_meta"]
     client.indices.put_mapping(index=index, body={"_meta": {**meta, "schema_version": SCHEMA_VERSION - 1}})
 

@@ -17,6 +17,10 @@ from typing import TYPE_CHECKING, Literal
 
 from neural_memory.answer.answering import AnswerFailed, extractive_answer
 from neural_memory.clock import utcnow
+from neural_memory.engineering import experts as expert_ranking
+from neural_memory.engineering import staleness
+from neural_memory.engineering.lineage import trace
+from neural_memory.engineering.staleness import code_refs_out
 from neural_memory.errors import (
     ConfigurationError,
     Conflict,
@@ -32,7 +36,9 @@ from neural_memory.models import (
     AnswerLatency,
     AnswerResponse,
     DeleteResponse,
+    ExpertsResponse,
     FacetsResponse,
+    LineageResponse,
     ObservationOut,
     ObservationsResponse,
     SearchRequest,
@@ -67,7 +73,15 @@ if TYPE_CHECKING:
 
     from neural_memory.answer.answering import LlmAnswerer
     from neural_memory.ingest.chunking import Chunking
-    from neural_memory.models import AnswerRequest, Citation, ObservationIn, ObservationRecord, SearchFilters, Vector
+    from neural_memory.models import (
+        AnswerRequest,
+        Citation,
+        ExpertsRequest,
+        ObservationIn,
+        ObservationRecord,
+        SearchFilters,
+        Vector,
+    )
     from neural_memory.providers.embeddings.base import Embedder
     from neural_memory.providers.embeddings.vector_cache import VectorCache
     from neural_memory.providers.llm.gating import RelevanceScorer
@@ -253,6 +267,35 @@ class Service:
         flt = compile_filter(filters, live_at=self._clock(), exclude_session_id=None)
         return facets_reply(self.store.facets(workspace_id, flt, limit), request_id)
 
+    def experts(self, workspace_id: str, request: ExpertsRequest, request_id: str) -> ExpertsResponse:
+        """Who knows about the query: the search's best ``POOL`` candidates under the filters (fused
+        scores; no rerank, no LLM gate), aggregated per actor (``engineering.experts``)."""
+        timer = StageTimer()
+        search = SearchRequest.model_validate(
+            {
+                "query": request.query,
+                "topK": expert_ranking.POOL,
+                "filters": request.filters,
+                "mode": request.mode,
+                "rerank": "fast",
+                "llmFilter": False,
+                "collapseDuplicates": False,  # a duplicate is still its author's observation
+            }
+        )
+        now = self._clock()
+        with timer.stage("search"):
+            outcome = self._pipeline.run(workspace_id, search, now)
+        ranked, candidates = expert_ranking.rank_experts(outcome.results, now, request.top_k, request.evidence)
+        return ExpertsResponse(
+            request_id=request_id,
+            experts=ranked,
+            candidates=candidates,
+            latency_ms=timer.total_ms(),
+            degraded=outcome.degraded,
+            weights={**expert_ranking.TYPE_WEIGHTS, "default": expert_ranking.DEFAULT_WEIGHT},
+            half_life_days=expert_ranking.HALF_LIFE_DAYS,
+        )
+
     @property
     def chunking(self) -> Chunking:
         """How content is cut: passages for the embedder and windows for BM25, or only windows,
@@ -309,10 +352,11 @@ class Service:
             supersession.relink(
                 self.store, workspace_id, written, {i: links for i, links in before.items() if i not in outcome.failed}
             )
+            staleness.remark(self.store, workspace_id, [item.record for item in written], now)
         except Exception as exc:  # stored already: say exactly what, never a bare 500 for a write that stands
-            logger.exception("supersession marks failed after a stored write")
+            logger.exception("supersession or staleness marks failed after a stored write")
             stored = list(dict.fromkeys(i for i in outcome.ids if i not in outcome.failed))
-            raise PartiallyApplied(stored, "updating their supersession marks") from exc
+            raise PartiallyApplied(stored, "updating their supersession and staleness marks") from exc
         record_count(METRIC_OBSERVATIONS_CREATED, len(outcome.created))
         record_count(METRIC_OBSERVATIONS_UPDATED, len(outcome.updated))
         if recurring:
@@ -450,6 +494,17 @@ class Service:
             raise NotFound(f"observation {observation_id!r} not found")
         return _out(record, request_id)
 
+    def lineage(self, workspace_id: str, observation_id: str, limit: int, request_id: str) -> LineageResponse:
+        """Why the observation changed: its supersession chain both ways and the observations
+        sharing an engineering key with it, oldest first (``engineering.lineage``); ``NotFound``
+        if it is not in the workspace (or expired)."""
+        now = self._clock()
+        record = self.store.get(workspace_id, observation_id)
+        if record is None or (record.expires_at is not None and record.expires_at <= now):
+            raise NotFound(f"observation {observation_id!r} not found")
+        timeline, truncated = trace(self.store, workspace_id, record, now, limit)
+        return LineageResponse(request_id=request_id, id=record.id, timeline=timeline, truncated=truncated)
+
     def delete(self, workspace_id: str, observation_id: str, request_id: str) -> DeleteResponse:
         """Delete one observation of the workspace with its chunks, or ``NotFound``; what it
         superseded is current again."""
@@ -457,6 +512,7 @@ class Service:
         if record is None or not self.store.delete(workspace_id, observation_id):
             raise NotFound(f"observation {observation_id!r} not found")
         supersession.unmark_deleted(self.store, workspace_id, record.supersedes or [])
+        staleness.remark(self.store, workspace_id, [], self._clock(), released=record.code_refs or [])
         return DeleteResponse(id=observation_id, deleted=True, request_id=request_id)
 
     def purge_expired(self, now: datetime) -> int:
@@ -495,7 +551,11 @@ RECURRENCE_BATCH = 100  # earlier occurrences embedded by one write (more: by th
 
 def _out(record: ObservationRecord, request_id: str) -> ObservationOut:
     """The wire form of a stored observation (its internal hashes left out)."""
-    return ObservationOut(**record.model_dump(exclude={"content_hash", "recurrence_key"}), request_id=request_id)
+    return ObservationOut(
+        **record.model_dump(exclude={"content_hash", "recurrence_key", "code_refs"}),
+        code_refs=code_refs_out(record.code_refs),
+        request_id=request_id,
+    )
 
 
 ANSWER_TIMEOUT_S = 10.0  # an answer writes prose: longer than a score or a filter

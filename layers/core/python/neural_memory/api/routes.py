@@ -35,10 +35,13 @@ class Route:
 ROUTES: tuple[Route, ...] = (
     Route("POST", "/v1/search", "search", has_body=True),
     Route("GET", "/v1/facets", "search"),
+    Route("GET", "/v1/experts", "search"),
+    Route("POST", "/v1/experts", "search", has_body=True),
     Route("POST", "/v1/answer", "answer", has_body=True),
     Route("POST", "/v1/observations", "observations", has_body=True),
     Route("GET", "/v1/observations/{id}", "observations"),
     Route("DELETE", "/v1/observations/{id}", "observations"),
+    Route("GET", "/v1/observations/{id}/lineage", "observations"),
     Route("POST", "/v1/observations/{id}/promote", "observations", has_body=True),
     Route("GET", "/console", "search", authorization="none"),
     Route("GET", "/console/{asset}", "search", authorization="none"),

@@ -10,7 +10,9 @@ import httpx
 from neural_memory.models import (
     AnswerResponse,
     DeleteResponse,
+    ExpertsResponse,
     FacetsResponse,
+    LineageResponse,
     ObservationOut,
     ObservationsResponse,
     SearchResponse,
@@ -35,6 +37,7 @@ from neural_memory.client.requests import (
     batches,
     connection,
     facets_call,
+    lineage_call,
     merged,
     observation_call,
     parsed,
@@ -101,6 +104,19 @@ class AsyncNeuralMemoryClient:
         call = asking("v1/answer", "question", question, {"topK": top_k, "filters": filters, "mode": mode}, options)
         return await self._send(call, AnswerResponse)
 
+    async def experts(
+        self,
+        query: str,
+        *,
+        top_k: int | None = None,
+        filters: SearchFilters | Mapping[str, Any] | None = None,
+        mode: SearchMode | None = None,
+        evidence: int | None = None,
+    ) -> ExpertsResponse:
+        """``POST /v1/experts`` (see ``NeuralMemoryClient.experts``)."""
+        fields = {"topK": top_k, "filters": filters, "mode": mode, "evidence": evidence}
+        return await self._send(asking("v1/experts", "query", query, fields, None), ExpertsResponse)
+
     async def add(
         self, observations: Sequence[ObservationIn | Mapping[str, Any]], *, batch_size: int = MAX_BATCH
     ) -> ObservationsResponse:
@@ -110,6 +126,12 @@ class AsyncNeuralMemoryClient:
     async def get(self, observation_id: str) -> ObservationOut:
         """``GET /v1/observations/{id}``, or ``NotFound``."""
         return await self._send(observation_call("GET", observation_id), ObservationOut)
+
+    async def lineage(self, observation_id: str, *, limit: int | None = None) -> LineageResponse:
+        """``GET /v1/observations/{id}/lineage``: why the observation changed, oldest first (its
+        supersession chain and the observations sharing a commit, pull request, issue or
+        deployment with it; at most ``limit`` of those), or ``NotFound``."""
+        return await self._send(lineage_call(observation_id, limit), LineageResponse)
 
     async def delete(self, observation_id: str) -> DeleteResponse:
         """``DELETE /v1/observations/{id}``, or ``NotFound``."""

@@ -112,6 +112,12 @@ def observation_call(method: str, observation_id: str) -> Call:
     return Call(method, f"v1/observations/{quote(observation_id, safe='')}")
 
 
+def lineage_call(observation_id: str, limit: int | None) -> Call:
+    """``GET /v1/observations/{id}/lineage``."""
+    call = observation_call("GET", observation_id)
+    return Call("GET", f"{call.path}/lineage", params=None if limit is None else {"limit": limit})
+
+
 def promote_call(observation_id: str, reason: str) -> Call:
     """``POST /v1/observations/{id}/promote`` with its reason."""
     return Call("POST", observation_call("POST", observation_id).path + "/promote", {"reason": reason})

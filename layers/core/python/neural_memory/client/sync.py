@@ -10,7 +10,9 @@ import httpx
 from neural_memory.models import (
     AnswerResponse,
     DeleteResponse,
+    ExpertsResponse,
     FacetsResponse,
+    LineageResponse,
     ObservationOut,
     ObservationsResponse,
     SearchResponse,
@@ -35,6 +37,7 @@ from neural_memory.client.requests import (
     batches,
     connection,
     facets_call,
+    lineage_call,
     merged,
     observation_call,
     parsed,
@@ -106,6 +109,21 @@ class NeuralMemoryClient:
         call = asking("v1/answer", "question", question, {"topK": top_k, "filters": filters, "mode": mode}, options)
         return self._send(call, AnswerResponse)
 
+    def experts(
+        self,
+        query: str,
+        *,
+        top_k: int | None = None,
+        filters: SearchFilters | Mapping[str, Any] | None = None,
+        mode: SearchMode | None = None,
+        evidence: int | None = None,
+    ) -> ExpertsResponse:
+        """``POST /v1/experts``: who knows about ``query``, the actors best first, each with their
+        counts per observation type and best evidence ids (at most ``top_k`` actors, ``evidence``
+        ids each)."""
+        fields = {"topK": top_k, "filters": filters, "mode": mode, "evidence": evidence}
+        return self._send(asking("v1/experts", "query", query, fields, None), ExpertsResponse)
+
     def add(
         self, observations: Sequence[ObservationIn | Mapping[str, Any]], *, batch_size: int = MAX_BATCH
     ) -> ObservationsResponse:
@@ -118,6 +136,12 @@ class NeuralMemoryClient:
     def get(self, observation_id: str) -> ObservationOut:
         """``GET /v1/observations/{id}``: one observation in full, or ``NotFound``."""
         return self._send(observation_call("GET", observation_id), ObservationOut)
+
+    def lineage(self, observation_id: str, *, limit: int | None = None) -> LineageResponse:
+        """``GET /v1/observations/{id}/lineage``: why the observation changed, oldest first (its
+        supersession chain and the observations sharing a commit, pull request, issue or
+        deployment with it; at most ``limit`` of those), or ``NotFound``."""
+        return self._send(lineage_call(observation_id, limit), LineageResponse)
 
     def delete(self, observation_id: str) -> DeleteResponse:
         """``DELETE /v1/observations/{id}``: the observation and its chunks, or ``NotFound``."""

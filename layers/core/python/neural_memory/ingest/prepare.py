@@ -18,7 +18,17 @@ if TYPE_CHECKING:
     from neural_memory.models import Tier
 
 
-_RESOLVED = {"id", "source_type", "title", "ingested_at", "expires_at", "tier", "content_hash", "recurrence_key"}
+_RESOLVED = {
+    "id",
+    "source_type",
+    "title",
+    "ingested_at",
+    "expires_at",
+    "tier",
+    "content_hash",
+    "code_refs",
+    "recurrence_key",
+}
 TITLE_WORDS = 12  # a derived title: the first words of the content
 _COPIED = (set(ObservationRecord.model_fields) & set(ObservationIn.model_fields)) - _RESOLVED
 
@@ -75,6 +85,7 @@ def prepare(
         ingested_at=now,
         expires_at=expiry_for(tier, observation.occurred_at, ttl_days),
         tier=tier,
+        code_refs=code_ref_keys(observation),
         content_hash=content_hash(
             title,
             observation.content,
@@ -85,6 +96,13 @@ def prepare(
         recurrence_key=recurrence_key(title, observation.content) if tier == "E" else None,
     )
     return chunked(record, chunking)
+
+
+def code_ref_keys(observation: ObservationIn) -> list[str] | None:
+    """Each path of the observation's ``codeRefs`` as ``repository:path``, once, in order."""
+    if not observation.code_refs:
+        return None
+    return list(dict.fromkeys(f"{ref.repository}:{path}" for ref in observation.code_refs for path in ref.paths))
 
 
 def chunked(record: ObservationRecord, chunking: Chunking = DEFAULT_CHUNKING) -> IndexedObservation:

@@ -16,9 +16,13 @@ from pydantic import ValidationError
 from neural_memory.client import ApiError, AsyncNeuralMemoryClient, TransportFailed
 from neural_memory.errors import NeuralMemoryError
 from neural_memory.models import (
+    DEFAULT_LINEAGE,
     AnswerRequest,
     AnswerResponse,
     DeleteResponse,
+    ExpertsRequest,
+    ExpertsResponse,
+    LineageResponse,
     ObservationOut,
     ObservationsRequest,
     ObservationsResponse,
@@ -33,7 +37,7 @@ if TYPE_CHECKING:
 
 
 Reply = TypeVar("Reply")
-Request = TypeVar("Request", SearchRequest, AnswerRequest, ObservationsRequest)
+Request = TypeVar("Request", SearchRequest, AnswerRequest, ObservationsRequest, ExpertsRequest)
 
 
 class BackendFailure(Exception):
@@ -46,7 +50,7 @@ class BackendFailure(Exception):
 
 
 class MemoryBackend(Protocol):
-    """What the tools need: the API's five use cases for one workspace."""
+    """What the tools need: the API's use cases for one workspace."""
 
     async def search(self, body: Mapping[str, Any]) -> SearchResponse: ...
 
@@ -55,6 +59,10 @@ class MemoryBackend(Protocol):
     async def add(self, observations: Sequence[Mapping[str, Any]]) -> ObservationsResponse: ...
 
     async def get(self, observation_id: str) -> ObservationOut: ...
+
+    async def lineage(self, observation_id: str) -> LineageResponse: ...
+
+    async def experts(self, body: Mapping[str, Any]) -> ExpertsResponse: ...
 
     async def delete(self, observation_id: str) -> DeleteResponse: ...
 
@@ -94,6 +102,15 @@ class EmbeddedBackend:
 
     async def get(self, observation_id: str) -> ObservationOut:
         return await self._run(lambda request_id: self.service.get(self.workspace_id, observation_id, request_id))
+
+    async def experts(self, body: Mapping[str, Any]) -> ExpertsResponse:
+        request = self._valid(ExpertsRequest, body)
+        return await self._run(lambda request_id: self.service.experts(self.workspace_id, request, request_id))
+
+    async def lineage(self, observation_id: str) -> LineageResponse:
+        return await self._run(
+            lambda request_id: self.service.lineage(self.workspace_id, observation_id, DEFAULT_LINEAGE, request_id)
+        )
 
     async def delete(self, observation_id: str) -> DeleteResponse:
         return await self._run(lambda request_id: self.service.delete(self.workspace_id, observation_id, request_id))
@@ -139,6 +156,21 @@ class RemoteBackend:
 
     async def get(self, observation_id: str) -> ObservationOut:
         return await self._run(self.client.get(observation_id))
+
+    async def experts(self, body: Mapping[str, Any]) -> ExpertsResponse:
+        query, rest = _split(body, "query")
+        return await self._run(
+            self.client.experts(
+                query,
+                top_k=rest.get("topK"),
+                filters=rest.get("filters"),
+                mode=rest.get("mode"),
+                evidence=rest.get("evidence"),
+            )
+        )
+
+    async def lineage(self, observation_id: str) -> LineageResponse:
+        return await self._run(self.client.lineage(observation_id))
 
     async def delete(self, observation_id: str) -> DeleteResponse:
         return await self._run(self.client.delete(observation_id))

@@ -10,6 +10,8 @@ if TYPE_CHECKING:
     from neural_memory.models import (
         AnswerResponse,
         DeleteResponse,
+        ExpertsResponse,
+        LineageResponse,
         ObservationOut,
         ObservationsResponse,
         SearchResponse,
@@ -29,6 +31,8 @@ def search_summary(query: str, reply: SearchResponse) -> str:
                 f"{n}. [{result.id}] {result.title} ({result.source}/{result.observation_type}{who}, {when}, "
                 f"score {result.score:.2f})"
             )
+            if result.possibly_stale:
+                lines.append(f"   (possibly stale: a later push, {result.possibly_stale[:7]}, touched its code)")
             lines.append(f"   {result.snippet}")
     if reply.degraded:
         lines.append(f"(degraded: {'; '.join(reply.degraded)})")
@@ -64,6 +68,8 @@ def memory_summary(reply: ObservationOut) -> str:
         lines.append(reply.url)
     if reply.superseded_by:
         lines.append(f"superseded by {reply.superseded_by}")
+    if reply.possibly_stale:
+        lines.append(f"possibly stale: commit {reply.possibly_stale} touched its code")
     if reply.content:
         lines.append(reply.content)
     return "\n".join(lines)
@@ -72,3 +78,32 @@ def memory_summary(reply: ObservationOut) -> str:
 def forget_summary(reply: DeleteResponse) -> str:
     """Which observation went."""
     return f"Forgot {reply.id}."
+
+
+def lineage_summary(reply: LineageResponse) -> str:
+    """The timeline, oldest first: when, id, title, who, and how each is linked to the subject."""
+    lines = [f"Lineage of {reply.id}, oldest first ({len(reply.timeline)} observations):"]
+    for entry in reply.timeline:
+        who = f", {entry.actor_name}" if entry.actor_name else ""
+        how = "this one" if entry.subject else "; ".join(f"{link.kind} {link.key}" for link in entry.links)
+        when = entry.occurred_at.strftime("%Y-%m-%d %H:%M")
+        lines.append(f"- {when} [{entry.id}] {entry.title} ({entry.source}/{entry.observation_type}{who}) <- {how}")
+    if len(reply.timeline) == 1:
+        lines.append("(nothing supersedes it, and no other memory shares a commit, pull request, issue or deployment)")
+    if reply.truncated:
+        lines.append("(more memories share its keys than were read)")
+    return "\n".join(lines)
+
+
+def experts_summary(query: str, reply: ExpertsResponse) -> str:
+    """Numbered actors, best first: score, what they did, then their evidence ids."""
+    if not reply.experts:
+        return f"Nobody's memories match {query!r}."
+    lines = [f"{len(reply.experts)} people who know about {query!r}, best first:"]
+    for n, expert in enumerate(reply.experts, 1):
+        did = ", ".join(f"{count} {kind}" for kind, count in sorted(expert.counts.items(), key=lambda c: (-c[1], c[0])))
+        lines.append(f"{n}. {expert.actor_name} (score {expert.score:.2f}; {did})")
+        lines.extend(f"   - [{e.id}] {e.title} ({e.observation_type})" for e in expert.evidence)
+    if reply.degraded:
+        lines.append(f"(degraded: {'; '.join(reply.degraded)})")
+    return "\n".join(lines)

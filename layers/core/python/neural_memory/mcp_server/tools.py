@@ -19,14 +19,19 @@ from neural_memory.clock import utcnow
 from neural_memory.mcp_server.backends import BackendFailure
 from neural_memory.mcp_server.summaries import (
     answer_summary,
+    experts_summary,
     forget_summary,
+    lineage_summary,
     memory_summary,
     remember_summary,
     search_summary,
 )
 from neural_memory.models import (
     AnswerResponse,
+    CodeRef,
     DeleteResponse,
+    ExpertsResponse,
+    LineageResponse,
     ObservationOut,
     ObservationsResponse,
     SearchFilters,
@@ -84,6 +89,18 @@ FORGET_DESCRIPTION = (
     "remember a new memory with supersedes instead)."
 )
 
+TRACE_DESCRIPTION = (
+    "Why did this change? Given a memory's id (a deployment, a decision, a pull request...), returns its "
+    "history oldest first: the versions it replaced and those that replaced it (supersedes), and the memories "
+    "sharing a commit, pull request, issue or deployment with it (e.g. a failed deployment -> the push and "
+    "the pull request it carried), each with how it is linked. Use it after search_memory finds the memory."
+)
+WHO_KNOWS_DESCRIPTION = (
+    "Who knows about a subject? Ranks the people (authors of decisions, pull requests, pushes, notes...) by "
+    "how relevant their memories are to the query, weighting deciding and landing code above pushing or "
+    "deploying, and recent work above old. Returns each person's score, what they did, and the ids of their "
+    "best memories (read them with get_memory). Use it to find whom to ask, or whose decision to look at."
+)
 Reply = TypeVar("Reply")
 Mode = Annotated[
     Literal["hybrid", "semantic", "keyword"],
@@ -92,7 +109,8 @@ Mode = Annotated[
 Filters = Annotated[
     SearchFilters | None,
     Field(description="Optional filters, combined with AND (docs/api.md): sourceTypes, observationTypes, "
-          "actorNames, tiers, dateRange {start, end}, not {...}, metadata {key: value}, anyOf [...]."),
+          "actorNames, tiers, dateRange {start, end}, not {...}, metadata {key: value}, anyOf [...], fresh (true: "
+          "leave out memories a later push made stale)."),
 ]  # fmt: skip
 
 
@@ -120,6 +138,11 @@ class AgentNote(WireModel):
     )
     metadata: dict[str, JsonValue] | None = Field(default=None, description="Extra key/value facts to filter on.")
     supersedes: list[str] | None = Field(default=None, description="Ids of older memories this one replaces.")
+    code_refs: list[CodeRef] | None = Field(
+        default=None,
+        description="Code it is about, [{repository: owner/name, paths: [...]}]: a later push touching one of the "
+        "paths marks it possibly stale.",
+    )
 
     def observation(self, now: datetime) -> dict[str, Any]:
         """The API's observation: this note with its defaults, time now unless given."""
@@ -150,7 +173,7 @@ def _asking(text_field: str, text: str, top_k: int, mode: str, filters: SearchFi
 
 
 def build_server(backend: MemoryBackend, clock: Callable[[], datetime] = utcnow) -> MCPServer:
-    """An MCP server whose five tools call ``backend``."""
+    """An MCP server whose tools call ``backend``."""
     server = MCPServer("neural-memory", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
     reading = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
@@ -209,5 +232,24 @@ def build_server(backend: MemoryBackend, clock: Callable[[], datetime] = utcnow)
     ) -> Annotated[CallToolResult, DeleteResponse]:
         reply = await _served(backend.delete(id))
         return _result(forget_summary(reply), reply)
+
+    @server.tool(name="who_knows", title="Who knows", description=WHO_KNOWS_DESCRIPTION, annotations=reading)
+    async def who_knows(
+        query: Annotated[str, Field(description="The subject, in natural language or keywords.")],
+        filters: Filters = None,
+        topK: Annotated[int, Field(ge=1, le=20, description="How many people at most (default 5).")] = 5,
+        mode: Mode = "hybrid",
+    ) -> Annotated[CallToolResult, ExpertsResponse]:
+        reply = await _served(backend.experts(_asking("query", query, topK, mode, filters)))
+        return _result(experts_summary(query, reply), reply)
+
+    @server.tool(
+        name="trace_decision", title="Trace why it changed", description=TRACE_DESCRIPTION, annotations=reading
+    )
+    async def trace_decision(
+        id: Annotated[str, Field(min_length=1, description="The id of the memory to trace.")],
+    ) -> Annotated[CallToolResult, LineageResponse]:
+        reply = await _served(backend.lineage(id))
+        return _result(lineage_summary(reply), reply)
 
     return server

@@ -75,6 +75,9 @@ __all__ = [
     "ThresholdStatus",
     "AutoFiltersStatus",
     "SearchResponse",
+    "MAX_CODE_REFS",
+    "MAX_CODE_PATHS",
+    "CodeRef",
     "ObservationIn",
     "ObservationsRequest",
     "WebhookReceipt",
@@ -153,6 +156,10 @@ class SearchFilters(FilterGroup):
     must match as well (an OR of ANDs; a group holds no ``anyOf`` of its own)."""
 
     any_of: Annotated[list[FilterGroup], Field(min_length=1, max_length=MAX_FILTER_GROUPS)] | None = None
+    fresh: StrictBool | None = Field(
+        default=None,
+        description="true: leave out observations marked `possiblyStale` (a later push touched their code).",
+    )
 
 
 class SearchRequest(RequestModel):
@@ -286,6 +293,11 @@ class SearchResult(WireModel):
         description="The observation that replaces this one (only with `includeSuperseded`).",
         exclude_if=lambda value: value is None,
     )
+    possibly_stale: str | None = Field(
+        default=None,
+        description="The commit of a later push that touched code this observation is about (`codeRefs`).",
+        exclude_if=lambda value: value is None,
+    )
     archived_at: datetime | None = Field(
         default=None,
         description="When the maintenance archived this E observation (only with `includeArchived`).",
@@ -376,6 +388,23 @@ class SearchResponse(WireModel):
 # --------------------------------------------------------------------------- observations
 
 
+MAX_CODE_REFS = 20
+MAX_CODE_PATHS = 500  # paths over all of an observation's code refs
+
+
+class CodeRef(RequestModel):
+    """Code an observation is about: a repository and paths in it. A later GitHub push to that
+    repository touching one of the paths marks the observation ``possiblyStale``."""
+
+    repository: Annotated[str, StringConstraints(max_length=200, pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")] = Field(
+        description="owner/name, as GitHub names it"
+    )
+    paths: Annotated[
+        list[Annotated[str, StringConstraints(min_length=1, max_length=500)]],
+        Field(min_length=1, max_length=MAX_CODE_PATHS),
+    ] = Field(description="Paths from the repository's root, as a push lists them (src/lib/api.ts)")
+
+
 class ObservationIn(RequestModel):
     """One observation as a client sends it."""
 
@@ -401,6 +430,11 @@ class ObservationIn(RequestModel):
         description="Ids of observations this one replaces (a newer decision, a corrected fact): they drop out "
         "of search unless `includeSuperseded` is true, and carry `supersededBy` when read.",
     )
+    code_refs: Annotated[list[CodeRef], Field(min_length=1, max_length=MAX_CODE_REFS)] | None = Field(
+        default=None,
+        description="Code it is about: when a later GitHub push to one of these repositories touches one of the "
+        f"paths, it is marked `possiblyStale` with that push's commit (at most {MAX_CODE_PATHS} paths in all).",
+    )
 
     @field_validator("content")
     @classmethod
@@ -416,6 +450,13 @@ class ObservationIn(RequestModel):
         if value is not None and info.data.get("id") in value:
             raise ValueError("an observation cannot supersede itself")
         return None if value is None else list(dict.fromkeys(value))
+
+    @field_validator("code_refs")
+    @classmethod
+    def _code_paths(cls, value: list[CodeRef] | None) -> list[CodeRef] | None:
+        if value is not None and sum(len(ref.paths) for ref in value) > MAX_CODE_PATHS:
+            raise ValueError(f"at most {MAX_CODE_PATHS} paths over all code refs")
+        return value
 
     @field_validator("metadata")
     @classmethod
@@ -479,6 +520,10 @@ class ObservationOut(WireModel):
     metadata: dict[str, JsonValue]
     supersedes: list[str] | None
     superseded_by: str | None
+    code_refs: list[CodeRef] | None = None
+    possibly_stale: str | None = Field(
+        default=None, description="The commit of a later push that touched code it is about (`codeRefs`), if any."
+    )
     promoted_at: datetime | None = Field(default=None, description="When this observation was promoted from C to A.")
     promoted_by: str | None = Field(
         default=None, description="Who promoted it: `key:<key id>` (the API key that asked) or `auto:answers`."

@@ -101,6 +101,11 @@ class ObservationRecord(DomainModel):
     supersedes: list[str] | None = None
     # Set by the store's supersession bookkeeping, never by a client.
     superseded_by: str | None = None
+    # ``repository:path`` of each path of the client's ``codeRefs``.
+    code_refs: list[str] | None = None
+    # Set by the staleness bookkeeping (``engineering.staleness``), never by a client: the commit of
+    # the earliest later push that touched one of ``code_refs``.
+    possibly_stale: str | None = None
     # The tier lifecycle (``ingest/lifecycle.py``), never set by a client's observation: a C
     # observation promoted to A (when, by whom: ``key:<key id>`` or ``auto:answers``, and why),
     # how many LLM answers cited it (counted only while automatic promotion is on), an E

@@ -458,6 +458,7 @@ class SearchPipeline:
             occurred_at=record.occurred_at,
             tier=record.tier,
             superseded_by=record.superseded_by,
+            possibly_stale=record.possibly_stale,
             archived_at=record.archived_at,
             metadata=ResultMetadata(
                 relevance_score=_round(candidate.llm) if not llm.bypassed else vector, vector_score=vector

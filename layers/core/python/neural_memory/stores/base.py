@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from neural_memory.models import FacetCounts, Retrieved, UpsertOutcome, Vector
-    from neural_memory.search.filters.model import Filter
+    from neural_memory.search.filters.model import Filter, MetadataScalar
 
 
 # The fields whose values autoFilters may infer (``known_values``).
@@ -110,6 +110,15 @@ class Store(Protocol):
         predecessor, read for its context), or None."""
         ...
 
+    def sharing_metadata(
+        self, workspace_id: str, groups: Sequence[Sequence[tuple[str, MetadataScalar]]], live_at: datetime, limit: int
+    ) -> list[ObservationRecord]:
+        """The observations of the workspace, live at ``live_at`` (superseded ones included), whose
+        metadata holds every (key, value) pair of at least one of ``groups`` (exactly, as metadata
+        filters match); the oldest first (ties by id), at most ``limit``. Each group's first pair
+        is its most selective: a store may start from it."""
+        ...
+
     def delete(self, workspace_id: str, observation_id: str) -> bool:
         """Delete the observation and its chunks; False if it was not in this workspace."""
         ...
@@ -155,6 +164,15 @@ class Store(Protocol):
 
     def set_superseded_by(self, workspace_id: str, changes: Mapping[str, str | None]) -> None:
         """Set ``superseded_by`` of these observations (None clears it); absent ids are skipped."""
+        ...
+
+    def referencing(self, workspace_id: str, refs: Sequence[str], live_at: datetime) -> list[ObservationRecord]:
+        """The observations of the workspace, live at ``live_at``, whose ``code_refs`` hold one of
+        ``refs`` (``repository:path``), the oldest first (ties by id)."""
+        ...
+
+    def set_possibly_stale(self, workspace_id: str, changes: Mapping[str, str | None]) -> None:
+        """Set ``possibly_stale`` of these observations (None clears it); absent ids are skipped."""
         ...
 
     def expiring_links(self, now: datetime) -> dict[str, list[str]]:

@@ -8,9 +8,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from neural_memory.ingest.normalizers.base import Normalized, Skipped, UnsupportedEvent, dig, first_line
-from neural_memory.models import ObservationIn
+from neural_memory.models import MAX_CODE_PATHS, ObservationIn
 
 _ZERO_SHA = "0" * 40
+MAX_PATH_CHARS = 500  # a code ref path's limit (``CodeRef.paths``)
 
 
 def normalize(detail_type: str, payload: dict[str, Any], event_time: str | None) -> Normalized:
@@ -62,6 +63,7 @@ def _push(payload: dict[str, Any], event_time: str | None) -> Normalized:
     if lines:
         content += ":\n" + "\n".join(lines)
     login, is_bot = _actor(payload)
+    paths = _touched(commits)
     observation = ObservationIn.model_validate(
         {
             "id": f"github-push-{repo.replace('/', '.')}-{after[:12]}",
@@ -77,13 +79,27 @@ def _push(payload: dict[str, Any], event_time: str | None) -> Normalized:
                 "repo": repo,
                 "branch": branch,
                 "after": after,
+                "commitSha": after,  # the head commit: what a deployment of this push carries
                 "commits": len(commits),
                 "forced": forced,
                 "bot": is_bot,
             },
+            "codeRefs": [{"repository": repo, "paths": paths}] if paths else None,
         }
     )
     return Normalized(observations=[observation])
+
+
+def _touched(commits: list[dict[str, Any]]) -> list[str]:
+    """The paths the commits added, modified or removed, once each, in order, at most
+    ``MAX_CODE_PATHS`` (GitHub lists up to 3,000 per commit; the rest of a huge push is not tracked)."""
+    paths: dict[str, None] = {}
+    for commit in commits:
+        for kind in ("added", "modified", "removed"):
+            listed = commit.get(kind)
+            if isinstance(listed, list):
+                paths.update((p, None) for p in listed if isinstance(p, str) and 0 < len(p) <= MAX_PATH_CHARS)
+    return list(paths)[:MAX_CODE_PATHS]
 
 
 def _pull_request(payload: dict[str, Any], event_time: str | None) -> Normalized:
@@ -119,10 +135,17 @@ def _pull_request(payload: dict[str, Any], event_time: str | None) -> Normalized
                 "base": dig(pr, "base", "ref"),
                 "head": dig(pr, "head", "ref"),
                 "bot": is_bot,
+                # Only once merged: GitHub also names a test merge commit for an open pull request.
+                **({"commitSha": pr["merge_commit_sha"]} if _merged_with_sha(pr) else {}),
             },
         }
     )
     return Normalized(observations=[observation])
+
+
+def _merged_with_sha(pr: dict[str, Any]) -> bool:
+    """Whether the pull request was merged and names the commit it was merged as."""
+    return bool(pr.get("merged")) and isinstance(pr.get("merge_commit_sha"), str) and bool(pr["merge_commit_sha"])
 
 
 def _issue(payload: dict[str, Any], event_time: str | None) -> Normalized:

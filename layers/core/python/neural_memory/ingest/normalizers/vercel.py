@@ -54,9 +54,28 @@ def normalize(detail_type: str, body: dict[str, Any], event_time: str | None) ->
                 "title": f"{verb}: {name} ({target})",
                 "content": "\n".join(lines),
                 "url": dig(payload, "links", "deployment"),
-                "metadata": {"project": name, "target": target, "deploymentId": deployment.get("id"), "ref": ref},
+                "metadata": {
+                    "project": name,
+                    "target": target,
+                    "deploymentId": deployment.get("id"),
+                    "ref": ref,
+                    **_commit(meta),
+                },
             }
         )
     except ValidationError as exc:
         raise UnsupportedEvent(f"Vercel {kind} payload is malformed: {exc.errors()[0]['msg']}") from exc
     return Normalized(observations=[observation])
+
+
+def _commit(meta: dict[str, Any]) -> dict[str, Any]:
+    """The commit the deployment carried and its repository, when Vercel names them (a deployment
+    from the CLI has none): the keys that link it to the push and the pull request."""
+    found: dict[str, Any] = {}
+    sha = meta.get("githubCommitSha")
+    if isinstance(sha, str) and sha:
+        found["commitSha"] = sha
+    org, repo = meta.get("githubOrg"), meta.get("githubRepo")
+    if isinstance(org, str) and isinstance(repo, str) and org and repo:
+        found["repo"] = f"{org}/{repo}"
+    return found

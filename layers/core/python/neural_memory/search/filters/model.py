@@ -53,6 +53,8 @@ class Filter:
     any_of: tuple[Filter, ...] = ()
     # False: records another one supersedes (``superseded_by`` set) are not retrieved.
     include_superseded: bool = False
+    # True (``filters.fresh``): records marked ``possibly_stale`` are not retrieved.
+    fresh_only: bool = False
     # False: records the maintenance archived (``archived_at`` set) are not retrieved.
     include_archived: bool = False
 
@@ -112,7 +114,7 @@ def compile_filter(
     if filters is None:
         return rules
     groups = tuple(_conditions(Filter(live_at=live_at), group) for group in filters.any_of or ())
-    return replace(_conditions(rules, filters), any_of=groups)
+    return replace(_conditions(rules, filters), any_of=groups, fresh_only=bool(filters.fresh))
 
 
 def _conditions(base: Filter, group: FilterGroup) -> Filter:
@@ -151,11 +153,19 @@ def metadata_term(key: str, value: MetadataScalar) -> str:
     return f"{json.dumps(key)}={typed}"  # the key quoted: "a=s:x" cannot pose as key a with x=...
 
 
-def metadata_terms(metadata: dict[str, Any]) -> list[str]:
-    """``metadata_term`` of every top-level key holding a string, number or boolean. A string
-    longer than a filter value may be is left out: no filter can match it, and OpenSearch refuses
-    a keyword over 32,766 bytes (the whole document with it)."""
-    return [metadata_term(key, value) for key, value in metadata.items() if _filterable(value)]
+def code_ref_term(ref: str) -> str:
+    """A code ref (``repository:path``) as an exact keyword stored beside the metadata terms (a
+    metadata term starts with a quote, so the two never meet)."""
+    return f"code:{ref}"
+
+
+def metadata_terms(metadata: dict[str, Any], code_refs: Sequence[str] | None = None) -> list[str]:
+    """``metadata_term`` of every top-level key holding a string, number or boolean, and
+    ``code_ref_term`` of each code ref. A string longer than a filter value may be is left out: no
+    filter can match it, and OpenSearch refuses a keyword over 32,766 bytes (the whole document
+    with it)."""
+    terms = [metadata_term(key, value) for key, value in metadata.items() if _filterable(value)]
+    return terms + [code_ref_term(ref) for ref in code_refs or ()]
 
 
 def _filterable(value: object) -> bool:

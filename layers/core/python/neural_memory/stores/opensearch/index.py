@@ -171,18 +171,22 @@ class OpenSearchAdmin:
                 f"index {live!r} behind {self.alias!r} was built for {found}, this service needs {expected}: "
                 "run `neural-memory reindex` (the maintenance function does it at deploy)"
             )
-        added = self._add_fields(live, dimension, model_id)
+        added = self.add_fields()
         outcome = self._sync_replicas(live)
         return f"{outcome}, added {', '.join(added)}" if added else outcome
 
-    def _add_fields(self, index: str, dimension: int, model_id: str) -> list[str]:
-        """Put the ``ADDED_IN_PLACE`` fields the index lacks into its mapping (an index created
-        before them); returns their names."""
-        mapping = next(iter(self.client.indices.get_mapping(index=index).values()))["mappings"]
-        wanted = index_body(dimension, model_id)["mappings"]["properties"]
+    def add_fields(self) -> list[str]:
+        """Put the ``ADDED_IN_PLACE`` fields the live index lacks into its mapping (an index
+        created before them); returns their names. Whatever the index was built for: while a
+        reindex for another model runs, writes still go to it, with these fields."""
+        live = self.live()
+        if live is None:
+            return []
+        mapping = next(iter(self.client.indices.get_mapping(index=live).values()))["mappings"]
+        wanted = index_body(1, "none")["mappings"]["properties"]  # none of them depends on the model
         missing = {name: wanted[name] for name in ADDED_IN_PLACE if name not in mapping.get("properties", {})}
         if missing:
-            self.client.indices.put_mapping(index=index, body={"properties": missing})
+            self.client.indices.put_mapping(index=live, body={"properties": missing})
         return sorted(missing)
 
     def needs_reindex(self, dimension: int, model_id: str) -> bool:

@@ -3,18 +3,38 @@ filter, English text, faiss HNSW, BM25 as the embedded store computes it) and th
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 from neural_memory.search import bm25
 from neural_memory.stores.record_fields import RECORD_FIELDS
 
-# 2: metadata_terms, supersedes, superseded_by; 3: BM25 k1/b; 4: the tier lifecycle's fields
-# (promoted_*, citations, recurrence_key, embedded_at, archived_at). A reindex brings an index in step.
-SCHEMA_VERSION = 4
-# Fields an index of the same schema version takes in place (``OpenSearchAdmin.ensure_index`` puts
-# them into its mapping): a document written without one loses nothing, so no reindex is forced.
-# embedding_hash: what a chunk's vector was made of, the embedding cache's key (stored_vectors.py).
-ADDED_IN_PLACE = ("embedding_hash",)
+# 2: metadata_terms, supersedes, superseded_by; 3: BM25 k1/b. A new version makes every deploy
+# reindex (the live index is replaced); while it runs, writes still go to the old index, whose
+# strict mapping would refuse a new field. So a field is added in place instead (below), and the
+# version moves only for what cannot be (a changed type, analyzer or similarity).
+SCHEMA_VERSION = 3
+# Fields an index of the same schema version takes in place (``OpenSearchAdmin`` puts them into
+# the live index's mapping at every bootstrap, before any function that writes them is deployed:
+# the stack makes those depend on the bootstrap, which re-runs when ``fingerprint`` changes). A
+# document written without one loses nothing, so no reindex is forced. Each is a plain field
+# (keyword, date, long, unindexed text): ``put_mapping`` adds those to an existing index.
+ADDED_IN_PLACE = (
+    # what a chunk's vector was made of, the embedding cache's key (stored_vectors.py)
+    "embedding_hash",
+    # the code an observation is about, and the later push that touched it (engineering.staleness)
+    "code_refs",
+    "possibly_stale",
+    # the tier lifecycle (ingest/lifecycle.py)
+    "promoted_at",
+    "promoted_by",
+    "promotion_reason",
+    "citations",
+    "recurrence_key",
+    "embedded_at",
+    "archived_at",
+)
 HNSW_M = 16  # graph degree: recall vs memory
 HNSW_EF_CONSTRUCTION = 128  # build-time beam: recall vs indexing speed
 HNSW_EF_SEARCH = 100  # query-time beam: recall vs latency
@@ -79,3 +99,10 @@ def index_body(dimension: int, model_id: str, shards: int = 1, replicas: int = 1
             },
         },
     }
+
+
+def fingerprint() -> str:
+    """A short hash of the index's field mapping (its dimension aside, which the model names): it
+    changes with any field, so a deploy that adds one re-runs the index bootstrap."""
+    properties = index_body(1, "none")["mappings"]["properties"]
+    return hashlib.sha256(json.dumps(properties, sort_keys=True).encode()).hexdigest()[:16]

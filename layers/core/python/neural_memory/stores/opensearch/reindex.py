@@ -11,9 +11,10 @@ points, before every batch.
 
 Writes keep going to the alias meanwhile, so before the swap the reindex catches up: what was
 written to the old index since it started is copied again (with what it supersedes or no longer
-supersedes, whose marks it changed), refused observations are tried again, and what the old index
-no longer holds is deleted. The alias does not move while any observation is refused (unless
-forced). After the swap, writes that raced it are caught up once more, without comparing clocks:
+supersedes, and what names a path it names: whose marks it changed), refused observations are
+tried again, and what the old index no longer holds is deleted. The alias does not move while any
+observation is refused (unless forced). After the swap, writes that raced it are caught up once
+more, without comparing clocks:
 an observation the live index holds in a newer version is kept, one deleted from it after the
 swap is not brought back, one deleted from the old index just before the swap is deleted.
 """
@@ -226,7 +227,8 @@ class Reindexer:
         self._admin.refresh(state.target)
         for page in self._changed(source, since):
             self._step(state)
-            linked = self._linked(page, self._records(target, _keys(page)))
+            older = self._records(target, _keys(page))
+            linked = self._linked(page, older) | self._sharing_code(source, page + older)
             records = page + self._records(source, linked)
             state.failed = {k: v for k, v in state.failed.items() if k not in _keys(records)}
             state.failed |= self._write(target, records)
@@ -253,15 +255,31 @@ class Reindexer:
         they supersede, and the ones their ``older`` versions (the target's) superseded."""
         return {(w, s) for w, r in records + older for s in r.supersedes or []} - _keys(records)
 
+    def _sharing_code(self, source: OpenSearchStore, records: Records) -> set[Key]:
+        """The observations whose staleness marks these records may have changed: those naming a
+        path they name (``engineering.staleness``; a push marks, a rewritten note is marked)."""
+        refs: dict[str, set[str]] = {}
+        for workspace_id, record in records:
+            refs.setdefault(workspace_id, set()).update(record.code_refs or ())
+        found = {
+            (workspace_id, holder.id)
+            for workspace_id, named in refs.items()
+            if named
+            for holder in source.referencing(workspace_id, sorted(named), self._clock())
+        }
+        return found - _keys(records)
+
     @staticmethod
     def _records(store: OpenSearchStore, keys: set[Key]) -> Records:
         return [(w, r) for w, ids in _by_workspace(keys).items() for r in store.get_many(w, ids).values()]
 
     def _delete(self, state: ReindexState, source: OpenSearchStore, target: OpenSearchStore, gone: list[Key]) -> int:
-        """Delete ``gone`` from the target, and copy again what they superseded (now current)."""
+        """Delete ``gone`` from the target, and copy again what they superseded (now current) and
+        what names their paths (its staleness mark recomputed)."""
         if not gone:
             return 0
-        linked = {(w, s) for w, r in self._records(target, set(gone)) for s in r.supersedes or []}
+        going = self._records(target, set(gone))
+        linked = {(w, s) for w, r in going for s in r.supersedes or []} | self._sharing_code(source, going)
         for workspace_id, observation_id in gone:
             target.delete(workspace_id, observation_id)
             state.failed.pop((workspace_id, observation_id), None)
@@ -369,8 +387,12 @@ def bootstrap(service: Service, *, deadline: float | None = None) -> str:
     space = space_of(service.embedder)
     pending = admin.in_progress()
     if admin.live() is not None and (admin.needs_reindex(*space) or (pending and pending.phase == "swapped")):
+        # The writers deployed after this bootstrap write the new fields to the live index until
+        # the swap: it takes them first.
+        added = admin.add_fields()
         try:
-            return Reindexer(service, admin).run(deadline=deadline).summary()
+            summary = Reindexer(service, admin).run(deadline=deadline).summary()
+            return f"{summary}; added {', '.join(added)} to the live index first" if added else summary
         except ReindexBusy as busy:
             return f"reindex left to the run that holds it: {busy}"
     return admin.ensure_index(*space)

@@ -32,7 +32,14 @@ from neural_memory.clock import from_iso, to_iso
 from neural_memory.errors import BackendUnavailable, StoreRejected
 from neural_memory.models import FacetCounts, Hit, ObservationRecord, Retrieved, UpsertOutcome
 from neural_memory.observability import logger
-from neural_memory.search.filters.model import LIST_FIELDS, metadata_terms, without_field
+from neural_memory.search.filters.model import (
+    LIST_FIELDS,
+    Filter,
+    code_ref_term,
+    metadata_term,
+    metadata_terms,
+    without_field,
+)
 from neural_memory.settings import OPENSEARCH_BULK_MAX_BYTES
 from neural_memory.stores.base import (
     KNOWN_FIELDS,
@@ -58,7 +65,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from neural_memory.models import Vector
-    from neural_memory.search.filters.model import Filter
+    from neural_memory.search.filters.model import MetadataScalar
 
 MARK_PAGE = 5_000  # chunks read per request when marking an observation's chunks superseded
 FACET_SHARD_SIZE = 1_000  # values per field each shard returns to a facets request (the API shows <= 100)
@@ -209,7 +216,7 @@ class OpenSearchStore:
         # marks it: an index of the same schema (written to until a reindex swaps) takes it as is.
         if chunk.lexical:
             doc["text"] = chunk.text
-        if terms := metadata_terms(rec.metadata):
+        if terms := metadata_terms(rec.metadata, rec.code_refs):
             doc["metadata_terms"] = terms
         if chunk.vector is not None:
             doc["embedding"] = chunk.vector
@@ -444,6 +451,14 @@ class OpenSearchStore:
 
     def set_superseded_by(self, workspace_id: str, changes: Mapping[str, str | None]) -> None:
         """Set (or clear, with None) ``superseded_by`` on every chunk of these observations."""
+        self._set_marks(workspace_id, "superseded_by", changes)
+
+    def set_possibly_stale(self, workspace_id: str, changes: Mapping[str, str | None]) -> None:
+        """Set (or clear, with None) ``possibly_stale`` on every chunk of these observations."""
+        self._set_marks(workspace_id, "possibly_stale", changes)
+
+    def _set_marks(self, workspace_id: str, field: str, changes: Mapping[str, str | None]) -> None:
+        """One mark field on every chunk of these observations."""
         if not changes:
             return
         query = {
@@ -458,11 +473,11 @@ class OpenSearchStore:
         }
         marks: dict[str, dict[str, Any]] = {}
         while hits := self._call(self._client.search, index=self._index, body=body)["hits"]["hits"]:
-            marks |= {h["_id"]: {"superseded_by": changes[h["_source"]["observation_id"]]} for h in hits}
+            marks |= {h["_id"]: {field: changes[h["_source"]["observation_id"]]} for h in hits}
             body["search_after"] = hits[-1]["sort"]
         refused = self._bulk(marks, op="update")
         if refused:
-            raise StoreRejected("OpenSearch refused supersession marks: " + "; ".join(list(refused.values())[:5]))
+            raise StoreRejected(f"OpenSearch refused {field} marks: " + "; ".join(list(refused.values())[:5]))
 
     def _update_chunks(self, query: dict[str, Any], doc: dict[str, Any]) -> int:
         """Set the fields of ``doc`` on every chunk matching ``query``, a page of ``MARK_PAGE`` at a
@@ -714,6 +729,67 @@ class OpenSearchStore:
             if d.get("found") and d["_source"].get("workspace_id") == workspace_id
         ]
         return {record.id: record for record in records}
+
+    def referencing(self, workspace_id: str, refs: Sequence[str], live_at: datetime) -> list[ObservationRecord]:
+        """Observations (chunk 0s) whose code refs hold one of ``refs`` (their ``metadata_terms``)."""
+        terms = sorted({code_ref_term(ref) for ref in refs})
+        if not terms:
+            return []
+        query = {
+            "bool": {
+                "filter": [
+                    {"term": {"workspace_id": workspace_id}},
+                    {"term": {"chunk_no": 0}},
+                    *render_opensearch(Filter(live_at=live_at, include_superseded=True, include_archived=True)),
+                    {"terms": {"metadata_terms": terms}},
+                ]
+            }
+        }
+        # Paged: a path every push touches (a lockfile) is named by more than one page holds.
+        body: dict[str, Any] = {
+            "query": query,
+            "size": MARK_PAGE,
+            "sort": [{"occurred_at": "asc"}, {"observation_id": "asc"}],
+        }
+        found: list[ObservationRecord] = []
+        while hits := self._call(self._client.search, index=self._index, body=body)["hits"]["hits"]:
+            found += [
+                _record(h["_source"], h["_source"].get("content", ""))
+                for h in hits
+                if h["_source"].get("workspace_id") == workspace_id
+            ]
+            body["search_after"] = hits[-1]["sort"]
+        return found
+
+    def sharing_metadata(
+        self, workspace_id: str, groups: Sequence[Sequence[tuple[str, MetadataScalar]]], live_at: datetime, limit: int
+    ) -> list[ObservationRecord]:
+        """Observations (chunk 0s) holding every pair of a group (see the ``Store`` protocol), in
+        one search: a ``should`` of one ``bool.filter`` of ``metadata_terms`` per group."""
+        wanted = [
+            {"bool": {"filter": [{"term": {"metadata_terms": metadata_term(key, value)}} for key, value in group]}}
+            for group in groups
+            if group
+        ]
+        if not wanted:
+            return []
+        query = {
+            "bool": {
+                "filter": [
+                    {"term": {"workspace_id": workspace_id}},
+                    {"term": {"chunk_no": 0}},
+                    *render_opensearch(Filter(live_at=live_at, include_superseded=True, include_archived=True)),
+                    {"bool": {"should": wanted, "minimum_should_match": 1}},
+                ]
+            }
+        }
+        body = {"query": query, "size": limit, "sort": [{"occurred_at": "asc"}, {"observation_id": "asc"}]}
+        hits = self._call(self._client.search, index=self._index, body=body)["hits"]["hits"]
+        return [
+            _record(h["_source"], h["_source"].get("content", ""))
+            for h in hits
+            if h["_source"].get("workspace_id") == workspace_id
+        ]
 
     def previous_in_session(self, workspace_id: str, session_id: str, before: datetime) -> ObservationRecord | None:
         """The latest observation (chunk 0) of the session before ``before``."""

@@ -19,7 +19,7 @@ from neural_memory.search.filters.model import metadata_terms
 from neural_memory.stores.record_fields import RECORD_FIELDS, RecordField
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterator, Sequence
     from pathlib import Path
 
 SCHEMA_VERSION = 1
@@ -68,12 +68,13 @@ CREATE TABLE IF NOT EXISTS api_keys (
 
 
 # Indexes on columns a file made by an earlier version gains in ``_add_new_columns`` (so created
-# after it). Partial: only the few superseding and superseded observations are indexed.
+# after it). Partial: only the few superseding, superseded and stale observations are indexed.
 _INDEXES_OF_ADDED_COLUMNS = """
 CREATE INDEX IF NOT EXISTS observations_superseded ON observations (workspace_id) WHERE superseded_by IS NOT NULL;
 CREATE INDEX IF NOT EXISTS observations_superseding ON observations (workspace_id) WHERE supersedes IS NOT NULL;
 CREATE INDEX IF NOT EXISTS observations_session ON observations (workspace_id, session_id, occurred_at)
     WHERE session_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS observations_stale ON observations (workspace_id) WHERE possibly_stale IS NOT NULL;
 CREATE INDEX IF NOT EXISTS observations_recurrence ON observations (workspace_id, recurrence_key, occurred_at)
     WHERE recurrence_key IS NOT NULL;
 CREATE INDEX IF NOT EXISTS observations_unarchived_execution ON observations (occurred_at)
@@ -256,9 +257,12 @@ def rollback(conn: sqlite3.Connection) -> None:
         conn.execute("ROLLBACK")
 
 
-def write_metadata_terms(conn: sqlite3.Connection, pk: int, metadata: dict[str, Any]) -> None:
-    """The observation's metadata as exact terms (``filters.metadata_terms``), for metadata filters."""
-    rows = [(pk, term) for term in metadata_terms(metadata)]
+def write_metadata_terms(
+    conn: sqlite3.Connection, pk: int, metadata: dict[str, Any], code_refs: Sequence[str] | None = None
+) -> None:
+    """The observation's metadata and code refs as exact terms (``filters.metadata_terms``), for
+    metadata filters and the observations a push touches."""
+    rows = [(pk, term) for term in metadata_terms(metadata, code_refs)]
     if rows:  # most observations have none, and an empty executemany still costs ~0.15 ms
         conn.executemany("INSERT INTO metadata_terms (obs_pk, term) VALUES (?, ?)", rows)
 

@@ -136,6 +136,10 @@ class RowLookup(Protocol):
         """Chunk rowids of the workspace whose observation another one supersedes."""
         ...
 
+    def stale(self) -> NDArray[np.int64]:
+        """Chunk rowids of the workspace whose observation is marked possibly stale."""
+        ...
+
 
 class ChunkMirror:
     """Every chunk of the store; vectors of ``model_id`` only. Positions are never reused: a
@@ -344,6 +348,8 @@ class ChunkMirror:
             keep &= either
         if not flt.include_superseded and lookup is not None:
             keep &= ~self._rows_mask(lookup.superseded())
+        if flt.fresh_only and lookup is not None:
+            keep &= ~self._rows_mask(lookup.stale())
         if not flt.include_archived:
             keep &= ~self._archived[:n]
         if flt.exclude_session_id is not None:

@@ -24,7 +24,7 @@ import numpy as np
 from neural_memory.clock import to_ms
 from neural_memory.models import FacetCounts, Hit, ObservationRecord, Retrieved, UpsertOutcome
 from neural_memory.observability import logger
-from neural_memory.search.filters.model import LIST_FIELDS, metadata_term, without_field
+from neural_memory.search.filters.model import LIST_FIELDS, code_ref_term, metadata_term, without_field
 from neural_memory.stores.base import (
     KNOWN_FIELDS,
     LIFECYCLE_FIELDS,
@@ -314,14 +314,14 @@ class SqliteStore:
             row = conn.execute(
                 _INSERT, (workspace_id, *(f.to_sqlite(getattr(rec, f.name)) for f in RECORD_FIELDS))
             ).fetchone()
-            write_metadata_terms(conn, int(row[0]), rec.metadata)
+            write_metadata_terms(conn, int(row[0]), rec.metadata, rec.code_refs)
             return int(row[0]), None
         pk = int(existing[0])
         old = [int(r[0]) for r in conn.execute("SELECT rowid FROM chunks WHERE obs_pk = ?", (pk,))]
         conn.execute("DELETE FROM chunks WHERE obs_pk = ?", (pk,))
         conn.execute(_UPDATE, (*(f.to_sqlite(getattr(rec, f.name)) for f in _UPDATABLE), pk))
         conn.execute("DELETE FROM metadata_terms WHERE obs_pk = ?", (pk,))
-        write_metadata_terms(conn, pk, rec.metadata)
+        write_metadata_terms(conn, pk, rec.metadata, rec.code_refs)
         return pk, old
 
     @staticmethod
@@ -422,6 +422,14 @@ class SqliteStore:
 
     def set_superseded_by(self, workspace_id: str, changes: Mapping[str, str | None]) -> None:
         """Set (or clear, with None) ``superseded_by`` of these observations, in one transaction."""
+        self._set_marks(workspace_id, "superseded_by", changes)
+
+    def set_possibly_stale(self, workspace_id: str, changes: Mapping[str, str | None]) -> None:
+        """Set (or clear, with None) ``possibly_stale`` of these observations, in one transaction."""
+        self._set_marks(workspace_id, "possibly_stale", changes)
+
+    def _set_marks(self, workspace_id: str, column: str, changes: Mapping[str, str | None]) -> None:
+        """One mark column (a name of this module, never a caller's) of these observations."""
         if not changes:
             return
         with self._write_lock:
@@ -429,11 +437,11 @@ class SqliteStore:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 conn.executemany(
-                    "UPDATE observations SET superseded_by = ? WHERE workspace_id = ? AND id = ?",
-                    [(by, workspace_id, target) for target, by in changes.items()],
+                    f"UPDATE observations SET {column} = ? WHERE workspace_id = ? AND id = ?",
+                    [(mark, workspace_id, target) for target, mark in changes.items()],
                 )
                 generation = bump_generation(conn)
-                self._commit(conn, generation, workspace_id, [], [])  # the mirror holds no supersession
+                self._commit(conn, generation, workspace_id, [], [])  # the mirror holds no marks
             except BaseException:
                 rollback(conn)
                 raise
@@ -639,6 +647,49 @@ class SqliteStore:
             .fetchone()
         )
         return None if row is None else _record(row)
+
+    def sharing_metadata(
+        self, workspace_id: str, groups: Sequence[Sequence[tuple[str, MetadataScalar]]], live_at: datetime, limit: int
+    ) -> list[ObservationRecord]:
+        """Observations holding every pair of a group (see the ``Store`` protocol): per group, one
+        read that starts from its first pair's rows of ``metadata_terms`` and joins the others on
+        the same observation (CROSS JOIN keeps that order: a repo's term may be in every row)."""
+        conn = self._reader().conn
+        found: dict[str, ObservationRecord] = {}
+        with _read_transaction(conn):
+            for group in groups:
+                terms = [metadata_term(key, value) for key, value in group]
+                if not terms:
+                    continue
+                joins = "".join(
+                    f" CROSS JOIN metadata_terms t{n} ON t{n}.obs_pk = t0.obs_pk AND t{n}.term = ?"
+                    for n in range(1, len(terms))
+                )
+                rows = conn.execute(
+                    f"SELECT {_RECORD_COLUMNS} FROM metadata_terms t0{joins} CROSS JOIN observations o "
+                    "ON o.pk = t0.obs_pk WHERE t0.term = ? AND o.workspace_id = ? "
+                    "AND (o.expires_at IS NULL OR o.expires_at > ?) ORDER BY o.occurred_at, o.id LIMIT ?",
+                    [*terms[1:], terms[0], workspace_id, to_ms(live_at), limit],
+                ).fetchall()
+                found.update((record.id, record) for record in map(_record, rows))
+        return sorted(found.values(), key=lambda record: (record.occurred_at, record.id))[:limit]
+
+    def referencing(self, workspace_id: str, refs: Sequence[str], live_at: datetime) -> list[ObservationRecord]:
+        """Observations whose code refs hold one of ``refs`` (their terms in ``metadata_terms``)."""
+        terms = sorted({code_ref_term(ref) for ref in refs})
+        if not terms:
+            return []
+        rows = (
+            self._reader()
+            .conn.execute(
+                f"SELECT {_RECORD_COLUMNS} FROM observations o WHERE o.pk IN (SELECT t.obs_pk FROM metadata_terms t "
+                f"WHERE t.term IN ({', '.join('?' * len(terms))})) AND o.workspace_id = ? "
+                "AND (o.expires_at IS NULL OR o.expires_at > ?) ORDER BY o.occurred_at, o.id",
+                [*terms, workspace_id, to_ms(live_at)],
+            )
+            .fetchall()
+        )
+        return [_record(row) for row in rows]
 
     def get_many(self, workspace_id: str, observation_ids: Sequence[str]) -> dict[str, ObservationRecord]:
         """The observations of this workspace among ``observation_ids``, by id (one read)."""
@@ -926,6 +977,15 @@ class _SqlRowLookup:
             f"CROSS JOIN chunks c ON c.obs_pk = o.pk WHERE t.term IN ({', '.join('?' * len(terms))}) "
             "AND o.workspace_id = ? GROUP BY c.rowid HAVING count(DISTINCT t.term) = ?",
             [*terms, self._workspace_id, len(terms)],
+        ).fetchall()
+        return np.fromiter((rowid for (rowid,) in rows), dtype=np.int64, count=len(rows))
+
+    def stale(self) -> NDArray[np.int64]:
+        """Chunk rowids whose observation is marked possibly stale (a partial index of only those)."""
+        rows = self._conn.execute(
+            "SELECT c.rowid FROM observations o INDEXED BY observations_stale CROSS JOIN chunks c "
+            "ON c.obs_pk = o.pk WHERE o.workspace_id = ? AND o.possibly_stale IS NOT NULL",
+            [self._workspace_id],
         ).fetchall()
         return np.fromiter((rowid for (rowid,) in rows), dtype=np.int64, count=len(rows))
 

@@ -1,6 +1,6 @@
 // The search console: search, filter, answer, add and delete, over the documented API only.
 import { ApiError, apiKey, call } from "./api.js";
-import { badges, el, explainDrawer, highlighted, latencyBar, queryWords, safeUrl, scoreBars, timeAgo } from "./render.js";
+import { badges, el, expertItems, explainDrawer, highlighted, latencyBar, queryWords, safeUrl, scoreBars, timeAgo, timeline } from "./render.js";
 import { FIELDS, apiFilters, facetQuery, hasFilters, readState, writeState } from "./state.js";
 
 const $ = (id) => document.getElementById(id);
@@ -12,6 +12,7 @@ let facets = null; // the last GET /v1/facets reply
 let workspaceTotal = null;
 let shown = { query: null, results: [] }; // what the results list shows
 let retry = null; // the action to run again when the server is back
+let opened = null; // the id the record dialog shows
 let counting = null; // the facets being loaded: "no results" waits for them to say what filters removed
 
 // ------------------------------------------------------------------ status, loading, errors
@@ -136,7 +137,7 @@ function clearFilters() {
 
 // Each kind of call answers in its own time: only the reply to the latest one is shown (a slow
 // reply to an older search must not replace the results of the filters chosen since).
-const latest = { facets: 0, search: 0 };
+const latest = { facets: 0, search: 0, experts: 0 };
 
 async function loadFacets() {
   const query = facetQuery(state);
@@ -162,6 +163,7 @@ async function search() {
   const filters = apiFilters(state);
   if (filters) body.filters = filters;
   const turn = ++latest.search;
+  loadExperts(filters);
   const reply = await busy("Searching…", () => call("POST", "v1/search", body));
   if (!reply || turn !== latest.search) return false;
   await counting;
@@ -169,6 +171,21 @@ async function search() {
   shown = { query: state.q, results: reply.results };
   renderResults(reply);
   return true;
+}
+
+/** Who knows about the query, under the same filters, beside the results (POST /v1/experts). */
+async function loadExperts(filters) {
+  const body = { query: state.q, mode: state.mode };
+  if (filters) body.filters = filters;
+  const turn = ++latest.experts;
+  const reply = await busy("Finding who knows…", () => call("POST", "v1/experts", body));
+  if (!reply || turn !== latest.experts) return;
+  const items = expertItems(reply, {
+    choose: (actor) => { if (!state.filters.actorNames.includes(actor)) toggle("actorNames", actor); },
+    open: openRecord,
+  });
+  $("experts-list").replaceChildren(...items);
+  $("experts").hidden = !items.length;
 }
 
 function renderResults(reply) {
@@ -280,11 +297,17 @@ async function follow(event, citation) {
 async function openRecord(id) {
   const record = await busy("Loading…", () => call("GET", `v1/observations/${encodeURIComponent(id)}`));
   if (!record) return;
-  const fields = ["id", "source", "observationType", "actorName", "tier", "occurredAt", "ingestedAt", "expiresAt", "url", "sessionId"];
+  const fields = ["id", "source", "observationType", "actorName", "tier", "occurredAt", "ingestedAt", "expiresAt", "url", "sessionId", "possiblyStale"];
+  opened = id;
   $("record-title").textContent = record.title;
-  $("record").replaceChildren(...fields.filter((f) => record[f] !== null).flatMap((f) => [el("dt", {}, f), el("dd", {}, String(record[f]))]));
+  $("record").replaceChildren(...fields.filter((f) => record[f] !== null && record[f] !== undefined).flatMap((f) => [el("dt", {}, f), el("dd", {}, String(record[f]))]));
   $("record-content").textContent = record.content || "(no content)";
-  $("record-dialog").showModal();
+  $("lineage").replaceChildren();
+  if (!$("record-dialog").open) $("record-dialog").showModal();
+  const lineage = await busy("Tracing…", () => call("GET", `v1/observations/${encodeURIComponent(id)}/lineage`));
+  if (!lineage || opened !== id) return; // another record was opened since
+  const steps = timeline(lineage, openRecord);
+  $("lineage").replaceChildren(...(steps.length > 1 ? steps : [el("li", { className: "none" }, "Nothing supersedes it or shares a commit, pull request, issue or deployment with it.")]));
 }
 
 async function remove(result) {

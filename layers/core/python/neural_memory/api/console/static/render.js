@@ -80,8 +80,12 @@ export function latencyBar(latency) {
 
 export function badges(result) {
   const list = [["source", result.source], ["type", result.observationType], ["actor", result.actorName], ["tier", result.tier]];
+  const stale = result.possiblyStale
+    ? el("span", { className: "badge stale", title: `A later push (commit ${result.possiblyStale}) touched the code it is about` },
+      `possibly stale (${result.possiblyStale.slice(0, 7)})`)
+    : null;
   return el("span", { className: "badges" },
-    ...list.filter(([, v]) => v).map(([kind, value]) => el("span", { className: `badge ${kind}`, title: kind }, value)));
+    ...list.filter(([, v]) => v).map(([kind, value]) => el("span", { className: `badge ${kind}`, title: kind }, value)), stale);
 }
 
 export function safeUrl(url) {
@@ -91,4 +95,42 @@ export function safeUrl(url) {
   } catch {
     return null;
   }
+}
+
+// How a lineage entry is linked to the observation it was asked for (GET /v1/observations/{id}/lineage).
+const LINKS = {
+  supersedes: "supersedes", supersededBy: "superseded by", commit: "commit", pullRequest: "pull request",
+  issue: "issue", deployment: "deployment",
+};
+const shortKey = (link) => (link.kind === "commit" ? link.key.slice(0, 7) : link.key);
+
+/** The lineage as a timeline, oldest first; `open(id)` opens an entry. */
+export function timeline(reply, open) {
+  return reply.timeline.map((entry) => el("li", { className: `step${entry.subject ? " subject" : ""}`, dataset: { id: entry.id } },
+    timeAgo(entry.occurredAt),
+    entry.subject
+      ? el("strong", {}, entry.title)
+      : el("button", { type: "button", className: "link", onclick: () => open(entry.id) }, entry.title),
+    el("span", { className: "badges" },
+      el("span", { className: "badge type" }, entry.observationType),
+      entry.actorName ? el("span", { className: "badge actor" }, entry.actorName) : null,
+      ...entry.links.map((link) => el("span", { className: `badge link ${link.kind}`, title: `${LINKS[link.kind]} ${link.key}` },
+        `${LINKS[link.kind]} ${shortKey(link)}`)))));
+}
+
+/** The actors of GET/POST /v1/experts, best first: name (choosing it filters by them), score, what they did, evidence. */
+export function expertItems(reply, { choose, open }) {
+  return reply.experts.map((expert) => {
+    const fill = el("span", { className: "fill final" });
+    fill.style.width = `${Math.round(expert.score * 100)}%`;
+    const did = Object.entries(expert.counts).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+      .map(([kind, count]) => `${count} ${kind}`).join(" · ");
+    return el("li", { className: "expert", dataset: { actor: expert.actorName } },
+      el("button", { type: "button", className: "link actor", title: `Filter by ${expert.actorName}`, onclick: () => choose(expert.actorName) }, expert.actorName),
+      el("span", { className: "score-label" }, `score ${expert.score.toFixed(2)}`),
+      el("span", { className: "track", ariaHidden: "true" }, fill),
+      el("span", { className: "did" }, did),
+      el("ul", { className: "evidence" }, ...expert.evidence.map((e) => el("li", {},
+        el("button", { type: "button", className: "link", onclick: () => open(e.id) }, e.title)))));
+  });
 }

@@ -1,0 +1,111 @@
+"""Why an observation changed (``GET /v1/observations/{id}/lineage``): its supersession chain both
+ways (the versions it replaced, and those that replaced it, however far along), and the
+observations sharing one of its engineering keys (``keys``: a commit, a pull request or issue, a
+deployment), oldest first, each with every link that brought it in.
+
+Expired observations are left out, as everywhere; superseded ones are kept (they are the history).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from neural_memory.engineering.keys import keys_of, shared
+from neural_memory.models import LineageEntry, LineageLink
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from neural_memory.models import LinkKind, ObservationRecord
+    from neural_memory.stores.base import Store
+
+MAX_CHAIN = 100  # versions read each way: a chain longer than any real history stops here
+
+
+def trace(
+    store: Store, workspace_id: str, subject: ObservationRecord, now: datetime, limit: int
+) -> tuple[list[LineageEntry], bool]:
+    """The subject's timeline (the subject included) and whether more observations share its
+    keys than ``limit``."""
+    found: dict[str, ObservationRecord] = {subject.id: subject}
+    links: dict[str, list[LineageLink]] = {subject.id: []}
+
+    def add(record: ObservationRecord, kind: LinkKind, key: str) -> None:
+        if record.expires_at is not None and record.expires_at <= now:
+            return
+        found.setdefault(record.id, record)
+        link = LineageLink(kind=kind, key=key)
+        if link not in links.setdefault(record.id, []):
+            links[record.id].append(link)
+
+    for record, neighbour in _older(store, workspace_id, subject):
+        add(record, "supersededBy", neighbour)
+    for record, neighbour in _newer(store, workspace_id, subject):
+        add(record, "supersedes", neighbour)
+    keys = keys_of(subject)
+    groups = [group for key in keys for group in key.groups]
+    # Two more than the limit: the subject itself is among them, and one more says there are more.
+    related = store.sharing_metadata(workspace_id, groups, now, limit + 2) if groups else []
+    related = [record for record in related if record.id != subject.id]
+    for record in related[:limit]:
+        for kind, key in shared(keys, record):
+            add(record, kind, key)
+    timeline = [_entry(found[i], links[i], subject.id) for i in found if i == subject.id or links[i]]
+    timeline.sort(key=lambda entry: (entry.occurred_at, entry.id))
+    return timeline, len(related) > limit
+
+
+def _older(store: Store, workspace_id: str, subject: ObservationRecord) -> list[tuple[ObservationRecord, str]]:
+    """The versions the subject replaced, through their own ``supersedes``, each with the one that
+    replaced it."""
+    reached: list[tuple[ObservationRecord, str]] = []
+    seen = {subject.id}
+    frontier = [(target, subject.id) for target in subject.supersedes or []]
+    while frontier and len(reached) < MAX_CHAIN:
+        wanted = [target for target, _ in frontier if target not in seen]
+        records = store.get_many(workspace_id, wanted)
+        step: list[tuple[str, str]] = []
+        for target, by in frontier:
+            if target in seen or target not in records:
+                continue
+            seen.add(target)
+            reached.append((records[target], by))
+            step.extend((older, target) for older in records[target].supersedes or [])
+        frontier = step
+    return reached[:MAX_CHAIN]
+
+
+def _newer(store: Store, workspace_id: str, subject: ObservationRecord) -> list[tuple[ObservationRecord, str]]:
+    """The versions that replaced the subject, through those that replaced them, each with the
+    one it replaced."""
+    reached: list[tuple[ObservationRecord, str]] = []
+    seen = {subject.id}
+    frontier = [subject.id]
+    while frontier and len(reached) < MAX_CHAIN:
+        by = store.superseders(workspace_id, frontier)
+        pairs = [(newer, older) for older in frontier for newer in by.get(older, []) if newer not in seen]
+        records = store.get_many(workspace_id, [newer for newer, _ in pairs])
+        frontier = []
+        for newer, older in pairs:
+            if newer in seen or newer not in records:
+                continue
+            seen.add(newer)
+            reached.append((records[newer], older))
+            frontier.append(newer)
+    return reached[:MAX_CHAIN]
+
+
+def _entry(record: ObservationRecord, links: list[LineageLink], subject_id: str) -> LineageEntry:
+    return LineageEntry(
+        id=record.id,
+        title=record.title,
+        source=record.source,
+        observation_type=record.observation_type,
+        actor_name=record.actor_name,
+        occurred_at=record.occurred_at,
+        url=record.url,
+        tier=record.tier,
+        superseded_by=record.superseded_by,
+        subject=record.id == subject_id,
+        links=links,
+    )

@@ -1,0 +1,84 @@
+"""The console's engineering views in a real Chromium against the real local server with the
+sample events: the Open drawer's lineage timeline, the "Who knows" panel beside the results, and
+the "possibly stale" badge."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.conftest import Watched, sign_in
+
+if TYPE_CHECKING:
+    from tests.helpers.serve import Served
+
+pytestmark = [pytest.mark.browser, pytest.mark.integration]
+
+FAILED_DEPLOY = "vercel-uHp5NnBmQ3ZqX2p6TWd4"
+MERGED_PR = "github-pr-acme.console-482-pull_request_merged"
+PR_TITLE = "PR #482 merged: Move session refresh into edge middleware"
+
+
+def test_open_shows_the_lineage_as_a_timeline_whose_entries_open(watched: Watched, served: Served) -> None:
+    # Given the failed deployment among the results
+    page = sign_in(watched, served, "?q=deployment+failed+console&mode=keyword&source=vercel")
+    item = page.locator(f'[id="result-{FAILED_DEPLOY}"]')
+    # When it is opened
+    item.get_by_role("button", name="Open").click()
+    # Then its timeline shows, oldest first, the pull request merged as the commit it carried, the
+    # push of that commit, and itself (not a link), each entry's link named
+    steps = page.locator("#lineage li.step")
+    expect(steps.filter(has_text=PR_TITLE).locator(".badge.link")).to_have_text(["commit 7f3a9b2"])
+    expect(steps.filter(has_text="Push to main").locator(".badge.link")).to_have_text(["commit 7f3a9b2"])
+    expect(page.locator("#lineage li.step.subject strong")).to_have_text("Deployment failed: console (production)")
+    order = [step.get_attribute("data-id") for step in steps.all()]
+    assert order.index(MERGED_PR) < order.index(FAILED_DEPLOY)
+    # When the pull request is opened from the timeline, Then the dialog shows it and its own lineage
+    steps.filter(has_text=PR_TITLE).get_by_role("button").click()
+    expect(page.locator("#record-title")).to_have_text(PR_TITLE)
+    expect(page.locator("#lineage li.step.subject strong")).to_have_text(PR_TITLE)
+    expect(page.locator("#lineage li.step").filter(has_text="Deployment failed")).not_to_have_count(0)
+    assert watched.errors == []
+
+
+def test_who_knows_shows_beside_the_results_and_choosing_an_actor_filters_by_them(
+    watched: Watched, served: Served
+) -> None:
+    # When the deploy failure is searched
+    page = sign_in(watched, served, "?q=deploy+failure")
+    # Then the panel beside the results names octocat first, with what they did and their evidence
+    experts = page.locator("#experts li.expert")
+    expect(experts.first.locator(".actor")).to_have_text("octocat")
+    expect(experts.first.locator(".score-label")).to_have_text("score 1.00")
+    expect(experts.first.locator(".did")).to_contain_text("note")
+    expect(experts.first.locator(".evidence li").first).to_be_visible()
+    assert not [n for n in experts.locator(".actor").all_inner_texts() if n.endswith("[bot]")]
+    # When an evidence title is chosen, Then that observation opens
+    title = experts.first.locator(".evidence button").first.inner_text()
+    experts.first.locator(".evidence button").first.click()
+    expect(page.locator("#record-title")).to_have_text(title)
+    page.locator("#record-close").click()
+    # When the actor is chosen, Then the results are filtered by them (the chip and the URL say so)
+    experts.first.locator(".actor").click()
+    expect(page.locator('.chip[data-value="octocat"]')).to_have_attribute("aria-pressed", "true")
+    assert "actor=octocat" in page.url
+    octocat = page.locator(".badge.actor", has_text="octocat")
+    expect(page.locator("li.result").first.locator(".badge.actor")).to_have_text("octocat")
+    expect(page.locator("li.result").filter(has_not=octocat)).to_have_count(0)
+    assert watched.errors == []
+
+
+def test_a_result_a_later_push_touched_is_badged_possibly_stale(watched: Watched, served: Served) -> None:
+    # Given the sample decision about the middleware, which a later push touched
+    page = sign_in(watched, served, "?q=refresh+sessions+in+edge+middleware&mode=keyword")
+    item = page.locator('[id="result-decision-session-refresh-edge"]')
+    # Then its result carries the badge with the commit, and a fresh result none
+    expect(item.locator(".badge.stale")).to_have_text("possibly stale (7f3a9b2)")
+    assert "7f3a9b2c1d0e4f5a6b7c8d9e0f1a2b3c4d5e6f70" in (item.locator(".badge.stale").get_attribute("title") or "")
+    expect(page.locator("li.result .badge.stale")).to_have_count(1)
+    # And its record says so too
+    item.get_by_role("button", name="Open").click()
+    expect(page.locator("#record dd").last).to_have_text("7f3a9b2c1d0e4f5a6b7c8d9e0f1a2b3c4d5e6f70")
+    assert watched.errors == []

@@ -1,0 +1,130 @@
+"""Who knows about a subject (``/v1/experts``), on both stores: the sample events' deploy failure,
+the type weights, recency, bots, filters, tenancy, and the routes (GET and POST) through the local
+gateway with their 400s naming the field."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from neural_memory.auth.keys import issue_key
+from neural_memory.auth.sqlite import SqliteKeyStore
+from neural_memory.clock import utcnow
+from neural_memory.local.gateway import LocalGateway
+from neural_memory.models import ExpertsRequest, ExpertsResponse
+from neural_memory.service import Service, set_service
+from neural_memory.stores.sqlite.store import SqliteStore
+
+from tests.helpers.fakes import HashEmbedder
+from tests.helpers.pipeline import NOW, note
+from tests.integration.test_lineage import samples
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from neural_memory.settings import Settings
+
+pytestmark = pytest.mark.integration
+
+
+def _experts(svc: Service, workspace: str, query: str, **fields: Any) -> ExpertsResponse:
+    return svc.experts(workspace, ExpertsRequest.model_validate({"query": query, **fields}), "r")
+
+
+def test_on_the_samples_the_author_of_the_fix_comes_first(svc: Service) -> None:
+    # Given the sample events (octocat wrote down why the deploy failed and pushed the fix)
+    svc.index("acme", samples())
+    # When who knows about the deploy failure is asked
+    reply = _experts(svc, "acme", "deploy failure")
+    # Then octocat comes first, with the note that explains the failure among the evidence
+    first = reply.experts[0]
+    assert first.actor_name == "octocat" and first.score == 1.0
+    assert "note-deploy-env-vars" in [e.id for e in first.evidence] and len(first.evidence) <= 3
+    assert sum(first.counts.values()) == first.observations
+    scores = [e.score for e in reply.experts]
+    assert scores == sorted(scores, reverse=True) and all(0 < s <= 1 for s in scores)
+    # And no bot, however active, is an expert
+    assert not any(e.actor_name.endswith("[bot]") for e in reply.experts)
+    assert reply.candidates >= sum(e.observations for e in reply.experts)
+    assert reply.weights["decision"] > reply.weights["push"] and reply.half_life_days == 90.0
+
+
+def test_a_decision_outweighs_pushes_and_recent_work_outweighs_old(svc: Service) -> None:
+    text = "Cache invalidation for the pricing service happens on every deploy."
+    hour = timedelta(hours=1)
+    svc.index(
+        "acme",
+        [
+            note("d1", "Cache invalidation decision", text, observation_type="decision", actor_name="alice"),
+            *[note(f"p{n}", "Cache invalidation decision", text, observation_type="push", actor_name="bob",
+                   occurred_at=NOW - n * hour) for n in range(1, 4)],
+            note("old", "Cache invalidation decision", text, observation_type="decision", actor_name="carol",
+                 occurred_at=NOW - timedelta(days=400)),
+        ],
+    )  # fmt: skip
+    reply = _experts(svc, "acme", "cache invalidation pricing deploy", mode="keyword")
+    assert [e.actor_name for e in reply.experts] == ["alice", "bob", "carol"]
+    assert reply.experts[1].counts == {"push": 3} and [e.id for e in reply.experts[1].evidence] == ["p1", "p2", "p3"]
+    # And topK and evidence cut the reply
+    cut = _experts(svc, "acme", "cache invalidation pricing deploy", mode="keyword", topK=1, evidence=1)
+    assert [e.actor_name for e in cut.experts] == ["alice"] and len(cut.experts[0].evidence) == 1
+
+
+def test_filters_narrow_and_workspaces_never_mix(svc: Service) -> None:
+    svc.index("acme", samples())
+    svc.index("rival", [note("r1", "Deploy failure runbook", "Deploy failure: roll back.", actor_name="mallory",
+                             observation_type="decision")])  # fmt: skip
+    only_vercel = _experts(svc, "acme", "deployment failed", filters={"sourceTypes": ["vercel"]})
+    assert [e.actor_name for e in only_vercel.experts] == ["octocat"]
+    assert set(only_vercel.experts[0].counts) <= {"deployment_created", "deployment_error", "deployment_canceled",
+                                                  "deployment_succeeded"}  # fmt: skip
+    assert "mallory" not in [e.actor_name for e in _experts(svc, "acme", "deploy failure").experts]
+    assert [e.actor_name for e in _experts(svc, "rival", "deploy failure").experts] == ["mallory"]
+    assert _experts(svc, "nobody", "deploy failure").experts == []
+
+
+@pytest.fixture
+def gateway(settings: Settings) -> Iterator[tuple[LocalGateway, str]]:
+    store = SqliteStore(settings.sqlite_path)
+    service = Service(store, HashEmbedder(), settings, clock=lambda: NOW)
+    service.index("acme", samples())
+    set_service(service)
+    keys = SqliteKeyStore(settings.sqlite_path)
+    yield LocalGateway(keys), issue_key(keys, "acme", utcnow())
+    set_service(None)
+    store.close()
+
+
+def test_get_and_post_answer_alike_and_name_a_bad_field(gateway: tuple[LocalGateway, str]) -> None:
+    local, key = gateway
+
+    def send(method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        data = b"" if body is None else json.dumps(body).encode()
+        headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+        reply = local.dispatch(method, path, headers, data)
+        return reply.status, json.loads(reply.body)
+
+    status, by_get = send("GET", "/v1/experts?q=deploy+failure&sourceTypes=vercel&sourceTypes=manual&topK=3")
+    assert status == 200 and by_get["experts"][0]["actorName"] == "octocat"
+    body = {"query": "deploy failure", "filters": {"sourceTypes": ["vercel", "manual"]}, "topK": 3}
+    status, by_post = send("POST", "/v1/experts", body)
+    assert status == 200 and by_post["experts"] == by_get["experts"]
+    # fresh leaves out what a later push made stale: hubot's decision about the middleware
+    middleware = "/v1/experts?q=refresh+sessions+edge+middleware&mode=keyword&observationTypes=decision"
+    assert [e["actorName"] for e in send("GET", middleware)[1]["experts"]] == ["hubot"]
+    assert send("GET", middleware + "&fresh=true")[1]["experts"] == []
+    status, fresh = send("POST", "/v1/experts", {"query": "refresh sessions edge middleware", "filters": {"fresh": True,
+                         "observationTypes": ["decision"]}, "mode": "keyword"})  # fmt: skip
+    assert (status, fresh["experts"]) == (200, [])
+    for path, field in [
+        ("/v1/experts", "q"),
+        ("/v1/experts?q=%20%20", "q"),
+        ("/v1/experts?q=deploy&topK=0", "topK"),
+        ("/v1/experts?q=deploy&start=2025-12-10T00:00:00Z&end=2025-12-01T00:00:00Z", "start"),
+    ]:
+        status, refused = send("GET", path)
+        assert (status, refused["error"]["details"][0]["field"]) == (400, field), path
+    status, refused = send("POST", "/v1/experts", {"query": "deploy", "evidence": 11})
+    assert (status, refused["error"]["details"][0]["field"]) == (400, "evidence")

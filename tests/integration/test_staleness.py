@@ -1,0 +1,229 @@
+"""What went stale, on both stores: a note naming code (``codeRefs``) is marked ``possiblyStale``
+when a later GitHub push to that repository touches one of its paths, through the event bus (the
+ingest function's SQS batch) and the webhook receiver; shown in reads and results, left out by
+``filters.fresh``, idempotent under replay, whatever the order of arrival, never across
+repositories or workspaces, cleared when the push goes, and carried into a new OpenSearch index by
+a reindex that a push races."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import hmac
+import json
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from neural_memory.auth.factory import build_key_store
+from neural_memory.ingest.normalizers import normalize_eventbridge
+from neural_memory.local.gateway import LocalGateway
+from neural_memory.models import SearchRequest
+from neural_memory.service import Service, set_service
+from neural_memory.settings import Settings
+from neural_memory.stores.opensearch import store as opensearch_store
+from neural_memory.stores.opensearch.index import OpenSearchAdmin
+from opensearchpy import OpenSearch
+
+from functions.ingest import app as ingest_app
+from tests.helpers.events import load_event
+from tests.helpers.fakes import HashEmbedder
+from tests.helpers.pipeline import NOW, note
+from tests.integration.test_lineage import samples
+from tests.integration.test_reindex import ALIAS, _reindexer, _service
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    from neural_memory.local.gateway import LocalLambdaContext
+
+pytestmark = pytest.mark.integration
+
+ROUTES = {"github:acme/console": "acme"}
+SECRET = "gh-webhook-secret"
+FIX_SHA = "7f3a9b2c1d0e4f5a6b7c8d9e0f1a2b3c4d5e6f70"  # the sample push's head, at 2025-12-12T09:58:30Z
+PUSH_ID = "github-push-acme.console-7f3a9b2c1d0e"
+BEFORE = datetime(2025, 12, 11, 9, 0, tzinfo=UTC)
+AFTER = datetime(2025, 12, 13, 9, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    """The two-store fixture's settings (it builds ``svc`` from these), with the push's route."""
+    return Settings(data_dir=tmp_path, ingest_routes=ROUTES, github_webhook_secret=SECRET)
+
+
+@pytest.fixture
+def installed(svc: Service) -> Iterator[Service]:
+    set_service(svc)
+    yield svc
+    set_service(None)
+
+
+def _noted(obs_id: str, occurred_at: datetime, repository: str = "acme/console", **extra: Any) -> Any:
+    refs = [{"repository": repository, "paths": ["src/auth/middleware.ts", "docs/auth.md"]}]
+    return note(obs_id, f"How auth works ({obs_id})", "Sessions refresh in the edge middleware.",
+                code_refs=refs, occurred_at=occurred_at, **extra)  # fmt: skip
+
+
+def _push(after: str = FIX_SHA, at: str = "2025-12-12T09:58:30Z", paths: list[str] | None = None) -> dict[str, Any]:
+    """The sample push's EventBridge event, or another push of the same repository."""
+    event = load_event("eventbridge/github_push")
+    detail = event["detail"]
+    if after != FIX_SHA:
+        detail["after"] = after
+        detail["head_commit"] = dict(detail["head_commit"], id=after, timestamp=at)
+        detail["commits"] = [dict(detail["commits"][-1], id=after, timestamp=at, modified=paths or [])]
+    return event
+
+
+def _sqs(*events: dict[str, Any]) -> dict[str, Any]:
+    template = load_event("sqs/ingest_batch")["Records"][0]
+    records = [dict(template, messageId=f"msg-{n}", body=json.dumps(e)) for n, e in enumerate(events)]
+    return {"Records": records}
+
+
+def _stale(svc: Service, obs_id: str, workspace: str = "acme") -> str | None:
+    record = svc.store.get(workspace, obs_id)
+    assert record is not None, obs_id
+    return record.possibly_stale
+
+
+def _search(svc: Service, **filters: Any) -> dict[str, str | None]:
+    body = {"query": "auth sessions edge middleware", "topK": 50, "mode": "keyword", "llmFilter": False}
+    request = SearchRequest.model_validate(body | ({"filters": filters} if filters else {}))
+    return {r.id: r.possibly_stale for r in svc.search("acme", request, "r").results}
+
+
+def test_a_push_through_the_bus_marks_a_noted_path_stale(
+    installed: Service, lambda_context: LocalLambdaContext
+) -> None:
+    svc = installed
+    # Given a note about the auth middleware, one written after the push, one about another
+    # repository's file of the same path, and another workspace's note about the same file
+    svc.index("acme", [_noted("before", BEFORE), _noted("after", AFTER), _noted("api", BEFORE, "acme/api")])
+    svc.index("rival", [_noted("rival", BEFORE)])
+    # When the push touching src/auth/middleware.ts arrives through the bus (SQS batch)
+    assert ingest_app.lambda_handler(_sqs(_push()), lambda_context)["batchItemFailures"] == []
+    # Then the earlier note is marked with the push's commit, and only it
+    assert _stale(svc, "before") == FIX_SHA
+    assert (_stale(svc, "after"), _stale(svc, "api"), _stale(svc, "rival", "rival")) == (None, None, None)
+    # And reads and results show it; filters.fresh leaves it out; nothing was deleted
+    shown = svc.get("acme", "before", "r")
+    assert shown.possibly_stale == FIX_SHA
+    assert [(ref.repository, ref.paths) for ref in shown.code_refs or []] == [
+        ("acme/console", ["src/auth/middleware.ts", "docs/auth.md"])
+    ]
+    assert _search(svc)["before"] == FIX_SHA and _search(svc)["after"] is None
+    assert "before" not in _search(svc, fresh=True) and {"after", "api"} <= set(_search(svc, fresh=True))
+    assert svc.store.count("acme") == 4
+    # When the same batch is delivered again, Then nothing changes
+    assert ingest_app.lambda_handler(_sqs(_push()), lambda_context)["batchItemFailures"] == []
+    assert (_stale(svc, "before"), _stale(svc, "after"), svc.store.count("acme")) == (FIX_SHA, None, 4)
+    push = svc.store.get("acme", PUSH_ID)
+    assert push is not None and "acme/console:src/auth/middleware.ts" in (push.code_refs or [])
+    # And the store keeps to the workspace: rival can neither find nor mark acme's
+    middleware = "acme/console:src/auth/middleware.ts"
+    assert [r.id for r in svc.store.referencing("rival", [middleware], NOW)] == ["rival"]
+    assert [r.id for r in svc.store.referencing("acme", [middleware], NOW)] == ["before", PUSH_ID, "after"]
+    svc.store.set_possibly_stale("rival", {"after": "x" * 40})
+    assert _stale(svc, "after") is None
+
+
+def test_a_signed_webhook_push_marks_it_too(installed: Service) -> None:
+    svc = installed
+    svc.index("acme", [_noted("before", BEFORE)])
+    body = json.dumps(copy.deepcopy(_push()["detail"])).encode()
+    headers = {
+        "Content-Type": "application/json",
+        "X-GitHub-Event": "push",
+        "X-GitHub-Delivery": "72d3162e-cc78-11e3-81ab-4c9367dc0958",
+        "X-Hub-Signature-256": "sha256=" + hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest(),
+    }
+    gateway = LocalGateway(build_key_store(svc.settings))
+    for _ in range(2):  # a redelivery changes nothing
+        reply = gateway.dispatch("POST", "/v1/webhooks/github", headers, body)
+        assert reply.status == 200 and json.loads(reply.body)["sentTo"] == "local", reply.body
+        assert _stale(svc, "before") == FIX_SHA
+
+
+def _normalized(event: dict[str, Any]) -> Any:
+    return normalize_eventbridge(event).observations
+
+
+def test_the_earliest_later_push_marks_it_whatever_the_order_and_a_deleted_push_releases_it(svc: Service) -> None:
+    later_sha = "b" * 40
+    later = _normalized(_push(later_sha, "2025-12-12T15:00:00Z", ["docs/auth.md"]))
+    unrelated = _normalized(_push("c" * 40, "2025-12-12T08:00:00Z", ["README.md"]))
+    # Given the pushes first: the note (older than both) is marked as it is written, by the earlier
+    svc.index("acme", [*later, *unrelated])
+    svc.index("acme", [_noted("before", BEFORE)])
+    assert _stale(svc, "before") == later_sha
+    svc.index("acme", _normalized(_push()))  # an earlier push touching it arrives after
+    assert _stale(svc, "before") == FIX_SHA
+    # When the note is rewritten (a replay), Then it is still marked
+    svc.index("acme", [_noted("before", BEFORE)])
+    assert _stale(svc, "before") == FIX_SHA
+    # When the earlier push is deleted, Then the later one marks it; when that goes too, nothing does
+    svc.delete("acme", PUSH_ID, "r")
+    assert _stale(svc, "before") == later_sha
+    svc.delete("acme", later[0].id, "r")
+    assert _stale(svc, "before") is None
+
+
+def test_on_the_samples_the_decision_about_the_middleware_is_stale(svc: Service) -> None:
+    svc.index("acme", samples())
+    assert _stale(svc, "decision-session-refresh-edge") == FIX_SHA
+    assert _stale(svc, "note-deploy-env-vars") is None
+
+
+def test_a_push_written_while_opensearch_reindexes_marks_the_note_in_the_new_index(
+    osmem_url: str, settings: Settings
+) -> None:
+    # Given an index holding the note (and a few others, so the reindex runs in batches)
+    client = OpenSearch(hosts=[osmem_url])
+    admin = OpenSearchAdmin(client, ALIAS, replicas=0)
+    assert admin.ensure_index(64, HashEmbedder().model_id) == "created"
+    _service(client, HashEmbedder(), settings, at=NOW - timedelta(days=1)).index(
+        "acme", [_noted("before", BEFORE), *[note(f"n{i}", f"note {i}") for i in range(5)]]
+    )
+    writer = _service(client, HashEmbedder(), settings, at=NOW + timedelta(minutes=1))
+
+    def meanwhile(copied: int, total: int) -> None:
+        if copied == 3:  # the note is behind the cursor: copied unmarked
+            writer.index("acme", _normalized(_push()))
+            assert _stale(writer, "before") == FIX_SHA  # marked in the old index
+
+    # When a reindex for another model runs while the push arrives
+    new = _service(client, HashEmbedder(dimension=32), settings)
+    report = _reindexer(new, admin, batch_size=3).run(progress=meanwhile)
+    # Then the new index holds the note with its mark (copied again with the push)
+    assert report.swapped and admin.live() == "nm-000002"
+    assert _stale(new, "before") == FIX_SHA
+
+
+def test_every_observation_naming_a_path_is_found_however_many(svc: Service, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(opensearch_store, "MARK_PAGE", 2)  # OpenSearch reads them page by page
+    svc.index("acme", [_noted(f"n{i}", BEFORE + timedelta(minutes=i)) for i in range(5)])
+    svc.index("acme", _normalized(_push()))
+    found = svc.store.referencing("acme", ["acme/console:docs/auth.md"], NOW)
+    assert [r.id for r in found] == [f"n{i}" for i in range(5)]
+    assert all(_stale(svc, f"n{i}") == FIX_SHA for i in range(5))
+
+
+def test_an_archived_push_still_marks_and_links(svc: Service) -> None:
+    # Given the push (tier E), archived by the daily maintenance (left out of search by default)
+    svc.index("acme", _normalized(_push()))
+    assert svc.store.archive_execution(AFTER, NOW) == 1
+    # When a note about the code it touched, older than it, is written
+    svc.index("acme", [_noted("before", BEFORE, metadata={"commitSha": FIX_SHA})])
+    # Then the archived push still marks it: archiving hides it from search, not from its history
+    assert _stale(svc, "before") == FIX_SHA
+    assert [r.id for r in svc.store.referencing("acme", ["acme/console:src/auth/middleware.ts"], NOW)] == [
+        "before",
+        PUSH_ID,
+    ]
+    # And the lineage of the note still shows the push sharing its commit
+    timeline = svc.lineage("acme", "before", 10, "r").timeline
+    assert [entry.id for entry in timeline] == ["before", PUSH_ID]
