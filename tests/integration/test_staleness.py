@@ -11,6 +11,7 @@ import copy
 import hashlib
 import hmac
 import json
+import random
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,8 @@ from neural_memory.service import Service, set_service
 from neural_memory.settings import Settings
 from neural_memory.stores.opensearch import store as opensearch_store
 from neural_memory.stores.opensearch.index import OpenSearchAdmin
+from neural_memory.stores.opensearch.store import OpenSearchStore
+from neural_memory.stores.sqlite.store import SqliteStore
 from opensearchpy import OpenSearch
 
 from functions.ingest import app as ingest_app
@@ -127,7 +130,7 @@ def test_a_push_through_the_bus_marks_a_noted_path_stale(
     middleware = "acme/console:src/auth/middleware.ts"
     assert [r.id for r in svc.store.referencing("rival", [middleware], NOW)] == ["rival"]
     assert [r.id for r in svc.store.referencing("acme", [middleware], NOW)] == ["before", PUSH_ID, "after"]
-    svc.store.set_possibly_stale("rival", {"after": "x" * 40})
+    svc.store.set_possibly_stale("rival", {"after": ("x" * 40, NOW)})
     assert _stale(svc, "after") is None
 
 
@@ -227,3 +230,74 @@ def test_an_archived_push_still_marks_and_links(svc: Service) -> None:
     # And the lineage of the note still shows the push sharing its commit
     timeline = svc.lineage("acme", "before", 10, "r").timeline
     assert [entry.id for entry in timeline] == ["before", PUSH_ID]
+
+
+def _expected_marks(svc: Service, workspace: str, ids: list[str]) -> dict[str, str | None]:
+    """The marks the stored observations imply, computed the plain way: for each, the commit of
+    the earliest push (ties by id) after it that touched one of its paths."""
+    stored = svc.store.get_many(workspace, ids)
+    pushes = [r for r in stored.values() if r.observation_type == "push"]
+    expected: dict[str, str | None] = {}
+    for record in stored.values():
+        later = [
+            p
+            for p in pushes
+            if p.occurred_at > record.occurred_at and set(p.code_refs or ()) & set(record.code_refs or ())
+        ]
+        first = min(later, key=lambda p: (p.occurred_at, p.id), default=None)
+        expected[record.id] = None if first is None else str(first.metadata["commitSha"])
+    return expected
+
+
+def test_marks_are_the_same_whatever_the_order_of_arrival_batching_and_replays(svc: Service) -> None:
+    paths = ["src/auth/middleware.ts", "docs/auth.md", "package.json"]
+    hours = [2, 5, 5, 9, 12, 20]  # two pushes at the same time: the mark is the first by id
+    pushes = [
+        _normalized(_push(f"{n:x}" * 40, f"2025-12-12T{h:02d}:00:00Z", [paths[n % 3], "package.json"]))[0]
+        for n, h in zip(range(1, 7), hours, strict=True)
+    ]
+    notes = [
+        note(f"note-{n}", f"About the code ({n})", "the auth middleware",
+             occurred_at=datetime(2025, 12, 12, h, 30, tzinfo=UTC),
+             code_refs=[{"repository": "acme/console", "paths": [paths[n % 3]]}])
+        for n, h in enumerate([1, 4, 6, 11])
+    ]  # fmt: skip
+    everything = [*pushes, *notes]
+    ids = [o.id for o in everything]
+    for seed in range(4):
+        workspace = f"order-{seed}"
+        shuffled = random.Random(seed).sample(everything, len(everything))
+        start = 0
+        while start < len(shuffled):  # batches of 1 to 3, as a bus delivery groups them
+            size = random.Random(seed * 100 + start).randint(1, 3)
+            svc.index(workspace, shuffled[start : start + size])
+            start += size
+        svc.index(workspace, random.Random(seed).sample(everything, 3))  # replays
+        marks = {i: r.possibly_stale for i, r in svc.store.get_many(workspace, ids).items()}
+        assert marks == _expected_marks(svc, workspace, ids), seed
+        assert sum(mark is not None for mark in marks.values()) >= 6
+        # When a push is deleted, Then what it marked is marked again from what remains
+        svc.delete(workspace, pushes[1].id, "r")
+        left = [i for i in ids if i != pushes[1].id]
+        assert {i: r.possibly_stale for i, r in svc.store.get_many(workspace, left).items()} == _expected_marks(
+            svc, workspace, left
+        )
+
+
+def test_a_mark_made_before_its_push_time_was_kept_is_recomputed_at_the_next_push(svc: Service) -> None:
+    # Given a note marked by the sample push before marks kept their push's time (stale_at unset)
+    svc.index("acme", [_noted("before", BEFORE), *_normalized(_push())])
+    store = svc.store
+    if isinstance(store, SqliteStore):
+        store._set_marks("acme", ("possibly_stale", "stale_at"), {"before": ("0" * 40, None)})
+    else:
+        assert isinstance(store, OpenSearchStore)
+        store._set_marks("acme", "possibly_stale", {"before": {"possibly_stale": "0" * 40, "stale_at": None}})
+    # When a later push to the same path arrives, Then the note's mark is recomputed whole (the
+    # earliest later push is the sample one) and keeps its time from now on
+    svc.index("acme", _normalized(_push("d" * 40, "2025-12-14T09:00:00Z", ["docs/auth.md"])))
+    record = svc.store.get("acme", "before")
+    assert record is not None and (record.possibly_stale, record.stale_at) == (
+        FIX_SHA,
+        datetime(2025, 12, 12, 9, 58, 30, tzinfo=UTC),
+    )

@@ -30,8 +30,9 @@ def test_a_field_no_store_can_keep_fails_naming_it() -> None:
 
 def test_the_api_returns_every_stored_field() -> None:
     # GET /v1/observations/{id} shows the whole record (the content hash and the recurrence key,
-    # hashes the service compares, are internal)
-    internal = {"content_hash", "recurrence_key"}
+    # hashes the service compares, and stale_at, the staleness bookkeeping's time of the push the
+    # shown possiblyStale names, are internal)
+    internal = {"content_hash", "recurrence_key", "stale_at"}
     assert set(ObservationOut.model_fields) == (set(FIELD_NAMES) - internal) | {"request_id"}
 
 

@@ -512,7 +512,7 @@ class Service:
         if record is None or not self.store.delete(workspace_id, observation_id):
             raise NotFound(f"observation {observation_id!r} not found")
         supersession.unmark_deleted(self.store, workspace_id, record.supersedes or [])
-        staleness.remark(self.store, workspace_id, [], self._clock(), released=record.code_refs or [])
+        staleness.remark(self.store, workspace_id, [], self._clock(), deleted=record)
         return DeleteResponse(id=observation_id, deleted=True, request_id=request_id)
 
     def purge_expired(self, now: datetime) -> int:
@@ -552,7 +552,7 @@ RECURRENCE_BATCH = 100  # earlier occurrences embedded by one write (more: by th
 def _out(record: ObservationRecord, request_id: str) -> ObservationOut:
     """The wire form of a stored observation (its internal hashes left out)."""
     return ObservationOut(
-        **record.model_dump(exclude={"content_hash", "recurrence_key", "code_refs"}),
+        **record.model_dump(exclude={"content_hash", "recurrence_key", "code_refs", "stale_at"}),
         code_refs=code_refs_out(record.code_refs),
         request_id=request_id,
     )

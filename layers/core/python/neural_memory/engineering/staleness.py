@@ -5,25 +5,29 @@ push names the same way the paths its commits added, modified or removed. An obs
 commit of the earliest such push (the head it pushed, ``metadata.commitSha``). Nothing is deleted,
 and search leaves the marked ones out only when asked (``filters.fresh``).
 
-The mark is derived from what is stored, never accumulated: after every write (and delete) it is
-recomputed for each observation sharing a path with what was written, so the same events give the
-same marks whatever their order and however often they are replayed (a rewritten note is marked
-again at once if a later push touched its code).
+The mark is what the stored events imply, whatever the order of arrival and however often an event is
+replayed: each write keeps it so, touching only what it changes. A written observation naming code
+gets the mark of the earliest later push (one read of at most a page of pushes); a written push
+marks the older observations naming its paths that are unmarked or marked by a push not earlier
+than it (``stale_at``, stored with the mark: one already marked earlier is left unread, so pushes
+arriving in time order touch each observation once); a deleted push releases those it marked,
+each marked again from what remains. A mark whose push time is unknown (made before ``stale_at``)
+or tied with the new push's is recomputed whole.
 """
 
 from __future__ import annotations
 
-import bisect
-from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from neural_memory.models import CodeRef
+from neural_memory.stores.base import Referencing
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Sequence
+    from datetime import datetime
 
     from neural_memory.models import ObservationRecord
-    from neural_memory.stores.base import Store
+    from neural_memory.stores.base import StaleMark, Store
 
 
 def code_refs_out(keys: Sequence[str] | None) -> list[CodeRef] | None:
@@ -53,59 +57,100 @@ def remark(
     workspace_id: str,
     written: Sequence[ObservationRecord],
     now: datetime,
-    released: Iterable[str] = (),
+    deleted: ObservationRecord | None = None,
 ) -> None:
-    """Make ``possibly_stale`` right for every observation sharing a path with ``written`` (as
-    stored by this write) or with ``released`` (the code refs of a deleted observation)."""
-    refs = {ref for record in written for ref in record.code_refs or ()} | set(released)
-    if not refs:
-        return
-    holders = {record.id: record for record in store.referencing(workspace_id, sorted(refs), now)}
-    # The records just written, as written (a store may not show them to a search yet).
-    holders |= {record.id: record for record in written if record.code_refs}
-    # A holder's other paths may have been touched by pushes that share none of ``refs``.
-    around = {ref for record in holders.values() for ref in record.code_refs or ()} - refs
-    pool = dict(holders)
-    if around:
-        pool |= {record.id: record for record in store.referencing(workspace_id, sorted(around), now)}
-    touched = _pushes_by_path(pool.values())
-    changes = {
-        record.id: mark
-        for record in holders.values()
-        if (mark := _earliest_later_push(record, touched)) != record.possibly_stale
-    }
+    """Make ``possibly_stale`` (and ``stale_at``) right after ``written`` (as stored by this write)
+    were stored, or ``deleted`` was deleted (see the module's docstring)."""
+    batch_pushes = [record for record in written if _marks(record)]
+    changes: dict[str, StaleMark | None] = {}
+    # The written observations naming code: the earliest later push, stored or in this batch (a
+    # store may not show the batch to a search yet).
+    for record in written:
+        if record.code_refs:
+            mark = _earliest_later_push(store, workspace_id, record, now, batch_pushes)
+            if mark != _mark_of(record):
+                changes[record.id] = mark
+    ids = {record.id for record in written}
+    # The older observations a written push marks, and those a deleted push marked.
+    for push, removed in [(p, False) for p in batch_pushes] + (
+        [(deleted, True)] if deleted and _marks(deleted) else []
+    ):
+        scope = Referencing(before=push.occurred_at, marked_from=push.occurred_at)
+        for holder in store.referencing(workspace_id, push.code_refs or [], now, scope):
+            if holder.id in ids:
+                continue
+            decided = _holder_mark(store, workspace_id, holder, push, removed, holder.id in changes, now, batch_pushes)
+            if decided is False:
+                continue
+            if decided != _mark_of(holder):
+                changes[holder.id] = decided
+            else:
+                changes.pop(holder.id, None)
     store.set_possibly_stale(workspace_id, changes)
 
 
-Touched = dict[str, tuple[list[tuple[datetime, str]], list[str]]]
+def _holder_mark(
+    store: Store,
+    workspace_id: str,
+    holder: ObservationRecord,
+    push: ObservationRecord,
+    removed: bool,
+    changed: bool,
+    now: datetime,
+    batch: Sequence[ObservationRecord],
+) -> StaleMark | None | Literal[False]:
+    """The mark of an older ``holder`` of ``push``'s paths once ``push`` is written (or removed),
+    or False when it stays as it is. ``changed``: another push of the batch marked it already."""
+    commit = pushed_commit(push) or ""
+    own = holder.possibly_stale == commit and holder.stale_at == push.occurred_at
+    if removed:
+        if not own and holder.stale_at is not None:
+            return False  # marked by another push
+        return _earliest_later_push(store, workspace_id, holder, now, [])
+    if own and not changed:
+        return False  # marked by this push already (a replay)
+    tied = holder.stale_at is not None and holder.stale_at == push.occurred_at
+    unknown = holder.stale_at is None and holder.possibly_stale is not None  # marked before stale_at
+    if changed or tied or unknown:  # ties are by id, and another push of the batch may be earlier
+        return _earliest_later_push(store, workspace_id, holder, now, batch)
+    return (commit, push.occurred_at)  # unmarked, or marked by a later push: this one is earlier
 
 
-def _pushes_by_path(records: Iterable[ObservationRecord]) -> Touched:
-    """For each path, the pushes that touched it in time order: their (time, id) and commits (so
-    a holder's earliest later push is a binary search per path, not a scan of every push)."""
-    by_path: dict[str, list[tuple[datetime, str, str]]] = {}
-    for record in records:
-        commit = pushed_commit(record) if is_push(record) else None
-        if commit is not None:
-            for ref in record.code_refs or ():
-                by_path.setdefault(ref, []).append((record.occurred_at, record.id, commit))
-    touched: Touched = {}
-    for ref, pushes in by_path.items():
-        pushes.sort()
-        touched[ref] = ([(at, push_id) for at, push_id, _ in pushes], [commit for _, _, commit in pushes])
-    return touched
+def _marks(record: ObservationRecord) -> bool:
+    """A push that can mark: one naming its head commit and the paths it touched."""
+    return is_push(record) and bool(record.code_refs) and pushed_commit(record) is not None
 
 
-def _earliest_later_push(record: ObservationRecord, touched: Touched) -> str | None:
-    """The commit of the earliest push after ``record`` (ties by id) that touched one of its
-    paths, or None."""
-    best: tuple[datetime, str, str] | None = None
-    for ref in record.code_refs or ():
-        if ref not in touched:
-            continue
-        keys, commits = touched[ref]
-        # The first push strictly later than the record (a push is never later than itself).
-        at = bisect.bisect_left(keys, (record.occurred_at, "\U0010ffff"))
-        if at < len(keys) and (best is None or keys[at] < best[:2]):
-            best = (*keys[at], commits[at])
-    return None if best is None else best[2]
+def _mark_of(record: ObservationRecord) -> StaleMark | None:
+    if record.possibly_stale is None:
+        return None
+    return (record.possibly_stale, record.stale_at) if record.stale_at is not None else None
+
+
+PUSH_PAGE = 20  # later pushes read at a time to find a holder's earliest that names a commit
+
+
+def _earliest_later_push(
+    store: Store, workspace_id: str, record: ObservationRecord, now: datetime, batch: Sequence[ObservationRecord]
+) -> StaleMark | None:
+    """The commit and time of the earliest push after ``record`` (ties by id) that touched one of
+    its paths: the first of the stored ones (read oldest first, a page at a time, until one names
+    a commit) or of ``batch``; None if there is none."""
+    refs = set(record.code_refs or ())
+    candidates = [p for p in batch if p.occurred_at > record.occurred_at and refs & set(p.code_refs or ())]
+    after, seen = record.occurred_at, 0
+    while True:
+        page = store.referencing(
+            workspace_id, sorted(refs), now, Referencing(after=after, pushes=True, limit=PUSH_PAGE + seen)
+        )[seen:]
+        found = next((p for p in page if _marks(p)), None)
+        if found is not None:
+            candidates.append(found)
+            break
+        if len(page) < PUSH_PAGE:
+            break
+        seen += len(page)
+    if not candidates:
+        return None
+    best = min(candidates, key=lambda p: (p.occurred_at, p.id))
+    return (pushed_commit(best) or "", best.occurred_at)

@@ -106,6 +106,9 @@ class ObservationRecord(DomainModel):
     # Set by the staleness bookkeeping (``engineering.staleness``), never by a client: the commit of
     # the earliest later push that touched one of ``code_refs``.
     possibly_stale: str | None = None
+    # When that push occurred: a later push then leaves the mark as it is, unread (the marks cost
+    # what changes, not the history of the path). None with a mark made before the field: recomputed.
+    stale_at: datetime | None = None
     # The tier lifecycle (``ingest/lifecycle.py``), never set by a client's observation: a C
     # observation promoted to A (when, by whom: ``key:<key id>`` or ``auto:answers``, and why),
     # how many LLM answers cited it (counted only while automatic promotion is on), an E

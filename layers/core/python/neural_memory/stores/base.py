@@ -13,7 +13,8 @@ Contract for every implementation:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 from neural_memory.models import Chunk, DomainModel, ObservationRecord
 
@@ -74,6 +75,26 @@ class IndexedObservation(DomainModel):
     record: ObservationRecord
     chunks: list[Chunk]
     model_id: str | None = None
+
+
+StaleMark: TypeAlias = (
+    "tuple[str, datetime]"  # (the marking push's commit, when it occurred): ``possibly_stale``, ``stale_at``
+)
+
+
+@dataclass(frozen=True)
+class Referencing:
+    """Which observations naming a path ``Store.referencing`` returns (every one by default).
+
+    ``before``/``after``: occurred strictly before/after; ``marked_from``: not marked, or marked by
+    a push that occurred at or after it (``stale_at``; a mark without one counts as such);
+    ``pushes``: GitHub pushes only; ``limit``: at most that many, the oldest."""
+
+    before: datetime | None = None
+    after: datetime | None = None
+    marked_from: datetime | None = None
+    pushes: bool = False
+    limit: int | None = None
 
 
 class Store(Protocol):
@@ -166,13 +187,16 @@ class Store(Protocol):
         """Set ``superseded_by`` of these observations (None clears it); absent ids are skipped."""
         ...
 
-    def referencing(self, workspace_id: str, refs: Sequence[str], live_at: datetime) -> list[ObservationRecord]:
+    def referencing(
+        self, workspace_id: str, refs: Sequence[str], live_at: datetime, scope: Referencing | None = None
+    ) -> list[ObservationRecord]:
         """The observations of the workspace, live at ``live_at``, whose ``code_refs`` hold one of
-        ``refs`` (``repository:path``), the oldest first (ties by id)."""
+        ``refs`` (``repository:path``), the oldest first (ties by id); only those ``scope`` admits."""
         ...
 
-    def set_possibly_stale(self, workspace_id: str, changes: Mapping[str, str | None]) -> None:
-        """Set ``possibly_stale`` of these observations (None clears it); absent ids are skipped."""
+    def set_possibly_stale(self, workspace_id: str, changes: Mapping[str, StaleMark | None]) -> None:
+        """Set ``possibly_stale`` and ``stale_at`` of these observations (None clears both); absent
+        ids are skipped."""
         ...
 
     def expiring_links(self, now: datetime) -> dict[str, list[str]]:

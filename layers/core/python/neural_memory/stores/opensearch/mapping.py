@@ -26,6 +26,7 @@ ADDED_IN_PLACE = (
     # the code an observation is about, and the later push that touched it (engineering.staleness)
     "code_refs",
     "possibly_stale",
+    "stale_at",
     # the tier lifecycle (ingest/lifecycle.py)
     "promoted_at",
     "promoted_by",

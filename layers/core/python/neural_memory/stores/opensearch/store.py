@@ -47,6 +47,7 @@ from neural_memory.stores.base import (
     IndexedObservation,
     RecordChanged,
     Recurrence,
+    Referencing,
     lifecycle_state,
 )
 from neural_memory.stores.opensearch.dsl import (
@@ -66,6 +67,7 @@ if TYPE_CHECKING:
 
     from neural_memory.models import Vector
     from neural_memory.search.filters.model import MetadataScalar
+    from neural_memory.stores.base import StaleMark
 
 MARK_PAGE = 5_000  # chunks read per request when marking an observation's chunks superseded
 FACET_SHARD_SIZE = 1_000  # values per field each shard returns to a facets request (the API shows <= 100)
@@ -451,14 +453,19 @@ class OpenSearchStore:
 
     def set_superseded_by(self, workspace_id: str, changes: Mapping[str, str | None]) -> None:
         """Set (or clear, with None) ``superseded_by`` on every chunk of these observations."""
-        self._set_marks(workspace_id, "superseded_by", changes)
+        self._set_marks(workspace_id, "superseded_by", {i: {"superseded_by": mark} for i, mark in changes.items()})
 
-    def set_possibly_stale(self, workspace_id: str, changes: Mapping[str, str | None]) -> None:
-        """Set (or clear, with None) ``possibly_stale`` on every chunk of these observations."""
-        self._set_marks(workspace_id, "possibly_stale", changes)
+    def set_possibly_stale(self, workspace_id: str, changes: Mapping[str, StaleMark | None]) -> None:
+        """Set (or clear, with None) ``possibly_stale`` and ``stale_at`` on every chunk of these
+        observations."""
+        docs = {
+            i: {"possibly_stale": mark[0] if mark else None, "stale_at": to_iso(mark[1]) if mark else None}
+            for i, mark in changes.items()
+        }
+        self._set_marks(workspace_id, "possibly_stale", docs)
 
-    def _set_marks(self, workspace_id: str, field: str, changes: Mapping[str, str | None]) -> None:
-        """One mark field on every chunk of these observations."""
+    def _set_marks(self, workspace_id: str, field: str, changes: Mapping[str, dict[str, Any]]) -> None:
+        """Mark fields (``field``'s, named in errors) on every chunk of these observations."""
         if not changes:
             return
         query = {
@@ -473,7 +480,7 @@ class OpenSearchStore:
         }
         marks: dict[str, dict[str, Any]] = {}
         while hits := self._call(self._client.search, index=self._index, body=body)["hits"]["hits"]:
-            marks |= {h["_id"]: {field: changes[h["_source"]["observation_id"]]} for h in hits}
+            marks |= {h["_id"]: changes[h["_source"]["observation_id"]] for h in hits}
             body["search_after"] = hits[-1]["sort"]
         refused = self._bulk(marks, op="update")
         if refused:
@@ -730,11 +737,26 @@ class OpenSearchStore:
         ]
         return {record.id: record for record in records}
 
-    def referencing(self, workspace_id: str, refs: Sequence[str], live_at: datetime) -> list[ObservationRecord]:
-        """Observations (chunk 0s) whose code refs hold one of ``refs`` (their ``metadata_terms``)."""
+    def referencing(
+        self, workspace_id: str, refs: Sequence[str], live_at: datetime, scope: Referencing | None = None
+    ) -> list[ObservationRecord]:
+        """Observations (chunk 0s) whose code refs hold one of ``refs`` (their ``metadata_terms``),
+        within ``scope``."""
         terms = sorted({code_ref_term(ref) for ref in refs})
         if not terms:
             return []
+        scope = scope or Referencing()
+        within: list[dict[str, Any]] = []
+        if scope.before is not None:
+            within.append({"range": {"occurred_at": {"lt": to_iso(scope.before)}}})
+        if scope.after is not None:
+            within.append({"range": {"occurred_at": {"gt": to_iso(scope.after)}}})
+        if scope.marked_from is not None:
+            unmarked = {"bool": {"must_not": [{"exists": {"field": "stale_at"}}]}}
+            later = {"range": {"stale_at": {"gte": to_iso(scope.marked_from)}}}
+            within.append({"bool": {"should": [unmarked, later], "minimum_should_match": 1}})
+        if scope.pushes:
+            within += [{"term": {"source": "github"}}, {"term": {"observation_type": "push"}}]
         query = {
             "bool": {
                 "filter": [
@@ -742,13 +764,15 @@ class OpenSearchStore:
                     {"term": {"chunk_no": 0}},
                     *render_opensearch(Filter(live_at=live_at, include_superseded=True, include_archived=True)),
                     {"terms": {"metadata_terms": terms}},
+                    *within,
                 ]
             }
         }
         # Paged: a path every push touches (a lockfile) is named by more than one page holds.
+        page = MARK_PAGE if scope.limit is None else min(MARK_PAGE, scope.limit)
         body: dict[str, Any] = {
             "query": query,
-            "size": MARK_PAGE,
+            "size": page,
             "sort": [{"occurred_at": "asc"}, {"observation_id": "asc"}],
         }
         found: list[ObservationRecord] = []
@@ -758,6 +782,8 @@ class OpenSearchStore:
                 for h in hits
                 if h["_source"].get("workspace_id") == workspace_id
             ]
+            if scope.limit is not None and len(found) >= scope.limit:
+                return found[: scope.limit]
             body["search_after"] = hits[-1]["sort"]
         return found
 

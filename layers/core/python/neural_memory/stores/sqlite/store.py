@@ -31,6 +31,7 @@ from neural_memory.stores.base import (
     IndexedObservation,
     RecordChanged,
     Recurrence,
+    Referencing,
     lifecycle_state,
 )
 from neural_memory.stores.record_fields import FIELD_NAMES, RECORD_FIELDS
@@ -70,6 +71,7 @@ if TYPE_CHECKING:
 
     from neural_memory.models import Vector
     from neural_memory.search.filters.model import Filter, MetadataScalar
+    from neural_memory.stores.base import StaleMark
 
 _RECORD_COLUMNS = ", ".join(f"o.{name}" for name in FIELD_NAMES)
 _UPDATABLE = [f for f in RECORD_FIELDS if f.name != "id"]
@@ -422,23 +424,28 @@ class SqliteStore:
 
     def set_superseded_by(self, workspace_id: str, changes: Mapping[str, str | None]) -> None:
         """Set (or clear, with None) ``superseded_by`` of these observations, in one transaction."""
-        self._set_marks(workspace_id, "superseded_by", changes)
+        self._set_marks(workspace_id, ("superseded_by",), {i: (mark,) for i, mark in changes.items()})
 
-    def set_possibly_stale(self, workspace_id: str, changes: Mapping[str, str | None]) -> None:
-        """Set (or clear, with None) ``possibly_stale`` of these observations, in one transaction."""
-        self._set_marks(workspace_id, "possibly_stale", changes)
+    def set_possibly_stale(self, workspace_id: str, changes: Mapping[str, StaleMark | None]) -> None:
+        """Set (or clear, with None) ``possibly_stale`` and ``stale_at`` of these observations, in
+        one transaction."""
+        marks = {i: (mark[0], to_ms(mark[1])) if mark else (None, None) for i, mark in changes.items()}
+        self._set_marks(workspace_id, ("possibly_stale", "stale_at"), marks)
 
-    def _set_marks(self, workspace_id: str, column: str, changes: Mapping[str, str | None]) -> None:
-        """One mark column (a name of this module, never a caller's) of these observations."""
+    def _set_marks(
+        self, workspace_id: str, columns: tuple[str, ...], changes: Mapping[str, tuple[object, ...]]
+    ) -> None:
+        """Mark columns (names of this module, never a caller's) of these observations."""
         if not changes:
             return
+        assignments = ", ".join(f"{column} = ?" for column in columns)
         with self._write_lock:
             conn = self._conn
             conn.execute("BEGIN IMMEDIATE")
             try:
                 conn.executemany(
-                    f"UPDATE observations SET {column} = ? WHERE workspace_id = ? AND id = ?",
-                    [(mark, workspace_id, target) for target, mark in changes.items()],
+                    f"UPDATE observations SET {assignments} WHERE workspace_id = ? AND id = ?",
+                    [(*marks, workspace_id, target) for target, marks in changes.items()],
                 )
                 generation = bump_generation(conn)
                 self._commit(conn, generation, workspace_id, [], [])  # the mirror holds no marks
@@ -674,18 +681,33 @@ class SqliteStore:
                 found.update((record.id, record) for record in map(_record, rows))
         return sorted(found.values(), key=lambda record: (record.occurred_at, record.id))[:limit]
 
-    def referencing(self, workspace_id: str, refs: Sequence[str], live_at: datetime) -> list[ObservationRecord]:
-        """Observations whose code refs hold one of ``refs`` (their terms in ``metadata_terms``)."""
+    def referencing(
+        self, workspace_id: str, refs: Sequence[str], live_at: datetime, scope: Referencing | None = None
+    ) -> list[ObservationRecord]:
+        """Observations whose code refs hold one of ``refs`` (their terms in ``metadata_terms``),
+        within ``scope``."""
         terms = sorted({code_ref_term(ref) for ref in refs})
         if not terms:
             return []
+        scope = scope or Referencing()
+        within, params = "", [*terms, workspace_id, to_ms(live_at)]
+        if scope.before is not None:
+            within, params = within + " AND o.occurred_at < ?", [*params, to_ms(scope.before)]
+        if scope.after is not None:
+            within, params = within + " AND o.occurred_at > ?", [*params, to_ms(scope.after)]
+        if scope.marked_from is not None:
+            within += " AND (o.stale_at IS NULL OR o.stale_at >= ?)"
+            params.append(to_ms(scope.marked_from))
+        if scope.pushes:
+            within += " AND o.source = 'github' AND o.observation_type = 'push'"
+        limit = "" if scope.limit is None else f" LIMIT {int(scope.limit)}"
         rows = (
             self._reader()
             .conn.execute(
                 f"SELECT {_RECORD_COLUMNS} FROM observations o WHERE o.pk IN (SELECT t.obs_pk FROM metadata_terms t "
                 f"WHERE t.term IN ({', '.join('?' * len(terms))})) AND o.workspace_id = ? "
-                "AND (o.expires_at IS NULL OR o.expires_at > ?) ORDER BY o.occurred_at, o.id",
-                [*terms, workspace_id, to_ms(live_at)],
+                f"AND (o.expires_at IS NULL OR o.expires_at > ?){within} ORDER BY o.occurred_at, o.id{limit}",
+                params,
             )
             .fetchall()
         )
