@@ -80,8 +80,11 @@ def cached(client: OpenSearch, recording: RecordingEmbedder, settings: Settings)
 
 
 def test_a_rewrite_and_a_replay_of_unchanged_content_embed_nothing(
-    cached: Service, recording: RecordingEmbedder, client: OpenSearch
+    cached: Service, recording: RecordingEmbedder, client: OpenSearch, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The cache-hit metric is counted below: on, whatever the session's environment says
+    monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
+    monkeypatch.delenv("POWERTOOLS_DEV", raising=False)
     # Given a long note (several passages) and a short one, ingested once
     notes = [note("runbook", "worker runbook", LONG), note("short", "deploy note", "the deploy went fine")]
     cached.index("acme", notes)
