@@ -23,6 +23,7 @@ from neural_memory.clock import utcnow
 from neural_memory.models import ExpertsRequest, SearchRequest
 from neural_memory.providers.embeddings.onnx_local import OnnxLocalEmbedder
 
+from bench.log_sink import discard_log_output
 from bench.search_latency import build
 from bench.synthetic import search_bodies
 
@@ -33,6 +34,7 @@ def main() -> None:
     parser.add_argument("--searches", type=int, default=300)
     parser.add_argument("--embed-pool", type=int, default=2000)
     args = parser.parse_args()
+    discard_log_output()  # a "search complete" line per search
 
     embedder = OnnxLocalEmbedder()
     embedder.load()

@@ -26,6 +26,8 @@ from neural_memory.service import Service
 from neural_memory.settings import Settings
 from neural_memory.stores.sqlite.store import SqliteStore
 
+from bench.log_sink import discard_log_output
+
 START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 
 
@@ -51,6 +53,7 @@ def main() -> None:
     parser.add_argument("--checkpoints", type=int, nargs="+", default=[10, 100, 500, 1000, 2000])
     parser.add_argument("--timed", type=int, default=20)
     args = parser.parse_args()
+    discard_log_output()  # a "search complete" line per search
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(data_dir=Path(tmp), embedder="none")
         store = SqliteStore(settings.sqlite_path)
