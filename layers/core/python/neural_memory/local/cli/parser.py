@@ -9,6 +9,7 @@ from neural_memory.local.cli.commands.backup import cmd_backup
 from neural_memory.local.cli.commands.check import cmd_check
 from neural_memory.local.cli.commands.dlq import cmd_dlq_replay
 from neural_memory.local.cli.commands.evaluate import cmd_eval
+from neural_memory.local.cli.commands.history import cmd_import_git
 from neural_memory.local.cli.commands.ingest import cmd_ingest, cmd_replay
 from neural_memory.local.cli.commands.keys import cmd_keys_create, cmd_keys_revoke
 from neural_memory.local.cli.commands.mcp import cmd_mcp
@@ -100,6 +101,27 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--failures", default="ingest-failures.jsonl", help="where to write the failure report")
     data_dir(ingest)
     ingest.set_defaults(func=cmd_ingest)
+
+    imports = commands.add_parser(
+        "import", help="bring a team's history in: a git clone, GitHub's API, Vercel's deployments"
+    ).add_subparsers(dest="import_command", required=True)
+
+    def import_target(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--workspace", help="the embedded store's workspace to write (required without --api-url)")
+        p.add_argument("--api-url", help="write to a running API instead (a stack's ApiUrl); the key names the workspace")
+        p.add_argument("--key", help="with --api-url: its API key (default NM_API_KEY)")
+        p.add_argument("--failures", default="import-failures.jsonl", help="where to write the failure report")
+        data_dir(p)
+
+    import_git = imports.add_parser(
+        "git", help="a local clone, offline: first-parent history of the default branch as pushes and merged PRs"
+    )
+    import_git.add_argument("path", help="the clone (a work tree or a bare repository)")
+    import_git.add_argument("--repo", help="owner/name on GitHub, when the clone's origin does not say")
+    import_git.add_argument("--branch", help="the branch to read (default: the clone's default branch)")
+    import_git.add_argument("--since", type=_since, help="only commits on or after this ISO-8601 date")
+    import_target(import_git)
+    import_git.set_defaults(func=cmd_import_git)
 
     replay = commands.add_parser("replay", help="ingest again what a failure report lists")
     replay.add_argument("report", help="a failure report written by ingest or replay")

@@ -1,0 +1,110 @@
+"""Where an import writes: the embedded store of a data folder, or a deployed API.
+
+Both take the documents an importer yields (bus events), in batches, and add up one
+``IngestReport``: created, updated, skipped with reasons, and failures with the document (written
+as a failure report ``neural-memory replay`` reads, so nothing is lost).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+from neural_memory.ingest.files import Loaded, load_document
+from neural_memory.ingest.runner import Failure, IngestReport, ingest_loaded
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    from neural_memory.client import NeuralMemoryClient
+    from neural_memory.service import Service
+
+BATCH = 64
+
+
+class Sink(Protocol):
+    """Writes loaded documents and counts what happened in ``report``."""
+
+    report: IngestReport
+
+    def write(self, loaded: list[Loaded]) -> None: ...
+
+
+class EmbeddedSink:
+    """The embedded store, through the service (the same path as ``neural-memory ingest``)."""
+
+    def __init__(self, service: Service, workspace_id: str) -> None:
+        self._service = service
+        self._workspace_id = workspace_id
+        self.report = IngestReport()
+
+    def write(self, loaded: list[Loaded]) -> None:
+        done = ingest_loaded(self._service, self._workspace_id, loaded, batch_size=len(loaded) or 1)
+        _add(self.report, done)
+
+
+class ApiSink:
+    """A running API (a deployed stack or ``serve``): ``POST /v1/observations`` through the client,
+    whose key names the workspace."""
+
+    def __init__(self, client: NeuralMemoryClient) -> None:
+        self._client = client
+        self.report = IngestReport()
+
+    def write(self, loaded: list[Loaded]) -> None:
+        from neural_memory.client import ApiError, TransportFailed
+
+        observations = _sorted_out(loaded, self.report)
+        if not observations:
+            return
+        try:
+            reply = self._client.add([observation for observation, _ in observations])
+        except (ApiError, TransportFailed) as exc:
+            for observation, origin in observations:
+                document = observation.model_dump(mode="json", by_alias=True, exclude_none=True)
+                self.report.failures.append(Failure(origin, str(exc), document))
+            return
+        self.report.created += reply.created
+        self.report.updated += reply.updated
+
+
+def _sorted_out(loaded: list[Loaded], report: IngestReport) -> list[tuple[Any, str]]:
+    """The observations of ``loaded`` with their origin; skips and errors go to ``report``."""
+    observations = []
+    for item in loaded:
+        if item.error:
+            report.failures.append(Failure(item.origin, item.error, item.document))
+        elif item.skipped:
+            report.skipped.append((item.origin, item.skipped))
+        observations.extend((observation, item.origin) for observation in item.observations)
+    return observations
+
+
+def _add(total: IngestReport, part: IngestReport) -> None:
+    total.created += part.created
+    total.updated += part.updated
+    total.skipped.extend(part.skipped)
+    total.failures.extend(part.failures)
+
+
+def run_import(
+    documents: Iterable[tuple[str, dict[str, Any]]],
+    sink: Sink,
+    progress: Callable[[int], None] | None = None,
+    batch_size: int = BATCH,
+) -> IngestReport:
+    """Load each (origin, bus event) and write them in batches of ``batch_size`` as they come (an
+    importer reading an API never holds a whole history in memory); ``progress`` gets each
+    batch's count of documents."""
+    batch: list[Loaded] = []
+    for origin, document in documents:
+        batch.append(load_document(document, origin))
+        if len(batch) >= batch_size:
+            sink.write(batch)
+            if progress:
+                progress(len(batch))
+            batch = []
+    if batch:
+        sink.write(batch)
+        if progress:
+            progress(len(batch))
+    return sink.report
