@@ -32,7 +32,8 @@ def cmd_import_git(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(f"importing {history.repo} ({history.branch}): {total} commits", file=sys.stderr)
-    return _run(args, history.events(), total, "commit")
+    events = list(history.events())
+    return _run(args, events, len(events), "event")
 
 
 def _sink(args: argparse.Namespace) -> Sink:
@@ -44,10 +45,14 @@ def _sink(args: argparse.Namespace) -> Sink:
         return ApiSink(NeuralMemoryClient(args.api_url, args.key))
     from neural_memory.service import build_service
 
+    if not args.workspace:
+        raise SystemExit("error: give --workspace (the embedded store's workspace) or --api-url and --key")
     return EmbeddedSink(build_service(cli_settings(args)), args.workspace)
 
 
-def _run(args: argparse.Namespace, documents: Iterable[tuple[str, dict[str, Any]]], total: int | None, unit: str) -> int:
+def _run(
+    args: argparse.Namespace, documents: Iterable[tuple[str, dict[str, Any]]], total: int | None, unit: str
+) -> int:
     from neural_memory.history.sink import run_import
     from neural_memory.ingest.runner import write_failures
 

@@ -1,0 +1,262 @@
+"""``neural-memory import git``: a local clone's history as the webhooks would have delivered it.
+
+The first-parent history of the default branch is what a team pushed: each first-parent commit
+becomes a ``push`` whose ``after`` is that commit (a webhook push of several commits names only its
+head, so a later delivery of the same push updates the import of its head). A merged pull request
+is recognised from its merge commit ("Merge pull request #12 from owner/branch") or its squash
+commit ("Title (#12)") and becomes the ``pull_request`` ``closed`` + ``merged`` payload, with the
+merge commit as ``merge_commit_sha``: the push and the PR then share a commit (lineage).
+
+Offline: it reads ``git log`` once for the main line (paths per commit, relative to its first
+parent) and once more for the subjects of the commits merges brought in.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from neural_memory.history.events import bus_event
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+_RECORD, _FIELD = "\x1e", "\x1f"
+_FORMAT = _FIELD.join(["%H", "%P", "%an", "%ae", "%aI", "%cI", "%B"])
+_MERGE_PR = re.compile(r"^Merge pull request #(\d+) from ([^/\s]+)/(\S+)")
+_SQUASH_PR = re.compile(r"\(#(\d+)\)\s*$")
+_GITHUB_REMOTE = re.compile(r"github\.com[:/]+([^/\s]+/[^/\s]+?)(?:\.git)?/?$")
+_NOREPLY = re.compile(r"^(?:\d+\+)?([^@]+)@users\.noreply\.github\.com$")
+MAX_MERGED_COMMITS = 50  # a merge's push lists at most this many of the commits it brought in
+
+
+class GitHistoryError(Exception):
+    """The clone cannot be read (not a repository, no such branch, no repository name)."""
+
+
+@dataclass
+class Commit:
+    """One commit of the main line, with the paths it changed against its first parent."""
+
+    sha: str
+    parents: list[str]
+    author: str
+    email: str
+    authored: str
+    committed: str
+    message: str
+    added: list[str] = field(default_factory=list)
+    modified: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+
+    @property
+    def subject(self) -> str:
+        return self.message.strip().split("\n", 1)[0]
+
+    @property
+    def login(self) -> str:
+        """The author's GitHub login when the email says it (noreply addresses), else the name."""
+        match = _NOREPLY.match(self.email)
+        return match.group(1) if match else self.author
+
+
+@dataclass(frozen=True)
+class MergedPullRequest:
+    """A pull request as the main line records its merge."""
+
+    number: int
+    title: str
+    body: str
+    author: str
+    head: str | None
+
+
+def merged_pull_request(commit: Commit) -> MergedPullRequest | None:
+    """The pull request ``commit`` merged, from GitHub's merge or squash message, or None."""
+    lines = commit.message.strip().split("\n")
+    if match := _MERGE_PR.match(lines[0]):
+        rest = "\n".join(lines[1:]).strip()
+        title, _, body = rest.partition("\n")
+        number, author, head = int(match.group(1)), match.group(2), match.group(3)
+        return MergedPullRequest(number, title.strip() or lines[0], body.strip(), author, head)
+    if len(commit.parents) == 1 and (match := _SQUASH_PR.search(lines[0])):
+        title = lines[0][: match.start()].strip()
+        body = "\n".join(lines[1:]).strip()
+        return MergedPullRequest(int(match.group(1)), title or lines[0], body, commit.login, None)
+    return None
+
+
+class GitHistory:
+    """The history of one branch of a clone, as bus events, oldest first."""
+
+    def __init__(self, path: Path, *, repo: str | None = None, branch: str | None = None, since: str | None = None):
+        self.path = path
+        self._git("rev-parse", "--git-dir")
+        self.repo = repo or self._remote_repo()
+        self.branch = branch or self._default_branch()
+        self._git("rev-parse", "--verify", "--quiet", f"{self.branch}^{{commit}}")
+        self._since = since
+
+    def _git(self, *args: str) -> str:
+        try:
+            done = subprocess.run(
+                ["git", "-c", "core.quotepath=off", "-C", str(self.path), *args],
+                capture_output=True,
+                check=False,
+                text=True,
+                encoding="utf-8",
+                errors="replace",
+            )
+        except FileNotFoundError as exc:
+            raise GitHistoryError("git is not installed") from exc
+        if done.returncode != 0:
+            raise GitHistoryError(f"git {' '.join(args[:2])} in {self.path}: {done.stderr.strip() or 'failed'}")
+        return done.stdout
+
+    def _remote_repo(self) -> str:
+        try:
+            url = self._git("remote", "get-url", "origin").strip()
+        except GitHistoryError:
+            url = ""
+        match = _GITHUB_REMOTE.search(url)
+        if match is None:
+            raise GitHistoryError(f"{self.path}: origin does not name a GitHub repository; give --repo owner/name")
+        return match.group(1)
+
+    def _default_branch(self) -> str:
+        for ref in ("refs/remotes/origin/HEAD", "HEAD"):
+            try:
+                name = self._git("symbolic-ref", "--short", ref).strip()
+            except GitHistoryError:
+                continue
+            return name.removeprefix("origin/") if ref != "HEAD" and self._has(name.removeprefix("origin/")) else name
+        raise GitHistoryError(f"{self.path}: no default branch (detached HEAD); give --branch")
+
+    def _has(self, branch: str) -> bool:
+        try:
+            self._git("rev-parse", "--verify", "--quiet", f"{branch}^{{commit}}")
+        except GitHistoryError:
+            return False
+        return True
+
+    def _range(self) -> list[str]:
+        return [f"--since={self._since}"] if self._since else []
+
+    def count(self) -> int:
+        """How many commits of the main line the import reads."""
+        return int(self._git("rev-list", "--first-parent", "--count", *self._range(), self.branch).strip() or 0)
+
+    def commits(self) -> list[Commit]:
+        """The main line, oldest first, each with the paths it changed against its first parent."""
+        out = self._git(
+            "log",
+            "--first-parent",
+            "--reverse",
+            "--diff-merges=first-parent",
+            "--name-status",
+            "--no-renames",
+            f"--format={_RECORD}{_FORMAT}{_FIELD}",
+            *self._range(),
+            self.branch,
+        )
+        commits = []
+        for record in out.split(_RECORD)[1:]:
+            sha, parents, author, email, authored, committed, message, status = record.split(_FIELD)
+            commit = Commit(sha, parents.split(), author, email, authored, committed, message)
+            for line in status.strip("\n").splitlines():
+                kind, _, path = line.partition("\t")
+                target = {"A": commit.added, "D": commit.removed}.get(kind[:1], commit.modified)
+                if path:
+                    target.append(path)
+            commits.append(commit)
+        return commits
+
+    def _merged_subjects(self, commits: list[Commit]) -> dict[str, list[tuple[str, str]]]:
+        """For each merge of the main line, the (sha, subject) of the commits it brought in, newest
+        first, at most ``MAX_MERGED_COMMITS``."""
+        merges = [c for c in commits if len(c.parents) > 1]
+        if not merges:
+            return {}
+        out = self._git("log", "--format=%H%x1f%P%x1f%s", self.branch)
+        graph: dict[str, tuple[list[str], str]] = {}
+        for line in out.splitlines():
+            sha, parent_list, subject = line.split(_FIELD, 2)
+            graph[sha] = (parent_list.split(), subject)
+        main_line = {c.sha for c in commits}
+        brought: dict[str, list[tuple[str, str]]] = {}
+        for merge in merges:
+            seen: list[tuple[str, str]] = []
+            stack, visited = list(merge.parents[1:]), set()
+            while stack and len(seen) < MAX_MERGED_COMMITS:
+                sha = stack.pop(0)
+                if sha in visited or sha in main_line or sha not in graph:
+                    continue
+                visited.add(sha)
+                ancestors, subject = graph[sha]
+                seen.append((sha, subject))
+                stack.extend(ancestors)
+            brought[merge.sha] = seen
+        return brought
+
+    def events(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(origin, bus event) for every push and merged pull request, in the order they happened."""
+        commits = self.commits()
+        brought = self._merged_subjects(commits)
+        for commit in commits:
+            origin = f"{self.repo}@{commit.sha[:12]}"
+            yield origin, bus_event("github", "push", self._push(commit, brought.get(commit.sha, [])), commit.committed)
+            pull = merged_pull_request(commit)
+            if pull is not None:
+                yield (
+                    f"{origin} (#{pull.number})",
+                    bus_event("github", "pull_request", self._pull_request(commit, pull), commit.committed),
+                )
+
+    def _push(self, commit: Commit, brought: list[tuple[str, str]]) -> dict[str, Any]:
+        head = {
+            "id": commit.sha,
+            "message": commit.message.strip(),
+            "timestamp": commit.committed,
+            "url": f"https://github.com/{self.repo}/commit/{commit.sha}",
+            "author": {"name": commit.author, "email": commit.email, "username": commit.login},
+            "added": commit.added,
+            "modified": commit.modified,
+            "removed": commit.removed,
+        }
+        # The commits a merge brought in, as a push of it lists them (their paths are the merge's).
+        merged = [{"id": sha, "message": subject} for sha, subject in reversed(brought)]
+        return {
+            "ref": f"refs/heads/{self.branch}",
+            "before": commit.parents[0] if commit.parents else "0" * 40,
+            "after": commit.sha,
+            "repository": {"full_name": self.repo},
+            "pusher": {"name": commit.author, "email": commit.email},
+            "sender": {"login": commit.login},
+            "compare": f"https://github.com/{self.repo}/commit/{commit.sha}",
+            "head_commit": head,
+            "commits": [*merged, head],
+        }
+
+    def _pull_request(self, commit: Commit, pull: MergedPullRequest) -> dict[str, Any]:
+        return {
+            "action": "closed",
+            "repository": {"full_name": self.repo},
+            "sender": {"login": commit.login},
+            "pull_request": {
+                "number": pull.number,
+                "title": pull.title,
+                "body": pull.body,
+                "merged": True,
+                "merged_at": commit.committed,
+                "created_at": commit.authored,
+                "merge_commit_sha": commit.sha,
+                "html_url": f"https://github.com/{self.repo}/pull/{pull.number}",
+                "user": {"login": pull.author},
+                "merged_by": {"login": commit.login},
+                "base": {"ref": self.branch},
+                "head": {"ref": pull.head},
+            },
+        }
