@@ -50,8 +50,10 @@ def _at(value: str) -> datetime:
     return datetime.fromisoformat(value)
 
 
-def _live(obs: dict[str, Any]) -> bool:
-    return tier_of(obs) != "C" or _at(obs["occurredAt"]) + timedelta(days=7) > NOW
+def _live(obs: dict[str, Any], after_window: str = "keyword") -> bool:
+    """Whether a search at ``NOW`` may return it: by default age hides nothing (a C observation past
+    its window is kept, keyword-searchable); under ``collaborative_after_window = "delete"`` it is gone."""
+    return after_window == "keyword" or tier_of(obs) != "C" or _at(obs["occurredAt"]) + timedelta(days=7) > NOW
 
 
 # A session to exclude: its id, or its id and the compact boundary after which it is excluded.

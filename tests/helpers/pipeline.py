@@ -48,11 +48,15 @@ DEPLOY_NOTES = [
 ]
 
 
-def service(settings: Settings, scorer: Any = None, reranker: Any = None, proposer: Any = None) -> Service:
+def service(
+    settings: Settings,
+    scorer: Any = None,
+    reranker: Any = None,
+    proposer: Any = None,
+    clock: Callable[[], datetime] = lambda: NOW,
+) -> Service:
     store = SqliteStore(settings.sqlite_path)
-    return Service(
-        store, HashEmbedder(), settings, clock=lambda: NOW, scorer=scorer, reranker=reranker, proposer=proposer
-    )
+    return Service(store, HashEmbedder(), settings, clock=clock, scorer=scorer, reranker=reranker, proposer=proposer)
 
 
 def with_providers(svc: Service, scorer: Any = None, reranker: Any = None) -> Service:

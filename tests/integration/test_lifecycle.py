@@ -220,30 +220,49 @@ def test_recurrence_off_or_without_an_embedder_embeds_nothing(svc: Service) -> N
 # --------------------------------------------------------------------------- archive
 
 
-def test_the_daily_maintenance_archives_old_e_observations_out_of_search(svc: Service) -> None:  # noqa: F811
+def test_the_daily_maintenance_archives_old_e_observations_and_keeps_them_found(svc: Service) -> None:  # noqa: F811
     old, recent = failure("e-old", 4121, days_ago=40), failure("e-new", 4122, days_ago=2)
     decision = note("a-old", "decision: fail the build on a flaky login", occurred_at=NOW - timedelta(days=40))
     svc.index(WS, [old, recent, decision])
     assert set(found(svc, "build failed login")) == {"e-old", "e-new", "a-old"}  # (loads the search index)
     # When the daily maintenance runs, Then only the old E observation is archived
-    assert svc.maintain(NOW) == {"purged": 0, "archived": 1}
-    assert set(found(svc, "build failed login")) == {"e-new", "a-old"}
-    asked = found(svc, "build failed login", includeArchived=True)
-    assert set(asked) == {"e-old", "e-new", "a-old"}
-    assert asked["e-old"].archived_at == NOW and asked["e-new"].archived_at is None
-    assert "archivedAt" not in asked["e-new"].model_dump(by_alias=True)
-    # And it is kept, readable, counted by no facet, and archived once
+    assert svc.maintain(NOW) == {"purged": 0, "archived": 1, "unembedded": 0}
+    # And a default search still finds it (archiving compacts, it never hides); asked, it is left out
+    default = found(svc, "build failed login")
+    assert set(default) == {"e-old", "e-new", "a-old"}
+    assert default["e-old"].archived_at == NOW and default["e-new"].archived_at is None
+    assert "archivedAt" not in default["e-new"].model_dump(by_alias=True)
+    assert set(found(svc, "build failed login", includeArchived=False)) == {"e-new", "a-old"}
+    # And it is kept, readable, counted by the facets, and archived once
     assert svc.get(WS, "e-old", "r").archived_at == NOW
-    assert svc.facets(WS, None, 20, "r").total == 2
-    assert svc.maintain(NOW + timedelta(days=1)) == {"purged": 0, "archived": 0}
+    assert svc.facets(WS, None, 20, "r").total == 3
+    assert svc.maintain(NOW + timedelta(days=1)) == {"purged": 0, "archived": 0, "unembedded": 0}
     # And the same old event delivered again stays archived
     svc.index(WS, [old])
-    assert "e-old" not in found(svc, "build failed login")
+    assert svc.get(WS, "e-old", "r").archived_at == NOW
+
+
+def test_archiving_drops_the_vectors_a_recurrence_gave(svc: Service) -> None:  # noqa: F811
+    # Given the same failure three times 40 days ago: embedded as it recurred
+    svc.index(WS, [failure(f"e-{n}", 4121 + n, days_ago=40) for n in range(3)])
+    assert all(svc.store.get(WS, f"e-{n}").embedded_at is not None for n in range(3))  # type: ignore[union-attr]
+    chunks = [(f"e-{n}", 0) for n in range(3)]
+    assert svc.embedder is not None and len(svc.store.chunk_vectors(WS, svc.embedder.model_id, chunks)) == 3
+    assert svc.store.vectors_due(NOW, 10) == {}
+    # When the maintenance archives them, Then their vectors go, once, and they are still found by keyword
+    assert svc.maintain(NOW) == {"purged": 0, "archived": 3, "unembedded": 3}
+    assert svc.store.vectors_due(NOW, 10) == {}
+    assert svc.store.chunk_vectors(WS, svc.embedder.model_id, chunks) == {}
+    assert {"e-0", "e-1", "e-2"} <= set(found(svc, "build failed", collapseDuplicates=False))
 
 
 def test_archiving_off_keeps_every_e_observation_searched(svc: Service) -> None:  # noqa: F811
     svc.index(WS, [failure("e-old", 4121, days_ago=400)])
-    assert with_settings(svc, archive_execution_after_days=0).maintain(NOW) == {"purged": 0, "archived": 0}
+    assert with_settings(svc, archive_execution_after_days=0).maintain(NOW) == {
+        "purged": 0,
+        "archived": 0,
+        "unembedded": 0,
+    }
     assert set(found(svc, "build failed")) == {"e-old"}
 
 
@@ -261,8 +280,8 @@ def test_the_archive_mark_survives_a_restart_of_the_embedded_store(settings: Any
             settings.sqlite_path.with_name("neural-memory.mirror.npz").unlink()
         reopened = SqliteStore(settings.sqlite_path)
         again = Service(reopened, None, settings, clock=lambda: NOW)
-        assert set(found(again, "build failed")) == {"e-new"}
-        assert set(found(again, "build failed", includeArchived=True)) == {"e-old", "e-new"}
+        assert set(found(again, "build failed", includeArchived=False)) == {"e-new"}
+        assert set(found(again, "build failed")) == {"e-old", "e-new"}
         reopened.close()
 
 

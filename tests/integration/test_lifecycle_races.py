@@ -158,12 +158,12 @@ def test_the_stores_conditional_writes_leave_a_changed_record_alone(svc: Service
     assert refused.value.record.tier == "C" and store.get(WS, "c1") == c1
     # upsert: an item whose state was read before a change (a citation since) is left out
     store.note_citations(WS, ["c1"])
-    edit = svc._prepare(turn("c1", "retry policy, edited"), NOW)
+    edit = svc._prepare(WS, turn("c1", "retry policy, edited"), NOW)
     outcome = store.upsert(WS, [edit], {"c1": lifecycle_state(c1)})
     assert (outcome.stale, outcome.updated) == (["c1"], [])
     assert store.get(WS, "c1").content == "retry policy"  # type: ignore[union-attr]
     # and one expected absent that exists is left out as well; one absent indeed is created
-    new = svc._prepare(turn("c2", "backoff"), NOW)
+    new = svc._prepare(WS, turn("c2", "backoff"), NOW)
     assert store.upsert(WS, [edit, new], {"c1": None, "c2": None}).model_dump(include={"stale", "created"}) == {
         "stale": ["c1"],
         "created": ["c2"],

@@ -36,15 +36,53 @@ def test_tiers_ttl_and_purge(settings: Settings) -> None:
     # When searching in every mode
     hybrid = {r.id: r for r in svc.search("acme", request("deploy", llm_filter=False), "r").results}
     semantic = {r.id for r in svc.search("acme", request("deploy", mode="semantic"), "r").results}
-    # Then the expired PR never appears, E is found lexically but never by vector, A and fresh C are there
-    assert set(hybrid) == {"adr", "pr-new", "push"}
-    assert "push" not in semantic and "pr-old" not in semantic
+    # Then the PR past its window is found by its words but never by vector (it was written without
+    # vectors), E the same way, A and fresh C both ways
+    assert set(hybrid) == {"adr", "pr-new", "push", "pr-old"}
+    assert "push" not in semantic and "pr-old" not in semantic and {"adr", "pr-new"} <= semantic
     assert hybrid["push"].tier == "E" and hybrid["push"].scores.vector is None
+    assert hybrid["pr-old"].tier == "C" and hybrid["pr-old"].scores.vector is None
     assert svc.get("acme", "pr-old", "r").expires_at == old + timedelta(days=7)
     assert svc.get("acme", "adr", "r").expires_at is None
-    # When purging, Then only the expired record is deleted
-    assert svc.store.purge_expired(NOW) == 1
-    assert svc.store.get("acme", "pr-old") is None and svc.store.count("acme") == 3
+    # When the maintenance runs, Then nothing is purged: nothing held vectors it should not
+    assert svc.maintain(NOW) == {"purged": 0, "archived": 0, "unembedded": 0}
+    assert svc.store.count("acme") == 4
+
+
+def test_a_collaborative_observation_loses_its_vectors_at_the_end_of_its_window(settings: Settings) -> None:
+    # Given a PR written while in its window (embedded), then the clock past it
+    clock = [NOW - timedelta(days=8)]
+    svc = service(settings, clock=lambda: clock[0])
+    merged = note("pr", "deploy PR merged", "Deploy PR.", observation_type="pull_request_merged", occurred_at=clock[0])
+    svc.index("acme", [merged, note("adr", "deploy decision", "We deploy with blue-green.", occurred_at=clock[0])])
+    assert "pr" in {r.id for r in svc.search("acme", request("deploy", mode="semantic"), "r").results}
+    clock[0] = NOW
+    # When the daily maintenance runs, Then it drops the PR's vectors once and keeps the PR
+    assert svc.maintain(NOW)["unembedded"] == 1
+    assert svc.maintain(NOW)["unembedded"] == 0
+    assert "pr" not in {r.id for r in svc.search("acme", request("deploy", mode="semantic"), "r").results}
+    hybrid = {r.id: r for r in svc.search("acme", request("deploy", llm_filter=False), "r").results}
+    assert hybrid["pr"].scores.vector is None and hybrid["pr"].scores.lexical is not None
+    assert svc.lineage("acme", "pr", 10, "r").id == "pr"
+
+
+def test_under_the_delete_rule_a_collaborative_observation_goes_at_the_end_of_its_window(settings: Settings) -> None:
+    svc = service(settings.model_copy(update={"collaborative_after_window": "delete"}))
+    old = NOW - timedelta(days=8)
+    svc.index(
+        "acme",
+        [
+            note("adr", "deploy decision", "We deploy with blue-green.", occurred_at=old),
+            note(
+                "pr-old", "deploy PR merged", "Old deploy PR.", observation_type="pull_request_merged", occurred_at=old
+            ),
+            note("push", "deploy push", "Pushed deploy script.", observation_type="push", occurred_at=old),
+        ],
+    )
+    assert {r.id for r in svc.search("acme", request("deploy", llm_filter=False), "r").results} == {"adr", "push"}
+    # When the maintenance runs, Then only the expired record is deleted
+    assert svc.maintain(NOW)["purged"] == 1
+    assert svc.store.get("acme", "pr-old") is None and svc.store.count("acme") == 2
 
 
 def test_recency_favours_the_newer_collaborative_observation(settings: Settings) -> None:

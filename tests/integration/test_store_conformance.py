@@ -121,7 +121,10 @@ def test_ttl_tiers_and_purge(svc: Service) -> None:
             note("push", "acme push", observation_type="push", occurred_at=old),
         ],
     )
-    assert _ids(svc) == {"adr", "pr-new", "push"}
+    # Age hides nothing (the PR past its window is kept, by its words); a filter at NOW hides it
+    assert _ids(svc) == {"adr", "pr-new", "push", "pr-old"}
+    hits = svc.store.retrieve("acme", text="acme", vector=None, model_id=None, flt=Filter(live_at=NOW), limit=10)
+    assert {h.observation.id for h in hits.lexical} == {"adr", "pr-new", "push"}
     assert svc.store.get("acme", "push").tier == "E"  # type: ignore[union-attr]
     assert svc.store.purge_expired(NOW) == 1
     assert svc.store.get("acme", "pr-old") is None and svc.store.count("acme") == 3

@@ -50,11 +50,11 @@ def test_serve_archives_old_e_observations_on_its_own_schedule(tmp_path: Path, m
         assert status in (200, 201), reply
         # When the server's own maintenance has run (no other process touches the folder)
         deadline = time.monotonic() + 60
-        while "old" in _found(served.url, served.key) and time.monotonic() < deadline:
+        while "old" in _found(served.url, served.key, includeArchived=False) and time.monotonic() < deadline:
             time.sleep(0.5)
-        # Then only the old one left search, kept and readable, and found when asked for
-        assert _found(served.url, served.key) == {"new"}
-        assert _found(served.url, served.key, includeArchived=True) == {"old", "new"}
+        # Then the old one is archived: still found, kept and readable, and left out when asked
+        assert _found(served.url, served.key, includeArchived=False) == {"new"}
+        assert _found(served.url, served.key) == {"old", "new"}
         status, record = call(served.url, served.key, "GET", "/v1/observations/old")
         assert status == 200 and record["archivedAt"], record
         output = served.stop()

@@ -30,7 +30,7 @@ from neural_memory.errors import (
     StoreRejected,
 )
 from neural_memory.ingest import lifecycle, supersession
-from neural_memory.ingest.prepare import embedding_text, prepare
+from neural_memory.ingest.prepare import chunked, embedding_text, prepare
 from neural_memory.ingest.turn_context import add_turn_context
 from neural_memory.models import (
     AnswerLatency,
@@ -64,7 +64,7 @@ from neural_memory.search.expansion import expanded
 from neural_memory.search.facets import facets_reply
 from neural_memory.search.filters.model import compile_filter, filter_fields
 from neural_memory.search.pipeline import SearchPipeline
-from neural_memory.search.tiers import embeds
+from neural_memory.search.tiers import embeds, visible_after
 from neural_memory.stores.base import RecordChanged, lifecycle_state
 
 if TYPE_CHECKING:
@@ -264,7 +264,9 @@ class Service:
     def facets(self, workspace_id: str, filters: SearchFilters | None, limit: int, request_id: str) -> FacetsResponse:
         """Counts per value of each filterable field of the workspace's live observations, each
         field under the other fields' filters (see ``Store.facets``), and the total under all."""
-        flt = compile_filter(filters, live_at=self._clock(), exclude_session_id=None)
+        flt = compile_filter(
+            filters, live_at=self.visible_after(self._clock()), exclude_session_id=None, include_archived=True
+        )
         return facets_reply(self.store.facets(workspace_id, flt, limit), request_id)
 
     def experts(self, workspace_id: str, request: ExpertsRequest, request_id: str) -> ExpertsResponse:
@@ -313,7 +315,7 @@ class Service:
         or embedding made in between is never overwritten; those items are read and prepared
         again, up to ``INGEST_ATTEMPTS`` times."""
         now = self._clock()
-        prepared = [self._prepare(o, now) for o in observations]
+        prepared = [self._prepare(workspace_id, o, now) for o in observations]
         supersession.check_no_cycle(self.store, workspace_id, prepared)
         outcome = UpsertOutcome(ids=[item.record.id for item in prepared])
         written: list[IndexedObservation] = []
@@ -322,11 +324,15 @@ class Service:
         pending = list(observations)
         for attempt in range(INGEST_ATTEMPTS):
             # Prepared anew on a retry: the turn context and vectors are written into the items.
-            items = prepared if attempt == 0 else [self._prepare(o, now) for o in pending]
+            items = prepared if attempt == 0 else [self._prepare(workspace_id, o, now) for o in pending]
             previous = self.store.get_many(workspace_id, [item.record.id for item in items])
             items = [
                 lifecycle.carried_over(
-                    item, previous.get(item.record.id), explicit_tier=o.tier is not None, chunking=self.chunking
+                    item,
+                    previous.get(item.record.id),
+                    explicit_tier=o.tier is not None,
+                    chunking=self.chunking,
+                    now=now,
                 )
                 for item, o in zip(items, pending, strict=True)
             ]
@@ -346,13 +352,13 @@ class Service:
             if not pending:
                 break
             logger.info("observations changed while being written; writing them again", extra={"ids": sorted(stale)})
-        for item in (self._prepare(o, now) for o in pending):  # still racing after every attempt
+        for item in (self._prepare(workspace_id, o, now) for o in pending):  # still racing after every attempt
             outcome.failed[item.record.id] = "changed by a concurrent promotion, citation or archive; send it again"
         try:
             supersession.relink(
                 self.store, workspace_id, written, {i: links for i, links in before.items() if i not in outcome.failed}
             )
-            staleness.remark(self.store, workspace_id, [item.record for item in written], now)
+            staleness.remark(self.store, workspace_id, [item.record for item in written], self.visible_after(now))
         except Exception as exc:  # stored already: say exactly what, never a bare 500 for a write that stands
             logger.exception("supersession or staleness marks failed after a stored write")
             stored = list(dict.fromkeys(i for i in outcome.ids if i not in outcome.failed))
@@ -363,13 +369,13 @@ class Service:
             self._embed_stored(workspace_id, list(dict.fromkeys(recurring)), now)
         return outcome
 
-    def _prepare(self, observation: ObservationIn, now: datetime) -> IndexedObservation:
+    def _prepare(self, workspace_id: str, observation: ObservationIn, now: datetime) -> IndexedObservation:
         """One observation resolved and chunked under the service's settings (``prepare``)."""
         config = self.settings
         return prepare(
             observation,
             now=now,
-            policy=config.tier_policy,
+            policy=config.tiers_of(workspace_id),
             ttl_days=config.collaborative_ttl_days,
             chunking=self.chunking,
         )
@@ -444,7 +450,10 @@ class Service:
         if self.embedder is None:
             return
         model_id = self.embedder.model_id
-        targets = [(item, chunk) for item in items if embeds(item.record) for chunk in item.chunks if chunk.embedded]
+        now = self._clock()
+        targets = [
+            (item, chunk) for item in items if embeds(item.record, now) for chunk in item.chunks if chunk.embedded
+        ]
         texts = [embedding_text(item.record.title, chunk.text) for item, chunk in targets]
         vectors = self.embed_documents(workspace_id, texts, cache)
         for (item, chunk), text, vector in zip(targets, texts, vectors, strict=True):
@@ -500,9 +509,10 @@ class Service:
         if it is not in the workspace (or expired)."""
         now = self._clock()
         record = self.store.get(workspace_id, observation_id)
-        if record is None or (record.expires_at is not None and record.expires_at <= now):
+        visible = self.visible_after(now)
+        if record is None or (record.expires_at is not None and record.expires_at <= visible):
             raise NotFound(f"observation {observation_id!r} not found")
-        timeline, truncated = trace(self.store, workspace_id, record, now, limit)
+        timeline, truncated = trace(self.store, workspace_id, record, visible, limit)
         return LineageResponse(request_id=request_id, id=record.id, timeline=timeline, truncated=truncated)
 
     def delete(self, workspace_id: str, observation_id: str, request_id: str) -> DeleteResponse:
@@ -512,7 +522,7 @@ class Service:
         if record is None or not self.store.delete(workspace_id, observation_id):
             raise NotFound(f"observation {observation_id!r} not found")
         supersession.unmark_deleted(self.store, workspace_id, record.supersedes or [])
-        staleness.remark(self.store, workspace_id, [], self._clock(), deleted=record)
+        staleness.remark(self.store, workspace_id, [], self.visible_after(self._clock()), deleted=record)
         return DeleteResponse(id=observation_id, deleted=True, request_id=request_id)
 
     def purge_expired(self, now: datetime) -> int:
@@ -532,9 +542,35 @@ class Service:
             return 0
         return self.store.archive_execution(now - timedelta(days=days), now)
 
+    def unembed_due(self, now: datetime) -> int:
+        """Drop the vectors of the observations no longer embedded at ``now`` (``tiers.embeds``:
+        C past its window, E archived): each is written again with lexical chunks only, if its
+        lifecycle state is still the one read. Returns how many."""
+        done, seen = 0, set[tuple[str, str]]()
+        while due := self.store.vectors_due(now, UNEMBED_BATCH):
+            fresh = {(workspace_id, i) for workspace_id, ids in due.items() for i in ids} - seen
+            if not fresh:  # nothing written since the last round: leave the rest to the next run
+                break
+            seen |= fresh
+            for workspace_id, ids in due.items():
+                records = self.store.get_many(workspace_id, ids)
+                items = [chunked(record, self.chunking, now) for record in records.values()]
+                expected = {record.id: lifecycle_state(record) for record in records.values()}
+                outcome = self.store.upsert(workspace_id, items, expected)
+                done += len(items) - len(outcome.stale) - len(outcome.failed)
+        return done
+
+    def visible_after(self, now: datetime) -> datetime:
+        """What a read at ``now`` passes as ``live_at`` (``tiers.visible_after``)."""
+        return visible_after(now, self.settings.collaborative_after_window)
+
     def maintain(self, now: datetime) -> dict[str, int]:
-        """The daily maintenance: purge what expired, archive old E observations."""
-        return {"purged": self.purge_expired(now), "archived": self.archive_execution(now)}
+        """The daily maintenance: archive old E observations; C past their window lose their
+        vectors (and are deleted instead under ``collaborative_after_window = "delete"``), archived
+        E lose the vectors their recurrence gave them."""
+        purged = self.purge_expired(now) if self.settings.collaborative_after_window == "delete" else 0
+        archived = self.archive_execution(now)
+        return {"purged": purged, "archived": archived, "unembedded": self.unembed_due(now)}
 
     def close(self) -> None:
         """Close the store's and the embedding cache's connections (the embedded store saves its
@@ -546,6 +582,7 @@ class Service:
 
 INGEST_ATTEMPTS = 4  # writes of an observation whose lifecycle state keeps changing under it
 PROMOTE_ATTEMPTS = 4  # promotions of an observation re-ingested under it
+UNEMBED_BATCH = 500  # observations the maintenance reads and writes again at a time
 RECURRENCE_BATCH = 100  # earlier occurrences embedded by one write (more: by the next occurrences)
 
 

@@ -9,12 +9,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from neural_memory.ingest.chunking import Chunking
 from neural_memory.models import MAX_REPLY_BYTES, Tier  # pydantic needs Tier at runtime
-from neural_memory.search.tiers import DEFAULT_POLICY
+from neural_memory.search.tiers import DEFAULT_POLICY, AfterWindow  # pydantic needs AfterWindow at runtime
 
 StoreName = Literal["sqlite", "opensearch"]
 DEFAULT_TIER_BOOSTS: dict[Tier, float] = {"A": 1.5, "C": 1.2, "E": 1.0}
@@ -262,14 +262,31 @@ class IngestSettings(_Base):
     serve_concurrency: int = Field(default=8, ge=1, le=256)
     # Local server: hours between runs of the daily maintenance (purge, archive); 0: never (cron `purge`).
     maintenance_interval_hours: float = Field(default=24.0, ge=0)
+    # C observations are embedded for this many days after they occurred (search/tiers.py); then
+    # "keyword": they lose their vectors and stay, keyword-searchable; "delete": they are deleted.
     collaborative_ttl_days: float = Field(default=7.0, gt=0)
+    collaborative_after_window: AfterWindow = "keyword"
     # The tier lifecycle (ingest/lifecycle.py); 0 turns each off. A C observation cited by this many
     # LLM answers is promoted to A (off by default: README says why); an E observation whose
     # content occurs this many times is embedded; E observations this many days old are archived.
     promote_after_citations: int = Field(default=0, ge=0)
     embed_recurring_after: int = Field(default=3, ge=0)
     archive_execution_after_days: float = Field(default=30.0, ge=0)
+    # The tier of each observation type: NM_TIER_POLICY overrides the defaults type by type, and
+    # NM_WORKSPACE_TIER_POLICY ({"workspace": {"type": "A"}}) overrides those for one workspace.
     tier_policy: dict[str, Tier] = Field(default_factory=lambda: dict(DEFAULT_POLICY))
+    workspace_tier_policy: dict[str, dict[str, Tier]] = Field(default_factory=dict)
+
+    @field_validator("tier_policy", mode="after")
+    @classmethod
+    def _over_defaults(cls, policy: dict[str, Tier]) -> dict[str, Tier]:
+        return {**DEFAULT_POLICY, **policy}
+
+    def tiers_of(self, workspace_id: str) -> dict[str, Tier]:
+        """The tier policy a workspace's writes follow."""
+        own = self.workspace_tier_policy.get(workspace_id)
+        return {**self.tier_policy, **own} if own else self.tier_policy
+
     # Content is cut into windows of chunk_tokens for BM25 and passage_tokens for the embedding
     # model (ingest.chunking.Chunking says why two sizes).
     chunk_tokens: int = Field(default=200, ge=32, le=2000)

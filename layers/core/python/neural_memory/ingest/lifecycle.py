@@ -8,8 +8,11 @@
   occurred ``NM_EMBED_RECURRING_AFTER`` times in the workspace; then it, the earlier occurrences
   and every later one are embedded (``embedded_at``). "The same content" is ``ids.recurrence_key``.
 - **Archive** (E): the daily maintenance marks E observations older than
-  ``NM_ARCHIVE_EXECUTION_AFTER_DAYS`` (``archived_at``): kept, readable, searched only with
-  ``includeArchived``.
+  ``NM_ARCHIVE_EXECUTION_AFTER_DAYS`` (``archived_at``) and compacts them: an archived observation
+  is never embedded (the vectors its recurrence gave it go), and stays readable and searched by
+  keyword like any other (``includeArchived: false`` leaves it out).
+- **Window** (C): past ``NM_COLLABORATIVE_TTL_DAYS`` a C observation loses its vectors and stays
+  (``tiers.embeds``); the daily maintenance drops them (``Service.unembed_due``).
 - **Carry-over**: an observation written again (the same id: a redelivery, an edit) keeps what
   its lifecycle gave it. A tier the client names overrides a promotion only when the post changed
   what is indexed (``content_hash``): a replay changes nothing. Who promoted it, when and why stay
@@ -63,7 +66,12 @@ def embedded(record: ObservationRecord, now: datetime, chunking: Chunking) -> In
 
 
 def carried_over(
-    item: IndexedObservation, previous: ObservationRecord | None, *, explicit_tier: bool, chunking: Chunking
+    item: IndexedObservation,
+    previous: ObservationRecord | None,
+    *,
+    explicit_tier: bool,
+    chunking: Chunking,
+    now: datetime | None = None,
 ) -> IndexedObservation:
     """``item`` (a new write of ``previous``'s id) with what the lifecycle gave ``previous``: its
     promotion (unless the client named a tier and changed the content: a replay never demotes),
@@ -92,6 +100,6 @@ def carried_over(
     if not update:
         return item
     kept = record.model_copy(update=update)
-    if embeds(kept) != embeds(record):  # cut again: an embedded observation has passages
-        return chunked(kept, chunking)
+    if embeds(kept, now) != embeds(record, now):  # cut again: an embedded observation has passages
+        return chunked(kept, chunking, now)
     return IndexedObservation(record=kept, chunks=item.chunks, model_id=item.model_id)

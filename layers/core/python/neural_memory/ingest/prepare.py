@@ -95,7 +95,7 @@ def prepare(
         ),
         recurrence_key=recurrence_key(title, observation.content) if tier == "E" else None,
     )
-    return chunked(record, chunking)
+    return chunked(record, chunking, now)
 
 
 def code_ref_keys(observation: ObservationIn) -> list[str] | None:
@@ -105,16 +105,19 @@ def code_ref_keys(observation: ObservationIn) -> list[str] | None:
     return list(dict.fromkeys(f"{ref.repository}:{path}" for ref in observation.code_refs for path in ref.paths))
 
 
-def chunked(record: ObservationRecord, chunking: Chunking = DEFAULT_CHUNKING) -> IndexedObservation:
+def chunked(
+    record: ObservationRecord, chunking: Chunking = DEFAULT_CHUNKING, now: datetime | None = None
+) -> IndexedObservation:
     """The record with its content cut into chunks (each searchable, each pointing back to it):
     at ingestion, and again when a reindex rebuilds an index from the stored records.
 
     Content that fits one passage (or is never embedded) is cut once, each chunk searched both
     ways. Longer content is cut into passages for the vector side (numbered first, so chunk 0 of
     an embedded observation always has a vector) and windows for the lexical side after them.
+    With ``now``, a C observation already past its window is cut as never embedded.
     """
     content = record.content
-    if chunking.passage_tokens < chunking.tokens and embeds(record):
+    if chunking.passage_tokens < chunking.tokens and embeds(record, now):
         passages = chunk_text(content, chunking.passage_tokens, min(chunking.overlap, chunking.passage_tokens // 2))
         if len(passages) == 1:  # fits one passage, so one window too: the same single chunk
             return IndexedObservation(record=record, chunks=[Chunk(chunk_no=0, text=passages[0])])

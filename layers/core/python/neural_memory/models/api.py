@@ -215,8 +215,9 @@ class SearchRequest(RequestModel):
         default=False, description="Also return observations that a newer one supersedes (they carry `supersededBy`)."
     )
     include_archived: StrictBool = Field(
-        default=False,
-        description="Also return E observations the daily maintenance archived (they carry `archivedAt`).",
+        default=True,
+        description="Return E observations the daily maintenance archived (they carry `archivedAt`); false leaves "
+        "them out. Archiving compacts an old observation (no vectors), it never hides it.",
     )
     expand: Expand | None = Field(
         default=None,
@@ -300,7 +301,7 @@ class SearchResult(WireModel):
     )
     archived_at: datetime | None = Field(
         default=None,
-        description="When the maintenance archived this E observation (only with `includeArchived`).",
+        description="When the maintenance archived (compacted) this E observation.",
         exclude_if=lambda value: value is None,
     )
     text: str | None = Field(

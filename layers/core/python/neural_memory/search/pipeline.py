@@ -61,6 +61,7 @@ from neural_memory.search.filters.time_phrases import date_bounds, narrowed, wit
 from neural_memory.search.fusion import fuse
 from neural_memory.search.named_types import named_types
 from neural_memory.search.snippets import snippet
+from neural_memory.search.tiers import visible_after
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -186,7 +187,7 @@ class SearchPipeline:
         degraded: list[str] = []
         flt = compile_filter(
             request.filters,
-            live_at=now,
+            live_at=visible_after(now, config.collaborative_after_window),
             exclude_session_id=request.exclude_session_id,
             exclude_after=request.exclude_after,
             include_superseded=request.include_superseded,

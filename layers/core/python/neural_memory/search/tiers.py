@@ -1,16 +1,26 @@
-"""Tier policy (seed: selective RAG): which observation types are architectural (A, kept forever),
-collaborative (C, expire 7 days after they occurred) or execution (E, not embedded unless its
-content recurs; the lifecycle that moves observations between them is ``ingest/lifecycle.py``)."""
+"""Tier policy (seed: selective RAG): which observation types are architectural (A, embedded for
+good), collaborative (C, embedded for a window of 7 days after they occurred) or execution (E, not
+embedded unless its content recurs; the lifecycle that moves observations between them is
+``ingest/lifecycle.py``).
+
+The window bounds what is *embedded* (the cost), not what is *remembered*: a C observation past
+its window loses its vectors and stays, keyword-searchable like an E one (``AfterWindow``
+"keyword", the default), unless a deployment asks for the old rule, deletion ("delete")."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from neural_memory.models import ObservationRecord, Tier
+
+AfterWindow: TypeAlias = Literal["keyword", "delete"]
+# The TTL condition of a filter when nothing is hidden for its age (``visible_after``): before
+# every expiry a record can have.
+NOTHING_EXPIRES = datetime(1, 1, 2, tzinfo=UTC)
 
 DEFAULT_TIER: Tier = "C"
 DEFAULT_POLICY: dict[str, Tier] = {
@@ -41,7 +51,7 @@ def tier_for(observation_type: str, explicit: Tier | None, policy: Mapping[str, 
 
 
 def expiry_for(tier: Tier, occurred_at: datetime, ttl_days: float) -> datetime | None:
-    """C expires ``ttl_days`` after it occurred; A and E never expire."""
+    """C's window ends ``ttl_days`` after it occurred; A and E have none."""
     if tier != "C":
         return None
     try:
@@ -55,7 +65,16 @@ def is_embedded(tier: Tier) -> bool:
     return tier != "E"
 
 
-def embeds(record: ObservationRecord) -> bool:
-    """Whether the observation's chunks are embedded: its tier's rule, or an E observation
-    embedded because its content recurred (``embedded_at``)."""
-    return is_embedded(record.tier) or record.embedded_at is not None
+def embeds(record: ObservationRecord, now: datetime | None = None) -> bool:
+    """Whether the observation's chunks are embedded (at ``now``, when given): its tier's rule,
+    and a C observation only within its window; an E observation embedded because its content
+    recurred (``embedded_at``) until it is archived."""
+    if record.tier == "E":
+        return record.embedded_at is not None and record.archived_at is None
+    return not (now is not None and record.expires_at is not None and record.expires_at <= now)
+
+
+def visible_after(now: datetime, after_window: AfterWindow) -> datetime:
+    """The ``Filter.live_at`` of a read at ``now``: expired C observations are hidden only where
+    they are deleted at the end of their window; elsewhere age never hides an observation."""
+    return now if after_window == "delete" else NOTHING_EXPIRES

@@ -6,8 +6,9 @@ Contract for every implementation:
 - Scores in ``Retrieved`` are in [0, 1], higher is better: ``vector`` hits carry cosine
   similarity clipped to [0, 1] (vectors are unit length), ``lexical`` hits carry BM25 divided by
   the best BM25 of the same query (so the best lexical hit scores 1.0).
-- Expired records (``expires_at`` at or before ``Filter.live_at``) are never returned; archived
-  ones (``archived_at`` set) only with ``Filter.include_archived``.
+- Records whose ``expires_at`` is at or before ``Filter.live_at`` are never returned (the
+  service passes a ``live_at`` that hides nothing unless expired C observations are deleted);
+  archived ones (``archived_at`` set) only with ``Filter.include_archived``.
 - Upsert is idempotent: the same (workspace, id) replaces the record and all its chunks.
 """
 
@@ -230,6 +231,12 @@ class Store(Protocol):
     def recurrences(self, workspace_id: str, keys: Sequence[str], limit: int) -> dict[str, Recurrence]:
         """For each of ``keys`` that stored observations hold as ``recurrence_key``, how many do
         and which of them are not embedded yet (see ``Recurrence``); keys nobody holds are absent."""
+        ...
+
+    def vectors_due(self, now: datetime, limit: int) -> dict[str, list[str]]:
+        """By workspace, the ids of observations (of every workspace, at most ``limit``) whose
+        chunks still hold vectors they no longer should at ``now`` (``tiers.embeds``): C whose
+        window ended at or before ``now``, and archived E."""
         ...
 
     def archive_execution(self, occurred_before: datetime, now: datetime) -> int:

@@ -55,7 +55,8 @@ class Filter:
     include_superseded: bool = False
     # True (``filters.fresh``): records marked ``possibly_stale`` are not retrieved.
     fresh_only: bool = False
-    # False: records the maintenance archived (``archived_at`` set) are not retrieved.
+    # False: records the maintenance archived (``archived_at`` set) are not retrieved (a search
+    # includes them unless the client says ``includeArchived: false``).
     include_archived: bool = False
 
     def terms(self) -> list[tuple[str, tuple[str, ...]]]:

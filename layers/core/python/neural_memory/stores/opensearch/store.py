@@ -624,6 +624,34 @@ class OpenSearchStore:
         }
         return self._update_chunks(query, {"archived_at": to_iso(now)})
 
+    def vectors_due(self, now: datetime, limit: int) -> dict[str, list[str]]:
+        """Chunks holding a vector of an expired C or an archived E observation, a page at a time
+        until ``limit`` observations are named."""
+        expired = {"bool": {"filter": [{"term": {"tier": "C"}}, {"range": {"expires_at": {"lte": to_iso(now)}}}]}}
+        archived = {"bool": {"filter": [{"term": {"tier": "E"}}, {"exists": {"field": "archived_at"}}]}}
+        body: dict[str, Any] = {
+            "query": {
+                "bool": {
+                    "filter": [{"exists": {"field": "embedding"}}],
+                    "should": [expired, archived],
+                    "minimum_should_match": 1,
+                }
+            },
+            "size": MARK_PAGE,
+            "_source": ["workspace_id", "observation_id"],
+            "sort": [{"workspace_id": "asc"}, {"observation_id": "asc"}, {"chunk_no": "asc"}],
+        }
+        found: dict[str, dict[str, None]] = {}
+        named = 0
+        while named < limit and (hits := self._call(self._client.search, index=self._index, body=body)["hits"]["hits"]):
+            for hit in hits:
+                ids = found.setdefault(str(hit["_source"]["workspace_id"]), {})
+                if hit["_source"]["observation_id"] not in ids and named < limit:
+                    ids[str(hit["_source"]["observation_id"])] = None
+                    named += 1
+            body["search_after"] = hits[-1]["sort"]
+        return {workspace_id: list(ids) for workspace_id, ids in found.items() if ids}
+
     def recurrences(self, workspace_id: str, keys: Sequence[str], limit: int) -> dict[str, Recurrence]:
         """Per key, in one ``_msearch``: how many chunk 0s hold it, and the earliest ``limit`` of
         them without ``embedded_at``."""

@@ -497,6 +497,24 @@ class SqliteStore:
                 raise
         return len(pks)
 
+    def vectors_due(self, now: datetime, limit: int) -> dict[str, list[str]]:
+        """Expired C (the expiry index) and archived, recurrence-embedded E observations with a
+        chunk still holding a vector."""
+        rows = (
+            self._reader()
+            .conn.execute(
+                "SELECT o.workspace_id, o.id FROM observations o WHERE ((o.tier = 'C' AND o.expires_at IS NOT NULL "
+                "AND o.expires_at <= ?) OR (o.tier = 'E' AND o.embedded_at IS NOT NULL AND o.archived_at IS NOT NULL)) "
+                "AND EXISTS (SELECT 1 FROM chunks c WHERE c.obs_pk = o.pk AND c.embedding IS NOT NULL) LIMIT ?",
+                (to_ms(now), limit),
+            )
+            .fetchall()
+        )
+        found: dict[str, list[str]] = {}
+        for workspace_id, observation_id in rows:
+            found.setdefault(str(workspace_id), []).append(str(observation_id))
+        return found
+
     def restate(
         self,
         workspace_id: str,
