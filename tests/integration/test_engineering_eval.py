@@ -96,7 +96,7 @@ def test_eval_prints_each_measure_next_to_its_target(labelled: tuple[int, list[s
     for key, target in TARGETS.items():
         assert result["passed"][key] == (scores[key] > target)
     # The clock hid week 4's collaborative observations, and none came back.
-    assert result["expiredHidden"] >= 5 and result["expiredReturned"] == 0
+    assert result["pastWindow"] >= 5 and result["pastWindowByVector"] == 0
     assert result["questionsByTier"] == {"A": 6, "C": 6, "E": 6}
 
 

@@ -22,6 +22,7 @@ from neural_memory.local.gateway import LocalGateway
 from neural_memory.models import SearchRequest
 from neural_memory.service import Service, set_service
 from neural_memory.settings import Settings
+from neural_memory.stores.base import CLAIM_TYPES
 from neural_memory.stores.opensearch import store as opensearch_store
 from neural_memory.stores.opensearch.index import OpenSearchAdmin
 from neural_memory.stores.opensearch.store import OpenSearchStore
@@ -233,8 +234,8 @@ def test_an_archived_push_still_marks_and_links(svc: Service) -> None:
 
 
 def _expected_marks(svc: Service, workspace: str, ids: list[str]) -> dict[str, str | None]:
-    """The marks the stored observations imply, computed the plain way: for each, the commit of
-    the earliest push (ties by id) after it that touched one of its paths."""
+    """The marks the stored observations imply, computed the plain way: for each claim, the commit
+    of the earliest push (ties by id) after it that touched one of its paths; events none."""
     stored = svc.store.get_many(workspace, ids)
     pushes = [r for r in stored.values() if r.observation_type == "push"]
     expected: dict[str, str | None] = {}
@@ -245,7 +246,8 @@ def _expected_marks(svc: Service, workspace: str, ids: list[str]) -> dict[str, s
             if p.occurred_at > record.occurred_at and set(p.code_refs or ()) & set(record.code_refs or ())
         ]
         first = min(later, key=lambda p: (p.occurred_at, p.id), default=None)
-        expected[record.id] = None if first is None else str(first.metadata["commitSha"])
+        claim = record.observation_type in CLAIM_TYPES
+        expected[record.id] = None if first is None or not claim else str(first.metadata["commitSha"])
     return expected
 
 
@@ -275,13 +277,34 @@ def test_marks_are_the_same_whatever_the_order_of_arrival_batching_and_replays(s
         svc.index(workspace, random.Random(seed).sample(everything, 3))  # replays
         marks = {i: r.possibly_stale for i, r in svc.store.get_many(workspace, ids).items()}
         assert marks == _expected_marks(svc, workspace, ids), seed
-        assert sum(mark is not None for mark in marks.values()) >= 6
+        assert sum(mark is not None for mark in marks.values()) == 4  # every note; no push
         # When a push is deleted, Then what it marked is marked again from what remains
         svc.delete(workspace, pushes[1].id, "r")
         left = [i for i in ids if i != pushes[1].id]
         assert {i: r.possibly_stale for i, r in svc.store.get_many(workspace, left).items()} == _expected_marks(
             svc, workspace, left
         )
+
+
+def test_only_claims_go_stale_and_only_pushes_to_the_default_branch_mark(svc: Service) -> None:
+    # Given a note, a merged PR and an earlier push naming the middleware, all before a later push
+    before = datetime(2025, 12, 12, 8, tzinfo=UTC)
+    refs = [{"repository": "acme/console", "paths": ["src/auth/middleware.ts"]}]
+    merged = note("pr", "Edge sessions", "PR body", observation_type="pull_request_merged", occurred_at=before,
+                  code_refs=refs)  # fmt: skip
+    first = _push("e" * 40, "2025-12-12T07:00:00Z", ["src/auth/middleware.ts"])
+    svc.index("acme", [_noted("note", before), merged, *_normalized(first)])
+    # When a push to a feature branch touches it, Then nothing is marked
+    feature = _push("f" * 40, "2025-12-12T11:00:00Z", ["src/auth/middleware.ts"])
+    feature["detail"]["ref"] = "refs/heads/feature/edge"
+    feature["detail"]["repository"]["default_branch"] = "main"
+    svc.index("acme", _normalized(feature))
+    assert _stale(svc, "note") is None
+    # When a push to the default branch touches it, Then only the claim is marked: events never
+    svc.index("acme", _normalized(_push()))
+    assert _stale(svc, "note") == FIX_SHA
+    assert _stale(svc, "pr") is None and _stale(svc, "github-push-acme.console-eeeeeeeeeeee") is None
+    assert all(r.possibly_stale is None for r in svc.store.get_many("acme", [PUSH_ID, "pr"]).values())
 
 
 def test_a_mark_made_before_its_push_time_was_kept_is_recomputed_at_the_next_push(svc: Service) -> None:

@@ -1,9 +1,11 @@
-"""What went stale: an observation names the code it is about (``codeRefs``, stored as
-``repository:path``; the GitHub normalizer sets them for pushes, a caller for notes), and a GitHub
-push names the same way the paths its commits added, modified or removed. An observation is
-``possibly_stale`` when a push that occurred after it touched one of its paths; the mark is the
-commit of the earliest such push (the head it pushed, ``metadata.commitSha``). Nothing is deleted,
-and search leaves the marked ones out only when asked (``filters.fresh``).
+"""What went stale: a claim (a note, decision, design note or ADR: ``stores.base.CLAIM_TYPES``)
+names the code it is about (``codeRefs``, stored as ``repository:path``; a caller sets them), and a
+GitHub push names the same way the paths its commits added, modified or removed. A claim is
+``possibly_stale`` when a push to the repository's default branch that occurred after it touched
+one of its paths; the mark is the commit of the earliest such push (the head it pushed,
+``metadata.commitSha``). Events (pushes, deployments, merged pull requests) record what happened
+and are never marked. Nothing is deleted, and search leaves the marked ones out only when asked
+(``filters.fresh``).
 
 The mark is what the stored events imply, whatever the order of arrival and however often an event is
 replayed: each write keeps it so, touching only what it changes. A written observation naming code
@@ -20,7 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal
 
 from neural_memory.models import CodeRef
-from neural_memory.stores.base import Referencing
+from neural_memory.stores.base import CLAIM_TYPES, Referencing
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -66,7 +68,7 @@ def remark(
     # The written observations naming code: the earliest later push, stored or in this batch (a
     # store may not show the batch to a search yet).
     for record in written:
-        if record.code_refs:
+        if record.code_refs and is_claim(record):
             mark = _earliest_later_push(store, workspace_id, record, now, batch_pushes)
             if mark != _mark_of(record):
                 changes[record.id] = mark
@@ -75,7 +77,7 @@ def remark(
     for push, removed in [(p, False) for p in batch_pushes] + (
         [(deleted, True)] if deleted and _marks(deleted) else []
     ):
-        scope = Referencing(before=push.occurred_at, marked_from=push.occurred_at)
+        scope = Referencing(before=push.occurred_at, marked_from=push.occurred_at, claims=True)
         for holder in store.referencing(workspace_id, push.code_refs or [], now, scope):
             if holder.id in ids:
                 continue
@@ -116,9 +118,18 @@ def _holder_mark(
     return (commit, push.occurred_at)  # unmarked, or marked by a later push: this one is earlier
 
 
+def is_claim(record: ObservationRecord) -> bool:
+    """An observation stating something about code, which a later change can make stale."""
+    return record.observation_type in CLAIM_TYPES
+
+
 def _marks(record: ObservationRecord) -> bool:
-    """A push that can mark: one naming its head commit and the paths it touched."""
-    return is_push(record) and bool(record.code_refs) and pushed_commit(record) is not None
+    """A push that can mark: one naming its head commit and the paths it touched, to the
+    repository's default branch when the push says which that is (a feature branch changes
+    nothing yet)."""
+    default = record.metadata.get("defaultBranch")
+    on_default = not isinstance(default, str) or record.metadata.get("branch") == default
+    return is_push(record) and bool(record.code_refs) and pushed_commit(record) is not None and on_default
 
 
 def _mark_of(record: ObservationRecord) -> StaleMark | None:

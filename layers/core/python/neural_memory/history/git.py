@@ -232,7 +232,7 @@ class GitHistory:
             "ref": f"refs/heads/{self.branch}",
             "before": commit.parents[0] if commit.parents else "0" * 40,
             "after": commit.sha,
-            "repository": {"full_name": self.repo},
+            "repository": {"full_name": self.repo, "default_branch": self.branch},
             "pusher": {"name": commit.author, "email": commit.email},
             "sender": {"login": commit.login},
             "compare": f"https://github.com/{self.repo}/commit/{commit.sha}",

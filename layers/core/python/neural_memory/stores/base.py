@@ -83,18 +83,26 @@ StaleMark: TypeAlias = (
 )
 
 
+# The observation types that state something about code, and so can go stale (``possibly_stale``)
+# when a later push touches what they name. Events (pushes, deployments, CI runs, merged pull
+# requests) record what happened: they cannot.
+CLAIM_TYPES = ("adr", "decision", "design_note", "note")
+
+
 @dataclass(frozen=True)
 class Referencing:
     """Which observations naming a path ``Store.referencing`` returns (every one by default).
 
     ``before``/``after``: occurred strictly before/after; ``marked_from``: not marked, or marked by
     a push that occurred at or after it (``stale_at``; a mark without one counts as such);
-    ``pushes``: GitHub pushes only; ``limit``: at most that many, the oldest."""
+    ``pushes``: GitHub pushes only; ``claims``: claims only (``CLAIM_TYPES``); ``limit``: at most
+    that many, the oldest."""
 
     before: datetime | None = None
     after: datetime | None = None
     marked_from: datetime | None = None
     pushes: bool = False
+    claims: bool = False
     limit: int | None = None
 
 

@@ -64,6 +64,7 @@ def _push(payload: dict[str, Any], event_time: str | None) -> Normalized:
         content += ":\n" + "\n".join(lines)
     login, is_bot = _actor(payload)
     paths = _touched(commits)
+    default = dig(payload, "repository", "default_branch")
     observation = ObservationIn.model_validate(
         {
             "id": f"github-push-{repo.replace('/', '.')}-{after[:12]}",
@@ -80,6 +81,12 @@ def _push(payload: dict[str, Any], event_time: str | None) -> Normalized:
                 "branch": branch,
                 "after": after,
                 "commitSha": after,  # the head commit: what a deployment of this push carries
+                # Only pushes to it mark claims stale (engineering/staleness.py).
+                **(
+                    {"defaultBranch": default}
+                    if isinstance(default := dig(payload, "repository", "default_branch"), str)
+                    else {}
+                ),
                 "commits": len(commits),
                 "forced": forced,
                 "bot": is_bot,

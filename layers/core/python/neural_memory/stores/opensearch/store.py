@@ -42,6 +42,7 @@ from neural_memory.search.filters.model import (
 )
 from neural_memory.settings import OPENSEARCH_BULK_MAX_BYTES
 from neural_memory.stores.base import (
+    CLAIM_TYPES,
     KNOWN_FIELDS,
     LIFECYCLE_FIELDS,
     IndexedObservation,
@@ -785,6 +786,8 @@ class OpenSearchStore:
             within.append({"bool": {"should": [unmarked, later], "minimum_should_match": 1}})
         if scope.pushes:
             within += [{"term": {"source": "github"}}, {"term": {"observation_type": "push"}}]
+        if scope.claims:
+            within.append({"terms": {"observation_type": list(CLAIM_TYPES)}})
         query = {
             "bool": {
                 "filter": [

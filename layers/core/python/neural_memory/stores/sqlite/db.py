@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from neural_memory.errors import StoreModelMismatch
 from neural_memory.ingest.ids import recurrence_key
 from neural_memory.search.filters.model import metadata_terms
+from neural_memory.stores.base import CLAIM_TYPES
 from neural_memory.stores.record_fields import RECORD_FIELDS, RecordField
 
 if TYPE_CHECKING:
@@ -79,7 +80,16 @@ CREATE INDEX IF NOT EXISTS observations_recurrence ON observations (workspace_id
     WHERE recurrence_key IS NOT NULL;
 CREATE INDEX IF NOT EXISTS observations_unarchived_execution ON observations (occurred_at)
     WHERE tier = 'E' AND archived_at IS NULL;
+CREATE INDEX IF NOT EXISTS observations_claims_v1 ON observations (workspace_id, occurred_at)
+    WHERE {claims};
 """
+
+# A claim naming code (``stores.base.CLAIM_TYPES``): the rows a push's staleness marks read, by
+# the partial index above (``INDEXED BY`` needs the query to state its condition; change the
+# types, change the index's version).
+_CLAIM_TYPES_SQL = ", ".join(f"'{kind}'" for kind in CLAIM_TYPES)
+CLAIMS_CONDITION = f"o.code_refs IS NOT NULL AND o.observation_type IN ({_CLAIM_TYPES_SQL})"
+CLAIMS_INDEX = "observations_claims_v1"
 
 _SQL_TYPES = {"time": "INTEGER", "integer": "INTEGER", "boolean": "INTEGER", "float": "REAL"}
 
@@ -228,9 +238,12 @@ def connect(path: Path, synchronous: Synchronous = "full") -> sqlite3.Connection
     conn.execute("PRAGMA foreign_keys = ON")
     conn.executescript(SCHEMA)
     _add_new_columns(conn)
-    conn.executescript(_INDEXES_OF_ADDED_COLUMNS)
+    conn.executescript(
+        _INDEXES_OF_ADDED_COLUMNS.format(claims=f"code_refs IS NOT NULL AND observation_type IN ({_CLAIM_TYPES_SQL})")
+    )
     _fill_metadata_terms(conn)
     _fill_recurrence_keys(conn)
+    _unmark_events(conn)
     _record_model(conn)
     conn.execute(
         "INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO NOTHING",
@@ -265,6 +278,15 @@ def write_metadata_terms(
     rows = [(pk, term) for term in metadata_terms(metadata, code_refs)]
     if rows:  # most observations have none, and an empty executemany still costs ~0.15 ms
         conn.executemany("INSERT INTO metadata_terms (obs_pk, term) VALUES (?, ?)", rows)
+
+
+def _unmark_events(conn: sqlite3.Connection) -> None:
+    """Only claims go stale: clear the marks an earlier version put on events (pushes marked
+    each other). A no-op once done (the partial index holds only marked rows)."""
+    conn.execute(
+        "UPDATE observations SET possibly_stale = NULL, stale_at = NULL "
+        f"WHERE possibly_stale IS NOT NULL AND observation_type NOT IN ({_CLAIM_TYPES_SQL})"
+    )
 
 
 def _fill_metadata_terms(conn: sqlite3.Connection) -> None:

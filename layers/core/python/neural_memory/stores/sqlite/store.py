@@ -36,6 +36,8 @@ from neural_memory.stores.base import (
 )
 from neural_memory.stores.record_fields import FIELD_NAMES, RECORD_FIELDS
 from neural_memory.stores.sqlite.db import (
+    CLAIMS_CONDITION,
+    CLAIMS_INDEX,
     LazyConnection,
     Model,
     Synchronous,
@@ -719,16 +721,24 @@ class SqliteStore:
         if scope.pushes:
             within += " AND o.source = 'github' AND o.observation_type = 'push'"
         limit = "" if scope.limit is None else f" LIMIT {int(scope.limit)}"
-        rows = (
-            self._reader()
-            .conn.execute(
-                f"SELECT {_RECORD_COLUMNS} FROM observations o WHERE o.pk IN (SELECT t.obs_pk FROM metadata_terms t "
-                f"WHERE t.term IN ({', '.join('?' * len(terms))})) AND o.workspace_id = ? "
-                f"AND (o.expires_at IS NULL OR o.expires_at > ?){within} ORDER BY o.occurred_at, o.id{limit}",
-                params,
+        marks = ", ".join("?" * len(terms))
+        if scope.claims:
+            # From the few claims naming code (a partial index), never from the terms: a path every
+            # push touches is named by thousands of pushes, and a push's write must not read them.
+            sql = (
+                f"SELECT {_RECORD_COLUMNS} FROM observations o INDEXED BY {CLAIMS_INDEX} "
+                f"WHERE o.workspace_id = ? AND {CLAIMS_CONDITION} AND (o.expires_at IS NULL OR o.expires_at > ?)"
+                f"{within} AND EXISTS (SELECT 1 FROM metadata_terms t WHERE t.obs_pk = o.pk AND t.term IN ({marks})) "
+                f"ORDER BY o.occurred_at, o.id{limit}"
             )
-            .fetchall()
-        )
+            params = [*params[len(terms) :], *terms]
+        else:
+            sql = (
+                f"SELECT {_RECORD_COLUMNS} FROM observations o WHERE o.pk IN (SELECT t.obs_pk FROM metadata_terms t "
+                f"WHERE t.term IN ({marks})) AND o.workspace_id = ? "
+                f"AND (o.expires_at IS NULL OR o.expires_at > ?){within} ORDER BY o.occurred_at, o.id{limit}"
+            )
+        rows = self._reader().conn.execute(sql, params).fetchall()
         return [_record(row) for row in rows]
 
     def get_many(self, workspace_id: str, observation_ids: Sequence[str]) -> dict[str, ObservationRecord]:
