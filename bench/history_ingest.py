@@ -1,0 +1,88 @@
+"""Ingest at speed on real history: ``import git`` of a real repository into a fresh embedded store.
+
+    python -m bench.history_ingest PATH [--repo owner/name] [--limit 5000] [--window 1000]
+
+End to end, as ``neural-memory import git`` runs it (the real local model included): the clone's
+first-parent history read once, every push and merged pull request through the webhooks'
+normalizers and ``Service.index`` in batches, with the default settings (pushes are E, merged
+pull requests C: past their window they are written by their words only). Prints events/s over
+the whole import, the seconds of the first and the last ``--window`` events, and their ratio: a
+per-event cost that grows with history shows as a ratio over 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+
+from neural_memory.history.git import GitHistory
+from neural_memory.history.sink import EmbeddedSink, run_import
+from neural_memory.service import build_service
+from neural_memory.settings import Settings
+from tqdm import tqdm
+
+from bench.log_sink import discard_log_output
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("path", help="a clone (work tree or bare) of a public repository")
+    parser.add_argument("--repo", help="owner/name, when the clone's origin does not say")
+    parser.add_argument("--limit", type=int, help="only the first N events (the oldest)")
+    parser.add_argument("--window", type=int, default=1000, help="events in the first and last windows compared")
+    args = parser.parse_args()
+    discard_log_output()
+    history = GitHistory(Path(args.path), repo=args.repo)
+    read_began = time.perf_counter()
+    events = list(history.events())[: args.limit]
+    read_s = time.perf_counter() - read_began
+    with tempfile.TemporaryDirectory() as tmp:
+        service = build_service(Settings(data_dir=Path(tmp)))
+        assert service.embedder is not None
+        service.embedder.embed(["warm up"], "search_document")
+        marks: list[tuple[int, float]] = []
+        done = 0
+
+        def progress(count: int) -> None:
+            nonlocal done
+            done += count
+            marks.append((done, time.perf_counter()))
+            bar.update(count)
+
+        began = time.perf_counter()
+        with tqdm(total=len(events), unit="event", desc="importing", file=sys.stderr) as bar:
+            report = run_import(events, EmbeddedSink(service, "bench"), progress=progress)
+        elapsed = time.perf_counter() - began
+        held = service.store.count("bench")
+        service.close()
+    total = len(events)
+    window = min(args.window, total // 2)
+
+    def at(count: int) -> float:
+        """The time the import passed ``count`` events (batch ends, interpolated)."""
+        previous = (0, began)
+        for n, moment in marks:
+            if n >= count:
+                share = (count - previous[0]) / max(n - previous[0], 1)
+                return previous[1] + share * (moment - previous[1])
+            previous = (n, moment)
+        return marks[-1][1]
+
+    first = at(window) - began
+    last = at(total) - at(total - window)
+    print(
+        f"{history.repo}: {total} events ({report.created} created, {report.updated} updated, "
+        f"{len(report.skipped)} skipped, {len(report.failures)} failed; {held} held), git read {read_s:.1f} s"
+    )
+    print(f"import: {elapsed:.1f} s, {total / elapsed:.0f} events/s")
+    print(f"first {window}: {first:.2f} s, last {window}: {last:.2f} s, last/first {last / first:.2f}")
+
+
+if __name__ == "__main__":
+    main()
