@@ -142,6 +142,13 @@ class GitHistory:
             return False
         return True
 
+    def show(self, path: str) -> str | None:
+        """The text of ``path`` in the branch's newest tree, or None if it has none."""
+        try:
+            return self._git("show", f"{self.branch}:{path}")
+        except GitHistoryError:
+            return None
+
     def _range(self) -> list[str]:
         return [f"--since={self._since}"] if self._since else []
 

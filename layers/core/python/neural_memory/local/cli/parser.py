@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from neural_memory.local.cli.commands.backup import cmd_backup
 from neural_memory.local.cli.commands.check import cmd_check
 from neural_memory.local.cli.commands.dlq import cmd_dlq_replay
+from neural_memory.local.cli.commands.eval_history import cmd_eval_history
 from neural_memory.local.cli.commands.evaluate import cmd_eval
 from neural_memory.local.cli.commands.history import cmd_import_git
 from neural_memory.local.cli.commands.ingest import cmd_ingest, cmd_replay
@@ -202,6 +203,18 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--json", action="store_true", help="print only the JSON line")
     data_dir(evaluate)
     evaluate.set_defaults(func=cmd_eval)
+
+    eval_history = commands.add_parser(
+        "eval-history",
+        help="a clone's history imported into a temporary store: changelog entries -> the PRs they cite "
+        "(recall@10, MRR@10 per mode), and whether two-year-old PRs and pushes are still found",
+    )
+    eval_history.add_argument("path", help="a clone (work tree or bare) of a repository with a changelog")
+    eval_history.add_argument("--repo", help="owner/name, when the clone's origin does not say")
+    eval_history.add_argument("--pr-tier", choices=["A", "C", "E"], help="the tier of merged PRs for this run")
+    eval_history.add_argument("--json", action="store_true", help="print only the JSON line")
+    data_dir(eval_history)
+    eval_history.set_defaults(func=cmd_eval_history)
 
     openapi = commands.add_parser("openapi", help="print the OpenAPI document")
     openapi.set_defaults(func=cmd_openapi)

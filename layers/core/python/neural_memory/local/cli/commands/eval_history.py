@@ -1,0 +1,38 @@
+"""``neural-memory eval-history``: retrieval on a real repository's history (``local/history_eval.py``)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from neural_memory.local.cli.common import cli_settings
+
+if TYPE_CHECKING:
+    import argparse
+
+
+def cmd_eval_history(args: argparse.Namespace) -> int:
+    """Import a clone's history into a temporary store and score changelog → PR retrieval and what
+    old history is still found; the last line is one JSON object."""
+    from neural_memory.history.git import GitHistoryError
+    from neural_memory.local import history_eval
+    from neural_memory.observability import logger
+
+    previous = logger.log_level
+    if not (os.getenv("POWERTOOLS_LOG_LEVEL") or os.getenv("LOG_LEVEL")):
+        logger.setLevel(logging.WARNING)  # a "search complete" line per search would bury the report
+    try:
+        result = history_eval.run(Path(args.path), args.repo, args.pr_tier, cli_settings(args))
+    except GitHistoryError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        logger.setLevel(previous)
+    if not args.json:
+        print("\n".join(history_eval.summary(result)))
+    print(json.dumps(result))
+    return 0

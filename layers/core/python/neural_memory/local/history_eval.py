@@ -1,0 +1,263 @@
+"""``neural-memory eval-history PATH``: retrieval on a real repository's history, against truth
+taken from the repository itself.
+
+The clone's history is imported as ``import git`` does (``history.git``) into a temporary
+embedded store, on today's clock, with the configured settings (``--pr-tier`` sets the tier of
+merged pull requests for this run). Then:
+
+- **Changes**: each changelog entry that cites a pull request (``:pr:`123```, ``(#123)``,
+  ``/pull/123``) is a query; the answer is that pull request's observations (the merged PR and
+  the push of its merge commit). recall@10 (a cited PR among the first 10) and MRR@10, per mode.
+- **Remembered**: pull requests and pushes at least two years old, searched by default (hybrid,
+  top 10) by the PR's title and by the commit's subject (subjects that occur once in the
+  history); the share found; and how many of those PRs' lineage answers.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import sys
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from neural_memory.history.git import GitHistory
+    from neural_memory.models import Tier
+    from neural_memory.service import Service
+    from neural_memory.settings import Settings
+
+WORKSPACE = "history"
+TOP_K = 10
+MODES = ("keyword", "semantic", "hybrid")
+CHANGELOGS = (
+    "CHANGES.rst",
+    "CHANGES.md",
+    "CHANGELOG.md",
+    "CHANGELOG.rst",
+    "HISTORY.rst",
+    "HISTORY.md",
+    "NEWS.rst",
+    "docs/changelog.md",
+    "docs/changelog.rst",
+    "doc/en/changelog.rst",
+)
+OLD_AGE = timedelta(days=730)
+SAMPLE = 20  # old pull requests and old pushes searched for by their own words
+MAX_QUERY_CHARS = 400
+
+_PR_CITATION = re.compile(r":(?:pr|pull):`(\d+)`|(?<![\w&/])#(\d+)\b|/pull/(\d+)")
+_ROLE = re.compile(r":[a-z]+:`([^`<]*)(?:<[^>]*>)?`")  # :func:`name` -> name
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")  # [text](url) -> text
+_BULLET = re.compile(r"^(\s*)[-*+]\s+(.*)$")
+
+
+@dataclass(frozen=True)
+class ChangelogEntry:
+    """One bullet of a changelog: its words (citations and markup removed) and the PRs it cites."""
+
+    text: str
+    prs: tuple[int, ...]
+
+
+def changelog_entries(text: str) -> list[ChangelogEntry]:
+    """The bullets of a changelog (reStructuredText or Markdown) that cite a pull request."""
+    bullets: list[list[str]] = []
+    current: list[str] | None = None
+    for line in text.splitlines():
+        match = _BULLET.match(line)
+        if match:
+            current = [match.group(2)]
+            bullets.append(current)
+        elif current is not None and line.strip() and line[:1].isspace():
+            current.append(line.strip())
+        elif line.strip():  # a heading or paragraph ends the bullet
+            current = None
+    entries = []
+    for lines in bullets:
+        raw = " ".join(part for part in lines if part).strip()
+        prs = tuple(int(next(g for g in m.groups() if g)) for m in _PR_CITATION.finditer(raw))
+        if not prs:
+            continue
+        words = _PR_CITATION.sub(" ", raw)
+        words = _LINK.sub(r"\1", _ROLE.sub(r"\1", words))
+        words = re.sub(r":[a-z]+:", " ", words).replace("``", "").replace("`", "").replace("**", "")
+        words = re.sub(r"\(\s*[,\s]*\)", " ", words)  # the brackets a citation left empty
+        words = " ".join(words.split()).strip(" .,;")
+        if len(words.split()) >= 3:
+            entries.append(ChangelogEntry(words[:MAX_QUERY_CHARS], prs))
+    return entries
+
+
+def find_changelog(history: GitHistory) -> tuple[str, str] | None:
+    """The first changelog file of ``CHANGELOGS`` in the branch's newest tree: (path, text)."""
+    for path in CHANGELOGS:
+        text = history.show(path)
+        if text is not None:
+            return path, text
+    return None
+
+
+@dataclass
+class Imported:
+    """What the history yielded: PR number -> observation ids and facts, old pushes' subjects."""
+
+    prs: dict[int, dict[str, Any]] = field(default_factory=dict)
+    pushes: list[dict[str, Any]] = field(default_factory=list)
+    events: int = 0
+
+
+def imported(history: GitHistory, service: Service) -> Imported:
+    """Import the history into ``WORKSPACE`` with progress; what the evaluation asks about."""
+    from tqdm import tqdm
+
+    from neural_memory.history.sink import EmbeddedSink, run_import
+
+    events = list(history.events())
+    facts = Imported(events=len(events))
+    slug = history.repo.replace("/", ".")
+    for _, event in events:
+        detail = event["detail"]
+        if event["detail-type"] == "pull_request":
+            pr = detail["pull_request"]
+            ids = {f"github-pr-{slug}-{pr['number']}-pull_request_merged"}
+            facts.prs[int(pr["number"])] = {"ids": ids, "title": pr["title"], "at": pr["merged_at"]}
+            facts.prs[int(pr["number"])]["sha"] = pr["merge_commit_sha"]
+        else:
+            head = detail["head_commit"]
+            push_id = f"github-push-{slug}-{detail['after'][:12]}"
+            facts.pushes.append({"id": push_id, "subject": head["message"].split("\n", 1)[0], "at": head["timestamp"]})
+    push_ids = {push["id"] for push in facts.pushes}
+    for pr in facts.prs.values():  # the push of its merge commit answers for it too
+        merge_push = f"github-push-{slug}-{pr['sha'][:12]}"
+        if merge_push in push_ids:
+            pr["ids"].add(merge_push)
+    sink = EmbeddedSink(service, WORKSPACE)
+    with tqdm(total=len(events), unit="event", desc="importing", file=sys.stderr) as bar:
+        report = run_import(events, sink, progress=bar.update)
+    if report.failures:
+        first = report.failures[0]
+        raise ValueError(f"{len(report.failures)} events failed to import, first {first.origin}: {first.reason}")
+    return facts
+
+
+def _ranked(service: Service, query: str, mode: str) -> list[set[str]]:
+    from neural_memory.models import SearchRequest
+
+    body = {"query": query, "topK": TOP_K, "mode": mode, "llmFilter": False}
+    results = service.search(WORKSPACE, SearchRequest.model_validate(body), "eval-history").results
+    return [{r.id, *r.duplicates} for r in results]
+
+
+def _rank_of(ranked: list[set[str]], relevant: set[str]) -> int | None:
+    return next((n for n, ids in enumerate(ranked, 1) if ids & relevant), None)
+
+
+def changes(service: Service, facts: Imported, entries: list[ChangelogEntry]) -> dict[str, Any]:
+    """recall@10 and MRR@10 of the changelog entries whose cited PRs the history holds, per mode."""
+    from tqdm import tqdm
+
+    queries = [(e.text, set().union(*(facts.prs[n]["ids"] for n in e.prs if n in facts.prs))) for e in entries]
+    queries = [(text, relevant) for text, relevant in queries if relevant]
+    scores: dict[str, Any] = {"queries": len(queries), "entries": len(entries)}
+    for mode in MODES:
+        ranks = [
+            _rank_of(_ranked(service, text, mode), relevant)
+            for text, relevant in tqdm(queries, unit="q", desc=f"changelog ({mode})", file=sys.stderr)
+        ]
+        found = [rank for rank in ranks if rank is not None]
+        scores[mode] = {
+            "recall@10": round(len(found) / max(len(ranks), 1), 4),
+            "mrr@10": round(sum(1 / rank for rank in found) / max(len(ranks), 1), 4),
+        }
+    return scores
+
+
+def remembered(service: Service, facts: Imported, now: datetime, seed: int = 7) -> dict[str, Any]:
+    """Old PRs found by their title, old pushes by their commit's subject (default search), and
+    the old PRs whose lineage answers."""
+    from neural_memory.errors import NotFound
+
+    cutoff = now - OLD_AGE
+    rng = random.Random(seed)
+    old_prs = [(n, pr) for n, pr in sorted(facts.prs.items()) if datetime.fromisoformat(pr["at"]) <= cutoff]
+    subjects: dict[str, int] = {}
+    for push in facts.pushes:
+        subjects[push["subject"]] = subjects.get(push["subject"], 0) + 1
+    old_pushes = [
+        push
+        for push in facts.pushes
+        if datetime.fromisoformat(push["at"]) <= cutoff
+        and subjects[push["subject"]] == 1
+        and len(push["subject"].split()) >= 4
+        and not push["subject"].startswith("Merge ")
+    ]
+    prs = rng.sample(old_prs, min(SAMPLE, len(old_prs)))
+    pushes = rng.sample(old_pushes, min(SAMPLE, len(old_pushes)))
+    pr_found = [_rank_of(_ranked(service, pr["title"], "hybrid"), pr["ids"]) is not None for _, pr in prs]
+    push_found = [_rank_of(_ranked(service, push["subject"], "hybrid"), {push["id"]}) is not None for push in pushes]
+    lineage = 0
+    for number, pr in prs:
+        pr_id = next(i for i in pr["ids"] if i.endswith(f"-{number}-pull_request_merged"))
+        try:
+            service.lineage(WORKSPACE, pr_id, 10, "eval-history")
+        except NotFound:
+            continue
+        lineage += 1
+    return {
+        "oldPrs": len(prs),
+        "oldPrsFound": sum(pr_found),
+        "oldPushes": len(pushes),
+        "oldPushesFound": sum(push_found),
+        "oldPrLineage": lineage,
+    }
+
+
+def run(path: Path, repo: str | None, pr_tier: Tier | None, settings: Settings) -> dict[str, Any]:
+    """Import ``path``'s history into a temporary store and score it."""
+    from neural_memory.clock import utcnow
+    from neural_memory.history.git import GitHistory
+    from neural_memory.local.eval_service import evaluation_service
+
+    history = GitHistory(path, repo=repo)
+    if pr_tier is not None:
+        policy = {WORKSPACE: {"pull_request_merged": pr_tier}}
+        settings = settings.model_copy(update={"workspace_tier_policy": policy})
+    now = utcnow()
+    changelog = find_changelog(history)
+    entries = changelog_entries(changelog[1]) if changelog else []
+    with evaluation_service(settings, clock=lambda: now) as service:
+        facts = imported(history, service)
+        result: dict[str, Any] = {
+            "repo": history.repo,
+            "branch": history.branch,
+            "events": facts.events,
+            "mergedPrs": len(facts.prs),
+            "prTier": settings.tiers_of(WORKSPACE).get("pull_request_merged"),
+            "changelog": changelog[0] if changelog else None,
+            "changes": changes(service, facts, entries),
+            "remembered": remembered(service, facts, now),
+        }
+    return result
+
+
+def summary(result: dict[str, Any]) -> list[str]:
+    """The report's lines."""
+    found = result["remembered"]
+    lines = [
+        f"{result['repo']} ({result['branch']}): {result['events']} events, {result['mergedPrs']} merged PRs "
+        f"(tier {result['prTier']})",
+        f"  changes ({result['changelog']}: {result['changes']['queries']} entries citing a PR the history holds)",
+    ]
+    for mode in MODES:
+        scores = result["changes"][mode]
+        lines.append(f"    {mode:<9} recall@10 {scores['recall@10']:.4f}  MRR@10 {scores['mrr@10']:.4f}")
+    lines.append(
+        f"  remembered (2+ years old, default search): PRs by title {found['oldPrsFound']}/{found['oldPrs']}, "
+        f"pushes by commit subject {found['oldPushesFound']}/{found['oldPushes']}, "
+        f"PR lineage {found['oldPrLineage']}/{found['oldPrs']}"
+    )
+    return lines
