@@ -61,7 +61,7 @@ def capture(browser: Browser, served: Served, empty: Served, out: Path) -> list[
         page.locator("#experts").scroll_into_view_if_needed()
         shot(page, "who-knows")
         page = _page(browser, served, width, height, "?q=deployment+failed+console&mode=keyword&source=vercel")
-        page.locator('[id="result-vercel-uHp5NnBmQ3ZqX2p6TWd4"]').get_by_role("button", name="Open").click()
+        page.locator('[id="result-vercel-dpl_8Hn2Jk4Lm6Np8Qr0St2Uv4Wx-error"]').get_by_role("button", name="Open").click()
         page.locator("#lineage li.step").first.wait_for()
         page.locator("#record-lineage").scroll_into_view_if_needed()
         shot(page, "lineage")
