@@ -16,7 +16,6 @@ import json
 import re
 import threading
 import time
-from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -26,7 +25,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 from tests.helpers.events import load_event
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
 PAGE_CAP = 2  # items per page, whatever the client asks: several pages from a few items
 REPO = "acme/console"
@@ -168,22 +167,23 @@ class GitHubData:
             _pull(490, "Bump next to 15.1", "2025-12-13T10:00:00Z", merged=True, author="dependabot[bot]"),
         ]
         self.merged_by = {470: "octocat", 475: "octocat", 482: "octocat", 490: "mona"}
-        self.files = {
+        renamed = {"status": "renamed", "previous_filename": "src/hooks/useSessionRefresh.ts"}
+        self.files: dict[int, list[dict[str, Any]]] = {
             482: [
                 {"filename": "src/middleware.ts", "status": "modified"},
                 {"filename": "src/auth/refresh.ts", "status": "added"},
-                {"filename": "src/hooks/useSession.ts", "status": "renamed",
-                 "previous_filename": "src/hooks/useSessionRefresh.ts"},
-            ],  # fmt: skip
+                {"filename": "src/hooks/useSession.ts", **renamed},
+            ],
         }
-        self.reviews = {482: [{"user": _user("mona"), "state": "APPROVED"}, {"user": _user("hubot")}]}
+        reviews = [{"user": _user("mona"), "state": "APPROVED"}, {"user": _user("hubot"), "state": "COMMENTED"}]
+        self.reviews: dict[int, list[dict[str, Any]]] = {482: reviews}
         self.issues = [
             self._issue(12, "Login loops after token expiry", "2025-11-22T08:00:00Z", closed=True),
             self._issue(13, "Dark mode flickers", "2025-11-28T08:00:00Z", closed=False),
             self._issue(14, "Session cookie not secure on preview", "2025-12-12T08:00:00Z", closed=True),
         ]
         self.comments = [
-            self._comment(9001, 12, "mona", "Reproduced on Safari: the refresh races the redirect.", "2025-11-22T09:00:00Z"),
+            self._comment(9001, 12, "mona", "Safari: the refresh races the redirect.", "2025-11-22T09:00:00Z"),
             self._comment(9002, 482, "octocat", "Let's ship this behind the edge flag first.", "2025-12-11T12:00:00Z"),
             self._comment(9003, 482, "vercel[bot]", "Preview deployed.", "2025-12-11T12:30:00Z", bot=True),
         ]  # fmt: skip
@@ -288,8 +288,11 @@ def _paged(base: str, path: str, query: dict[str, str], items: list[dict[str, An
     chunk = items[(page - 1) * size : page * size]
     headers = {}
     last = max(1, -(-len(items) // size))
+
+    def link(number: int) -> str:
+        return f"{base}{path}?{urlencode({**query, 'page': number})}"
+
     if page < last:
-        link = lambda n: f"{base}{path}?{urlencode({**query, 'page': n})}"  # noqa: E731
         headers["Link"] = f'<{link(page + 1)}>; rel="next", <{link(last)}>; rel="last"'
     return Reply(200, json.dumps(chunk).encode(), headers)
 
