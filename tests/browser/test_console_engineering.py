@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
-FAILED_DEPLOY = "vercel-uHp5NnBmQ3ZqX2p6TWd4"
+FAILED_DEPLOY = "vercel-dpl_8Hn2Jk4Lm6Np8Qr0St2Uv4Wx-error"
 MERGED_PR = "github-pr-acme.console-482-pull_request_merged"
 PR_TITLE = "PR #482 merged: Move session refresh into edge middleware"
 

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.integration
 
-FAILED_DEPLOY = "vercel-uHp5NnBmQ3ZqX2p6TWd4"
+FAILED_DEPLOY = "vercel-dpl_8Hn2Jk4Lm6Np8Qr0St2Uv4Wx-error"
 FIX_PUSH = "github-push-acme.console-7f3a9b2c1d0e"
 MERGED_PR = "github-pr-acme.console-482-pull_request_merged"
 FIX_SHA = "7f3a9b2c1d0e4f5a6b7c8d9e0f1a2b3c4d5e6f70"
@@ -92,10 +92,10 @@ def test_the_failed_deploy_reaches_the_pull_request_and_the_fixing_commit(svc: S
     # and the other events of the same deployment; the later, successful deployment is not linked
     assert ("commit", FIX_SHA) in links[FIX_PUSH]
     assert ("commit", FIX_SHA) in links[MERGED_PR]
-    canceled = "vercel-45fe884ba97083deb1120857e05df696"  # its event id ends in "=": hashed
+    canceled = "vercel-dpl_8Hn2Jk4Lm6Np8Qr0St2Uv4Wx-canceled"  # the same deployment, another state
     assert links[canceled] == {("commit", FIX_SHA), ("deployment", "dpl_8Hn2Jk4Lm6Np8Qr0St2Uv4Wx")}
     assert links[FAILED_DEPLOY] == set() and [e.id for e in reply.timeline if e.subject] == [FAILED_DEPLOY]
-    assert "vercel-da76c4974b041b210e439f23027794e4" not in links and "rival-note" not in links
+    assert "vercel-dpl_3Fq5Rt7Yu9Io1Pa3Sd5Fg7Hj-succeeded" not in links and "rival-note" not in links
     # oldest first: the pull request was merged before the push reached main, then the deploy started
     times = [e.occurred_at for e in reply.timeline]
     assert times == sorted(times)

@@ -75,7 +75,7 @@ def test_readme_search_returns_sample_results_with_every_latency_key(server: Run
     # Then it answers with sample observations and the full latency breakdown
     assert status == 200
     ids = [r["id"] for r in body["results"]]
-    assert "note-deploy-env-vars" in ids and "vercel-uHp5NnBmQ3ZqX2p6TWd4" in ids
+    assert "note-deploy-env-vars" in ids and "vercel-dpl_8Hn2Jk4Lm6Np8Qr0St2Uv4Wx-error" in ids
     assert set(body["latency"]) == {"total", "embed", "retrieval", "llmFilter", "rerank"}
 
 

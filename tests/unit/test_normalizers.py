@@ -40,7 +40,45 @@ def test_vercel_deployment_error_sample() -> None:
     assert obs.actor_name == "octocat"
     assert obs.occurred_at.isoformat() == "2025-12-12T10:01:02+00:00"
     assert obs.url == "https://vercel.com/acme/console/8Hn2Jk4Lm6Np8Qr0St2Uv4Wx"
-    assert obs.id == "vercel-uHp5NnBmQ3ZqX2p6TWd4"
+    assert obs.id == "vercel-dpl_8Hn2Jk4Lm6Np8Qr0St2Uv4Wx-error"
+
+
+def test_a_webhook_pull_request_has_no_imported_facts_and_an_imported_one_keeps_them() -> None:
+    # Given the sample merged pull request, as the webhook delivers it
+    event = load_event("eventbridge/github_pull_request")
+    (webhook,) = normalize_eventbridge(event).observations
+    # Then it has exactly the metadata it always had, and no code refs
+    assert set(webhook.metadata) == {"repo", "number", "base", "head", "bot", "commitSha"}
+    assert webhook.code_refs is None
+    # When the same pull request comes from an import, with what the REST API adds
+    event["detail"]["import"] = {
+        "reviewers": ["hubot", 7],
+        "mergedBy": "octocat",
+        "commits": 3,
+        "files": ["src/middleware.ts", "", "x" * 501, "src/middleware.ts", "README.md"],
+    }
+    (imported,) = normalize_eventbridge(event).observations
+    # Then it is the same observation (same id), with the reviewers, merger, commit count and files
+    assert imported.id == webhook.id and imported.title == webhook.title
+    assert imported.metadata == {**webhook.metadata, "reviewers": ["hubot"], "mergedBy": "octocat", "commits": 3}
+    assert imported.code_refs is not None
+    assert [(ref.repository, ref.paths) for ref in imported.code_refs] == [
+        ("acme/console", ["src/middleware.ts", "README.md"])
+    ]
+
+
+def test_a_vercel_observation_is_named_by_its_deployment_and_state_not_the_delivery() -> None:
+    # Given a deployment.error delivery, and a redelivery of it with another event id
+    event = load_event("eventbridge/vercel_deployment_error")
+    again = copy.deepcopy(event)
+    again["detail"]["id"] = "another-delivery"
+    # When normalised, Then both land on the deployment's error observation
+    ids = {o.id for e in (event, again) for o in normalize_eventbridge(e).observations}
+    assert ids == {"vercel-dpl_8Hn2Jk4Lm6Np8Qr0St2Uv4Wx-error"}
+    # And a body without a deployment id keeps the event's id
+    del again["detail"]["payload"]["deployment"]["id"]
+    (obs,) = normalize_eventbridge(again).observations
+    assert obs.id == "vercel-another-delivery"
 
 
 def test_branch_deletion_is_skipped_with_a_reason() -> None:

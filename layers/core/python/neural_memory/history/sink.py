@@ -96,15 +96,21 @@ def run_import(
     importer reading an API never holds a whole history in memory); ``progress`` gets each
     batch's count of documents."""
     batch: list[Loaded] = []
-    for origin, document in documents:
-        batch.append(load_document(document, origin))
-        if len(batch) >= batch_size:
+
+    def flush() -> None:
+        if batch:
             sink.write(batch)
             if progress:
                 progress(len(batch))
-            batch = []
-    if batch:
-        sink.write(batch)
-        if progress:
-            progress(len(batch))
+            batch.clear()
+
+    try:
+        for origin, document in documents:
+            batch.append(load_document(document, origin))
+            if len(batch) >= batch_size:
+                flush()
+    except Exception:
+        flush()  # a source failing mid-way: what it gave before is still written (and its cursor saved)
+        raise
+    flush()
     return sink.report

@@ -125,6 +125,7 @@ def _pull_request(payload: dict[str, Any], event_time: str | None) -> Normalized
         return Normalized(skipped=Skipped(f"pull_request action {action!r} is not observed"))
     number = pr.get("number")
     login, is_bot = _actor(pr, "user")
+    imported, files = _imported_facts(payload)
     observation = ObservationIn.model_validate(
         {
             "id": f"github-pr-{repo.replace('/', '.')}-{number}-{observation_type}",
@@ -144,10 +145,31 @@ def _pull_request(payload: dict[str, Any], event_time: str | None) -> Normalized
                 "bot": is_bot,
                 # Only once merged: GitHub also names a test merge commit for an open pull request.
                 **({"commitSha": pr["merge_commit_sha"]} if _merged_with_sha(pr) else {}),
+                **imported,
             },
+            **({"codeRefs": [{"repository": repo, "paths": files}]} if files else {}),
         }
     )
     return Normalized(observations=[observation])
+
+
+def _imported_facts(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """What only ``neural-memory import github`` puts in a pull request payload (``import``: the
+    reviewers, the merger, the commit count and the changed files, read from the REST API): extra
+    metadata and code refs. A webhook carries no ``import``, so its observation is unchanged."""
+    facts = payload.get("import")
+    if not isinstance(facts, dict):
+        return {}, []
+    metadata: dict[str, Any] = {}
+    reviewers = facts.get("reviewers")
+    if isinstance(reviewers, list):
+        metadata["reviewers"] = [r for r in reviewers if isinstance(r, str)]
+    if isinstance(facts.get("mergedBy"), str):
+        metadata["mergedBy"] = facts["mergedBy"]
+    if isinstance(facts.get("commits"), int) and not isinstance(facts["commits"], bool):
+        metadata["commits"] = facts["commits"]
+    files = facts.get("files")
+    return metadata, _touched([{"modified": files}]) if isinstance(files, list) else []
 
 
 def _merged_with_sha(pr: dict[str, Any]) -> bool:

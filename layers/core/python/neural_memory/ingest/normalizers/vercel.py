@@ -45,7 +45,7 @@ def normalize(detail_type: str, body: dict[str, Any], event_time: str | None) ->
     try:
         observation = ObservationIn.model_validate(
             {
-                "id": source_id("vercel", body.get("id") or deployment.get("id")),
+                "id": _observation_id(body, deployment, kind),
                 "source": "vercel",
                 "sourceType": "deployment",
                 "observationType": observation_type,
@@ -66,6 +66,16 @@ def normalize(detail_type: str, body: dict[str, Any], event_time: str | None) ->
     except ValidationError as exc:
         raise UnsupportedEvent(f"Vercel {kind} payload is malformed: {exc.errors()[0]['msg']}") from exc
     return Normalized(observations=[observation])
+
+
+def _observation_id(body: dict[str, Any], deployment: dict[str, Any], kind: str) -> str:
+    """The deployment and what happened to it (``vercel-dpl_…-succeeded``): what an import reading
+    the deployments API knows too, so a webhook after an import updates it. A body without a
+    deployment id keeps the webhook event's id, as before."""
+    deployment_id = deployment.get("id")
+    if isinstance(deployment_id, str) and deployment_id:
+        return source_id("vercel", f"{deployment_id}-{kind.removeprefix('deployment.')}")
+    return source_id("vercel", body.get("id"))
 
 
 def _commit(meta: dict[str, Any]) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from datetime import UTC, datetime
 
 from neural_memory.local.cli.commands.backup import cmd_backup
@@ -10,7 +11,7 @@ from neural_memory.local.cli.commands.check import cmd_check
 from neural_memory.local.cli.commands.dlq import cmd_dlq_replay
 from neural_memory.local.cli.commands.eval_history import cmd_eval_history
 from neural_memory.local.cli.commands.evaluate import cmd_eval
-from neural_memory.local.cli.commands.history import cmd_import_git
+from neural_memory.local.cli.commands.history import cmd_import_git, cmd_import_github, cmd_import_vercel
 from neural_memory.local.cli.commands.ingest import cmd_ingest, cmd_replay
 from neural_memory.local.cli.commands.keys import cmd_keys_create, cmd_keys_revoke
 from neural_memory.local.cli.commands.mcp import cmd_mcp
@@ -123,6 +124,41 @@ def build_parser() -> argparse.ArgumentParser:
     import_git.add_argument("--since", type=_since, help="only commits on or after this ISO-8601 date")
     import_target(import_git)
     import_git.set_defaults(func=cmd_import_git)
+
+    import_github = imports.add_parser(
+        "github",
+        help="GitHub's API (token in GITHUB_TOKEN or GH_TOKEN): closed PRs with files, reviewers and merger; "
+        "issues with comments; releases",
+    )
+    import_github.add_argument("repo", help="owner/name")
+    import_github.add_argument(
+        "--api-base",
+        default=os.environ.get("GITHUB_API_URL", "https://api.github.com"),
+        help="the API's address (GitHub Enterprise: https://HOST/api/v3; default GITHUB_API_URL or api.github.com)",
+    )
+    import_github.add_argument("--since", type=_since, help="only what was updated on or after this ISO-8601 date")
+    import_github.add_argument(
+        "--restart", action="store_true", help="ignore the cursor of an earlier run and read everything again"
+    )
+    import_target(import_github)
+    import_github.set_defaults(func=cmd_import_github)
+
+    import_vercel = imports.add_parser(
+        "vercel", help="Vercel's API (token in VERCEL_TOKEN): a project's deployments with their state and commit"
+    )
+    import_vercel.add_argument("project", help="the project's id or name")
+    import_vercel.add_argument("--team", help="the team's id (teamId), for a team's project")
+    import_vercel.add_argument(
+        "--api-base",
+        default=os.environ.get("VERCEL_API_URL", "https://api.vercel.com"),
+        help="the API's address (default VERCEL_API_URL or api.vercel.com)",
+    )
+    import_vercel.add_argument("--since", type=_since, help="only deployments created on or after this ISO-8601 date")
+    import_vercel.add_argument(
+        "--restart", action="store_true", help="ignore the cursor of an earlier run and read everything again"
+    )
+    import_target(import_vercel)
+    import_vercel.set_defaults(func=cmd_import_vercel)
 
     replay = commands.add_parser("replay", help="ingest again what a failure report lists")
     replay.add_argument("report", help="a failure report written by ingest or replay")

@@ -6,17 +6,19 @@ a key, to a running API (a deployed stack: the key names the workspace)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from neural_memory.local.cli.common import cli_settings, progress_bar
+from neural_memory.local.cli.common import cli_settings, folder_of, progress_bar
 
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Iterable
 
+    from neural_memory.history.cursor import Checkpoint, Cursor
     from neural_memory.history.sink import Sink
     from neural_memory.ingest.runner import IngestReport
 
@@ -36,6 +38,62 @@ def cmd_import_git(args: argparse.Namespace) -> int:
     return _run(args, events, len(events), "event")
 
 
+def cmd_import_github(args: argparse.Namespace) -> int:
+    """A repository's closed pull requests, issues with their comments, and releases, from GitHub's API."""
+    from neural_memory.history.github import GitHubImport, github_source
+    from neural_memory.history.rest import SourceError
+
+    token = os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN")
+    if not token:
+        print("warning: no GITHUB_TOKEN (or GH_TOKEN): 60 requests an hour, public repositories only", file=sys.stderr)
+    api = github_source(token, args.api_base)
+    try:
+        importer = GitHubImport(api, args.repo, {}, since=args.since)
+        repo = importer.resolve()
+        cursor = _cursor(args, f"github-{repo.replace('/', '.')}")
+        importer.state = cursor.state
+        print(f"importing {repo} from {args.api_base}{_resuming(cursor)}", file=sys.stderr)
+        return _run(args, importer.events(), None, "event", cursor)
+    except SourceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        api.close()
+
+
+def cmd_import_vercel(args: argparse.Namespace) -> int:
+    """A project's deployments with their state and commit, from Vercel's API."""
+    from neural_memory.history.vercel import VercelImport, vercel_source
+
+    token = os.environ.get("VERCEL_TOKEN")
+    if not token:
+        print("error: set VERCEL_TOKEN (a token from vercel.com/account/tokens)", file=sys.stderr)
+        return 2
+    api = vercel_source(token, args.api_base)
+    try:
+        cursor = _cursor(args, f"vercel-{args.team + '.' if args.team else ''}{args.project}")
+        importer = VercelImport(api, args.project, cursor.state, team=args.team, since=args.since)
+        print(f"importing {args.project}'s deployments from {args.api_base}{_resuming(cursor)}", file=sys.stderr)
+        code = _run(args, importer.events(), None, "deployment", cursor)
+        if importer.skipped:
+            print(f"  passed over {importer.skipped} deployment(s) in a state no webhook reports (e.g. deleted)")
+        return code
+    finally:
+        api.close()
+
+
+def _cursor(args: argparse.Namespace, name: str) -> Cursor:
+    """The import's cursor in the data folder, for the target it writes to."""
+    from neural_memory.history.cursor import Cursor
+
+    target = f"api {args.api_url}" if args.api_url else f"workspace {args.workspace}"
+    return Cursor(folder_of(args), name, target, restart=args.restart)
+
+
+def _resuming(cursor: Cursor) -> str:
+    return f" (continuing from {cursor.path}; --restart reads everything again)" if cursor.state else ""
+
+
 def _sink(args: argparse.Namespace) -> Sink:
     from neural_memory.history.sink import ApiSink, EmbeddedSink
 
@@ -51,23 +109,43 @@ def _sink(args: argparse.Namespace) -> Sink:
 
 
 def _run(
-    args: argparse.Namespace, documents: Iterable[tuple[str, dict[str, Any]]], total: int | None, unit: str
+    args: argparse.Namespace,
+    documents: Iterable[tuple[str, dict[str, Any]] | Checkpoint],
+    total: int | None,
+    unit: str,
+    cursor: Cursor | None = None,
 ) -> int:
+    """Import ``documents`` (with ``cursor``: saving its checkpoints as their documents are
+    written); an API that cannot be read stops the import with what was written summed up."""
+    from neural_memory.history.cursor import Checkpoint, Checkpointed
+    from neural_memory.history.rest import SourceError
     from neural_memory.history.sink import run_import
     from neural_memory.ingest.runner import write_failures
 
     sink = _sink(args)
+    if cursor is not None:
+        stream = Checkpointed(documents, cursor)
+        sink, plain = stream.sink(sink), stream.documents()
+    else:
+        plain = (d for d in documents if not isinstance(d, Checkpoint))
+    stopped = None
     with progress_bar(total or 0, unit, "importing") as bar:
         if not total:
             bar.total = None
-        report = run_import(documents, sink, progress=bar.update)
+        try:
+            report = run_import(plain, sink, progress=bar.update)
+        except SourceError as exc:
+            report, stopped = sink.report, exc
     _summary(report)
+    if stopped is not None:
+        where = f" continues from {cursor.path}" if cursor is not None else " starts again"
+        print(f"error: {stopped}\nstopped; what was written is kept, and a re-run{where}", file=sys.stderr)
     if report.failures:
         path = Path(args.failures)
         write_failures(path, report.failures)
         print(f"failure report: {path} (retry with: neural-memory replay {path})", file=sys.stderr)
         return 1
-    return 0
+    return 1 if stopped is not None else 0
 
 
 def _summary(report: IngestReport) -> None:
