@@ -151,12 +151,18 @@ def test_importing_twice_or_a_webhook_after_the_import_creates_nothing_new(
             "X-GitHub-Delivery": "72d3162e-cc78-11e3-81ab-4c9367dc0958",
             "X-Hub-Signature-256": "sha256=" + hmac.new(GITHUB_SECRET.encode(), body, hashlib.sha256).hexdigest(),
         }
+        imported = service.store.get("acme", f"github-pr-{SLUG}-482-pull_request_merged")
+        assert imported is not None and "importedText" in imported.metadata
         reply = LocalGateway(build_key_store(settings)).dispatch("POST", "/v1/webhooks/github", headers, body)
         # Then it updates the imported pull request: the workspace holds no more than before
         assert reply.status == 200, reply.body
         assert service.store.count("acme") == len(EXPECTED)
         pr = service.store.get("acme", f"github-pr-{SLUG}-482-pull_request_merged")
         assert pr is not None and pr.title == "PR #482 merged: Move session refresh into edge middleware"
+        # And what only the import knew (reviewers, merger, changed files) is kept, and still searched
+        for key in ("reviewers", "mergedBy", "commits", "importedText"):
+            assert pr.metadata[key] == imported.metadata[key], key
+        assert pr.code_refs == imported.code_refs and pr.content.endswith(str(imported.metadata["importedText"]))
     finally:
         set_service(None)
         store.close()

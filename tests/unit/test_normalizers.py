@@ -60,7 +60,19 @@ def test_a_webhook_pull_request_has_no_imported_facts_and_an_imported_one_keeps_
     (imported,) = normalize_eventbridge(event).observations
     # Then it is the same observation (same id), with the reviewers, merger, commit count and files
     assert imported.id == webhook.id and imported.title == webhook.title
-    assert imported.metadata == {**webhook.metadata, "reviewers": ["hubot"], "mergedBy": "octocat", "commits": 3}
+    files = "Files: src/middleware.ts, README.md"
+    assert imported.metadata == {
+        **webhook.metadata,
+        "reviewers": ["hubot"],
+        "mergedBy": "octocat",
+        "commits": 3,
+        "importedText": files,
+    }
+    # And what it did (the changed paths, and the commits' subjects when given) is searched with its body
+    assert imported.content == f"{webhook.content}\n\n{files}"
+    event["detail"]["import"]["commitMessages"] = ["Refresh at the edge\n\nlong body", 5]
+    (with_commits,) = normalize_eventbridge(event).observations
+    assert with_commits.content.endswith("Commits:\n- Refresh at the edge\nFiles: src/middleware.ts, README.md")
     assert imported.code_refs is not None
     assert [(ref.repository, ref.paths) for ref in imported.code_refs] == [
         ("acme/console", ["src/middleware.ts", "README.md"])

@@ -181,48 +181,73 @@ class GitHistory:
             commits.append(commit)
         return commits
 
-    def _merged_subjects(self, commits: list[Commit]) -> dict[str, list[tuple[str, str]]]:
-        """For each merge of the main line, the (sha, subject) of the commits it brought in, newest
-        first, at most ``MAX_MERGED_COMMITS``."""
+    def _side_lines(self, commits: list[Commit]) -> dict[str, list[Commit]]:
+        """For each merge of the main line, the commits it brought in (not on the main line, and
+        not brought in by an earlier merge), newest first: one ``git log`` of the whole graph."""
         merges = [c for c in commits if len(c.parents) > 1]
         if not merges:
             return {}
-        out = self._git("log", "--format=%H%x1f%P%x1f%s", self.branch)
-        graph: dict[str, tuple[list[str], str]] = {}
-        for line in out.splitlines():
-            sha, parent_list, subject = line.split(_FIELD, 2)
-            graph[sha] = (parent_list.split(), subject)
-        main_line = {c.sha for c in commits}
-        brought: dict[str, list[tuple[str, str]]] = {}
+        out = self._git("log", f"--format={_RECORD}{_FORMAT}", self.branch)
+        graph: dict[str, Commit] = {}
+        for record in out.split(_RECORD)[1:]:
+            sha, parents, author, email, authored, committed, message = record.split(_FIELD)
+            graph[sha] = Commit(sha, parents.split(), author, email, authored, committed, message)
+        seen = {c.sha for c in commits}
+        brought: dict[str, list[Commit]] = {}
         for merge in merges:
-            seen: list[tuple[str, str]] = []
-            stack, visited = list(merge.parents[1:]), set()
-            while stack and len(seen) < MAX_MERGED_COMMITS:
-                sha = stack.pop(0)
-                if sha in visited or sha in main_line or sha not in graph:
+            found: list[Commit] = []
+            queue = list(merge.parents[1:])
+            while queue:
+                sha = queue.pop(0)
+                if sha in seen or sha not in graph:
                     continue
-                visited.add(sha)
-                ancestors, subject = graph[sha]
-                seen.append((sha, subject))
-                stack.extend(ancestors)
-            brought[merge.sha] = seen
+                seen.add(sha)
+                found.append(graph[sha])
+                queue.extend(graph[sha].parents)
+            brought[merge.sha] = found
         return brought
 
     def events(self) -> Iterator[tuple[str, dict[str, Any]]]:
-        """(origin, bus event) for every push and merged pull request, in the order they happened."""
+        """(origin, bus event) for every push and merged pull request, in the order they happened:
+        the main line's, and the pull requests merged on a side line (a maintenance branch merged
+        in) just before the push that brought them."""
         commits = self.commits()
-        brought = self._merged_subjects(commits)
+        brought = self._side_lines(commits)
+        numbers: set[int] = set()
         for commit in commits:
             origin = f"{self.repo}@{commit.sha[:12]}"
-            yield origin, bus_event("github", "push", self._push(commit, brought.get(commit.sha, [])), commit.committed)
+            side = brought.get(commit.sha, [])
+            for merged in reversed(side):
+                pull = merged_pull_request(merged)
+                if pull is not None and pull.number not in numbers:
+                    numbers.add(pull.number)
+                    payload = self._pull_request(merged, pull, self._brought_by(merged, brought, side), base=None)
+                    yield f"{origin} (#{pull.number})", bus_event("github", "pull_request", payload, merged.committed)
+            yield origin, bus_event("github", "push", self._push(commit, side), commit.committed)
             pull = merged_pull_request(commit)
-            if pull is not None:
-                yield (
-                    f"{origin} (#{pull.number})",
-                    bus_event("github", "pull_request", self._pull_request(commit, pull), commit.committed),
-                )
+            if pull is not None and pull.number not in numbers:
+                numbers.add(pull.number)
+                payload = self._pull_request(commit, pull, side, base=self.branch)
+                yield f"{origin} (#{pull.number})", bus_event("github", "pull_request", payload, commit.committed)
 
-    def _push(self, commit: Commit, brought: list[tuple[str, str]]) -> dict[str, Any]:
+    @staticmethod
+    def _brought_by(merge: Commit, brought: dict[str, list[Commit]], side: list[Commit]) -> list[Commit]:
+        """The commits a side line's PR merge brought in: its second parents' line among ``side``."""
+        if len(merge.parents) < 2:
+            return []
+        within = {c.sha: c for c in side}
+        found: list[Commit] = []
+        queue, visited = list(merge.parents[1:]), set()
+        while queue and len(found) < MAX_MERGED_COMMITS:
+            sha = queue.pop(0)
+            if sha in visited or sha not in within:
+                continue
+            visited.add(sha)
+            found.append(within[sha])
+            queue.extend(within[sha].parents[:1])
+        return found
+
+    def _push(self, commit: Commit, brought: list[Commit]) -> dict[str, Any]:
         head = {
             "id": commit.sha,
             "message": commit.message.strip(),
@@ -234,7 +259,8 @@ class GitHistory:
             "removed": commit.removed,
         }
         # The commits a merge brought in, as a push of it lists them (their paths are the merge's).
-        merged = [{"id": sha, "message": subject} for sha, subject in reversed(brought)]
+        listed = brought[:MAX_MERGED_COMMITS]
+        merged = [{"id": c.sha, "message": c.subject, "timestamp": c.committed} for c in reversed(listed)]
         return {
             "ref": f"refs/heads/{self.branch}",
             "before": commit.parents[0] if commit.parents else "0" * 40,
@@ -247,7 +273,13 @@ class GitHistory:
             "commits": [*merged, head],
         }
 
-    def _pull_request(self, commit: Commit, pull: MergedPullRequest) -> dict[str, Any]:
+    def _pull_request(
+        self, commit: Commit, pull: MergedPullRequest, brought: list[Commit], base: str | None
+    ) -> dict[str, Any]:
+        """The ``closed`` + ``merged`` payload, with what the history knows beyond a webhook
+        (``import``: the commits' subjects and the paths the merge changed, for the normalizer)."""
+        files = [*commit.added, *commit.modified, *commit.removed] if commit.parents else []
+        messages = [c.subject for c in reversed(brought[:MAX_MERGED_COMMITS]) if not _MERGE_PR.match(c.subject)]
         return {
             "action": "closed",
             "repository": {"full_name": self.repo},
@@ -263,7 +295,13 @@ class GitHistory:
                 "html_url": f"https://github.com/{self.repo}/pull/{pull.number}",
                 "user": {"login": pull.author},
                 "merged_by": {"login": commit.login},
-                "base": {"ref": self.branch},
+                "base": {"ref": base},
                 "head": {"ref": pull.head},
+            },
+            "import": {
+                "mergedBy": commit.login,
+                "commits": max(len(brought), 1),
+                "commitMessages": messages,
+                "files": files,
             },
         }

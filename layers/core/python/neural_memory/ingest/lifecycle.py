@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from neural_memory.errors import Conflict
 from neural_memory.ingest.ids import recurrence_key
+from neural_memory.ingest.normalizers.github import IMPORTED_FACTS, IMPORTED_TEXT
 from neural_memory.ingest.prepare import chunked
 from neural_memory.search.tiers import embeds
 from neural_memory.stores.base import IndexedObservation
@@ -97,9 +98,25 @@ def carried_over(
             update["embedded_at"] = previous.embedded_at
         if previous.archived_at is not None and record.occurred_at == previous.occurred_at:
             update["archived_at"] = previous.archived_at
+    imported = _imported(record, previous)
+    update |= imported
     if not update:
         return item
     kept = record.model_copy(update=update)
-    if embeds(kept, now) != embeds(record, now):  # cut again: an embedded observation has passages
+    if imported or embeds(kept, now) != embeds(record, now):  # cut again: new text, or passages
         return chunked(kept, chunking, now)
     return IndexedObservation(record=kept, chunks=item.chunks, model_id=item.model_id)
+
+
+def _imported(record: ObservationRecord, previous: ObservationRecord) -> dict[str, object]:
+    """What an import added to ``previous`` (commits, changed paths, reviewers: ``IMPORTED_FACTS``)
+    kept through a write that carries none of it (a webhook delivery of the same pull request)."""
+    text = previous.metadata.get(IMPORTED_TEXT)
+    if not isinstance(text, str) or IMPORTED_TEXT in record.metadata:
+        return {}
+    facts = {key: previous.metadata[key] for key in IMPORTED_FACTS if key in previous.metadata}
+    return {
+        "metadata": {**record.metadata, **facts},
+        "content": f"{record.content}\n\n{text}".strip(),
+        "code_refs": record.code_refs or previous.code_refs,
+    }

@@ -9,8 +9,9 @@ merged pull requests for this run). Then:
   ``/pull/123``) is a query; the answer is that pull request's observations (the merged PR and
   the push of its merge commit). recall@10 (a cited PR among the first 10) and MRR@10, per mode.
 - **Remembered**: pull requests and pushes at least two years old, searched by default (hybrid,
-  top 10) by the PR's title and by the commit's subject (subjects that occur once in the
-  history); the share found; and how many of those PRs' lineage answers.
+  top 10) by the PR's title and by the commit's subject (titles and subjects of four words or
+  more that occur once in the history: a generic one names no single change); the share found;
+  and how many of those PRs' lineage answers.
 """
 
 from __future__ import annotations
@@ -183,7 +184,16 @@ def remembered(service: Service, facts: Imported, now: datetime, seed: int = 7) 
 
     cutoff = now - OLD_AGE
     rng = random.Random(seed)
-    old_prs = [(n, pr) for n, pr in sorted(facts.prs.items()) if datetime.fromisoformat(pr["at"]) <= cutoff]
+    # A title or subject names one change only if it occurs once and says something (four words):
+    # "Fix typo" or "[pre-commit.ci] pre-commit autoupdate" fifty times over names none.
+    titles: dict[str, int] = {}
+    for pr in facts.prs.values():
+        titles[pr["title"]] = titles.get(pr["title"], 0) + 1
+    old_prs = [
+        (n, pr)
+        for n, pr in sorted(facts.prs.items())
+        if datetime.fromisoformat(pr["at"]) <= cutoff and titles[pr["title"]] == 1 and len(pr["title"].split()) >= 4
+    ]
     subjects: dict[str, int] = {}
     for push in facts.pushes:
         subjects[push["subject"]] = subjects.get(push["subject"], 0) + 1

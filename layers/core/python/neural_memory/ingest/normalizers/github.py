@@ -11,6 +11,13 @@ from neural_memory.ingest.normalizers.base import Normalized, Skipped, Unsupport
 from neural_memory.models import MAX_CODE_PATHS, ObservationIn
 
 _ZERO_SHA = "0" * 40
+# What an import adds to a pull request's content (its commits' subjects and changed paths), kept
+# in metadata too so a later webhook delivery, which carries none of it, keeps it
+# (``ingest.lifecycle.carried_over``).
+IMPORTED_TEXT = "importedText"
+IMPORTED_FACTS = ("reviewers", "mergedBy", "commits", IMPORTED_TEXT)
+MAX_IMPORTED_COMMITS = 50
+MAX_IMPORTED_FILES = 100
 MAX_PATH_CHARS = 500  # a code ref path's limit (``CodeRef.paths``)
 
 
@@ -126,6 +133,9 @@ def _pull_request(payload: dict[str, Any], event_time: str | None) -> Normalized
     number = pr.get("number")
     login, is_bot = _actor(pr, "user")
     imported, files = _imported_facts(payload)
+    body = str(pr.get("body") or "")
+    if isinstance(imported.get(IMPORTED_TEXT), str):  # what it did, searched beside what it says
+        body = f"{body}\n\n{imported[IMPORTED_TEXT]}".strip()
     observation = ObservationIn.model_validate(
         {
             "id": f"github-pr-{repo.replace('/', '.')}-{number}-{observation_type}",
@@ -135,7 +145,7 @@ def _pull_request(payload: dict[str, Any], event_time: str | None) -> Normalized
             "actorName": login or dig(payload, "sender", "login"),
             "occurredAt": occurred or pr.get("updated_at") or event_time,
             "title": f"PR #{number} {observation_type.removeprefix('pull_request_')}: {first_line(pr.get('title'))}",
-            "content": str(pr.get("body") or ""),
+            "content": body,
             "url": pr.get("html_url"),
             "metadata": {
                 "repo": repo,
@@ -169,7 +179,19 @@ def _imported_facts(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]
     if isinstance(facts.get("commits"), int) and not isinstance(facts["commits"], bool):
         metadata["commits"] = facts["commits"]
     files = facts.get("files")
-    return metadata, _touched([{"modified": files}]) if isinstance(files, list) else []
+    paths = _touched([{"modified": files}]) if isinstance(files, list) else []
+    messages = facts.get("commitMessages")
+    lines = (
+        [f"- {first_line(m)}" for m in messages if isinstance(m, str) and m.strip()]
+        if isinstance(messages, list)
+        else []
+    )
+    text = ("Commits:\n" + "\n".join(lines[:MAX_IMPORTED_COMMITS]) if lines else "") + (
+        f"\nFiles: {', '.join(paths[:MAX_IMPORTED_FILES])}" if paths else ""
+    )
+    if text.strip():
+        metadata[IMPORTED_TEXT] = text.strip()
+    return metadata, paths
 
 
 def _merged_with_sha(pr: dict[str, Any]) -> bool:
