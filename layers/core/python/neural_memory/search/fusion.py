@@ -30,6 +30,7 @@ from neural_memory.search.tiers import embeds
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from datetime import datetime
 
     from neural_memory.models import Hit
 
@@ -45,10 +46,13 @@ def fuse(
     min_similarity: float = 0.0,
     k: int = 60,
     cut: tuple[bool, bool] = (False, False),
+    now: datetime | None = None,
 ) -> list[Candidate]:
     """Fuse the lists of the retrievers that ran (None = did not run), best first. ``cut``:
     whether the lexical and the vector retriever returned as many hits as they were asked for
-    (so an observation missing from that list ranked below its last entry).
+    (so an observation missing from that list ranked below its last entry). ``now``: an
+    observation not embedded at that moment (E, a C past its window) is scored by its words
+    alone, never as a vector miss.
 
     Each observation keeps its best chunk per retriever (dedup by parent); ties are broken by
     the vector score, then the lexical score, then id, so the order is deterministic.
@@ -89,7 +93,7 @@ def fuse(
     lexical_floor = min(lexicals) if cut[0] and lexicals else 0.0
     for candidate in candidates.values():
         lexical_counts = lexical is not None
-        vector_counts = vector is not None and embeds(candidate.observation)
+        vector_counts = vector is not None and embeds(candidate.observation, now)
         if method == "rrf":
             ranks = (candidate.lexical_rank, candidate.vector_rank)
             total = sum(1.0 / (k + r) for r in ranks if r is not None)

@@ -222,6 +222,7 @@ class SearchPipeline:
                 min_similarity=floor,
                 k=config.rrf_k,
                 cut=(len(retrieved.lexical) >= limit, len(retrieved.vector) >= limit),
+                now=now,
             )
             named = named_types(request.query)
             candidates = sorted((self._time_and_tier(c, now, named) for c in candidates), key=_by_final)
