@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from neural_memory import json_input
 from neural_memory.api.resolver import header
 from neural_memory.errors import (
     BackendUnavailable,
@@ -117,9 +118,9 @@ def receive(
 def _payload(body: bytes) -> dict[str, Any]:
     """The delivery's JSON object (read before the signature check only to find its route)."""
     try:
-        payload = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InvalidInput("body", "not a JSON payload") from exc
+        payload = json_input.parse(body)
+    except json_input.JsonRefused as exc:
+        raise InvalidInput(exc.where, exc.reason if not exc.syntax else "not a JSON payload") from exc
     if not isinstance(payload, dict):
         raise InvalidInput("body", "not a JSON object")
     return payload

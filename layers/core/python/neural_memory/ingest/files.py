@@ -3,12 +3,12 @@ as ``.json`` documents or ``.jsonl`` lines, from files or folders."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from neural_memory import json_input
 from neural_memory.ingest.normalizers import UnsupportedEvent, normalize_eventbridge
 from neural_memory.models import ObservationIn, ObservationsRequest
 
@@ -83,7 +83,9 @@ def load_file(path: Path) -> list[Loaded]:
     loaded: list[Loaded] = []
     for origin, raw in documents:
         try:
-            loaded.append(load_document(json.loads(raw), origin))
-        except json.JSONDecodeError as exc:
-            loaded.append(Loaded(origin, error=f"invalid JSON: {exc.msg} at line {exc.lineno}", document=raw))
+            document = json_input.parse(raw)
+        except json_input.JsonRefused as exc:
+            loaded.append(Loaded(origin, error=f"invalid JSON: {exc}", document=raw))
+            continue
+        loaded.append(load_document(document, origin))
     return loaded

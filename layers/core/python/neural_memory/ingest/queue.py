@@ -5,9 +5,9 @@ one by one, so only the ones that really fail are reported, each with its reason
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
+from neural_memory import json_input
 from neural_memory.errors import NeuralMemoryError, StoreRejected
 from neural_memory.ingest.normalizers import UnsupportedEvent, normalize_eventbridge
 from neural_memory.ingest.prepare import observation_id
@@ -25,9 +25,9 @@ def observations_of(body: str, routes: dict[str, str]) -> tuple[str, list[Observ
     """The workspace and observations of one record body; raises with the reason when it cannot
     be understood (malformed JSON, unknown event, no configured workspace)."""
     try:
-        event = json.loads(body)
-    except json.JSONDecodeError as exc:
-        raise UnsupportedEvent(f"record body is not JSON: {exc.msg}") from exc
+        event = json_input.parse(body)
+    except json_input.JsonRefused as exc:
+        raise UnsupportedEvent(f"record body refused: {exc}") from exc
     if not isinstance(event, dict):
         raise UnsupportedEvent("record body is not a JSON object")
     workspace_id = workspace_for(event, routes)

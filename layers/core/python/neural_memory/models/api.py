@@ -51,6 +51,7 @@ from neural_memory.models.types import (
     SlugList,
     Tier,
     TierList,
+    OccurredAt,
     Timestamp,
     Url,
     zone_of,
@@ -413,7 +414,7 @@ class ObservationIn(RequestModel):
     source_type: Slug | None = None
     observation_type: Slug
     actor_name: ActorName | None = None
-    occurred_at: Timestamp
+    occurred_at: OccurredAt
     title: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)] | None = Field(
         default=None, description="Optional: when absent, the first words of `content` (a chat turn has no title)."
     )
