@@ -91,6 +91,30 @@ def test_ingest_reports_failures_and_exits_non_zero(tmp_path: Path, capsys: pyte
     assert len(report.read_text().splitlines()) == 2
 
 
+def test_one_poisoned_event_file_is_reported_and_the_others_are_stored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a folder of valid events and one Vercel event whose createdAt no date has (it crashed
+    # the run with a traceback, storing nothing and writing no report)
+    events = tmp_path / "events"
+    events.mkdir()
+    for name in ("github_push", "github_release", "vercel_deployment_error"):
+        (events / f"{name}.json").write_text((EVENTS / "eventbridge" / f"{name}.json").read_text())
+    poisoned = json.loads((EVENTS / "eventbridge" / "vercel_deployment_succeeded.json").read_text())
+    poisoned["detail"]["createdAt"] = 1e30
+    (events / "poisoned.json").write_text(json.dumps(poisoned))
+    # When the folder is ingested
+    report = tmp_path / "failures.jsonl"
+    code = main(["ingest", str(events), "--workspace", "acme", "--data-dir", str(tmp_path / "db"),
+                 "--failures", str(report)])  # fmt: skip
+    # Then the three others are stored, and the poisoned one is the one failure, with its reason
+    captured = capsys.readouterr()
+    assert code == 1 and "Traceback" not in captured.err
+    assert "3 created" in captured.out and "1 failed" in captured.out, captured.out
+    assert "poisoned.json: " in captured.err and "createdAt 1e+30 is not a time" in captured.err, captured.err
+    assert [json.loads(line)["origin"] for line in report.read_text().splitlines()] == [str(events / "poisoned.json")]
+
+
 def test_the_data_dir_and_every_file_in_it_are_private(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # Given a data dir made by the CLI (store, keys, embedding cache, WAL files)
     data = tmp_path / "data"

@@ -5,7 +5,6 @@ the authorizer put in the request context."""
 
 from __future__ import annotations
 
-import json
 import threading
 from typing import TYPE_CHECKING, Any
 

@@ -24,7 +24,7 @@ from neural_memory.errors import (
     Unauthorized,
     Unrouted,
 )
-from neural_memory.ingest.normalizers import UnsupportedEvent, normalize_eventbridge
+from neural_memory.ingest.normalizers import MalformedEvent, UnsupportedEvent, normalize_eventbridge
 from neural_memory.ingest.routing import route_key
 from neural_memory.models import WebhookReceipt
 from neural_memory.observability import logger
@@ -89,6 +89,7 @@ def receive(
     payload = _payload(body)
     kind = header(headers, source.event_header) if source.event_header else payload.get("type")
     delivery = header(headers, source.delivery_header) if source.delivery_header else payload.get("id")
+    delivery = delivery if isinstance(delivery, str) else None  # only named in the receipt
     event = {"source": name, "detail-type": kind, "detail": {**payload, DELIVERY_KEY: delivery}}
     try:
         key: str | None = route_key(event)
@@ -106,6 +107,8 @@ def receive(
         raise Unrouted(f"no workspace is configured for {what}; add one with `neural-memory routes add`")
     try:  # what the ingestion would not observe is answered here, not dead-lettered later
         normalized = normalize_eventbridge(event)
+    except MalformedEvent as exc:  # signed, but not the shape the provider documents: the sender's fault
+        raise InvalidInput("body", str(exc)) from exc
     except UnsupportedEvent as exc:
         return receipt.model_copy(update={"skipped": str(exc)})
     if not normalized.observations:

@@ -60,7 +60,10 @@ def load_document(document: Any, origin: str) -> Loaded:
             method, path = document.get("httpMethod"), str(document.get("path", ""))
             if method != "POST" or not path.endswith("/v1/observations"):
                 return Loaded(origin, skipped=f"API Gateway event for {method} {path} is not an ingest request")
-            return Loaded(origin, observations=ObservationsRequest.model_validate_json(document["body"]).observations)
+            body = document.get("body")
+            if not isinstance(body, str):
+                return Loaded(origin, error="API Gateway event has no body string", document=document)
+            return Loaded(origin, observations=ObservationsRequest.model_validate_json(body).observations)
         if "observations" in document:
             return Loaded(origin, observations=ObservationsRequest.model_validate(document).observations)
         if "observationType" in document:

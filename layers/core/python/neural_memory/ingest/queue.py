@@ -46,7 +46,7 @@ def index_together(service: Service, records: Sequence[dict[str, Any]]) -> set[s
     for record in records:
         try:
             workspace_id, observations = observations_of(record["body"], service.settings.ingest_routes)
-        except (UnsupportedEvent, KeyError):
+        except Exception:  # whatever one record's content causes is that record's failure
             continue  # reported with its reason when processed on its own
         by_workspace.setdefault(workspace_id, []).extend(observations)
         understood[record["messageId"]] = (workspace_id, {observation_id(o) for o in observations})
@@ -55,8 +55,9 @@ def index_together(service: Service, records: Sequence[dict[str, Any]]) -> set[s
         for workspace_id, observations in by_workspace.items():
             if observations:
                 refused |= {(workspace_id, i) for i in service.index(workspace_id, observations).failed}
-    except NeuralMemoryError as exc:
-        logger.warning("batch write failed; processing records one by one", extra={"reason": str(exc)})
+    except Exception as exc:  # one record's observation may be the cause: find which
+        reason = str(exc) if isinstance(exc, NeuralMemoryError) else f"{type(exc).__name__}: {exc}"
+        logger.warning("batch write failed; processing records one by one", extra={"reason": reason})
         return set()
     return {
         message_id
