@@ -143,6 +143,30 @@ def test_an_existing_shared_folder_is_left_as_it_is_and_the_files_in_it_are_priv
     assert ((shared / "neural-memory.sqlite3").stat().st_mode & 0o777) == 0o600
 
 
+def test_backup_and_check_treat_the_folder_mode_like_the_files_modes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a data folder with a store, and an empty backup folder that is open to everyone
+    data = tmp_path / "data"
+    assert main(["keys", "create", "--workspace", "acme", "--data-dir", str(data)]) == 0
+    target = tmp_path / "backup"
+    target.mkdir()
+    target.chmod(0o777)
+    # When backed up into it, Then the folder holding the copies is private like the copies
+    assert main(["backup", str(target), "--data-dir", str(data)]) == 0
+    assert (target.stat().st_mode & 0o777) == 0o700
+    assert all(p.stat().st_mode & 0o777 == 0o600 for p in target.iterdir())
+    # When the data folder itself is open to everyone (others could replace the database), Then
+    # check names the folder and the fix, instead of saying everything is private
+    capsys.readouterr()
+    assert main(["check", "--data-dir", str(data)]) == 0
+    assert "the folder (0700) and every file (0600) are private" in capsys.readouterr().out
+    data.chmod(0o777)
+    assert main(["check", "--data-dir", str(data)]) == 1
+    out = capsys.readouterr().out
+    assert f"the folder {data} (0777)" in out and f"chmod 700 {data}" in out, out
+
+
 def test_routes_are_managed_checked_and_read_by_serve(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import argparse
 
