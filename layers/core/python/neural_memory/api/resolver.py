@@ -154,6 +154,8 @@ def _configuration_problem(exc: Exception) -> str:
     """What is wrong with the configuration, naming the variable, never its value."""
     if isinstance(exc, ValidationError) and exc.errors():
         first = exc.errors()[0]
+        if not first["loc"]:  # a check across settings: its message names them
+            return f"invalid configuration: {first['msg']}"
         name = "NM_" + "_".join(str(part) for part in first["loc"][:1]).upper()
         return f"invalid configuration: {name}: {first['msg']}"
     return f"invalid configuration: {exc}"

@@ -137,6 +137,8 @@ def _verify_with_route_secret(
     variable = f"NM_{source.name.upper()}_WEBHOOK_SECRET"
     for fresh in (False, True):
         secrets = settings.webhook_secrets(source.name, fresh=fresh)
+        if problem := settings.shared_secret_problem(source.name, secrets):  # read from Secrets Manager
+            raise ConfigurationError(problem)
         secret = secrets.get(key or "") or secrets.get("*")
         if not secret:  # nothing can verify the delivery: it is refused like an unsigned one
             logger.error("webhook refused: no secret configured", extra={"route": key, "setting": variable})
