@@ -75,10 +75,14 @@ def fts_query(text: str) -> str | None:
     return " OR ".join(f'"{word}"' for word in query_words(text)) or None
 
 
-def bm25_by_chunk(conn: sqlite3.Connection, text: str, k1: float, b: float) -> dict[int, float]:
+def bm25_by_chunk(
+    conn: sqlite3.Connection, text: str, k1: float, b: float, workspace: str | None = None
+) -> dict[int, float]:
     """BM25 of every chunk (by rowid) holding a word of ``text``, by brute force from FTS5's own
     postings, with any ``k1`` and ``b`` (FTS5's bm25() has 1.2 and 0.75 built in): FTS5's formula,
-    title occurrences counting twice, idf over every row of the table, floored at 1e-6."""
+    title occurrences counting twice, idf over every row of the table, floored at 1e-6. With
+    ``workspace``: over that workspace's rows alone (its chunks, its statistics), as the store
+    scores; without, over the whole table, as FTS5's own bm25() does."""
     words = query_words(text)
     if not words:
         return {}
@@ -89,10 +93,22 @@ def bm25_by_chunk(conn: sqlite3.Connection, text: str, k1: float, b: float) -> d
     conn.execute("INSERT INTO temp.oracle_q (text) VALUES (?)", (" ".join(words),))
     terms = {term for (term,) in conn.execute("SELECT term FROM temp.oracle_qv")}
     conn.execute("DELETE FROM temp.oracle_q")
-    rows = conn.execute("SELECT count(*) FROM chunks_fts").fetchone()[0]
+    mine: set[int] | None = None
+    if workspace is not None:
+        mine = {
+            rowid
+            for (rowid,) in conn.execute(
+                "SELECT f.rowid FROM chunks_fts f JOIN chunks c ON c.rowid = f.rowid "
+                "JOIN observations o ON o.pk = c.obs_pk WHERE o.workspace_id = ?",
+                (workspace,),
+            )
+        }
+    rows = conn.execute("SELECT count(*) FROM chunks_fts").fetchone()[0] if mine is None else len(mine)
     length: dict[int, int] = {}
     frequency: dict[int, dict[str, float]] = {}
     for term, doc, col in conn.execute("SELECT term, doc, col FROM chunks_vocab"):
+        if mine is not None and doc not in mine:
+            continue
         length[doc] = length.get(doc, 0) + 1
         if term in terms:
             per_doc = frequency.setdefault(doc, {})

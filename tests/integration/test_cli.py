@@ -91,6 +91,30 @@ def test_ingest_reports_failures_and_exits_non_zero(tmp_path: Path, capsys: pyte
     assert len(report.read_text().splitlines()) == 2
 
 
+def test_one_poisoned_event_file_is_reported_and_the_others_are_stored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a folder of valid events and one Vercel event whose createdAt no date has (it crashed
+    # the run with a traceback, storing nothing and writing no report)
+    events = tmp_path / "events"
+    events.mkdir()
+    for name in ("github_push", "github_release", "vercel_deployment_error"):
+        (events / f"{name}.json").write_text((EVENTS / "eventbridge" / f"{name}.json").read_text())
+    poisoned = json.loads((EVENTS / "eventbridge" / "vercel_deployment_succeeded.json").read_text())
+    poisoned["detail"]["createdAt"] = 1e30
+    (events / "poisoned.json").write_text(json.dumps(poisoned))
+    # When the folder is ingested
+    report = tmp_path / "failures.jsonl"
+    code = main(["ingest", str(events), "--workspace", "acme", "--data-dir", str(tmp_path / "db"),
+                 "--failures", str(report)])  # fmt: skip
+    # Then the three others are stored, and the poisoned one is the one failure, with its reason
+    captured = capsys.readouterr()
+    assert code == 1 and "Traceback" not in captured.err
+    assert "3 created" in captured.out and "1 failed" in captured.out, captured.out
+    assert "poisoned.json: " in captured.err and "createdAt 1e+30 is not a time" in captured.err, captured.err
+    assert [json.loads(line)["origin"] for line in report.read_text().splitlines()] == [str(events / "poisoned.json")]
+
+
 def test_the_data_dir_and_every_file_in_it_are_private(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # Given a data dir made by the CLI (store, keys, embedding cache, WAL files)
     data = tmp_path / "data"
@@ -117,6 +141,30 @@ def test_an_existing_shared_folder_is_left_as_it_is_and_the_files_in_it_are_priv
     capsys.readouterr()
     assert (shared.stat().st_mode & 0o777) == 0o755
     assert ((shared / "neural-memory.sqlite3").stat().st_mode & 0o777) == 0o600
+
+
+def test_backup_and_check_treat_the_folder_mode_like_the_files_modes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a data folder with a store, and an empty backup folder that is open to everyone
+    data = tmp_path / "data"
+    assert main(["keys", "create", "--workspace", "acme", "--data-dir", str(data)]) == 0
+    target = tmp_path / "backup"
+    target.mkdir()
+    target.chmod(0o777)
+    # When backed up into it, Then the folder holding the copies is private like the copies
+    assert main(["backup", str(target), "--data-dir", str(data)]) == 0
+    assert (target.stat().st_mode & 0o777) == 0o700
+    assert all(p.stat().st_mode & 0o777 == 0o600 for p in target.iterdir())
+    # When the data folder itself is open to everyone (others could replace the database), Then
+    # check names the folder and the fix, instead of saying everything is private
+    capsys.readouterr()
+    assert main(["check", "--data-dir", str(data)]) == 0
+    assert "the folder (0700) and every file (0600) are private" in capsys.readouterr().out
+    data.chmod(0o777)
+    assert main(["check", "--data-dir", str(data)]) == 1
+    out = capsys.readouterr().out
+    assert f"the folder {data} (0777)" in out and f"chmod 700 {data}" in out, out
 
 
 def test_routes_are_managed_checked_and_read_by_serve(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -264,6 +264,9 @@ def test_a_broken_configuration_answers_the_503_envelope_with_the_request_id(
         ('{"query": "x", "\\ud800": 1}', "body"),
         ('{"query": "x", "filters": ' + "[" * 100 + "]" * 100 + "}", "filters.0.0..."),
         ("[" * 100_000 + "]" * 100_000, "body"),
+        # Python refuses to convert an integer of over 4,300 digits (a bare ValueError: was a 500)
+        ('{"query": "x", "topK": ' + "7" * 4301 + "}", "body"),
+        ('{"query": "x", "filters": {"metadata": {"pr": -' + "1" * 5000 + "}}}", "body"),
     ],
 )
 def test_json_that_cannot_be_served_is_a_400_naming_where(
@@ -278,12 +281,24 @@ def test_json_that_cannot_be_served_is_a_400_naming_where(
 
 @pytest.mark.parametrize(
     "occurred_at",
-    ["9999-12-31T23:59:59-14:00", "0001-01-01T00:00:00+01:00", 1765700000, "2025-12-14T10:00:00"],
+    [
+        "9999-12-31T23:59:59-14:00",
+        "0001-01-01T00:00:00+01:00",
+        1765700000,
+        "2025-12-14T10:00:00",
+        # Before the epoch (was acknowledged, then purged by the next maintenance), and Unix
+        # seconds as a string (pydantic reads them as UTC, though a zone is required)
+        "0001-01-01T00:00:00Z",
+        "1969-12-31T23:59:59Z",
+        "1700000000",
+        " 1700000000.5 ",
+    ],
 )
 def test_a_time_that_could_be_stored_but_never_read_is_refused(
     service: Service, lambda_context: LocalLambdaContext, occurred_at: object
 ) -> None:
-    # Given an observation whose time is out of UTC's years 1..9999, a number, or has no zone
+    # Given an observation whose time is before the epoch or out of UTC's years 1..9999, a number
+    # (even as a string), or has no zone
     body = {"observations": [{"source": "manual", "observationType": "note", "title": "t", "occurredAt": occurred_at}]}
     # When it is posted, Then 400 naming the field, and the workspace still answers reads
     status, reply = ingest(body, lambda_context)

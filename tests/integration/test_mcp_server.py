@@ -250,3 +250,51 @@ def test_sigterm_with_stdin_still_open_closes_the_store_and_ends_the_server(tmp_
     finally:
         process.kill()
         process.communicate()
+
+
+def test_a_malformed_line_on_stdio_gets_a_json_rpc_error_and_the_server_keeps_answering(tmp_path: Path) -> None:
+    import select
+    import subprocess
+    import time
+
+    from tests.helpers.mcp_sessions import BIN, agent_environment
+
+    # Given the stdio server (a remote backend: no call here reaches it, so no model is loaded)
+    command = [str(BIN / "neural-memory"), "mcp", "--url", "http://127.0.0.1:9", "--key", UNKNOWN_KEY]
+    process = subprocess.Popen(
+        command, env=agent_environment(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert process.stdin is not None and process.stdout is not None
+    # When an agent sends lines it cannot read (each hung the agent's call: no reply ever came),
+    # then a valid request
+    ping = b'{"jsonrpc": "2.0", "id": %d, "method": "ping", "params": {"x": %s}}'
+    lines = [
+        ping % (1, b'"\\ud800"'),  # a lone surrogate
+        ping % (2, b'"\xff\xfe"'),  # bytes that are not UTF-8
+        b"this is not JSON",
+        ping % (4, b"[" * 100 + b"]" * 100),  # deeper than the JSON limit
+        b"[" * 100_000 + b"]" * 100_000,  # deeper than Python's recursion limit
+        ping % (6, b"1" * 5000),  # an integer Python refuses to convert
+        b'{"id": 7}',  # JSON, but no JSON-RPC message
+        ping % (8, b"true"),
+    ]
+    process.stdin.write(b"\n".join(lines) + b"\n")
+    process.stdin.flush()
+    replies: list[dict[str, Any]] = []
+    deadline = time.monotonic() + 30
+    try:
+        while len(replies) < len(lines) and time.monotonic() < deadline:
+            if select.select([process.stdout], [], [], 1)[0]:
+                replies.append(json.loads(process.stdout.readline()))
+    finally:
+        process.kill()
+        process.communicate()
+    # Then each bad line is answered with a JSON-RPC error naming why, with its request's id when
+    # one can be read, and the valid request after them is served
+    errors = {reply["id"]: reply["error"] for reply in replies if "error" in reply}
+    assert [reply["id"] for reply in replies] == [1, 2, None, 4, None, 6, 7, 8], replies
+    codes = [reply["error"]["code"] for reply in replies if "error" in reply]
+    assert codes == [-32700] * 6 + [-32600], replies
+    assert "lone surrogate" in errors[1]["message"] and "utf-8" in errors[2]["message"]
+    assert "deeper than 32" in errors[4]["message"] and "digits" in errors[6]["message"]
+    assert replies[-1] == {"jsonrpc": "2.0", "id": 8, "result": {}}

@@ -60,7 +60,7 @@ def _oracle(store: SqliteStore, workspace: str, query: str, live_at: datetime) -
         )
     )
     scores: dict[str, float] = {}
-    for rowid, score in bm25_by_chunk(conn, query, bm25.K1, bm25.B).items():
+    for rowid, score in bm25_by_chunk(conn, query, bm25.K1, bm25.B, workspace).items():
         if rowid in owners:  # keep each observation's best chunk
             scores[owners[rowid]] = max(score, scores.get(owners[rowid], 0.0))
     best = max(scores.values(), default=1.0)

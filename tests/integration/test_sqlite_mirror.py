@@ -94,9 +94,7 @@ def test_lexical_ranking_and_scores_equal_bm25_with_the_stores_k1_and_b(settings
             "SELECT c.rowid, o.id FROM chunks c JOIN observations o ON o.pk = c.obs_pk WHERE o.workspace_id = 'acme'"
         )
     )
-    reference = {
-        acme[rowid]: score for rowid, score in bm25_by_chunk(conn, query, bm25.K1, bm25.B).items() if rowid in acme
-    }
+    reference = {acme[rowid]: score for rowid, score in bm25_by_chunk(conn, query, bm25.K1, bm25.B, "acme").items()}
     assert {h.observation.id for h in hits} == set(reference)
     if reference:
         best = max(reference.values())

@@ -14,7 +14,7 @@ import pytest
 from neural_memory.auth.factory import build_key_store
 from neural_memory.auth.keys import issue_key
 from neural_memory.clock import utcnow
-from neural_memory.local.gateway import LocalGateway
+from neural_memory.local.gateway import LocalGateway, LocalLambdaContext
 from neural_memory.service import Service, set_service
 from neural_memory.settings import Settings
 from neural_memory.stores.sqlite.store import SqliteStore
@@ -202,3 +202,62 @@ def test_an_event_the_ingestion_does_not_read_is_answered_not_queued(gateway: Lo
     # and dead-lettered, and fire the DLQ alarm)
     assert reply.status == 200 and receipt["sentTo"] is None and receipt["skipped"], receipt
     assert svc.store.count("acme") == 0
+
+
+def test_one_plain_secret_for_several_workspaces_is_refused_at_start_saying_what_to_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    from neural_memory.local.cli import main
+    from neural_memory.settings import get_settings
+    from pydantic import ValidationError
+
+    from functions.webhooks import app as webhooks_app
+    from tests.helpers.events import api_event
+
+    # Given two tenants' repositories routed to their workspaces, and one plain GitHub secret (with
+    # it, rival could sign a push naming acme's repository, and it landed in acme)
+    routes = {"github:acme/console": "acme", "github:rival/app": "rival", "vercel:team_1": "acme"}
+    # When the settings are read, Then they are refused, naming the variable and the JSON to set
+    with pytest.raises(ValidationError, match=r"NM_GITHUB_WEBHOOK_SECRET is one secret .* 2 workspaces"):
+        Settings(data_dir=tmp_path, ingest_routes=routes, github_webhook_secret="shared")
+    # And `serve` refuses to start (exit 2, before binding), saying what to set
+    (tmp_path / "routes.json").write_text(json.dumps(routes))
+    monkeypatch.setenv("NM_GITHUB_WEBHOOK_SECRET", "shared")
+    args = ["serve", "--data-dir", str(tmp_path / "data"), "--routes", str(tmp_path / "routes.json"), "--port", "1"]
+    assert main(args) == 2
+    err = capfd.readouterr().err
+    assert "NM_GITHUB_WEBHOOK_SECRET" in err and '"github:acme/console": "<secret>"' in err, err
+    # And the AWS webhook function answers its first request 503 with the same message, storing nothing
+    monkeypatch.setenv("NM_INGEST_ROUTES", json.dumps(routes))
+    get_settings.cache_clear()
+    set_service(None)
+    try:
+        body, headers = _github(_push(), secret="shared")
+        event = api_event("api/search_post", body.decode(), workspace=None, path="/v1/webhooks/github")
+        event.update(resource="/v1/webhooks/github", headers=headers)
+        reply = webhooks_app.lambda_handler(event, LocalLambdaContext(function_name="webhooks", aws_request_id="r"))
+    finally:
+        get_settings.cache_clear()
+    answer = json.loads(reply["body"])
+    assert reply["statusCode"] == 503 and answer["error"]["code"] == "configuration_error", answer
+    assert "to a JSON object of route -> secret" in answer["error"]["message"]
+    # While one secret per route, or one plain secret for routes of one workspace, is accepted
+    monkeypatch.delenv("NM_GITHUB_WEBHOOK_SECRET")
+    monkeypatch.delenv("NM_INGEST_ROUTES")
+    per_route = json.dumps({"github:acme/console": "s-acme", "github:rival/app": "s-rival"})
+    assert Settings(data_dir=tmp_path, ingest_routes=routes, github_webhook_secret=per_route)
+    assert Settings(data_dir=tmp_path, ingest_routes=routes, vercel_webhook_secret="one")
+    assert Settings(data_dir=tmp_path, ingest_routes=ROUTES, github_webhook_secret="one")
+
+
+def test_a_shared_secret_read_from_secrets_manager_is_refused_at_the_first_delivery(tmp_path: Path) -> None:
+    # Given settings whose github secret is one for two workspaces' routes (as a secret an ARN names
+    # is read only when a delivery arrives, the same rule is applied to what was read)
+    routes = {"github:acme/console": "acme", "github:rival/app": "rival"}
+    settings = Settings(data_dir=tmp_path, ingest_routes=routes)
+    # Then the problem names the variable and the JSON to set; a per-route JSON covering one of
+    # the workspaces leaves the shared one for a single workspace, which is fine
+    problem = settings.shared_secret_problem("github", {"*": "shared"})
+    assert problem is not None and "NM_GITHUB_WEBHOOK_SECRET_ARN" in problem and "rival" in problem
+    assert settings.shared_secret_problem("github", {"*": "shared", "github:rival/app": "s"}) is None
+    assert settings.shared_secret_problem("vercel", {"*": "shared"}) is None

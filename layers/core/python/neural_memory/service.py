@@ -58,6 +58,7 @@ from neural_memory.observability import (
     record_count,
     record_latency,
 )
+from neural_memory.providers.embeddings.fair_share import for_workspace
 from neural_memory.providers.embeddings.vector_cache import embedding_hash, text_key
 from neural_memory.providers.llm.base import collecting_fallbacks
 from neural_memory.search.expansion import expanded
@@ -476,7 +477,8 @@ class Service:
         cached = {key: vector for key, vector in cached.items() if len(vector) == self.embedder.dimension}
         missing = list(dict.fromkeys(t for t in texts if text_key(t) not in cached))
         if missing:
-            fresh = self.embedder.embed(missing, "search_document")
+            with for_workspace(workspace_id):  # queued as this workspace's (fair_share)
+                fresh = self.embedder.embed(missing, "search_document")
             if cache:
                 cache.put_many(model_id, workspace_id, list(zip(missing, fresh, strict=True)))
             cached.update((text_key(t), v) for t, v in zip(missing, fresh, strict=True))

@@ -9,7 +9,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from neural_memory.ingest.chunking import Chunking
@@ -252,6 +252,41 @@ class IngestSettings(_Base):
 
             return {str(k): str(v) for k, v in json.loads(value).items() if v}
         return {"*": value} if value else {}
+
+    def shared_secret_problem(self, source: Literal["github", "vercel"], secrets: dict[str, str]) -> str | None:
+        """Why ``secrets`` may not sign ``source``'s deliveries, naming what to set: one secret
+        (``"*"``) that would verify deliveries for the routes of several workspaces lets whoever
+        holds it (any one tenant) sign events naming another's repository, which then land in that
+        workspace. None when each secret serves one workspace."""
+        if "*" not in secrets:
+            return None
+        routes = {key: workspace for key, workspace in self.ingest_routes.items() if key.startswith(f"{source}:")}
+        uncovered = {key: workspace for key, workspace in routes.items() if key not in secrets}
+        workspaces = sorted(set(uncovered.values()))
+        if len(workspaces) < 2:
+            return None
+        variable = f"NM_{source.upper()}_WEBHOOK_SECRET"
+        example = ", ".join(f'"{key}": "<secret>"' for key in sorted(uncovered)[:2])
+        return (
+            f"{variable} is one secret for the {source} routes of {len(workspaces)} workspaces "
+            f"({', '.join(workspaces)}): whoever holds it could write into any of them. Set {variable} "
+            f"(or the secret {variable}_ARN names) to a JSON object of route -> secret, one per route: "
+            f"{{{example}, ...}}"
+        )
+
+    @model_validator(mode="after")
+    def _one_workspace_per_plain_secret(self) -> IngestSettings:
+        """Refused at start (serve; a function's first request): a plain secret shared by several
+        workspaces' routes (``shared_secret_problem``). A secret in Secrets Manager is checked when
+        it is read, at the first delivery."""
+        plain_secrets: tuple[tuple[Literal["github", "vercel"], SecretStr | None], ...] = (
+            ("github", self.github_webhook_secret),
+            ("vercel", self.vercel_webhook_secret),
+        )
+        for source, plain in plain_secrets:
+            if plain is not None and (problem := self.shared_secret_problem(source, self.webhook_secrets(source))):
+                raise ValueError(problem)
+        return self
 
     # Webhook events name a repository / team; this map says which workspace they belong to,
     # e.g. {"github:acme/console": "acme", "vercel:team_3Qp9kZ2mW8xV1nB4": "acme"}.

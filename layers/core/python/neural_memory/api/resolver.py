@@ -5,7 +5,6 @@ the authorizer put in the request context."""
 
 from __future__ import annotations
 
-import json
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +15,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
 )
 from pydantic import ValidationError
 
+from neural_memory import json_input
 from neural_memory.errors import (
     ConfigurationError,
     InvalidInput,
@@ -154,47 +154,22 @@ def _configuration_problem(exc: Exception) -> str:
     """What is wrong with the configuration, naming the variable, never its value."""
     if isinstance(exc, ValidationError) and exc.errors():
         first = exc.errors()[0]
+        if not first["loc"]:  # a check across settings: its message names them
+            return f"invalid configuration: {first['msg']}"
         name = "NM_" + "_".join(str(part) for part in first["loc"][:1]).upper()
         return f"invalid configuration: {name}: {first['msg']}"
     return f"invalid configuration: {exc}"
 
 
-MAX_JSON_DEPTH = 32
-
-
 def json_problem(body: str) -> InvalidInput | None:
-    """What makes a JSON body unsafe to hand on, naming where: nesting deeper than
-    ``MAX_JSON_DEPTH`` or a string holding a lone surrogate (valid JSON, but not text, so any
-    later encode would fail). None when it is fine, or not JSON at all (validation says so)."""
+    """What makes a JSON body unsafe to hand on, naming where (``json_input.parse``: an integer of
+    too many digits, nesting too deep, a lone surrogate). None when it is fine, or not JSON at all
+    (validation says so)."""
     try:
-        document = json.loads(body)
-    except RecursionError:
-        return InvalidInput("body", f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
-    except ValueError:
-        return None
-    pending: list[tuple[Any, tuple[str, ...]]] = [(document, ())]
-    while pending:
-        value, path = pending.pop()
-        if len(path) > MAX_JSON_DEPTH:
-            return InvalidInput(".".join(path[:3]) + "...", f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
-        if isinstance(value, dict):
-            for key, item in value.items():
-                if not _is_text(key):
-                    return InvalidInput(".".join(path) or "body", "a key is not valid Unicode text (lone surrogate)")
-                pending.append((item, (*path, key)))
-        elif isinstance(value, list):
-            pending.extend((item, (*path, str(n))) for n, item in enumerate(value))
-        elif isinstance(value, str) and not _is_text(value):
-            return InvalidInput(".".join(path) or "body", "not valid Unicode text (lone surrogate)")
+        json_input.parse(body)
+    except json_input.JsonRefused as exc:
+        return None if exc.syntax else InvalidInput(exc.where, exc.reason)
     return None
-
-
-def _is_text(value: str) -> bool:
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 class NeuralMemoryResolver(APIGatewayRestResolver):

@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from neural_memory import json_input
 from neural_memory.api.resolver import header
 from neural_memory.errors import (
     BackendUnavailable,
@@ -23,7 +24,7 @@ from neural_memory.errors import (
     Unauthorized,
     Unrouted,
 )
-from neural_memory.ingest.normalizers import UnsupportedEvent, normalize_eventbridge
+from neural_memory.ingest.normalizers import MalformedEvent, UnsupportedEvent, normalize_eventbridge
 from neural_memory.ingest.routing import route_key
 from neural_memory.models import WebhookReceipt
 from neural_memory.observability import logger
@@ -88,6 +89,7 @@ def receive(
     payload = _payload(body)
     kind = header(headers, source.event_header) if source.event_header else payload.get("type")
     delivery = header(headers, source.delivery_header) if source.delivery_header else payload.get("id")
+    delivery = delivery if isinstance(delivery, str) else None  # only named in the receipt
     event = {"source": name, "detail-type": kind, "detail": {**payload, DELIVERY_KEY: delivery}}
     try:
         key: str | None = route_key(event)
@@ -105,6 +107,8 @@ def receive(
         raise Unrouted(f"no workspace is configured for {what}; add one with `neural-memory routes add`")
     try:  # what the ingestion would not observe is answered here, not dead-lettered later
         normalized = normalize_eventbridge(event)
+    except MalformedEvent as exc:  # signed, but not the shape the provider documents: the sender's fault
+        raise InvalidInput("body", str(exc)) from exc
     except UnsupportedEvent as exc:
         return receipt.model_copy(update={"skipped": str(exc)})
     if not normalized.observations:
@@ -117,9 +121,9 @@ def receive(
 def _payload(body: bytes) -> dict[str, Any]:
     """The delivery's JSON object (read before the signature check only to find its route)."""
     try:
-        payload = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InvalidInput("body", "not a JSON payload") from exc
+        payload = json_input.parse(body)
+    except json_input.JsonRefused as exc:
+        raise InvalidInput(exc.where, exc.reason if not exc.syntax else "not a JSON payload") from exc
     if not isinstance(payload, dict):
         raise InvalidInput("body", "not a JSON object")
     return payload
@@ -133,6 +137,8 @@ def _verify_with_route_secret(
     variable = f"NM_{source.name.upper()}_WEBHOOK_SECRET"
     for fresh in (False, True):
         secrets = settings.webhook_secrets(source.name, fresh=fresh)
+        if problem := settings.shared_secret_problem(source.name, secrets):  # read from Secrets Manager
+            raise ConfigurationError(problem)
         secret = secrets.get(key or "") or secrets.get("*")
         if not secret:  # nothing can verify the delivery: it is refused like an unsigned one
             logger.error("webhook refused: no secret configured", extra={"route": key, "setting": variable})

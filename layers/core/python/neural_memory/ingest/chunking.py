@@ -37,6 +37,11 @@ class Chunking:
 
 
 DEFAULT_CHUNKING = Chunking()
+# The passages of one observation that are embedded: the first 32 (4,096 tokens at the default 128,
+# some 16,000 characters of English). Content is 200,000 characters at most, 300-odd passages, and
+# embedding is a write's one expensive step: past this, an observation costs no more to write,
+# and its whole content stays searchable by keyword (the BM25 windows cover all of it).
+MAX_EMBEDDED_PASSAGES = 32
 
 
 def chunk_text(text: str, max_tokens: int = 200, overlap: int = 24) -> list[str]:

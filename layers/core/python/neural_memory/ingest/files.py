@@ -3,12 +3,12 @@ as ``.json`` documents or ``.jsonl`` lines, from files or folders."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from neural_memory import json_input
 from neural_memory.ingest.normalizers import UnsupportedEvent, normalize_eventbridge
 from neural_memory.models import ObservationIn, ObservationsRequest
 
@@ -60,7 +60,10 @@ def load_document(document: Any, origin: str) -> Loaded:
             method, path = document.get("httpMethod"), str(document.get("path", ""))
             if method != "POST" or not path.endswith("/v1/observations"):
                 return Loaded(origin, skipped=f"API Gateway event for {method} {path} is not an ingest request")
-            return Loaded(origin, observations=ObservationsRequest.model_validate_json(document["body"]).observations)
+            body = document.get("body")
+            if not isinstance(body, str):
+                return Loaded(origin, error="API Gateway event has no body string", document=document)
+            return Loaded(origin, observations=ObservationsRequest.model_validate_json(body).observations)
         if "observations" in document:
             return Loaded(origin, observations=ObservationsRequest.model_validate(document).observations)
         if "observationType" in document:
@@ -83,7 +86,9 @@ def load_file(path: Path) -> list[Loaded]:
     loaded: list[Loaded] = []
     for origin, raw in documents:
         try:
-            loaded.append(load_document(json.loads(raw), origin))
-        except json.JSONDecodeError as exc:
-            loaded.append(Loaded(origin, error=f"invalid JSON: {exc.msg} at line {exc.lineno}", document=raw))
+            document = json_input.parse(raw)
+        except json_input.JsonRefused as exc:
+            loaded.append(Loaded(origin, error=f"invalid JSON: {exc}", document=raw))
+            continue
+        loaded.append(load_document(document, origin))
     return loaded

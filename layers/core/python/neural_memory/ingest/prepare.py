@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from neural_memory.ingest.chunking import DEFAULT_CHUNKING, Chunking, chunk_text
+from neural_memory.ingest.chunking import DEFAULT_CHUNKING, MAX_EMBEDDED_PASSAGES, Chunking, chunk_text
 from neural_memory.ingest.ids import content_hash, derived_id, recurrence_key
 from neural_memory.models import Chunk, ObservationIn, ObservationRecord
 from neural_memory.search.tiers import embeds, expiry_for, tier_for
@@ -119,6 +119,7 @@ def chunked(
     content = record.content
     if chunking.passage_tokens < chunking.tokens and embeds(record, now):
         passages = chunk_text(content, chunking.passage_tokens, min(chunking.overlap, chunking.passage_tokens // 2))
+        passages = passages[:MAX_EMBEDDED_PASSAGES]  # the rest of a long text: by keyword only
         if len(passages) == 1:  # fits one passage, so one window too: the same single chunk
             return IndexedObservation(record=record, chunks=[Chunk(chunk_no=0, text=passages[0])])
         windows = chunk_text(content, chunking.tokens, chunking.overlap)

@@ -5,9 +5,9 @@ one by one, so only the ones that really fail are reported, each with its reason
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
+from neural_memory import json_input
 from neural_memory.errors import NeuralMemoryError, StoreRejected
 from neural_memory.ingest.normalizers import UnsupportedEvent, normalize_eventbridge
 from neural_memory.ingest.prepare import observation_id
@@ -25,9 +25,9 @@ def observations_of(body: str, routes: dict[str, str]) -> tuple[str, list[Observ
     """The workspace and observations of one record body; raises with the reason when it cannot
     be understood (malformed JSON, unknown event, no configured workspace)."""
     try:
-        event = json.loads(body)
-    except json.JSONDecodeError as exc:
-        raise UnsupportedEvent(f"record body is not JSON: {exc.msg}") from exc
+        event = json_input.parse(body)
+    except json_input.JsonRefused as exc:
+        raise UnsupportedEvent(f"record body refused: {exc}") from exc
     if not isinstance(event, dict):
         raise UnsupportedEvent("record body is not a JSON object")
     workspace_id = workspace_for(event, routes)
@@ -46,7 +46,7 @@ def index_together(service: Service, records: Sequence[dict[str, Any]]) -> set[s
     for record in records:
         try:
             workspace_id, observations = observations_of(record["body"], service.settings.ingest_routes)
-        except (UnsupportedEvent, KeyError):
+        except Exception:  # whatever one record's content causes is that record's failure
             continue  # reported with its reason when processed on its own
         by_workspace.setdefault(workspace_id, []).extend(observations)
         understood[record["messageId"]] = (workspace_id, {observation_id(o) for o in observations})
@@ -55,8 +55,9 @@ def index_together(service: Service, records: Sequence[dict[str, Any]]) -> set[s
         for workspace_id, observations in by_workspace.items():
             if observations:
                 refused |= {(workspace_id, i) for i in service.index(workspace_id, observations).failed}
-    except NeuralMemoryError as exc:
-        logger.warning("batch write failed; processing records one by one", extra={"reason": str(exc)})
+    except Exception as exc:  # one record's observation may be the cause: find which
+        reason = str(exc) if isinstance(exc, NeuralMemoryError) else f"{type(exc).__name__}: {exc}"
+        logger.warning("batch write failed; processing records one by one", extra={"reason": reason})
         return set()
     return {
         message_id

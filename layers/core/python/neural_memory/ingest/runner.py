@@ -66,11 +66,11 @@ def ingest_loaded(
             _index(service, workspace_id, batch, report)
         except BackendUnavailable as exc:  # the store or the embedder is down: each would fail alike
             report.failures.extend(_failure(origin, observation, exc) for observation, origin in batch)
-        except NeuralMemoryError:  # one observation's fault (a supersession cycle...): find which
+        except Exception:  # one observation's fault (a supersession cycle...): find which
             for one in batch:
                 try:
                     _index(service, workspace_id, [one], report)
-                except NeuralMemoryError as exc:
+                except Exception as exc:  # reported as this one's failure; the run goes on
                     report.failures.append(_failure(one[1], one[0], exc))
         if progress:
             progress(len(batch))
@@ -84,7 +84,8 @@ def _index(service: Service, workspace_id: str, batch: list[tuple[ObservationIn,
 
 
 def _failure(origin: str, observation: ObservationIn, exc: Exception) -> Failure:
-    return Failure(origin, str(exc), observation.model_dump(mode="json", by_alias=True, exclude_none=True))
+    reason = str(exc) if isinstance(exc, NeuralMemoryError) else f"{type(exc).__name__}: {exc}"
+    return Failure(origin, reason, observation.model_dump(mode="json", by_alias=True, exclude_none=True))
 
 
 def write_failures(path: Path, failures: Iterable[Failure]) -> int:

@@ -42,6 +42,7 @@ from neural_memory.models.types import (
     MetadataKey,
     MetadataValue,
     ObservationId,
+    OccurredAt,
     PromotionReason,
     QueryText,
     RerankMode,
@@ -414,7 +415,7 @@ class ObservationIn(RequestModel):
     source_type: Slug | None = None
     observation_type: Slug
     actor_name: ActorName | None = None
-    occurred_at: Timestamp
+    occurred_at: OccurredAt
     title: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)] | None = Field(
         default=None, description="Optional: when absent, the first words of `content` (a chat turn has no title)."
     )

@@ -42,6 +42,8 @@ __all__ = [
     "Vector",
     "QueryText",
     "Timestamp",
+    "OccurredAt",
+    "EARLIEST_OCCURRED_AT",
     "zone_of",
     "SlugList",
     "ActorList",
@@ -93,10 +95,14 @@ def _trimmed_query(value: str, info: ValidationInfo) -> str:
 QueryText = Annotated[str, AfterValidator(_trimmed_query)]
 
 
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]")
+
+
 def _not_a_number(value: object) -> object:
-    """A time is a string (or a datetime in Python), never a number of seconds."""
-    if isinstance(value, int | float):
-        raise ValueError("must be an ISO-8601 date-time with a zone, not a number")
+    """A time is an ISO-8601 string (or a datetime in Python), never a number of seconds: not even
+    as a string (``"1700000000"``), which pydantic would otherwise read as Unix time in UTC."""
+    if isinstance(value, int | float) or (isinstance(value, str) and not _ISO_DATE.match(value.strip())):
+        raise ValueError("must be an ISO-8601 date-time with a zone (2025-12-12T10:00:00Z)")
     return value
 
 
@@ -111,6 +117,20 @@ def _within_utc_years(value: datetime) -> datetime:
 
 # Timezone-aware, given as a string, and representable in UTC.
 Timestamp = Annotated[AwareDatetime, BeforeValidator(_not_a_number), AfterValidator(_within_utc_years)]
+
+# When an observation may have occurred: from the Unix epoch (nothing the sources we read record is
+# older, and a C observation that old would be acknowledged, then purged by the next maintenance)
+# to the last instant the stores can read back (UTC year 9999).
+EARLIEST_OCCURRED_AT = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _not_before_the_epoch(value: datetime) -> datetime:
+    if value < EARLIEST_OCCURRED_AT:
+        raise ValueError("must be 1970-01-01T00:00:00Z or later")
+    return value
+
+
+OccurredAt = Annotated[Timestamp, AfterValidator(_not_before_the_epoch)]
 
 
 # --------------------------------------------------------------------------- search

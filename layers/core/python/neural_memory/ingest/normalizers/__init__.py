@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from neural_memory.ingest.normalizers.base import Normalized, Skipped, UnsupportedEvent
+from neural_memory.ingest.normalizers.base import MalformedEvent, Normalized, Skipped, UnsupportedEvent
 
 __all__ = [
+    "MalformedEvent",
     "Normalized",
     "SourcePattern",
     "Skipped",
@@ -61,4 +62,11 @@ def normalize_eventbridge(event: dict[str, Any]) -> Normalized:
     if normalizer is None:
         raise UnsupportedEvent(f"no normalizer for event source {source!r}")
     event_time = event.get("time") if isinstance(event.get("time"), str) else None
-    return normalizer(detail_type, detail, event_time)
+    try:
+        return normalizer(detail_type, detail, event_time)
+    except UnsupportedEvent:
+        raise
+    except (TypeError, ValueError, AttributeError, LookupError, OverflowError, RecursionError) as exc:
+        # The normalizers check the types they read; a payload shape they still missed is refused
+        # as this one event with the reason, never a crash of the request, batch or run around it.
+        raise MalformedEvent(f"{source} {detail_type} payload is malformed: {type(exc).__name__}: {exc}") from exc

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from neural_memory.ingest.normalizers.base import Normalized, UnsupportedEvent
+from neural_memory.ingest.normalizers.base import MalformedEvent, Normalized
 from neural_memory.models import ObservationIn
 
 # The EventBridge source of our own clients' and agents' events is this prefix and the workspace.
@@ -42,4 +42,4 @@ def normalize(detail_type: str, detail: dict[str, Any], event_time: str | None) 
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise UnsupportedEvent(f"{detail_type} event is malformed: {where}: {first['msg']}") from exc
+        raise MalformedEvent(f"{detail_type} event is malformed: {where}: {first['msg']}") from exc

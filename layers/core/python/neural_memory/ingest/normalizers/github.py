@@ -7,7 +7,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from neural_memory.ingest.normalizers.base import Normalized, Skipped, UnsupportedEvent, dig, first_line
+from neural_memory.ingest.normalizers.base import (
+    MalformedEvent,
+    Normalized,
+    Skipped,
+    UnsupportedEvent,
+    dig,
+    first_line,
+)
 from neural_memory.models import MAX_CODE_PATHS, ObservationIn
 
 _ZERO_SHA = "0" * 40
@@ -36,13 +43,15 @@ def normalize(detail_type: str, payload: dict[str, Any], event_time: str | None)
     try:
         return handler(payload, event_time)
     except ValidationError as exc:
-        raise UnsupportedEvent(f"GitHub {detail_type} payload is malformed: {exc.errors()[0]['msg']}") from exc
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise MalformedEvent(f"GitHub {detail_type} payload is malformed: {where}: {first['msg']}") from exc
 
 
 def _repo(payload: dict[str, Any]) -> str:
     repo = dig(payload, "repository", "full_name")
     if not isinstance(repo, str):
-        raise UnsupportedEvent("GitHub payload has no repository.full_name")
+        raise MalformedEvent("GitHub payload has no repository.full_name")
     return repo
 
 
@@ -61,10 +70,13 @@ def _push(payload: dict[str, Any], event_time: str | None) -> Normalized:
     after = str(payload.get("after", ""))
     if payload.get("deleted") or after == _ZERO_SHA:
         return Normalized(skipped=Skipped(f"branch deletion of {ref} in {repo}"))
-    commits = [c for c in payload.get("commits") or [] if isinstance(c, dict)]
+    listed = payload.get("commits") or []
+    if not isinstance(listed, list):
+        raise MalformedEvent("commits is not a list")
+    commits = [c for c in listed if isinstance(c, dict)]
     head = payload.get("head_commit") if isinstance(payload.get("head_commit"), dict) else None
     message = (head or {}).get("message") or (commits[-1].get("message") if commits else "")
-    lines = [f"- {first_line(c.get('message'))} ({str(c.get('id', ''))[:7]})" for c in commits]
+    lines = [f"- {first_line(c.get('message'), field='commits.message')} ({str(c.get('id', ''))[:7]})" for c in commits]
     forced = bool(payload.get("forced"))
     content = f"{len(commits)} commit(s) pushed to {branch} in {repo}" + (" (force push)" if forced else "")
     if lines:
@@ -80,7 +92,7 @@ def _push(payload: dict[str, Any], event_time: str | None) -> Normalized:
             "observationType": "push",
             "actorName": login or dig(payload, "pusher", "name"),
             "occurredAt": (head or {}).get("timestamp") or event_time,
-            "title": f"Push to {branch}: {first_line(message) or after[:7]}",
+            "title": f"Push to {branch}: {first_line(message, field='head_commit.message') or after[:7]}",
             "content": content,
             "url": payload.get("compare") or (head or {}).get("url"),
             "metadata": {
@@ -121,7 +133,7 @@ def _pull_request(payload: dict[str, Any], event_time: str | None) -> Normalized
     action = payload.get("action")
     pr = payload.get("pull_request")
     if not isinstance(pr, dict):
-        raise UnsupportedEvent("GitHub pull_request payload has no pull_request object")
+        raise MalformedEvent("GitHub pull_request payload has no pull_request object")
     if action == "opened":
         observation_type, occurred = "pull_request_opened", pr.get("created_at")
     elif action == "closed" and pr.get("merged"):
@@ -131,6 +143,7 @@ def _pull_request(payload: dict[str, Any], event_time: str | None) -> Normalized
     else:
         return Normalized(skipped=Skipped(f"pull_request action {action!r} is not observed"))
     number = pr.get("number")
+    title = first_line(pr.get("title"), field="pull_request.title")
     login, is_bot = _actor(pr, "user")
     imported, files = _imported_facts(payload)
     body = str(pr.get("body") or "")
@@ -144,7 +157,7 @@ def _pull_request(payload: dict[str, Any], event_time: str | None) -> Normalized
             "observationType": observation_type,
             "actorName": login or dig(payload, "sender", "login"),
             "occurredAt": occurred or pr.get("updated_at") or event_time,
-            "title": f"PR #{number} {observation_type.removeprefix('pull_request_')}: {first_line(pr.get('title'))}",
+            "title": f"PR #{number} {observation_type.removeprefix('pull_request_')}: {title}",
             "content": body,
             "url": pr.get("html_url"),
             "metadata": {
@@ -203,7 +216,7 @@ def _issue(payload: dict[str, Any], event_time: str | None) -> Normalized:
     repo = _repo(payload)
     action, issue = payload.get("action"), payload.get("issue")
     if not isinstance(issue, dict):
-        raise UnsupportedEvent("GitHub issues payload has no issue object")
+        raise MalformedEvent("GitHub issues payload has no issue object")
     if action not in ("opened", "closed"):
         return Normalized(skipped=Skipped(f"issues action {action!r} is not observed"))
     observation_type = f"issue_{action}"
@@ -217,7 +230,7 @@ def _issue(payload: dict[str, Any], event_time: str | None) -> Normalized:
             "observationType": observation_type,
             "actorName": login if action == "opened" else _actor(payload)[0],
             "occurredAt": (issue.get("created_at") if action == "opened" else issue.get("closed_at")) or event_time,
-            "title": f"Issue #{number} {action}: {first_line(issue.get('title'))}",
+            "title": f"Issue #{number} {action}: {first_line(issue.get('title'), field='issue.title')}",
             "content": str(issue.get("body") or ""),
             "url": issue.get("html_url"),
             "metadata": {"repo": repo, "number": number, "state_reason": issue.get("state_reason"), "bot": is_bot},
@@ -230,7 +243,7 @@ def _issue_comment(payload: dict[str, Any], event_time: str | None) -> Normalize
     repo = _repo(payload)
     action, comment, issue = payload.get("action"), payload.get("comment"), payload.get("issue")
     if not isinstance(comment, dict) or not isinstance(issue, dict):
-        raise UnsupportedEvent("GitHub issue_comment payload has no comment or issue object")
+        raise MalformedEvent("GitHub issue_comment payload has no comment or issue object")
     if action != "created":
         return Normalized(skipped=Skipped(f"issue_comment action {action!r} is not observed"))
     login, is_bot = _actor(comment, "user")
@@ -244,7 +257,7 @@ def _issue_comment(payload: dict[str, Any], event_time: str | None) -> Normalize
             "observationType": "issue_comment",
             "actorName": login,
             "occurredAt": comment.get("created_at") or event_time,
-            "title": f"Comment on #{issue.get('number')}: {first_line(issue.get('title'))}",
+            "title": f"Comment on #{issue.get('number')}: {first_line(issue.get('title'), field='issue.title')}",
             "content": str(comment.get("body") or ""),
             "url": comment.get("html_url"),
             "metadata": {"repo": repo, "number": issue.get("number"), "pull_request": "pull_request" in issue},
@@ -257,7 +270,7 @@ def _release(payload: dict[str, Any], event_time: str | None) -> Normalized:
     repo = _repo(payload)
     action, release = payload.get("action"), payload.get("release")
     if not isinstance(release, dict):
-        raise UnsupportedEvent("GitHub release payload has no release object")
+        raise MalformedEvent("GitHub release payload has no release object")
     if action != "published":
         return Normalized(skipped=Skipped(f"release action {action!r} is not observed"))
     tag = release.get("tag_name")
@@ -269,7 +282,7 @@ def _release(payload: dict[str, Any], event_time: str | None) -> Normalized:
             "observationType": "release",
             "actorName": _actor(release, "author")[0],
             "occurredAt": release.get("published_at") or event_time,
-            "title": f"Release {tag}: {first_line(release.get('name')) or tag}",
+            "title": f"Release {tag}: {first_line(release.get('name'), field='release.name') or tag}",
             "content": str(release.get("body") or ""),
             "url": release.get("html_url"),
             "metadata": {"repo": repo, "tag": tag, "prerelease": bool(release.get("prerelease"))},

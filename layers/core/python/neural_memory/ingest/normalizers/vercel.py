@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from neural_memory.ingest.ids import source_id
-from neural_memory.ingest.normalizers.base import Normalized, UnsupportedEvent, dig, first_line
+from neural_memory.ingest.normalizers.base import MalformedEvent, Normalized, UnsupportedEvent, dig, first_line
 from neural_memory.models import ObservationIn
 
 _TYPES = {
@@ -24,19 +24,19 @@ _TYPES = {
 def normalize(detail_type: str, body: dict[str, Any], event_time: str | None) -> Normalized:
     """Observations from one Vercel webhook body."""
     kind = body.get("type") or detail_type
-    if kind not in _TYPES:
+    if not isinstance(kind, str) or kind not in _TYPES:
         raise UnsupportedEvent(f"Vercel event {kind!r} is not supported")
     observation_type, verb = _TYPES[kind]
     payload = body.get("payload")
     if not isinstance(payload, dict) or not isinstance(payload.get("deployment"), dict):
-        raise UnsupportedEvent("Vercel payload has no deployment object")
+        raise MalformedEvent("Vercel payload has no deployment object")
     deployment = payload["deployment"]
     meta = deployment.get("meta") if isinstance(deployment.get("meta"), dict) else {}
     name = deployment.get("name") or payload.get("name") or "deployment"
     target = payload.get("target") or "preview"
     created = body.get("createdAt")
-    occurred = datetime.fromtimestamp(created / 1000, tz=UTC) if isinstance(created, int | float) else event_time
-    commit = first_line(meta.get("githubCommitMessage"))
+    occurred = _time_of(created) if isinstance(created, int | float) else event_time
+    commit = first_line(meta.get("githubCommitMessage"), field="payload.deployment.meta.githubCommitMessage")
     sha = str(meta.get("githubCommitSha") or "")[:7]
     ref = meta.get("githubCommitRef")
     lines = [f"{verb}: {name} to {target} ({deployment.get('url')})."]
@@ -64,7 +64,9 @@ def normalize(detail_type: str, body: dict[str, Any], event_time: str | None) ->
             }
         )
     except ValidationError as exc:
-        raise UnsupportedEvent(f"Vercel {kind} payload is malformed: {exc.errors()[0]['msg']}") from exc
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise MalformedEvent(f"Vercel {kind} payload is malformed: {where}: {first['msg']}") from exc
     return Normalized(observations=[observation])
 
 
@@ -76,6 +78,15 @@ def _observation_id(body: dict[str, Any], deployment: dict[str, Any], kind: str)
     if isinstance(deployment_id, str) and deployment_id:
         return source_id("vercel", f"{deployment_id}-{kind.removeprefix('deployment.')}")
     return source_id("vercel", body.get("id"))
+
+
+def _time_of(created_ms: float) -> datetime:
+    """``createdAt`` (milliseconds since the epoch) as a time; ``MalformedEvent`` for NaN, an
+    infinity or a number no date has (``fromtimestamp`` overflows on 1e30 and -1e15)."""
+    try:
+        return datetime.fromtimestamp(created_ms / 1000, tz=UTC)
+    except (OverflowError, ValueError, OSError):
+        raise MalformedEvent(f"createdAt {created_ms!r} is not a time in milliseconds since the epoch") from None
 
 
 def _commit(meta: dict[str, Any]) -> dict[str, Any]:

@@ -29,12 +29,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         # EMF lines belong to the API's logs, not to a terminal command's output.
         os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    from pydantic import ValidationError
+
     from neural_memory.errors import StoreModelMismatch
 
     try:
         result: int = args.func(args)
     except StoreModelMismatch as exc:  # the store was built by another model: say which command fixes it
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except ValidationError as exc:
+        if exc.title != "Settings":
+            raise
+        # refused at start, each problem on a line naming the variable (the messages say what to set)
+        for error in exc.errors():
+            where = "NM_" + str(error["loc"][0]).upper() + ": " if error["loc"] else ""
+            print(f"error: invalid configuration: {where}{error['msg'].removeprefix('Value error, ')}", file=sys.stderr)
         return 2
     return result
 

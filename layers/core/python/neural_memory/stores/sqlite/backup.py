@@ -74,13 +74,16 @@ def _copy_key_file(source: Path, target: Path) -> None:
 
 def backup(data_dir: Path, destination: Path, progress: Callable[[str, int, int], None]) -> list[Copied]:
     """Copy the data folder's databases (and key file) into ``destination``, a new or empty
-    folder made private; each copy is checked with ``PRAGMA integrity_check``."""
+    folder made private (0700, even one that existed); each copy is checked with ``PRAGMA integrity_check``."""
     store = data_dir / STORE_FILE
     if not store.exists():
         raise BackupError(f"no database in {data_dir} ({STORE_FILE})")
     if destination.exists() and any(destination.iterdir()):
         raise BackupError(f"{destination} is not empty: back up into a new folder")
     destination.mkdir(mode=0o700, parents=True, exist_ok=True)
+    # An existing empty folder is made private too: it is about to hold every observation, and
+    # whoever may write it could replace the copies (mkdir's mode applies to a new folder only).
+    destination.chmod(0o700)
     copied = []
     for name in (STORE_FILE, CACHE_FILE):
         if not (data_dir / name).exists():

@@ -86,10 +86,12 @@ def _mirror(data_dir: Path) -> Finding:
 
 
 def _loose_files(data_dir: Path) -> dict[Path, int]:
-    """The folder's files (its databases with their -wal/-shm, the key file, the saved mirror, the
-    holders locks) that other users may read or write, with their modes."""
+    """The folder itself and its files (its databases with their -wal/-shm, the key file, the saved
+    mirror, the holders locks) that other users may read or write, with their modes. The folder
+    counts like a file: whoever may write it may delete or replace the database, whoever may list
+    it sees what it holds."""
     names = [STORE_FILE, CACHE_FILE, KEY_FILE, f"{STORE_FILE.rsplit('.', 1)[0]}.mirror.npz"]
-    paths = [data_dir / name for name in names]
+    paths = [data_dir, *(data_dir / name for name in names)]
     paths += [data_dir / f"{name}{suffix}" for name in (STORE_FILE, CACHE_FILE) for suffix in ("-wal", "-shm")]
     paths += [holders_path(data_dir / name) for name in (STORE_FILE, CACHE_FILE)]
     loose = {}
@@ -107,13 +109,18 @@ def _modes(before: dict[Path, int]) -> Finding:
     """Files found open to others; a database this check opened first was tightened by that open
     (``sqlite_db.make_private``), the others need the operator."""
     if not before:
-        return Finding("file modes", True, "every file is private (0600)")
+        return Finding("file modes", True, "the folder (0700) and every file (0600) are private")
     named = []
     for path, mode in before.items():
         now = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0
-        named.append(f"{path.name} ({mode:04o}{', tightened now' if not now & 0o077 else ''})")
-    fix = "chmod 600 the others while no process uses the folder"
-    return Finding("file modes", False, f"open to other users: {', '.join(named)}; {fix}")
+        what = f"the folder {path}" if path.is_dir() else path.name
+        named.append(f"{what} ({mode:04o}{', tightened now' if not now & 0o077 else ''})")
+    fixes = []
+    if any(path.is_dir() for path in before):
+        fixes.append(f"chmod 700 {next(path for path in before if path.is_dir())}")
+    if any(not path.is_dir() and stat.S_IMODE(path.stat().st_mode) & 0o077 for path in before if path.exists()):
+        fixes.append("chmod 600 the files still open while no process uses the folder")
+    return Finding("file modes", False, f"open to other users: {', '.join(named)}; {'; '.join(fixes)}")
 
 
 def check(data_dir: Path) -> list[Finding]:

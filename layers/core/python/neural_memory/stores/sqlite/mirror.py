@@ -125,6 +125,19 @@ COLUMNS = ("workspace", "source", "observation_type", "actor_name", "tier", "ses
 ROW_ARRAYS = ("has_vector", "rowids", "alive", "lexical", "length", "occurred", "expires", "archived")
 
 
+_STATISTICS_KEPT = 16  # workspaces whose BM25 statistics are kept between writes
+
+
+@dataclass(frozen=True)
+class _Statistics:
+    """One workspace's BM25 statistics, for the mirror's rows as they were at ``key``."""
+
+    key: tuple[int, int, int, str]
+    members: NDArray[np.bool_]  # the workspace's live rows with an FTS5 row
+    rows: int
+    norms: NDArray[np.float32]
+
+
 class RowLookup(Protocol):
     """What the mirror does not hold, read from the database in the search's own transaction."""
 
@@ -181,7 +194,8 @@ class ChunkMirror:
         self._dicts: dict[str, _Dictionary] = {c: _Dictionary() for c in COLUMNS}
         self._postings: dict[str, Postings] = {}
         self._unsettled: set[str] = set()
-        self._norms: tuple[tuple[int, int, int], NDArray[np.float32]] | None = None
+        # BM25's statistics per workspace, for the rows as they were at the key (see _statistics).
+        self._statistics: dict[str, _Statistics] = {}
         # Position of each live chunk by rowid (-1: none); rowids are SQLite's, dense and small.
         self._slot: NDArray[np.int32] = np.full(_INITIAL_CAPACITY, -1, dtype=np.int32)
 
@@ -404,30 +418,33 @@ class ChunkMirror:
         scores = self._vectors[rows] @ query if gather else (self._vectors[:n] @ query)[rows]
         return [(rowid, min(1.0, max(0.0, score))) for rowid, score in self._top(rows, scores, limit)]
 
-    def lexical_search(self, keep: NDArray[np.bool_], terms: Sequence[str], limit: int) -> list[tuple[int, float]]:
-        """The ``limit`` best (chunk rowid, BM25 / best BM25) among rows in ``keep`` (a ``mask()``)
-        holding any term. BM25 is FTS5's formula: idf over every row of the store's FTS5 table
-        (passages have none), k1 and b from ``neural_memory.search.bm25``."""
+    def lexical_search(
+        self, keep: NDArray[np.bool_], terms: Sequence[str], limit: int, workspace: str
+    ) -> list[tuple[int, float]]:
+        """The ``limit`` best (chunk rowid, BM25 / best BM25) among rows in ``keep`` (a ``mask()``
+        of ``workspace``) holding any term. BM25 is FTS5's formula, k1 and b from
+        ``neural_memory.search.bm25``, with its statistics (document count, document frequency,
+        average length) over the live rows of ``workspace`` that have an FTS5 row (passages have
+        none): a workspace's scores never depend on another workspace's data, nor reveal it."""
         n = self._size
         if n == 0 or limit <= 0 or not terms:
             return []
+        stats = self._statistics_of(workspace)
         scores = np.zeros(n, dtype=np.float32)
-        rows_total = max(self._live_lexical, 1)
-        key, norms = self._length_norms()
-        every_row_alive = self._live == n
+        rows_total = max(stats.rows, 1)
         for term in terms:
             postings = self._postings.get(term)
             if postings is None:
                 continue
             positions, _ = postings.arrays()
-            # idf counts every live row holding the term (FTS5's document frequency).
-            hits = positions.size if every_row_alive else int(np.count_nonzero(self._alive[positions]))
+            # idf counts the workspace's live rows holding the term (FTS5's document frequency).
+            hits = int(np.count_nonzero(stats.members[positions]))
             if hits == 0:
                 continue
             idf = max(math.log((rows_total - hits + 0.5) / (hits + 0.5)), _MIN_IDF)
-            scores[positions] += np.float32(idf) * postings.weights(key, norms)
+            scores[positions] += np.float32(idf) * postings.weights(stats.key, stats.norms)
         # Every posting adds a positive score, so a row holds a term exactly when its score is > 0;
-        # rows the filter drops (dead ones included) are cut here, after one pass per term.
+        # rows the filter drops (dead ones and other workspaces' included) are cut here.
         rows = np.flatnonzero(keep & (scores > 0))
         if rows.size == 0:
             return []
@@ -435,16 +452,27 @@ class ChunkMirror:
         best = top[0][1] or 1.0
         return [(rowid, score / best) for rowid, score in top]
 
-    def _length_norms(self) -> tuple[tuple[int, int, int], NDArray[np.float32]]:
-        """BM25's length normalisation per row, ``k1 * (1 - b + b * length / average)``, and the
-        key it was computed for; kept until a write changes the rows or the average length."""
-        key = (self._size, self._live_lexical, self._live_tokens)
-        cached = self._norms
-        if cached is None or cached[0] != key:
-            average = self._live_tokens / max(self._live_lexical, 1) or 1.0
-            norms = BM25_K1 * (1.0 - BM25_B + BM25_B * self._length[: self._size] / average)
-            cached = self._norms = (key, norms.astype(np.float32))
-        return cached
+    def _statistics_of(self, workspace: str) -> _Statistics:
+        """BM25's statistics over ``workspace``'s live lexical rows, and the length normalisation
+        per row, ``k1 * (1 - b + b * length / average)``; kept until a write changes the rows."""
+        n = self._size
+        key = (n, self._live_lexical, self._live_tokens, workspace)
+        cached = self._statistics.get(workspace)
+        if cached is not None and cached.key == key:
+            return cached
+        code = self._dicts["workspace"].get(workspace)
+        members = self._alive[:n] & self._lexical[:n]
+        if code is None:
+            members[:] = False
+        else:
+            members &= self._codes["workspace"][:n] == code
+        rows = int(np.count_nonzero(members))
+        average = float(self._length[:n][members].sum()) / max(rows, 1) or 1.0
+        norms = (BM25_K1 * (1.0 - BM25_B + BM25_B * self._length[:n] / average)).astype(np.float32)
+        if len(self._statistics) >= _STATISTICS_KEPT or any(s.key[:3] != key[:3] for s in self._statistics.values()):
+            self._statistics = {}  # a write made them all stale (or too many workspaces searched)
+        self._statistics[workspace] = stats = _Statistics(key, members, rows, norms)
+        return stats
 
     def _top(self, rows: NDArray[np.int64], scores: NDArray[np.float32], limit: int) -> list[tuple[int, float]]:
         """(chunk rowid, score) of the ``limit`` highest ``scores`` (aligned with ``rows``), best first."""

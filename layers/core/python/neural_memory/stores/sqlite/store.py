@@ -869,7 +869,7 @@ class SqliteStore:
                 mirror = self._mirror
                 if mirror is not None and mirror.generation == generation and _serves(mirror, want):
                     keep = mirror.mask(workspace_id, flt, _SqlRowLookup(reader.conn, workspace_id))
-                    lexical = mirror.lexical_search(keep, terms, limit) if terms else []
+                    lexical = mirror.lexical_search(keep, terms, limit, workspace_id) if terms else []
                     query = np.asarray(vector, dtype=np.float32)
                     wanted = limit * CANDIDATES if mirror.partitioned is not None else limit
                     semantic = mirror.vector_search(keep, query, wanted) if want else []

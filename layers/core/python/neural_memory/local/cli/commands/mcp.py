@@ -19,6 +19,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     import anyio
 
     from neural_memory.mcp_server.backends import EmbeddedBackend, MemoryBackend, RemoteBackend
+    from neural_memory.mcp_server.stdio import run_stdio
     from neural_memory.mcp_server.tools import build_server
 
     backend: MemoryBackend
@@ -65,7 +66,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
                     print(f"Neural Memory MCP on http://{args.host}:{args.port}/mcp", file=sys.stderr, flush=True)
                     await server.run_streamable_http_async(host=args.host, port=args.port)
                 else:
-                    await server.run_stdio_async()
+                    await run_stdio(server)  # the SDK's, but every malformed line is answered
             finally:
                 group.cancel_scope.cancel()
                 with anyio.CancelScope(shield=True):
