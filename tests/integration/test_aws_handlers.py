@@ -7,6 +7,7 @@ import copy
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, cast
 
 import boto3
@@ -193,12 +194,13 @@ def test_maintenance_bootstraps_and_purges(
         # And CloudFormation heard it at the ResponseURL, for the request it made
         assert received == [created] and created["Status"] == "SUCCESS"
         assert created["RequestId"] == load_event("cloudformation/index_create")["RequestId"]
-        service.index(
-            "acme", [note("old", "old chat", observation_type="conversation_turn", occurred_at=NOW.replace(year=2024))]
-        )
-        # (and archives E observations older than 30 days: none here)
+        chat = note("old", "old chat", observation_type="conversation_turn", occurred_at=NOW - timedelta(days=1))
+        service.index("acme", [chat])  # embedded: within its window at NOW
+        # (and archives E observations older than 30 days: none here); the schedule runs today,
+        # past the chat's window: its vectors go, the chat stays
         done = maintenance_app.lambda_handler(load_event("schedule/purge"), lambda_context)
-        assert done == {"purged": 1, "archived": 0}
+        assert done == {"purged": 0, "archived": 0, "unembedded": 1}
+        assert service.store.get("acme", "old") is not None
     finally:
         set_service(None)
 

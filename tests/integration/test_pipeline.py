@@ -27,7 +27,7 @@ def test_tiers_ttl_and_purge(settings: Settings) -> None:
         [
             note("adr", "deploy decision", "We deploy with blue-green.", occurred_at=old),
             note(
-                "pr-old", "deploy PR merged", "Old deploy PR.", observation_type="pull_request_merged", occurred_at=old
+                "pr-old", "deploy PR opened", "Old deploy PR.", observation_type="pull_request_opened", occurred_at=old
             ),
             note("pr-new", "deploy PR opened", "New deploy PR.", observation_type="pull_request_opened"),
             note("push", "deploy push", "Pushed deploy script.", observation_type="push", occurred_at=old),
@@ -53,7 +53,7 @@ def test_a_collaborative_observation_loses_its_vectors_at_the_end_of_its_window(
     # Given a PR written while in its window (embedded), then the clock past it
     clock = [NOW - timedelta(days=8)]
     svc = service(settings, clock=lambda: clock[0])
-    merged = note("pr", "deploy PR merged", "Deploy PR.", observation_type="pull_request_merged", occurred_at=clock[0])
+    merged = note("pr", "deploy PR opened", "Deploy PR.", observation_type="pull_request_opened", occurred_at=clock[0])
     svc.index("acme", [merged, note("adr", "deploy decision", "We deploy with blue-green.", occurred_at=clock[0])])
     assert "pr" in {r.id for r in svc.search("acme", request("deploy", mode="semantic"), "r").results}
     clock[0] = NOW
@@ -74,7 +74,7 @@ def test_under_the_delete_rule_a_collaborative_observation_goes_at_the_end_of_it
         [
             note("adr", "deploy decision", "We deploy with blue-green.", occurred_at=old),
             note(
-                "pr-old", "deploy PR merged", "Old deploy PR.", observation_type="pull_request_merged", occurred_at=old
+                "pr-old", "deploy PR opened", "Old deploy PR.", observation_type="pull_request_opened", occurred_at=old
             ),
             note("push", "deploy push", "Pushed deploy script.", observation_type="push", occurred_at=old),
         ],
