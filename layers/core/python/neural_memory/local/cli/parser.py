@@ -108,7 +108,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     def import_target(p: argparse.ArgumentParser) -> None:
         p.add_argument("--workspace", help="the embedded store's workspace to write (required without --api-url)")
-        p.add_argument("--api-url", help="write to a running API instead (a stack's ApiUrl); the key names the workspace")
+        p.add_argument(
+            "--api-url", help="write to a running API instead (a stack's ApiUrl); the key names the workspace"
+        )
         p.add_argument("--key", help="with --api-url: its API key (default NM_API_KEY)")
         p.add_argument("--failures", default="import-failures.jsonl", help="where to write the failure report")
         data_dir(p)

@@ -47,7 +47,9 @@ def _sink(args: argparse.Namespace) -> Sink:
     return EmbeddedSink(build_service(cli_settings(args)), args.workspace)
 
 
-def _run(args: argparse.Namespace, documents: Iterable[tuple[str, dict[str, Any]]], total: int | None, unit: str) -> int:
+def _run(
+    args: argparse.Namespace, documents: Iterable[tuple[str, dict[str, Any]]], total: int | None, unit: str
+) -> int:
     from neural_memory.history.sink import run_import
     from neural_memory.ingest.runner import write_failures
 
