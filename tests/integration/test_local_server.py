@@ -138,6 +138,32 @@ def test_facets_over_http_count_the_samples_and_name_a_bad_parameter(server: Run
     assert server.request("GET", "/v1/facets", None, {})[0] == 401
 
 
+@pytest.mark.parametrize(
+    ("request_line", "name"),
+    [
+        ("GET /v1/facets?sourceType=github", "sourceType"),
+        ("GET /v1/experts?q=deploy&sourceType=github", "sourceType"),
+        ("GET /v1/observations/note-deploy-env-vars/lineage?limits=3", "limits"),
+        ("GET /v1/observations/note-deploy-env-vars?expand=observation", "expand"),
+        ("POST /v1/search?topK=3", "topK"),
+    ],
+)
+def test_an_unknown_query_parameter_is_a_400_naming_it(server: Running, request_line: str, name: str) -> None:
+    # Given a query string with a parameter the route does not take (a typo, or a body field)
+    method, path = request_line.split(" ", 1)
+    body = {"query": "deploy"} if method == "POST" else None
+    # When sent, Then 400 naming it (as an unknown body field is), never 200 as if it were not there
+    status, reply = server.request(method, path, body, server.auth())
+    assert status == 400, reply
+    assert reply["error"]["code"] == "validation_error" and reply["error"]["details"][0]["field"] == name, reply
+    assert reply["error"]["message"].startswith(f"{name}: unknown query parameter"), reply
+
+
+def test_the_console_page_keeps_its_state_in_the_query_string(server: Running) -> None:
+    # The page's own query string is the browser's state (filters), not an API parameter
+    assert _fetch(server.url + "/console?q=deploy&sourceTypes=github")[0] == 200
+
+
 def _fetch(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
     """A GET that does not follow redirects: status, headers and body."""
 

@@ -31,6 +31,7 @@ from neural_memory.observability import logger
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from aws_lambda_powertools.event_handler.api_gateway import ResponseBuilder, Route
     from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
     from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
     from aws_lambda_powertools.utilities.data_classes.common import BaseProxyEvent
@@ -234,6 +235,18 @@ class NeuralMemoryResolver(APIGatewayRestResolver):
         self._request.event = proxy  # what resolve() also puts on the shared class
         return proxy
 
+    def _call_route(self, route: Route, route_arguments: dict[str, str]) -> ResponseBuilder:
+        # Every route's query string is checked here, in one place, as bodies are (extra="forbid").
+        if unknown := unknown_query_parameters(route, self.current_event.raw_event):
+            declared = [str(param.alias) for param in route.dependant.query_params]
+            details = [
+                ErrorDetail(field=name, message="unknown query parameter", type="extra_forbidden") for name in unknown
+            ]
+            reply = _error_response(self, unknown_parameter_error(unknown, declared), details)
+            return self._response_builder_class(response=reply, serializer=self._serializer, route=route)
+        built: ResponseBuilder = super()._call_route(route, route_arguments)
+        return built
+
     def resolve(self, event: Mapping[str, Any], context: LambdaContext) -> dict[str, Any]:
         from neural_memory.service import current_settings, get_service  # built on the first request
 
@@ -251,6 +264,26 @@ class NeuralMemoryResolver(APIGatewayRestResolver):
         if isinstance(body, str) and (unsafe := json_problem(body)) is not None:
             return _proxy_error(event, unsafe)
         return super().resolve(_json_by_default(event), context)
+
+
+# Pages whose query string is the browser's state (the console's filters), never a handler's input.
+_PAGE_PREFIX = "/console"
+
+
+def unknown_query_parameters(route: Route, event: Mapping[str, Any]) -> list[str]:
+    """The query-string names a route does not declare, in the order sent: each would otherwise be
+    ignored, and a typo (``sourceType=github``) answer 200 as if no filter were given."""
+    if route.path.startswith(_PAGE_PREFIX):
+        return []
+    declared = {str(param.alias) for param in route.dependant.query_params}
+    sent = list(event.get("multiValueQueryStringParameters") or {}) or list(event.get("queryStringParameters") or {})
+    return [name for name in sent if name not in declared]
+
+
+def unknown_parameter_error(unknown: Sequence[str], declared: Sequence[str]) -> InvalidInput:
+    """The 400 for an unknown query parameter, naming it and what the route takes."""
+    takes = ", ".join(sorted(declared)) if declared else "no query parameters"
+    return InvalidInput(unknown[0], f"unknown query parameter (this route takes: {takes})")
 
 
 def build_resolver(*, needs_service: bool = True) -> APIGatewayRestResolver:
