@@ -235,7 +235,7 @@ class NeuralMemoryResolver(APIGatewayRestResolver):
         self._request.event = proxy  # what resolve() also puts on the shared class
         return proxy
 
-    def _call_route(self, route: Route, route_arguments: dict[str, str]) -> ResponseBuilder:
+    def _call_route(self, route: Route, route_arguments: dict[str, str]) -> ResponseBuilder[Any]:
         # Every route's query string is checked here, in one place, as bodies are (extra="forbid").
         if unknown := unknown_query_parameters(route, self.current_event.raw_event):
             declared = [str(param.alias) for param in route.dependant.query_params]
@@ -244,7 +244,7 @@ class NeuralMemoryResolver(APIGatewayRestResolver):
             ]
             reply = _error_response(self, unknown_parameter_error(unknown, declared), details)
             return self._response_builder_class(response=reply, serializer=self._serializer, route=route)
-        built: ResponseBuilder = super()._call_route(route, route_arguments)
+        built: ResponseBuilder[Any] = super()._call_route(route, route_arguments)
         return built
 
     def resolve(self, event: Mapping[str, Any], context: LambdaContext) -> dict[str, Any]:
