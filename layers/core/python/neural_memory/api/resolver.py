@@ -88,6 +88,24 @@ def _field(loc: Sequence[Any]) -> str:
     return ".".join(parts) or "body"
 
 
+def validation_failure(errors: Sequence[Mapping[str, Any]]) -> tuple[InvalidInput, list[ErrorDetail]]:
+    """Pydantic's errors as the API words them: the first field and its message (with how many
+    more), and every one in ``details``. The one wording of bad input, for HTTP and MCP tools."""
+    details = [
+        ErrorDetail(
+            field=_field(error.get("loc", ())),
+            message=("malformed JSON: " + str(error.get("ctx", {}).get("error", "")))
+            if error.get("type") == "json_invalid"
+            else str(error.get("msg", "invalid value")),
+            type=str(error.get("type", "value_error")),
+        )
+        for error in errors
+    ]
+    first = details[0] if details else ErrorDetail(field="body", message="invalid request", type="value_error")
+    more = f" (and {len(details) - 1} more)" if len(details) > 1 else ""
+    return InvalidInput(first.field, first.message + more), details
+
+
 def error_body(code: str, message: str, request_id: str, details: list[ErrorDetail] | None = None) -> str:
     """The error envelope as JSON."""
     body = ErrorResponse(error=ErrorBody(code=code, message=message, details=details or []), request_id=request_id)
@@ -292,19 +310,8 @@ def build_resolver(*, needs_service: bool = True) -> APIGatewayRestResolver:
     app = NeuralMemoryResolver(enable_validation=True, needs_service=needs_service)
 
     def _invalid(exc: RequestValidationError) -> Response[str]:
-        details = [
-            ErrorDetail(
-                field=_field(error.get("loc", ())),
-                message=("malformed JSON: " + str(error.get("ctx", {}).get("error", "")))
-                if error.get("type") == "json_invalid"
-                else str(error.get("msg", "invalid value")),
-                type=str(error.get("type", "value_error")),
-            )
-            for error in exc.errors()
-        ]
-        first = details[0] if details else ErrorDetail(field="body", message="invalid request", type="value_error")
-        more = f" (and {len(details) - 1} more)" if len(details) > 1 else ""
-        return _error_response(app, InvalidInput(first.field, first.message + more), details)
+        error, details = validation_failure(exc.errors())
+        return _error_response(app, error, details)
 
     def _unsupported(exc: RequestUnsupportedContentType) -> Response[str]:
         return _error_response(app, UnsupportedMediaType("body must be application/json"))
