@@ -69,7 +69,7 @@ class ApiSink:
 
 def _sorted_out(loaded: list[Loaded], report: IngestReport) -> list[tuple[Any, str]]:
     """The observations of ``loaded`` with their origin; skips and errors go to ``report``."""
-    observations = []
+    observations: list[tuple[Any, str]] = []
     for item in loaded:
         if item.error:
             report.failures.append(Failure(item.origin, item.error, item.document))
