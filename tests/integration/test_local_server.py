@@ -164,6 +164,39 @@ def test_the_console_page_keeps_its_state_in_the_query_string(server: Running) -
     assert _fetch(server.url + "/console?q=deploy&sourceTypes=github")[0] == 200
 
 
+STAGES = {"total", "embed", "retrieval", "llmFilter", "rerank"}
+
+
+def test_every_reply_carries_one_latency_shape_as_the_readme_says(server: Running) -> None:
+    # Given the README's promise: every reply carries latency (total, embed, retrieval, llmFilter,
+    # rerank, integer ms) and degraded; those that search, llm (whether the gate ran, and why not)
+    replies = {
+        "search": server.request("POST", "/v1/search", {"query": "deploy failure"}, server.auth()),
+        "answer": server.request("POST", "/v1/answer", {"question": "Why did the deploy fail?"}, server.auth()),
+        "experts GET": server.request("GET", "/v1/experts?q=deploy+failure", None, server.auth()),
+        "experts POST": server.request("POST", "/v1/experts", {"query": "deploy failure"}, server.auth()),
+        "facets": server.request("GET", "/v1/facets", None, server.auth()),
+    }
+    for name, (status, reply) in replies.items():
+        # Then each has the same stages, as integers, the total at least their sum; an answer adds generate
+        assert status == 200, (name, reply)
+        latency = reply["latency"]
+        assert set(latency) == STAGES | ({"generate"} if name == "answer" else set()), (name, latency)
+        assert all(isinstance(ms, int) and ms >= 0 for ms in latency.values()), (name, latency)
+        assert latency["total"] >= sum(ms for stage, ms in latency.items() if stage != "total"), (name, latency)
+        assert isinstance(reply["degraded"], list) and "latencyMs" not in reply, (name, reply)
+        if name != "facets":
+            assert set(reply["llm"]) >= {"bypassed", "reason"}, (name, reply)
+
+
+def test_an_extractive_answer_names_its_reason_in_degraded(server: Running) -> None:
+    # Given no LLM configured (docs/api.md: "extractive ... the reason is in degraded")
+    status, reply = server.request("POST", "/v1/answer", {"question": "Why did the deploy fail?"}, server.auth())
+    # Then the answer is extractive and degraded says why
+    assert status == 200 and reply["method"] == "extractive", reply
+    assert "answer:llm->extractive (no LLM configured)" in reply["degraded"], reply
+
+
 def _fetch(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
     """A GET that does not follow redirects: status, headers and body."""
 

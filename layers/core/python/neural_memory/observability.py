@@ -124,23 +124,17 @@ class SwitchableMetrics(Metrics):
         raise_on_empty_metrics: bool = False,
         default_dimensions: dict[str, str] | None = None,
         **kwargs: Any,
-    ) -> Any:
-        if lambda_handler is None:
-            return functools.partial(
-                self.log_metrics,
-                capture_cold_start_metric=capture_cold_start_metric,
-                raise_on_empty_metrics=raise_on_empty_metrics,
-                default_dimensions=default_dimensions,
-                **kwargs,
-            )
-        handler = lambda_handler
-        measured = super().log_metrics(
-            handler,
-            capture_cold_start_metric=capture_cold_start_metric,
-            raise_on_empty_metrics=raise_on_empty_metrics,
-            default_dimensions=default_dimensions,
+    ) -> Callable[..., Any]:
+        options: dict[str, Any] = {
+            "capture_cold_start_metric": capture_cold_start_metric,
+            "raise_on_empty_metrics": raise_on_empty_metrics,
+            "default_dimensions": default_dimensions,
             **kwargs,
-        )
+        }
+        if lambda_handler is None:
+            return functools.partial(self.log_metrics, **options)
+        handler = lambda_handler
+        measured = super().log_metrics(handler, **options)
 
         @functools.wraps(handler)
         def call(*args: Any, **kw: Any) -> Any:

@@ -93,7 +93,6 @@ __all__ = [
     "ErrorResponse",
     "AnswerRequest",
     "Citation",
-    "AnswerLatency",
     "AnswerResponse",
 ]
 
@@ -317,13 +316,19 @@ class SearchResult(WireModel):
 
 
 class Latency(WireModel):
-    """Integer milliseconds per stage; ``total`` is at least the sum of the others."""
+    """Integer milliseconds per stage, the one shape of every search, answer, experts and facets
+    reply (0 for a stage that did not run); ``total`` is at least the sum of the others."""
 
     total: int
     embed: int
     retrieval: int
     llm_filter: int
     rerank: int
+    generate: int | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="Answers only: writing the answer from the results (the LLM, or the extractive fallback).",
+    )
 
 
 class LlmStatus(WireModel):
@@ -581,6 +586,8 @@ class FacetsResponse(WireModel):
     request_id: str
     total: int = Field(description="Observations of the workspace matching every filter given (all of them if none).")
     facets: Facets
+    latency: Latency = Field(description="Counting is `retrieval`; no other stage runs.")
+    degraded: list[str] = Field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- errors
@@ -645,14 +652,6 @@ class Citation(WireModel):
     quote: str
 
 
-class AnswerLatency(WireModel):
-    """Integer milliseconds: retrieval (the whole search pipeline) and answer generation."""
-
-    total: int
-    search: int
-    generate: int
-
-
 class AnswerResponse(WireModel):
     """Reply of ``POST /v1/answer``: every citation id is one of the retrieved observations."""
 
@@ -660,5 +659,6 @@ class AnswerResponse(WireModel):
     answer: str
     citations: list[Citation]
     method: Literal["llm", "extractive"]
-    latency: AnswerLatency
+    latency: Latency
+    llm: LlmStatus = Field(description="The relevance gate of the search behind the answer.")
     degraded: list[str]

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime
 
-    from neural_memory.models import FacetCounts, Tier
+    from neural_memory.models import FacetCounts, Latency, Tier
 
 DEFAULT_FACET_VALUES = 20
 MAX_FACET_VALUES = 100
@@ -50,10 +50,10 @@ def facet_filters(
     )
 
 
-def facets_reply(counts: FacetCounts, request_id: str) -> FacetsResponse:
+def facets_reply(counts: FacetCounts, request_id: str, latency: Latency) -> FacetsResponse:
     """The store's counts under their wire names."""
     fields = {
         _WIRE_NAMES[field]: [FacetCount(value=value, count=count) for value, count in pairs]
         for field, pairs in counts.by_field.items()
     }
-    return FacetsResponse(request_id=request_id, total=counts.total, facets=Facets(**fields))
+    return FacetsResponse(request_id=request_id, total=counts.total, facets=Facets(**fields), latency=latency)
