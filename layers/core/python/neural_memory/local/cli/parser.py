@@ -57,8 +57,15 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run the local API")
     serve.add_argument("--host", default="127.0.0.1", help="bind address (default loopback only)")
     serve.add_argument("--port", type=int, default=8080)
-    serve.add_argument("--samples", default="events", help="folder of sample events to load into 'demo'")
+    serve.add_argument(
+        "--samples", default="events", help="sample events loaded into the 'demo' workspace at the first start"
+    )
     serve.add_argument("--no-samples", action="store_true", help="do not load sample events")
+    serve.add_argument(
+        "--reload-samples",
+        action="store_true",
+        help="load the samples into 'demo' again (deleted ones come back, times rebased to now): make demo-reset",
+    )
     serve.add_argument("--quiet", action="store_true", help="no access log")
     serve.add_argument("--routes", default=str(ROUTES_FILE), help="webhook routing table, if present")
     serve.add_argument(
