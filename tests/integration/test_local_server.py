@@ -197,6 +197,29 @@ def test_an_extractive_answer_names_its_reason_in_degraded(server: Running) -> N
     assert "answer:llm->extractive (no LLM configured)" in reply["degraded"], reply
 
 
+def test_a_records_source_is_filtered_by_sources_and_sourcetypes_stays_its_alias(server: Running) -> None:
+    # Given the samples, whose records carry `source` (github, vercel...) and `sourceType` (push...)
+    def ids(filters: dict[str, Any]) -> tuple[int, Any]:
+        status, reply = server.request(
+            "POST", "/v1/search", {"query": "deployment production", "topK": 50, "filters": filters}, server.auth()
+        )
+        return status, sorted(r["id"] for r in reply["results"]) if status == 200 else reply
+
+    # When filtered by `sources`, the name of the record's field, Then the same as by its first name
+    by_sources, by_first_name = ids({"sources": ["vercel"]}), ids({"sourceTypes": ["vercel"]})
+    assert by_sources[0] == 200 and by_sources == by_first_name and by_sources[1], (by_sources, by_first_name)
+    assert ids({"not": {"sources": ["vercel"]}}) == ids({"not": {"sourceTypes": ["vercel"]}})
+    # And both at once is a 400 naming the second, never one silently winning
+    status, reply = ids({"sources": ["vercel"], "sourceTypes": ["github"]})
+    assert status == 400 and reply["error"]["details"][0]["field"] == "filters.sourceTypes", reply
+    # And facets take either name too
+    status, facets = server.request("GET", "/v1/facets?sources=vercel", None, server.auth())
+    status_first, first = server.request("GET", "/v1/facets?sourceTypes=vercel", None, server.auth())
+    assert (status, facets["total"], facets["facets"]) == (status_first, first["total"], first["facets"]), facets
+    status, reply = server.request("GET", "/v1/facets?sources=vercel&sourceTypes=github", None, server.auth())
+    assert status == 400 and reply["error"]["details"][0]["field"] == "sourceTypes", reply
+
+
 def _fetch(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
     """A GET that does not follow redirects: status, headers and body."""
 

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Annotated, Literal
 
 from pydantic import (
+    AliasChoices,
     BaseModel,
     ConfigDict,
     Field,
@@ -123,10 +124,22 @@ class DateRange(RequestModel):
         return self
 
 
+# One name for a record's field and its filter: `source` is filtered by `sources`. `sourceTypes`,
+# the name it had first, stays accepted (every client, bookmark and console URL has it); sending
+# both is a 400 (the second is an unknown field). Replies keep writing `sourceTypes` until a
+# major version, so no reader breaks. A record's `sourceType` is something else: the source's
+# own kind of event (push, pull_request, deployment), filtered through `observationTypes`.
+_SOURCES = AliasChoices("sources", "sourceTypes")
+_SOURCES_DESCRIPTION = (
+    "Observations whose `source` is one of these (github, vercel, manual, agent...). Also accepted under its "
+    "first name, `sourceTypes` (not both)."
+)
+
+
 class ExcludedValues(RequestModel):
     """Values an observation must not have (``filters.not``): any listed value excludes it."""
 
-    source_types: SlugList | None = None
+    source_types: SlugList | None = Field(default=None, validation_alias=_SOURCES, description=_SOURCES_DESCRIPTION)
     observation_types: SlugList | None = None
     actor_names: ActorList | None = None
     tiers: TierList | None = None
@@ -139,7 +152,7 @@ class FilterGroup(RequestModel):
     keeps observations whose metadata has each key at exactly that value (a string, number or
     boolean of the same type: ``true`` is not ``1``)."""
 
-    source_types: SlugList | None = None
+    source_types: SlugList | None = Field(default=None, validation_alias=_SOURCES, description=_SOURCES_DESCRIPTION)
     observation_types: SlugList | None = None
     actor_names: ActorList | None = None
     tiers: TierList | None = None

@@ -27,6 +27,7 @@ _WIRE_NAMES = {
 
 def facet_filters(
     *,
+    sources: Sequence[str] | None = None,
     source_types: Sequence[str] | None = None,
     observation_types: Sequence[str] | None = None,
     actor_names: Sequence[str] | None = None,
@@ -35,7 +36,11 @@ def facet_filters(
     end: datetime | None = None,
 ) -> SearchFilters | None:
     """The filters of the query string (each value already validated), None when there are none;
-    ``InvalidInput`` naming ``start`` when it is after ``end``."""
+    ``InvalidInput`` naming ``start`` when it is after ``end``. ``sources`` and ``source_types``
+    (``sourceTypes``, its first name) are one filter: give either, not both."""
+    if sources and source_types:
+        raise InvalidInput("sourceTypes", "the same filter as sources, under its first name: give one of them")
+    source_types = sources or source_types
     if start is not None and end is not None and start > end:
         raise InvalidInput("start", "must not be after end")
     date_range = DateRange.model_construct(start=start, end=end) if start or end else None
