@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import re
 from typing import TYPE_CHECKING
 
 import pytest
+from neural_memory import __version__
 from neural_memory.auth.factory import build_key_store
 from neural_memory.auth.keys import authenticate
 from neural_memory.errors import Unauthorized
 from neural_memory.local.cli import main
+from neural_memory.local.cli.parser import build_parser
 from neural_memory.settings import Settings
 
 from tests.helpers.events import EVENTS
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
 
 pytestmark = pytest.mark.integration
@@ -143,3 +147,28 @@ def test_routes_are_managed_checked_and_read_by_serve(tmp_path: Path, capsys: py
     assert main(["routes", "remove", "vercel:team_3Qp9kZ2mW8xV1nB4", "--file", str(table)]) == 0
     assert main(["routes", "remove", "vercel:team_3Qp9kZ2mW8xV1nB4", "--file", str(table)]) == 1
     assert json.loads(table.read_text()) == {"github:acme/console": "acme"}
+
+
+def _options(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Iterator[tuple[str, argparse.Action]]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _options(sub, (*path, name))
+        elif not isinstance(action, argparse._HelpAction):
+            yield " ".join(path), action
+
+
+def test_every_option_has_help_and_the_program_is_named_plainly(capsys: pytest.CaptureFixture[str]) -> None:
+    # Given the whole command line, When its help is read, Then every option and argument says what it is
+    parser = build_parser()
+    assert [f"{where} {action.dest}" for where, action in _options(parser) if not action.help] == []
+    # And the help names the program as typed, without markup
+    parser.print_help()
+    shown = capsys.readouterr().out
+    assert shown.startswith("usage: neural-memory") and "``" not in shown
+
+
+def test_version_prints_the_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out.strip() == f"neural-memory {__version__}"
