@@ -90,6 +90,25 @@ def test_no_key_or_a_wrong_key_is_401(server: Running, headers: dict[str, str]) 
     assert status == 401 and body["error"]["code"] == "unauthorized"
 
 
+def test_each_refused_key_is_told_what_is_wrong_with_it(server: Running) -> None:
+    # Given a request with no key, one with the key but not as "Bearer <key>", and one with a wrong key
+    cases = {
+        "missing": {},
+        "no bearer": {"Authorization": server.key},
+        "wrong": {"Authorization": "Bearer nm_000000000000_" + "A" * 43},
+    }
+    messages = {}
+    for case, headers in cases.items():
+        status, body = server.request("POST", "/v1/search", {"query": "deploy"}, headers)
+        assert status == 401 and body["error"]["code"] == "unauthorized", (case, body)
+        messages[case] = body["error"]["message"]
+    # Then each 401 says its own problem
+    assert "no API key" in messages["missing"], messages
+    assert "'Bearer <key>'" in messages["no bearer"], messages
+    assert "unknown or revoked API key" in messages["wrong"], messages
+    assert len(set(messages.values())) == 3, messages
+
+
 def test_unknown_route_404_wrong_method_405_big_body_413(server: Running) -> None:
     assert server.request("GET", "/v2/nothing", None, server.auth())[0] == 404
     assert server.request("GET", "/v1/search", None, server.auth())[0] == 405
