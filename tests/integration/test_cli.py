@@ -172,3 +172,24 @@ def test_version_prints_the_version(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as done:
         main(["--version"])
     assert done.value.code == 0 and capsys.readouterr().out.strip() == f"neural-memory {__version__}"
+
+
+def test_an_observation_line_missing_fields_names_them_and_can_be_replayed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a JSONL line that is an observation without its observationType and occurredAt
+    line = {"id": "n-1", "source": "manual", "title": "Blue-green", "content": "Traffic moves after health checks."}
+    (tmp_path / "notes.jsonl").write_text(json.dumps(line) + "\n")
+    report = tmp_path / "failures.jsonl"
+    args = ["--workspace", "acme", "--data-dir", str(tmp_path / "db")]
+    # When ingested
+    assert main(["ingest", str(tmp_path / "notes.jsonl"), *args, "--failures", str(report)]) == 1
+    # Then the failure names both missing fields, and the report holds the line to fix and replay
+    err = capsys.readouterr().err
+    assert "observationType: Field required" in err and "occurredAt: Field required" in err, err
+    (failure,) = [json.loads(row) for row in report.read_text().splitlines()]
+    assert failure["document"] == line, failure
+    # When the line is fixed in the report and replayed, Then it is stored
+    failure["document"] |= {"observationType": "note", "occurredAt": "2025-12-12T10:00:00Z"}
+    report.write_text(json.dumps(failure) + "\n")
+    assert main(["replay", str(report), *args]) == 0
