@@ -37,7 +37,7 @@ def test_every_sample_deployment_comes_after_the_push_of_its_commit() -> None:
     assert deployments and pushed
     checked = 0
     for deployment in deployments:
-        sha = (deployment.metadata or {}).get("commitSha")
+        sha = str((deployment.metadata or {}).get("commitSha"))
         if sha in pushed:
             checked += 1
             assert deployment.occurred_at >= pushed[sha], (deployment.id, deployment.occurred_at, pushed[sha])
