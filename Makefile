@@ -14,18 +14,34 @@ export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 STAGE  ?= dev
 LAYER  := .build/layers/core
 
-.PHONY: dev browser screenshots serve test lint typecheck unit integration infra-tests format bench bench-scale bench-concurrency openapi build lock synth deploy destroy clean
+.PHONY: dev browser screenshots serve demo-reset test lint typecheck unit integration infra-tests format bench bench-scale bench-concurrency openapi build lock synth deploy destroy clean
+
+SERVE_STAMP := $(VENV)/.serve-stamp
+
+# Serving needs the local and mcp extras only: no test tools, no CDK (the dev and infra groups are
+# most of a full .venv). pip prints what it collects and installs: a first install is never silent.
+# --no-compile: Python writes the bytecode of what serving imports when it first does (100 MB less).
+$(SERVE_STAMP): pyproject.toml
+	@test -x $(BIN)/python || { echo "creating $(VENV)"; $(PYTHON) -m venv $(VENV); }
+	@echo "installing what serving needs into $(VENV) (the local model, the server, mcp)"
+	$(BIN)/python -m pip install --upgrade --progress-bar on "pip>=25.1"
+	$(BIN)/python -m pip install --progress-bar on --no-compile -e '.[local,mcp]'
+	@touch $(SERVE_STAMP)
 
 $(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade "pip>=25.1"
-	$(BIN)/python -m pip install --quiet -e '.[server,local,mcp]' --group dev --group infra
-	@touch $(STAMP)
+	@test -x $(BIN)/python || { echo "creating $(VENV)"; $(PYTHON) -m venv $(VENV); }
+	@echo "installing everything into $(VENV): the extras, the dev tools and the CDK (infra)"
+	$(BIN)/python -m pip install --upgrade --progress-bar on "pip>=25.1"
+	$(BIN)/python -m pip install --progress-bar on -e '.[server,local,mcp]' --group dev --group infra
+	@touch $(STAMP) $(SERVE_STAMP)
 
 dev: $(STAMP)  ## create .venv and install the project with its server, local and mcp extras and dev tools
 
-serve: dev  ## start the local API on http://$(HOST):$(PORT) with a demo workspace and sample data
+serve: $(SERVE_STAMP)  ## start the local API on http://$(HOST):$(PORT) with a demo workspace and sample data (loaded once)
 	$(BIN)/neural-memory serve --host $(HOST) --port $(PORT) --data-dir $(DATA)
+
+demo-reset: $(SERVE_STAMP)  ## start the local API and load the sample data into the demo workspace again
+	$(BIN)/neural-memory serve --host $(HOST) --port $(PORT) --data-dir $(DATA) --reload-samples
 
 test: dev lint typecheck browser  ## lint, type-check and run every test
 	$(BIN)/python -m pytest

@@ -51,13 +51,19 @@ def search(request: Annotated[SearchRequest, Body()]) -> SearchResponse:
     description="For sources, observation types, actors and tiers: how many live observations of the caller's "
     "workspace hold each value, the most frequent first. Each field is counted under every filter given except "
     "its own (a chosen source leaves the other sources their counts); `total` matches all of them. Repeat a "
-    "parameter for several values (`sourceTypes=github&sourceTypes=vercel`).",
+    "parameter for several values (`sources=github&sources=vercel`; `sourceTypes`, the first name of `sources`, is "
+    "accepted too).",
     responses={200: {"description": "Counts per field, and the total"}, **ERROR_RESPONSES},
     tags=["search"],
 )
 @tracer.capture_method(capture_response=False)
 def facets(
-    source_types: Annotated[list[Slug] | None, Query(alias="sourceTypes", max_length=50)] = None,
+    sources: Annotated[
+        list[Slug] | None, Query(max_length=50, description="Observations whose `source` is one of these")
+    ] = None,
+    source_types: Annotated[
+        list[Slug] | None, Query(alias="sourceTypes", max_length=50, description="`sources` under its first name")
+    ] = None,
     observation_types: Annotated[list[Slug] | None, Query(alias="observationTypes", max_length=50)] = None,
     actor_names: Annotated[list[ActorName] | None, Query(alias="actorNames", max_length=50)] = None,
     tiers: Annotated[list[Tier] | None, Query(max_length=50)] = None,
@@ -67,6 +73,7 @@ def facets(
 ) -> FacetsResponse:
     """Facet counts of the caller's workspace."""
     filters = facet_filters(
+        sources=sources,
         source_types=source_types,
         observation_types=observation_types,
         actor_names=actor_names,
@@ -109,7 +116,12 @@ def experts(request: Annotated[ExpertsRequest, Body()]) -> ExpertsResponse:
 @tracer.capture_method(capture_response=False)
 def experts_by_query(
     q: Annotated[QueryText, Query(description="The subject: 1..2000 characters after trimming")],
-    source_types: Annotated[list[Slug] | None, Query(alias="sourceTypes", max_length=50)] = None,
+    sources: Annotated[
+        list[Slug] | None, Query(max_length=50, description="Observations whose `source` is one of these")
+    ] = None,
+    source_types: Annotated[
+        list[Slug] | None, Query(alias="sourceTypes", max_length=50, description="`sources` under its first name")
+    ] = None,
     observation_types: Annotated[list[Slug] | None, Query(alias="observationTypes", max_length=50)] = None,
     actor_names: Annotated[list[ActorName] | None, Query(alias="actorNames", max_length=50)] = None,
     tiers: Annotated[list[Tier] | None, Query(max_length=50)] = None,
@@ -122,6 +134,7 @@ def experts_by_query(
 ) -> ExpertsResponse:
     """Experts of the caller's workspace, the query and filters in the query string."""
     filters = facet_filters(
+        sources=sources,
         source_types=source_types,
         observation_types=observation_types,
         actor_names=actor_names,

@@ -35,6 +35,9 @@ class Served:
     # complete" line) would otherwise fill the pipe and block mid-request.
     lines: list[str] = field(default_factory=list)
     reader: threading.Thread | None = None
+    # With ``split_streams``: standard error apart from standard output (which holds the banner).
+    error_lines: list[str] = field(default_factory=list)
+    error_reader: threading.Thread | None = None
 
     def drain(self) -> None:
         """Read its output in the background until it ends."""
@@ -42,6 +45,19 @@ class Served:
         assert stream is not None
         self.reader = threading.Thread(target=lambda: self.lines.extend(stream), daemon=True)
         self.reader.start()
+        if (errors := self.process.stderr) is not None:
+            self.error_reader = threading.Thread(target=lambda: self.error_lines.extend(errors), daemon=True)
+            self.error_reader.start()
+
+    @property
+    def stdout_text(self) -> str:
+        """What it printed on standard output (everything, unless ``split_streams``)."""
+        return "".join(self.lines)
+
+    @property
+    def stderr_text(self) -> str:
+        """What it printed on standard error, with ``split_streams``."""
+        return "".join(self.error_lines)
 
     def stop(self) -> str:
         """Stop it as Ctrl-C does (once); its output."""
@@ -52,8 +68,9 @@ class Served:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-            if self.reader is not None:
-                self.reader.join(timeout=10)
+            for reader in (self.reader, self.error_reader):
+                if reader is not None:
+                    reader.join(timeout=10)
             self.output = "".join(self.lines)
         return self.output
 
@@ -65,14 +82,23 @@ def free_port() -> int:
 
 
 @contextmanager
-def serve(data_dir: Path, *, samples: bool = True, program: Sequence[str] | None = None) -> Iterator[Served]:
+def serve(
+    data_dir: Path,
+    *,
+    samples: bool = True,
+    program: Sequence[str] | None = None,
+    split_streams: bool = False,
+    extra: Sequence[str] = (),
+) -> Iterator[Served]:
     """``neural-memory serve`` on ``data_dir`` (with the sample events unless ``samples`` is
     False: an empty demo workspace), ready to answer; stopped on exit. ``program``: the argv that
-    runs ``neural-memory`` (e.g. ``tests/helpers/hash_cli.command``), if not the CLI itself."""
+    runs ``neural-memory`` (e.g. ``tests/helpers/hash_cli.command``), if not the CLI itself;
+    ``split_streams``: keep standard error apart; ``extra``: more ``serve`` flags."""
     port = free_port()
     command = [*(program or [sys.executable, "-m", "neural_memory.local.cli"]), "serve", "--port", str(port), "--quiet"]
-    command += ["--data-dir", str(data_dir)] + ([] if samples else ["--no-samples"])
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    command += ["--data-dir", str(data_dir), *extra] + ([] if samples else ["--no-samples"])
+    errors = subprocess.PIPE if split_streams else subprocess.STDOUT
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, text=True)
     url = f"http://127.0.0.1:{port}"
     served = Served(url, "", data_dir, process)
     served.drain()

@@ -68,11 +68,15 @@ def test_extractive_answer_cites_retrieved_observations(loaded: Any, lambda_cont
     # Then the answer quotes the deploy note, and every citation is a retrieved observation with its url
     # (its search reranks as searches do by default: balanced, here fast for want of Cohere)
     assert status == 200 and body["method"] == "extractive"
-    assert body["degraded"] == ["rerank:balanced->fast (Cohere not configured)"]
+    assert body["degraded"] == [
+        "rerank:balanced->fast (Cohere not configured)",
+        "answer:llm->extractive (no LLM configured)",
+    ]
     first = body["citations"][0]
     assert first["id"] == "note-deploy-env-vars" and first["url"] == "https://notes.acme.dev/console/deploy-env-vars"
     assert "NEXT_PUBLIC_API_URL" in first["quote"] and first["quote"] in body["answer"]
-    assert set(body["latency"]) == {"total", "search", "generate"}
+    assert set(body["latency"]) == {"total", "embed", "retrieval", "llmFilter", "rerank", "generate"}
+    assert body["llm"]["bypassed"] and body["llm"]["reason"] == "small_result_set"
 
 
 def test_llm_answer_keeps_only_citations_grounded_in_retrieved_text(

@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import re
 from typing import TYPE_CHECKING
 
 import pytest
+from neural_memory import __version__
 from neural_memory.auth.factory import build_key_store
 from neural_memory.auth.keys import authenticate
 from neural_memory.errors import Unauthorized
 from neural_memory.local.cli import main
+from neural_memory.local.cli.parser import build_parser
 from neural_memory.settings import Settings
 
 from tests.helpers.events import EVENTS
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
 
 pytestmark = pytest.mark.integration
@@ -191,3 +195,49 @@ def test_routes_are_managed_checked_and_read_by_serve(tmp_path: Path, capsys: py
     assert main(["routes", "remove", "vercel:team_3Qp9kZ2mW8xV1nB4", "--file", str(table)]) == 0
     assert main(["routes", "remove", "vercel:team_3Qp9kZ2mW8xV1nB4", "--file", str(table)]) == 1
     assert json.loads(table.read_text()) == {"github:acme/console": "acme"}
+
+
+def _options(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Iterator[tuple[str, argparse.Action]]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _options(sub, (*path, name))
+        elif not isinstance(action, argparse._HelpAction):
+            yield " ".join(path), action
+
+
+def test_every_option_has_help_and_the_program_is_named_plainly(capsys: pytest.CaptureFixture[str]) -> None:
+    # Given the whole command line, When its help is read, Then every option and argument says what it is
+    parser = build_parser()
+    assert [f"{where} {action.dest}" for where, action in _options(parser) if not action.help] == []
+    # And the help names the program as typed, without markup
+    parser.print_help()
+    shown = capsys.readouterr().out
+    assert shown.startswith("usage: neural-memory") and "``" not in shown
+
+
+def test_version_prints_the_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out.strip() == f"neural-memory {__version__}"
+
+
+def test_an_observation_line_missing_fields_names_them_and_can_be_replayed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a JSONL line that is an observation without its observationType and occurredAt
+    line = {"id": "n-1", "source": "manual", "title": "Blue-green", "content": "Traffic moves after health checks."}
+    (tmp_path / "notes.jsonl").write_text(json.dumps(line) + "\n")
+    report = tmp_path / "failures.jsonl"
+    args = ["--workspace", "acme", "--data-dir", str(tmp_path / "db")]
+    # When ingested
+    assert main(["ingest", str(tmp_path / "notes.jsonl"), *args, "--failures", str(report)]) == 1
+    # Then the failure names both missing fields, and the report holds the line to fix and replay
+    err = capsys.readouterr().err
+    assert "observationType: Field required" in err and "occurredAt: Field required" in err, err
+    (failure,) = [json.loads(row) for row in report.read_text().splitlines()]
+    assert failure["document"] == line, failure
+    # When the line is fixed in the report and replayed, Then it is stored
+    failure["document"] |= {"observationType": "note", "occurredAt": "2025-12-12T10:00:00Z"}
+    report.write_text(json.dumps(failure) + "\n")
+    assert main(["replay", str(report), *args]) == 0

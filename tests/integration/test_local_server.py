@@ -90,6 +90,25 @@ def test_no_key_or_a_wrong_key_is_401(server: Running, headers: dict[str, str]) 
     assert status == 401 and body["error"]["code"] == "unauthorized"
 
 
+def test_each_refused_key_is_told_what_is_wrong_with_it(server: Running) -> None:
+    # Given a request with no key, one with the key but not as "Bearer <key>", and one with a wrong key
+    cases = {
+        "missing": {},
+        "no bearer": {"Authorization": server.key},
+        "wrong": {"Authorization": "Bearer nm_000000000000_" + "A" * 43},
+    }
+    messages = {}
+    for case, headers in cases.items():
+        status, body = server.request("POST", "/v1/search", {"query": "deploy"}, headers)
+        assert status == 401 and body["error"]["code"] == "unauthorized", (case, body)
+        messages[case] = body["error"]["message"]
+    # Then each 401 says its own problem
+    assert "no API key" in messages["missing"], messages
+    assert "'Bearer <key>'" in messages["no bearer"], messages
+    assert "unknown or revoked API key" in messages["wrong"], messages
+    assert len(set(messages.values())) == 3, messages
+
+
 def test_unknown_route_404_wrong_method_405_big_body_413(server: Running) -> None:
     assert server.request("GET", "/v2/nothing", None, server.auth())[0] == 404
     assert server.request("GET", "/v1/search", None, server.auth())[0] == 405
@@ -136,6 +155,88 @@ def test_facets_over_http_count_the_samples_and_name_a_bad_parameter(server: Run
     status, body = server.request("GET", f"/v1/facets?{late}", None, server.auth())
     assert status == 400 and body["error"]["details"][0]["field"] == "start", body
     assert server.request("GET", "/v1/facets", None, {})[0] == 401
+
+
+@pytest.mark.parametrize(
+    ("request_line", "name"),
+    [
+        ("GET /v1/facets?sourceType=github", "sourceType"),
+        ("GET /v1/experts?q=deploy&sourceType=github", "sourceType"),
+        ("GET /v1/observations/note-deploy-env-vars/lineage?limits=3", "limits"),
+        ("GET /v1/observations/note-deploy-env-vars?expand=observation", "expand"),
+        ("POST /v1/search?topK=3", "topK"),
+    ],
+)
+def test_an_unknown_query_parameter_is_a_400_naming_it(server: Running, request_line: str, name: str) -> None:
+    # Given a query string with a parameter the route does not take (a typo, or a body field)
+    method, path = request_line.split(" ", 1)
+    body = {"query": "deploy"} if method == "POST" else None
+    # When sent, Then 400 naming it (as an unknown body field is), never 200 as if it were not there
+    status, reply = server.request(method, path, body, server.auth())
+    assert status == 400, reply
+    assert reply["error"]["code"] == "validation_error" and reply["error"]["details"][0]["field"] == name, reply
+    assert reply["error"]["message"].startswith(f"{name}: unknown query parameter"), reply
+
+
+def test_the_console_page_keeps_its_state_in_the_query_string(server: Running) -> None:
+    # The page's own query string is the browser's state (filters), not an API parameter
+    assert _fetch(server.url + "/console?q=deploy&sourceTypes=github")[0] == 200
+
+
+STAGES = {"total", "embed", "retrieval", "llmFilter", "rerank"}
+
+
+def test_every_reply_carries_one_latency_shape_as_the_readme_says(server: Running) -> None:
+    # Given the README's promise: every reply carries latency (total, embed, retrieval, llmFilter,
+    # rerank, integer ms) and degraded; those that search, llm (whether the gate ran, and why not)
+    replies = {
+        "search": server.request("POST", "/v1/search", {"query": "deploy failure"}, server.auth()),
+        "answer": server.request("POST", "/v1/answer", {"question": "Why did the deploy fail?"}, server.auth()),
+        "experts GET": server.request("GET", "/v1/experts?q=deploy+failure", None, server.auth()),
+        "experts POST": server.request("POST", "/v1/experts", {"query": "deploy failure"}, server.auth()),
+        "facets": server.request("GET", "/v1/facets", None, server.auth()),
+    }
+    for name, (status, reply) in replies.items():
+        # Then each has the same stages, as integers, the total at least their sum; an answer adds generate
+        assert status == 200, (name, reply)
+        latency = reply["latency"]
+        assert set(latency) == STAGES | ({"generate"} if name == "answer" else set()), (name, latency)
+        assert all(isinstance(ms, int) and ms >= 0 for ms in latency.values()), (name, latency)
+        assert latency["total"] >= sum(ms for stage, ms in latency.items() if stage != "total"), (name, latency)
+        assert isinstance(reply["degraded"], list) and "latencyMs" not in reply, (name, reply)
+        if name != "facets":
+            assert set(reply["llm"]) >= {"bypassed", "reason"}, (name, reply)
+
+
+def test_an_extractive_answer_names_its_reason_in_degraded(server: Running) -> None:
+    # Given no LLM configured (docs/api.md: "extractive ... the reason is in degraded")
+    status, reply = server.request("POST", "/v1/answer", {"question": "Why did the deploy fail?"}, server.auth())
+    # Then the answer is extractive and degraded says why
+    assert status == 200 and reply["method"] == "extractive", reply
+    assert "answer:llm->extractive (no LLM configured)" in reply["degraded"], reply
+
+
+def test_a_records_source_is_filtered_by_sources_and_sourcetypes_stays_its_alias(server: Running) -> None:
+    # Given the samples, whose records carry `source` (github, vercel...) and `sourceType` (push...)
+    def ids(filters: dict[str, Any]) -> tuple[int, Any]:
+        status, reply = server.request(
+            "POST", "/v1/search", {"query": "deployment production", "topK": 50, "filters": filters}, server.auth()
+        )
+        return status, sorted(r["id"] for r in reply["results"]) if status == 200 else reply
+
+    # When filtered by `sources`, the name of the record's field, Then the same as by its first name
+    by_sources, by_first_name = ids({"sources": ["vercel"]}), ids({"sourceTypes": ["vercel"]})
+    assert by_sources[0] == 200 and by_sources == by_first_name and by_sources[1], (by_sources, by_first_name)
+    assert ids({"not": {"sources": ["vercel"]}}) == ids({"not": {"sourceTypes": ["vercel"]}})
+    # And both at once is a 400 naming the second, never one silently winning
+    status, reply = ids({"sources": ["vercel"], "sourceTypes": ["github"]})
+    assert status == 400 and reply["error"]["details"][0]["field"] == "filters.sourceTypes", reply
+    # And facets take either name too
+    status, facets = server.request("GET", "/v1/facets?sources=vercel", None, server.auth())
+    status_first, first = server.request("GET", "/v1/facets?sourceTypes=vercel", None, server.auth())
+    assert (status, facets["total"], facets["facets"]) == (status_first, first["total"], first["facets"]), facets
+    status, reply = server.request("GET", "/v1/facets?sources=vercel&sourceTypes=github", None, server.auth())
+    assert status == 400 and reply["error"]["details"][0]["field"] == "sourceTypes", reply
 
 
 def _fetch(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:

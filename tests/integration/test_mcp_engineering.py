@@ -56,7 +56,7 @@ async def _traced(server: StdioServerParameters) -> dict[str, Any]:
         data = {key: value for key, value in structured(traced).items() if key != "requestId"}
         known = await agent.call_tool("who_knows", {"query": "session refresh in the edge middleware", "topK": 2})
         bad = await agent.call_tool("who_knows", {"query": "session refresh", "filters": {"tiers": ["Z"]}})
-        experts = {key: value for key, value in structured(known).items() if key not in {"requestId", "latencyMs"}}
+        experts = {key: value for key, value in structured(known).items() if key not in {"requestId", "latency"}}
         return {
             "reply": data,
             "text": text_of(traced),
@@ -89,7 +89,8 @@ def test_who_knows_ranks_the_people_on_both_backends(api: RunningApi, tmp_path: 
     embedded = anyio.run(_traced, stdio_server(["mcp", "--data-dir", str(tmp_path / "e"), "--workspace", "team"]))
     remote = anyio.run(_traced, stdio_server(["mcp", "--url", api.url, "--key", api.key_for("team")]))
     # bob decided the current way and merged it; alice's decision was superseded (out of search)
-    reply = ExpertsResponse.model_validate({**embedded["experts"], "requestId": "x", "latencyMs": 0})
+    zero = dict.fromkeys(("total", "embed", "retrieval", "llmFilter", "rerank"), 0)
+    reply = ExpertsResponse.model_validate({**embedded["experts"], "requestId": "x", "latency": zero})
     assert [e.actor_name for e in reply.experts][0] == "bob" and "alice" not in [e.actor_name for e in reply.experts]
     assert reply.experts[0].counts == {"decision": 1, "pull_request_merged": 1}
     assert "1. bob (score 1.00;" in embedded["experts text"] and "[adr-2]" in embedded["experts text"]

@@ -12,6 +12,8 @@ import anyio
 import pytest
 from mcp import Client
 from neural_memory.local.cli import main
+from neural_memory.mcp_server.backends import EmbeddedBackend
+from neural_memory.mcp_server.tools import build_server
 from neural_memory.models import (
     AnswerResponse,
     DeleteResponse,
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
 
     from mcp.client.stdio import StdioServerParameters
     from neural_memory.providers.embeddings.onnx_local import OnnxLocalEmbedder
+    from neural_memory.service import Service
 
 pytestmark = pytest.mark.integration
 
@@ -298,3 +301,31 @@ def test_a_malformed_line_on_stdio_gets_a_json_rpc_error_and_the_server_keeps_an
     assert "lone surrogate" in errors[1]["message"] and "utf-8" in errors[2]["message"]
     assert "deeper than 32" in errors[4]["message"] and "digits" in errors[6]["message"]
     assert replies[-1] == {"jsonrpc": "2.0", "id": 8, "result": {}}
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "expected"),
+    [
+        ("search_memory", {"query": "deploy", "topK": 1000}, "validation_error: topK: Input should be less than"),
+        ("remember", {"observations": [{"title": "no content"}]}, "validation_error: observations.0.content: Field"),
+        ("search_memory", {"query": "deploy", "filters": {"tiers": ["Z"]}}, "validation_error: filters.tiers.0: "),
+        ("get_memory", {}, "validation_error: id: Field required"),
+    ],
+)
+def test_arguments_the_tool_schema_refuses_carry_the_api_error_code_and_message(
+    service: Service, tool: str, arguments: dict[str, Any], expected: str
+) -> None:
+    # Given the MCP server over the embedded store, as `neural-memory mcp` builds it
+    server = build_server(EmbeddedBackend(service, "acme"))
+
+    async def session() -> tuple[bool, str, bool]:
+        async with Client(server) as agent:
+            refused = await agent.call_tool(tool, arguments)
+            still = await agent.call_tool("search_memory", {"query": "deploy"})
+            return refused.is_error, text_of(refused), not still.is_error
+
+    # When an argument breaks the tool's schema
+    is_error, text, still_serving = anyio.run(session)
+    # Then the tool error is the API's code and message, one line, not pydantic's dump; the server carries on
+    assert is_error and text.startswith(expected), text
+    assert "pydantic" not in text and "\n" not in text and still_serving, text

@@ -142,7 +142,7 @@ EXPECTED: dict[str, tuple[str, str, str | None, str] | str] = {
     "github_release": ("release", "Release v2.14.0: Console 2.14.0", "octocat", "2025-12-12T12:05:00+00:00"),
     "github_star_unsupported": "rejected: GitHub event 'star' is not supported",
     "vercel_deployment_created": ("deployment_created", "Deployment started: console (production)", "octocat",
-                                  "2025-12-12T09:55:00+00:00"),
+                                  "2025-12-12T09:59:10+00:00"),
     "vercel_deployment_error": ("deployment_error", "Deployment failed: console (production)", "octocat",
                                 "2025-12-12T10:01:02+00:00"),
     "vercel_deployment_succeeded": ("deployment_succeeded", "Deployment succeeded: console (production)", "octocat",

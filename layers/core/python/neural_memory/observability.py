@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import functools
+import logging
 import os
+import sys
 import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -108,11 +110,50 @@ class RequestScopedFormatter(LambdaPowertoolsFormatter):
         self.thread_safe_remove_keys(keys)
 
 
+class SwitchableMetrics(Metrics):
+    """Powertools' ``Metrics`` whose ``log_metrics`` decorator does nothing at all while metrics are
+    disabled (``POWERTOOLS_METRICS_DISABLED``, as in every local command): Powertools' own still
+    prints the cold-start EMF block and warns "No application metrics to publish" on the first call,
+    which locally lands in a terminal or a command's data output. Checked per call, so a process
+    that disables metrics after the handlers are imported is obeyed too."""
+
+    def log_metrics(
+        self,
+        lambda_handler: Callable[..., Any] | None = None,
+        capture_cold_start_metric: bool = False,
+        raise_on_empty_metrics: bool = False,
+        default_dimensions: dict[str, str] | None = None,
+        **kwargs: Any,
+    ) -> Callable[..., Any]:
+        options: dict[str, Any] = {
+            "capture_cold_start_metric": capture_cold_start_metric,
+            "raise_on_empty_metrics": raise_on_empty_metrics,
+            "default_dimensions": default_dimensions,
+            **kwargs,
+        }
+        if lambda_handler is None:
+            return functools.partial(self.log_metrics, **options)
+        handler = lambda_handler
+        measured = super().log_metrics(handler, **options)
+
+        @functools.wraps(handler)
+        def call(*args: Any, **kw: Any) -> Any:
+            return handler(*args, **kw) if is_metrics_disabled() else measured(*args, **kw)
+
+        return call
+
+
+# Logs go to standard error everywhere: Lambda sends both streams to CloudWatch, and a local
+# command's standard output is its data (`neural-memory search --json | jq`), never a log line.
 _formatter = RequestScopedFormatter()
-logger = Logger(service=os.getenv("POWERTOOLS_SERVICE_NAME", SERVICE_NAME), logger_formatter=_formatter)
+logger = Logger(
+    service=os.getenv("POWERTOOLS_SERVICE_NAME", SERVICE_NAME),
+    logger_formatter=_formatter,
+    logger_handler=logging.StreamHandler(sys.stderr),
+)
 _formatter.sealed = True  # the service's own keys are in; from now on keys are per invocation
 tracer = LazyTracer(service=os.getenv("POWERTOOLS_SERVICE_NAME", SERVICE_NAME))
-metrics = Metrics(
+metrics = SwitchableMetrics(
     namespace=os.getenv("POWERTOOLS_METRICS_NAMESPACE", METRICS_NAMESPACE),
     service=os.getenv("POWERTOOLS_SERVICE_NAME", SERVICE_NAME),
 )

@@ -33,11 +33,11 @@ from neural_memory.ingest import lifecycle, supersession
 from neural_memory.ingest.prepare import chunked, embedding_text, prepare
 from neural_memory.ingest.turn_context import add_turn_context
 from neural_memory.models import (
-    AnswerLatency,
     AnswerResponse,
     DeleteResponse,
     ExpertsResponse,
     FacetsResponse,
+    Latency,
     LineageResponse,
     ObservationOut,
     ObservationsResponse,
@@ -191,6 +191,10 @@ class Service:
             texts = outcome.texts
             degraded = list(outcome.degraded)
             method: Literal["llm", "extractive"] = "extractive"
+            if self._answerer is None:  # docs/api.md: an extractive answer says why in degraded
+                degraded.append("answer:llm->extractive (no LLM configured)")
+            elif not outcome.results:
+                degraded.append("answer:llm->extractive (nothing retrieved to answer from)")
             with timer.stage("generate"):
                 if self._answerer is not None and outcome.results:
                     try:
@@ -204,10 +208,20 @@ class Service:
         degraded.extend(fallbacks[searched:])  # the answer's
         if method == "llm" and self.settings.promote_after_citations:
             self._count_citations(workspace_id, citations, outcome, degraded)
-        latency = AnswerLatency(total=timer.total_ms(), search=timer.ms("search"), generate=timer.ms("generate"))
-        record_latency(METRIC_ANSWER_LATENCY, latency.model_dump(by_alias=True))
+        # The search's own stages, as a search reply has them, then the answer's.
+        latency = outcome.latency.model_copy(update={"total": timer.total_ms(), "generate": timer.ms("generate")})
+        record_latency(
+            METRIC_ANSWER_LATENCY,
+            {"total": latency.total, "search": timer.ms("search"), "generate": timer.ms("generate")},
+        )
         return AnswerResponse(
-            request_id=request_id, answer=text, citations=citations, method=method, latency=latency, degraded=degraded
+            request_id=request_id,
+            answer=text,
+            citations=citations,
+            method=method,
+            latency=latency,
+            llm=outcome.llm,
+            degraded=degraded,
         )
 
     def _count_citations(
@@ -265,10 +279,14 @@ class Service:
     def facets(self, workspace_id: str, filters: SearchFilters | None, limit: int, request_id: str) -> FacetsResponse:
         """Counts per value of each filterable field of the workspace's live observations, each
         field under the other fields' filters (see ``Store.facets``), and the total under all."""
+        timer = StageTimer()
         flt = compile_filter(
             filters, live_at=self.visible_after(self._clock()), exclude_session_id=None, include_archived=True
         )
-        return facets_reply(self.store.facets(workspace_id, flt, limit), request_id)
+        with timer.stage("retrieval"):
+            counts = self.store.facets(workspace_id, flt, limit)
+        latency = Latency(total=timer.total_ms(), embed=0, retrieval=timer.ms("retrieval"), llm_filter=0, rerank=0)
+        return facets_reply(counts, request_id, latency)
 
     def experts(self, workspace_id: str, request: ExpertsRequest, request_id: str) -> ExpertsResponse:
         """Who knows about the query: the search's best ``POOL`` candidates under the filters (fused
@@ -293,7 +311,8 @@ class Service:
             request_id=request_id,
             experts=ranked,
             candidates=candidates,
-            latency_ms=timer.total_ms(),
+            latency=outcome.latency.model_copy(update={"total": timer.total_ms()}),
+            llm=outcome.llm,
             degraded=outcome.degraded,
             weights={**expert_ranking.TYPE_WEIGHTS, "default": expert_ranking.DEFAULT_WEIGHT},
             half_life_days=expert_ranking.HALF_LIFE_DAYS,

@@ -297,6 +297,9 @@ class IngestSettings(_Base):
     serve_concurrency: int = Field(default=8, ge=1, le=256)
     # Local server: hours between runs of the daily maintenance (purge, archive); 0: never (cron `purge`).
     maintenance_interval_hours: float = Field(default=24.0, ge=0)
+    # Seconds from start to its first run (then every interval): after the first requests and the
+    # samples' load. Injectable, so a test of other processes on the folder can keep it out of the way.
+    maintenance_first_run_s: float = Field(default=60.0, ge=0)
     # C observations are embedded for this many days after they occurred (search/tiers.py); then
     # "keyword": they lose their vectors and stay, keyword-searchable; "delete": they are deleted.
     collaborative_ttl_days: float = Field(default=7.0, gt=0)

@@ -31,6 +31,7 @@ from neural_memory.observability import logger
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from aws_lambda_powertools.event_handler.api_gateway import ResponseBuilder, Route
     from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
     from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
     from aws_lambda_powertools.utilities.data_classes.common import BaseProxyEvent
@@ -85,6 +86,24 @@ def _field(loc: Sequence[Any]) -> str:
     if parts and parts[0].isdigit():  # position of a JSON syntax error, not a field
         parts = []
     return ".".join(parts) or "body"
+
+
+def validation_failure(errors: Sequence[Mapping[str, Any]]) -> tuple[InvalidInput, list[ErrorDetail]]:
+    """Pydantic's errors as the API words them: the first field and its message (with how many
+    more), and every one in ``details``. The one wording of bad input, for HTTP and MCP tools."""
+    details = [
+        ErrorDetail(
+            field=_field(error.get("loc", ())),
+            message=("malformed JSON: " + str(error.get("ctx", {}).get("error", "")))
+            if error.get("type") == "json_invalid"
+            else str(error.get("msg", "invalid value")),
+            type=str(error.get("type", "value_error")),
+        )
+        for error in errors
+    ]
+    first = details[0] if details else ErrorDetail(field="body", message="invalid request", type="value_error")
+    more = f" (and {len(details) - 1} more)" if len(details) > 1 else ""
+    return InvalidInput(first.field, first.message + more), details
 
 
 def error_body(code: str, message: str, request_id: str, details: list[ErrorDetail] | None = None) -> str:
@@ -209,6 +228,18 @@ class NeuralMemoryResolver(APIGatewayRestResolver):
         self._request.event = proxy  # what resolve() also puts on the shared class
         return proxy
 
+    def _call_route(self, route: Route, route_arguments: dict[str, str]) -> ResponseBuilder[Any]:
+        # Every route's query string is checked here, in one place, as bodies are (extra="forbid").
+        if unknown := unknown_query_parameters(route, self.current_event.raw_event):
+            declared = [str(param.alias) for param in route.dependant.query_params]
+            details = [
+                ErrorDetail(field=name, message="unknown query parameter", type="extra_forbidden") for name in unknown
+            ]
+            reply = _error_response(self, unknown_parameter_error(unknown, declared), details)
+            return self._response_builder_class(response=reply, serializer=self._serializer, route=route)
+        built: ResponseBuilder[Any] = super()._call_route(route, route_arguments)
+        return built
+
     def resolve(self, event: Mapping[str, Any], context: LambdaContext) -> dict[str, Any]:
         from neural_memory.service import current_settings, get_service  # built on the first request
 
@@ -228,25 +259,34 @@ class NeuralMemoryResolver(APIGatewayRestResolver):
         return super().resolve(_json_by_default(event), context)
 
 
+# Pages whose query string is the browser's state (the console's filters), never a handler's input.
+_PAGE_PREFIX = "/console"
+
+
+def unknown_query_parameters(route: Route, event: Mapping[str, Any]) -> list[str]:
+    """The query-string names a route does not declare, in the order sent: each would otherwise be
+    ignored, and a typo (``sourceType=github``) answer 200 as if no filter were given."""
+    if route.path.startswith(_PAGE_PREFIX):
+        return []
+    declared = {str(param.alias) for param in route.dependant.query_params}
+    sent = list(event.get("multiValueQueryStringParameters") or {}) or list(event.get("queryStringParameters") or {})
+    return [name for name in sent if name not in declared]
+
+
+def unknown_parameter_error(unknown: Sequence[str], declared: Sequence[str]) -> InvalidInput:
+    """The 400 for an unknown query parameter, naming it and what the route takes."""
+    takes = ", ".join(sorted(declared)) if declared else "no query parameters"
+    return InvalidInput(unknown[0], f"unknown query parameter (this route takes: {takes})")
+
+
 def build_resolver(*, needs_service: bool = True) -> APIGatewayRestResolver:
     """A REST resolver with request validation, the body size limit and the error envelope;
     ``needs_service=False`` for handlers that use the settings alone (no store is built)."""
     app = NeuralMemoryResolver(enable_validation=True, needs_service=needs_service)
 
     def _invalid(exc: RequestValidationError) -> Response[str]:
-        details = [
-            ErrorDetail(
-                field=_field(error.get("loc", ())),
-                message=("malformed JSON: " + str(error.get("ctx", {}).get("error", "")))
-                if error.get("type") == "json_invalid"
-                else str(error.get("msg", "invalid value")),
-                type=str(error.get("type", "value_error")),
-            )
-            for error in exc.errors()
-        ]
-        first = details[0] if details else ErrorDetail(field="body", message="invalid request", type="value_error")
-        more = f" (and {len(details) - 1} more)" if len(details) > 1 else ""
-        return _error_response(app, InvalidInput(first.field, first.message + more), details)
+        error, details = validation_failure(exc.errors())
+        return _error_response(app, error, details)
 
     def _unsupported(exc: RequestUnsupportedContentType) -> Response[str]:
         return _error_response(app, UnsupportedMediaType("body must be application/json"))

@@ -76,3 +76,16 @@ def extract_api_key(headers: Mapping[str, str] | None) -> str | None:
     if scheme.lower() == "bearer" and token.strip():
         return token.strip()
     return None
+
+
+def key_problem(headers: Mapping[str, str] | None) -> str:
+    """What is wrong with the key a refused request presented, from the request alone: none at all,
+    a header without the ``Bearer`` scheme (a bare key, or ``Token …``), or a key that is not a
+    valid one (unknown, mistyped or revoked: never which, so keys cannot be probed)."""
+    lowered = {name.lower(): value for name, value in (headers or {}).items() if isinstance(value, str)}
+    value = lowered.get(API_KEY_HEADER.lower(), "").strip()
+    if not value:
+        return f"no API key: send the header '{API_KEY_HEADER}: Bearer <key>'"
+    if extract_api_key(headers) is None:
+        return f"the {API_KEY_HEADER} header must read 'Bearer <key>' (the word Bearer, a space, then the key)"
+    return "unknown or revoked API key: check it for typos, or create one with neural-memory keys create"

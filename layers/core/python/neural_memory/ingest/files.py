@@ -40,9 +40,17 @@ def expand(paths: Iterable[Path]) -> list[Path]:
 
 
 def _validation_message(exc: ValidationError) -> str:
-    first = exc.errors()[0]
-    where = ".".join(str(part) for part in first["loc"])
-    return f"{where}: {first['msg']}" if where else first["msg"]
+    """Every problem, each naming its field (a line missing two fields names both)."""
+    messages = []
+    for error in exc.errors():
+        where = ".".join(str(part) for part in error["loc"])
+        messages.append(f"{where}: {error['msg']}" if where else error["msg"])
+    return "; ".join(messages)
+
+
+# The fields of an observation (ObservationIn's wire names): a document holding any of them is an
+# observation with something missing, reported with what, never skipped as something else.
+_OBSERVATION_FIELDS = frozenset(field.alias or name for name, field in ObservationIn.model_fields.items())
 
 
 def load_document(document: Any, origin: str) -> Loaded:
@@ -66,7 +74,7 @@ def load_document(document: Any, origin: str) -> Loaded:
             return Loaded(origin, observations=ObservationsRequest.model_validate_json(body).observations)
         if "observations" in document:
             return Loaded(origin, observations=ObservationsRequest.model_validate(document).observations)
-        if "observationType" in document:
+        if "observationType" in document or _OBSERVATION_FIELDS & document.keys():
             return Loaded(origin, observations=[ObservationIn.model_validate(document)])
     except UnsupportedEvent as exc:
         return Loaded(origin, error=str(exc), document=document)

@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 
 DEMO_WORKSPACE = "demo"
 KEY_FILE = "demo-api-key"
+# Written once the samples are in: later starts leave the workspace as its users left it (a
+# deleted sample stays deleted); `serve --reload-samples` (`make demo-reset`) loads them again.
+SAMPLES_MARK = "demo-samples-loaded"
 
 
 @dataclass
@@ -30,6 +33,7 @@ class Demo:
     key_file: Path
     created_key: bool
     loaded: int
+    already: bool = False  # loaded by an earlier start, so not this time
 
 
 def rebase(observations: list[ObservationIn], now: datetime) -> list[ObservationIn]:
@@ -41,9 +45,12 @@ def rebase(observations: list[ObservationIn], now: datetime) -> list[Observation
     return [o.model_copy(update={"occurred_at": o.occurred_at + shift}) for o in observations]
 
 
-def ensure_demo(service: Service, keys: KeyStore, data_dir: Path, samples: Path | None, now: datetime) -> Demo:
+def ensure_demo(
+    service: Service, keys: KeyStore, data_dir: Path, samples: Path | None, now: datetime, *, reload: bool = False
+) -> Demo:
     """Create the demo key once (written to ``data_dir/demo-api-key``, mode 0600, for the README's
-    curl examples; the server keeps only its hash) and (re)load the samples, idempotently."""
+    curl examples; the server keeps only its hash) and load the samples into the demo workspace
+    once (``reload``: again, with their times rebased to now)."""
     key_file = data_dir / KEY_FILE
     created = False
     if not keys.has_keys(DEMO_WORKSPACE):
@@ -54,11 +61,18 @@ def ensure_demo(service: Service, keys: KeyStore, data_dir: Path, samples: Path 
             handle.write(key + "\n")
         created = True
     key_text = key_file.read_text().strip() if key_file.exists() else None
+    mark = data_dir / SAMPLES_MARK
+    if samples is None or not samples.exists():
+        return Demo(key=key_text, key_file=key_file, created_key=created, loaded=0)
+    if mark.exists() and not reload:
+        return Demo(key=key_text, key_file=key_file, created_key=created, loaded=0, already=True)
     observations = []
-    if samples is not None and samples.exists():
-        for path in expand([samples]):
-            for loaded in load_file(path):
-                observations.extend(loaded.observations)
+    for path in expand([samples]):
+        for loaded in load_file(path):
+            observations.extend(loaded.observations)
     if observations:
         service.index(DEMO_WORKSPACE, rebase(observations, now))
+    data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    mark.write_text(f"{len(observations)} sample observations from {samples}, loaded {now.isoformat()}\n")
+    mark.chmod(0o600)
     return Demo(key=key_text, key_file=key_file, created_key=created, loaded=len(observations))

@@ -23,6 +23,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from neural_memory.api.resolver import error_reply, header
 from neural_memory.api.routes import ROUTES
+from neural_memory.auth.keys import key_problem
 from neural_memory.clock import utcnow
 from neural_memory.errors import InvalidInput, MethodNotAllowed, NeuralMemoryError, NotFound, Unauthorized
 from neural_memory.observability import logger
@@ -224,7 +225,7 @@ class LocalGateway:
             except NeuralMemoryError as exc:
                 return _error(exc, request_id)
             if authorizer is None:
-                return _error(Unauthorized("missing or invalid API key"), request_id)
+                return _error(Unauthorized(key_problem(headers)), request_id)
             event["requestContext"]["authorizer"] = authorizer
         try:
             event["body"] = body.decode("utf-8") or None

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field, JsonValue
+from pydantic import Field, JsonValue, ValidationError
 
 from neural_memory import __version__
 from neural_memory.clock import utcnow
@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
     from datetime import datetime
 
+    from mcp.server.mcpserver import Context
+    from mcp_types import InputRequiredResult
     from pydantic import BaseModel
 
     from neural_memory.mcp_server.backends import MemoryBackend
@@ -172,9 +174,28 @@ def _asking(text_field: str, text: str, top_k: int, mode: str, filters: SearchFi
     return body
 
 
+class MemoryServer(MCPServer):
+    """The SDK's server, except that arguments failing the tools' schemas are refused as the API
+    refuses a body: ``validation_error: <field>: <message>``, not pydantic's multi-line dump (a
+    link to errors.pydantic.dev is no use to a model deciding what to send next)."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if not isinstance(cause := exc.__cause__, ValidationError):
+                raise
+            from neural_memory.api.resolver import validation_failure
+
+            error, _ = validation_failure(cause.errors())
+            raise ToolError(f"{error.code}: {error}") from cause  # the cause: the SDK logs field names only
+
+
 def build_server(backend: MemoryBackend, clock: Callable[[], datetime] = utcnow) -> MCPServer:
     """An MCP server whose tools call ``backend``."""
-    server = MCPServer("neural-memory", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+    server = MemoryServer("neural-memory", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
     reading = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
     @server.tool(name="search_memory", title="Search memory", description=SEARCH_DESCRIPTION, annotations=reading)

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Annotated, Literal
 
 from pydantic import (
+    AliasChoices,
     BaseModel,
     ConfigDict,
     Field,
@@ -94,7 +95,6 @@ __all__ = [
     "ErrorResponse",
     "AnswerRequest",
     "Citation",
-    "AnswerLatency",
     "AnswerResponse",
 ]
 
@@ -125,10 +125,22 @@ class DateRange(RequestModel):
         return self
 
 
+# One name for a record's field and its filter: `source` is filtered by `sources`. `sourceTypes`,
+# the name it had first, stays accepted (every client, bookmark and console URL has it); sending
+# both is a 400 (the second is an unknown field). Replies keep writing `sourceTypes` until a
+# major version, so no reader breaks. A record's `sourceType` is something else: the source's
+# own kind of event (push, pull_request, deployment), filtered through `observationTypes`.
+_SOURCES = AliasChoices("sources", "sourceTypes")
+_SOURCES_DESCRIPTION = (
+    "Observations whose `source` is one of these (github, vercel, manual, agent...). Also accepted under its "
+    "first name, `sourceTypes` (not both)."
+)
+
+
 class ExcludedValues(RequestModel):
     """Values an observation must not have (``filters.not``): any listed value excludes it."""
 
-    source_types: SlugList | None = None
+    source_types: SlugList | None = Field(default=None, validation_alias=_SOURCES, description=_SOURCES_DESCRIPTION)
     observation_types: SlugList | None = None
     actor_names: ActorList | None = None
     tiers: TierList | None = None
@@ -141,7 +153,7 @@ class FilterGroup(RequestModel):
     keeps observations whose metadata has each key at exactly that value (a string, number or
     boolean of the same type: ``true`` is not ``1``)."""
 
-    source_types: SlugList | None = None
+    source_types: SlugList | None = Field(default=None, validation_alias=_SOURCES, description=_SOURCES_DESCRIPTION)
     observation_types: SlugList | None = None
     actor_names: ActorList | None = None
     tiers: TierList | None = None
@@ -319,13 +331,19 @@ class SearchResult(WireModel):
 
 
 class Latency(WireModel):
-    """Integer milliseconds per stage; ``total`` is at least the sum of the others."""
+    """Integer milliseconds per stage, the one shape of every search, answer, experts and facets
+    reply (0 for a stage that did not run); ``total`` is at least the sum of the others."""
 
     total: int
     embed: int
     retrieval: int
     llm_filter: int
     rerank: int
+    generate: int | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="Answers only: writing the answer from the results (the LLM, or the extractive fallback).",
+    )
 
 
 class LlmStatus(WireModel):
@@ -583,6 +601,8 @@ class FacetsResponse(WireModel):
     request_id: str
     total: int = Field(description="Observations of the workspace matching every filter given (all of them if none).")
     facets: Facets
+    latency: Latency = Field(description="Counting is `retrieval`; no other stage runs.")
+    degraded: list[str] = Field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- errors
@@ -647,14 +667,6 @@ class Citation(WireModel):
     quote: str
 
 
-class AnswerLatency(WireModel):
-    """Integer milliseconds: retrieval (the whole search pipeline) and answer generation."""
-
-    total: int
-    search: int
-    generate: int
-
-
 class AnswerResponse(WireModel):
     """Reply of ``POST /v1/answer``: every citation id is one of the retrieved observations."""
 
@@ -662,5 +674,6 @@ class AnswerResponse(WireModel):
     answer: str
     citations: list[Citation]
     method: Literal["llm", "extractive"]
-    latency: AnswerLatency
+    latency: Latency
+    llm: LlmStatus = Field(description="The relevance gate of the search behind the answer.")
     degraded: list[str]

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import Field, StrictInt
 
-from neural_memory.models.api import RequestModel, SearchFilters, WireModel
+from neural_memory.models.api import Latency, LlmStatus, RequestModel, SearchFilters, WireModel
 from neural_memory.models.types import QueryText, SearchMode, Tier
 
 __all__ = [
@@ -110,7 +110,8 @@ class ExpertsResponse(WireModel):
     candidates: int = Field(
         description="Observations of the search that were aggregated (those without an actor left out)."
     )
-    latency_ms: int
+    latency: Latency = Field(description="The search behind the ranking, stage by stage (as every reply's).")
+    llm: LlmStatus = Field(description="The relevance gate: never run for experts (reason `disabled`).")
     degraded: list[str]
     weights: dict[str, float] = Field(description="The weight of each observation type (others weigh `default`).")
     half_life_days: float = Field(description="Age at which an observation counts half.")

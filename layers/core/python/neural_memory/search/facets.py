@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime
 
-    from neural_memory.models import FacetCounts, Tier
+    from neural_memory.models import FacetCounts, Latency, Tier
 
 DEFAULT_FACET_VALUES = 20
 MAX_FACET_VALUES = 100
@@ -27,6 +27,7 @@ _WIRE_NAMES = {
 
 def facet_filters(
     *,
+    sources: Sequence[str] | None = None,
     source_types: Sequence[str] | None = None,
     observation_types: Sequence[str] | None = None,
     actor_names: Sequence[str] | None = None,
@@ -35,7 +36,11 @@ def facet_filters(
     end: datetime | None = None,
 ) -> SearchFilters | None:
     """The filters of the query string (each value already validated), None when there are none;
-    ``InvalidInput`` naming ``start`` when it is after ``end``."""
+    ``InvalidInput`` naming ``start`` when it is after ``end``. ``sources`` and ``source_types``
+    (``sourceTypes``, its first name) are one filter: give either, not both."""
+    if sources and source_types:
+        raise InvalidInput("sourceTypes", "the same filter as sources, under its first name: give one of them")
+    source_types = sources or source_types
     if start is not None and end is not None and start > end:
         raise InvalidInput("start", "must not be after end")
     date_range = DateRange.model_construct(start=start, end=end) if start or end else None
@@ -50,10 +55,10 @@ def facet_filters(
     )
 
 
-def facets_reply(counts: FacetCounts, request_id: str) -> FacetsResponse:
+def facets_reply(counts: FacetCounts, request_id: str, latency: Latency) -> FacetsResponse:
     """The store's counts under their wire names."""
     fields = {
         _WIRE_NAMES[field]: [FacetCount(value=value, count=count) for value, count in pairs]
         for field, pairs in counts.by_field.items()
     }
-    return FacetsResponse(request_id=request_id, total=counts.total, facets=Facets(**fields))
+    return FacetsResponse(request_id=request_id, total=counts.total, facets=Facets(**fields), latency=latency)

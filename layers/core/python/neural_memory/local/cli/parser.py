@@ -23,7 +23,7 @@ from neural_memory.local.cli.commands.routes import cmd_routes
 from neural_memory.local.cli.commands.search import cmd_search
 from neural_memory.local.cli.commands.serve import cmd_serve
 
-DESCRIPTION = "``neural-memory``: run the local API, manage keys, ingest files and search from the terminal."
+DESCRIPTION = "Run the local API, manage keys, ingest files and search from the terminal."
 
 
 def _since(value: str) -> str:
@@ -37,9 +37,11 @@ def _since(value: str) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface."""
+    from neural_memory import __version__
     from neural_memory.ingest.routing import ROUTES_FILE
 
     parser = argparse.ArgumentParser(prog="neural-memory", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"neural-memory {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     def data_dir(p: argparse.ArgumentParser) -> None:
@@ -58,9 +60,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser("serve", help="run the local API")
     serve.add_argument("--host", default="127.0.0.1", help="bind address (default loopback only)")
-    serve.add_argument("--port", type=int, default=8080)
-    serve.add_argument("--samples", default="events", help="folder of sample events to load into 'demo'")
+    serve.add_argument("--port", type=int, default=8080, help="port (default 8080)")
+    serve.add_argument(
+        "--samples", default="events", help="sample events loaded into the 'demo' workspace at the first start"
+    )
     serve.add_argument("--no-samples", action="store_true", help="do not load sample events")
+    serve.add_argument(
+        "--reload-samples",
+        action="store_true",
+        help="load the samples into 'demo' again (deleted ones come back, times rebased to now): make demo-reset",
+    )
     serve.add_argument("--quiet", action="store_true", help="no access log")
     serve.add_argument("--routes", default=str(ROUTES_FILE), help="webhook routing table, if present")
     serve.add_argument(
@@ -74,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     keys = commands.add_parser("keys", help="manage API keys").add_subparsers(dest="keys_command", required=True)
     create = keys.add_parser("create", help="create a key for a workspace")
-    create.add_argument("--workspace", required=True)
+    create.add_argument("--workspace", required=True, help="the workspace the key reads and writes")
     data_dir(create)
     create.set_defaults(func=cmd_keys_create)
     revoke = keys.add_parser("revoke", help="revoke a key (it stops working at once locally)")
@@ -93,13 +102,13 @@ def build_parser() -> argparse.ArgumentParser:
         if name != "list":
             command.add_argument("key", help="github:<owner/repo>, vercel:<team id> or neural-memory:<workspace>")
         if name == "add":
-            command.add_argument("workspace")
+            command.add_argument("workspace", help="the workspace its events go to")
         command.add_argument("--file", default=str(ROUTES_FILE), help=f"the routing table (default ./{ROUTES_FILE})")
         command.set_defaults(func=cmd_routes)
 
     ingest = commands.add_parser("ingest", help="load event or request JSON files (or folders, .jsonl)")
-    ingest.add_argument("paths", nargs="+")
-    ingest.add_argument("--workspace", default="demo")
+    ingest.add_argument("paths", nargs="+", help="files or folders: EventBridge events, API requests, JSON or JSONL")
+    ingest.add_argument("--workspace", default="demo", help="the workspace to load them into (default demo)")
     ingest.add_argument("--failures", default="ingest-failures.jsonl", help="where to write the failure report")
     data_dir(ingest)
     ingest.set_defaults(func=cmd_ingest)
@@ -162,27 +171,29 @@ def build_parser() -> argparse.ArgumentParser:
 
     replay = commands.add_parser("replay", help="ingest again what a failure report lists")
     replay.add_argument("report", help="a failure report written by ingest or replay")
-    replay.add_argument("--workspace", default="demo")
+    replay.add_argument("--workspace", default="demo", help="the workspace to load them into (default demo)")
     replay.add_argument("--failures", help="where to write what still fails (default: the report itself)")
     data_dir(replay)
     replay.set_defaults(func=cmd_replay)
 
     dlq = commands.add_parser("dlq-replay", help="AWS: move dead-lettered ingest messages back to the queue")
-    dlq.add_argument("--dlq-url", required=True)
-    dlq.add_argument("--queue-url", required=True)
+    dlq.add_argument("--dlq-url", required=True, help="the dead-letter queue's URL (stack output)")
+    dlq.add_argument("--queue-url", required=True, help="the ingest queue's URL to move the messages back to")
     dlq.add_argument("--limit", type=int, help="at most this many messages (default: all)")
     dlq.set_defaults(func=cmd_dlq_replay)
 
     search = commands.add_parser("search", help="search a workspace (embedded, or a remote API with --url/--key)")
-    search.add_argument("query")
+    search.add_argument("query", help="what to look for, in words")
     search.add_argument("--workspace", help="embedded store's workspace (default demo)")
-    search.add_argument("--source", action="append", help="source (repeatable): github, vercel, ...")
+    search.add_argument("--source", action="append", help="source (repeatable): github, vercel, manual, agent...")
     search.add_argument("--type", action="append", help="observation type (repeatable)")
     search.add_argument("--actor", action="append", help="actor name (repeatable)")
-    search.add_argument("--tier", action="append", choices=["A", "C", "E"])
+    search.add_argument("--tier", action="append", choices=["A", "C", "E"], help="tier (repeatable)")
     search.add_argument("--since", type=_since, help="only observations on or after this ISO-8601 date")
-    search.add_argument("--mode", default="hybrid", choices=["hybrid", "semantic", "keyword"])
-    search.add_argument("--top-k", type=int, default=10)
+    search.add_argument(
+        "--mode", default="hybrid", choices=["hybrid", "semantic", "keyword"], help="retrieval (default hybrid)"
+    )
+    search.add_argument("--top-k", type=int, default=10, help="results at most (default 10)")
     search.add_argument("--json", action="store_true", help="print the API's JSON reply")
     remote(search)
     data_dir(search)
@@ -233,8 +244,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="folder with corpus.jsonl[.gz], queries.jsonl, qrels/<split>.tsv (BEIR), a LoCoMo *.json[.gz], or "
         "events.jsonl + queries.json (engineering events, e.g. bench/engineering_events)",
     )
-    evaluate.add_argument("--mode", default="hybrid", choices=["hybrid", "semantic", "keyword"])
-    evaluate.add_argument("--rerank", default="fast", choices=["fast", "balanced", "thorough"])
+    evaluate.add_argument(
+        "--mode", default="hybrid", choices=["hybrid", "semantic", "keyword"], help="retrieval (default hybrid)"
+    )
+    evaluate.add_argument(
+        "--rerank", default="fast", choices=["fast", "balanced", "thorough"], help="rerank mode (default fast)"
+    )
     evaluate.add_argument("--split", default="test", help="qrels file to score (tune on train, report test)")
     evaluate.add_argument("--json", action="store_true", help="print only the JSON line")
     data_dir(evaluate)

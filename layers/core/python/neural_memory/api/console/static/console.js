@@ -188,10 +188,26 @@ async function loadExperts(filters) {
   $("experts").hidden = !items.length;
 }
 
+// Why the relevance gate did not run, as people say it (the API's codes: docs/api.md).
+const LLM_REASONS = {
+  small_result_set: "5 or fewer results, nothing to weed out",
+  not_configured: "no LLM key is configured",
+  disabled: "turned off for this search",
+  error: "the LLM failed, so the vector scores stand",
+  timeout: "the LLM took too long, so the vector scores stand",
+};
+
+/** What an answer's method means, with the reason an extractive one gives in degraded. */
+function methodText(reply) {
+  if (reply.method === "llm") return "Written by the LLM from the results, citing them";
+  const why = reply.degraded.find((d) => d.startsWith("answer:"))?.match(/\((.*)\)$/)?.[1];
+  return `The best sentence of each top result, quoted (no LLM answer${why ? `: ${why}` : ""})`;
+}
+
 function renderResults(reply) {
   const words = queryWords(state.q);
   const llm = reply.llm.bypassed
-    ? `LLM filter: not run (${reply.llm.reason ?? "unknown"})`
+    ? `LLM filter: not run — ${LLM_REASONS[reply.llm.reason] ?? "for an unknown reason"}`
     : `LLM filter: ran, dropped ${reply.llm.filtered}`;
   $("summary").replaceChildren(
     el("p", { className: "count-line" }, `${reply.results.length} result${reply.results.length === 1 ? "" : "s"}`),
@@ -261,10 +277,8 @@ function renderAnswer(reply) {
     const cited = n && reply.citations[n - 1];
     text.append(cited ? el("a", { href: `#result-${cited.id}`, className: "cite", onclick: (e) => follow(e, cited) }, part) : part);
   });
-  const fallback = reply.degraded.filter((d) => d.startsWith("answer:"));
   $("answer").replaceChildren(
-    el("p", { className: "method" }, `Method: ${reply.method === "llm" ? "LLM" : "extractive"}`,
-      ...fallback.map((d) => el("span", { className: "fallback" }, ` — fell back: ${d}`))),
+    el("p", { className: "method" }, methodText(reply)),
     text,
     el("ol", { className: "citations" }, ...reply.citations.map((c) => el("li", {},
       el("a", { href: `#result-${c.id}`, onclick: (e) => follow(e, c) }, c.title),

@@ -7,24 +7,28 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from neural_memory.local.cli.common import cli_settings
+
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable
 
-    from neural_memory.models import SearchResponse
+    from neural_memory.models import FacetsResponse, SearchResponse
+    from neural_memory.service import Service
 
-
-from neural_memory.local.cli.common import cli_settings
+# The CLI's filter flags, the API's filter each sets, and what a person calls its values.
+FLAGS = (
+    ("source", "sources", "sourceTypes", "sources"),
+    ("type", "observationTypes", "observationTypes", "observation types"),
+    ("actor", "actorNames", "actorNames", "actors"),
+    ("tier", "tiers", "tiers", "tiers"),
+)
 
 
 def cmd_search(args: argparse.Namespace) -> int:
     """Search a workspace from the terminal: the embedded store, or a remote API (``--url/--key``)."""
     filters: dict[str, Any] = {}
-    for flag, name in (
-        ("source", "sourceTypes"),
-        ("type", "observationTypes"),
-        ("actor", "actorNames"),
-        ("tier", "tiers"),
-    ):
+    for flag, name, _, _ in FLAGS:
         if getattr(args, flag):
             filters[name] = getattr(args, flag)
     if args.since:
@@ -35,8 +39,10 @@ def cmd_search(args: argparse.Namespace) -> int:
             print("error: --workspace: a remote API's key names the workspace", file=sys.stderr)
             return 2
         code, reply = _search_remote(args, body)
+        counts: Callable[[], FacetsResponse] = lambda: _facets_remote(args)  # noqa: E731
     else:
         code, reply = _search_embedded(args, body)
+        counts = lambda: _facets_embedded(args)  # noqa: E731
     if reply is None:
         return code
     if args.json:
@@ -44,21 +50,73 @@ def cmd_search(args: argparse.Namespace) -> int:
         return 0
     for n, result in enumerate(reply.results, 1):
         when = result.occurred_at.strftime("%Y-%m-%d %H:%M")
-        print(f"{n:>2}. {result.score:.3f}  {when}  {result.source}/{result.observation_type}  {result.title}")
+        stale = f"  [possibly stale: commit {result.possibly_stale[:12]}]" if result.possibly_stale else ""
+        print(f"{n:>2}. {result.score:.3f}  {when}  {result.source}/{result.observation_type}  {result.title}{stale}")
         print(f"    {result.snippet}")
     latency = reply.latency
     print(
         f"{len(reply.results)} results in {latency.total} ms "
-        f"(embed {latency.embed}, retrieval {latency.retrieval})"
-        + (f"; degraded: {reply.degraded}" if reply.degraded else "")
+        f"(embed {latency.embed}, retrieval {latency.retrieval}, llm filter {latency.llm_filter}, "
+        f"rerank {latency.rerank})"
     )
+    for entry in reply.degraded:  # one fallback a line, as it reads: "rerank:balanced->fast (why)"
+        print(f"  degraded: {entry}")
+    if not reply.results:
+        for reason in why_empty(args, counts):
+            print(f"  {reason}")
     return 0
+
+
+def why_empty(args: argparse.Namespace, counts: Callable[[], FacetsResponse]) -> list[str]:
+    """Why a search found nothing, when the workspace can say: it is empty, or a filter names a
+    value no observation has (a typo such as ``--source githb``), with the values there are."""
+    try:
+        facets = counts()
+    except Exception:  # a hint only: the search itself answered
+        return []
+    workspace = args.workspace or "demo"
+    if facets.total == 0:
+        where = "the workspace of this key" if (args.url or args.key) else f"workspace {workspace!r}"
+        return [f"{where} holds no observations (--workspace names another; ingest or serve fill one)"]
+    reasons = []
+    known = facets.facets.model_dump(by_alias=True)
+    for flag, _, field, called in FLAGS:
+        asked = getattr(args, flag) or []
+        there = [count["value"] for count in known[field]]
+        missing = [value for value in asked if value not in there]
+        if missing:
+            listed = ", ".join(there) or "none"
+            reasons.append(f"no observation has --{flag} {', '.join(missing)}; {called} there: {listed}")
+    return reasons
+
+
+def _facets_embedded(args: argparse.Namespace) -> FacetsResponse:
+    from neural_memory.search.facets import MAX_FACET_VALUES
+
+    return _service(args).facets(args.workspace or "demo", None, MAX_FACET_VALUES, "cli")
+
+
+def _service(args: argparse.Namespace) -> Service:
+    """One service per command (the model loads once for the search and its hint)."""
+    from neural_memory.service import build_service
+
+    if getattr(args, "service", None) is None:
+        args.service = build_service(cli_settings(args))
+    built: Service = args.service
+    return built
+
+
+def _facets_remote(args: argparse.Namespace) -> FacetsResponse:
+    from neural_memory.client import NeuralMemoryClient
+    from neural_memory.search.facets import MAX_FACET_VALUES
+
+    with NeuralMemoryClient(args.url, args.key) as client:
+        return client.facets(limit=MAX_FACET_VALUES)
 
 
 def _search_embedded(args: argparse.Namespace, body: dict[str, Any]) -> tuple[int, SearchResponse | None]:
     from neural_memory.errors import NeuralMemoryError
     from neural_memory.models import SearchRequest
-    from neural_memory.service import build_service
 
     try:
         request = SearchRequest.model_validate(body)
@@ -67,7 +125,7 @@ def _search_embedded(args: argparse.Namespace, body: dict[str, Any]) -> tuple[in
         print(f"error: {'.'.join(str(p) for p in first['loc'])}: {first['msg']}", file=sys.stderr)
         return 2, None
     try:
-        return 0, build_service(cli_settings(args)).search(args.workspace or "demo", request, "cli")
+        return 0, _service(args).search(args.workspace or "demo", request, "cli")
     except NeuralMemoryError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1, None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -9,6 +11,22 @@ from neural_memory.local.cli.common import cli_settings, interrupt
 
 if TYPE_CHECKING:
     import argparse
+
+
+def address_problem(host: str, port: int) -> str | None:
+    """Why the server could not listen on ``host:port`` (in use, not an address of this machine),
+    found before anything is written into the data folder; None when it can."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as waitress binds
+            probe.bind((host, port))
+    except OSError as exc:
+        return (
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}. Is another server running there? "
+            f"Stop it, or choose another port: --port {port + 1} (make serve PORT={port + 1})"
+        )
+    return None
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -24,6 +42,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from neural_memory.service import build_service, set_service
     from neural_memory.stores.factory import ensure_store
 
+    if (problem := address_problem(args.host, args.port)) is not None:
+        print(f"error: {problem}", file=sys.stderr)
+        return 1
     if hasattr(signal, "SIGUSR1"):  # `kill -USR1 <pid>` prints every thread's stack: why is it stuck?
         faulthandler.register(signal.SIGUSR1, all_threads=True)
     # `docker stop`, systemd and supervisors stop with SIGTERM: stop as on Ctrl-C, saving the index.
@@ -35,24 +56,40 @@ def cmd_serve(args: argparse.Namespace) -> int:
     index = ensure_store(settings, service.embedder)
     if service.embedder is not None:
         service.embedder.embed(["warm up"], "search_query")  # load the model before the first request
+    concurrency = settings.serve_concurrency
+    gateway = LocalGateway(keys, concurrency=concurrency)
+    try:  # listening first: a port taken since the check above leaves no demo key behind either
+        server = LocalApiServer(
+            (args.host, args.port), gateway, settings.max_body_bytes, args.quiet, threads=concurrency
+        )
+    except OSError as exc:
+        print(f"error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
+        service.close()
+        return 1
     samples = None if args.no_samples else Path(args.samples)
-    demo = ensure_demo(service, keys, settings.data_dir, samples, utcnow())
+    demo = ensure_demo(service, keys, settings.data_dir, samples, utcnow(), reload=args.reload_samples)
     maintenance = None
     if settings.maintenance_interval_hours > 0:
         from neural_memory.local.maintenance import DailyMaintenance
 
-        maintenance = DailyMaintenance(service, settings.maintenance_interval_hours * 3600)
+        maintenance = DailyMaintenance(
+            service, settings.maintenance_interval_hours * 3600, settings.maintenance_first_run_s
+        )
         maintenance.start()
-    concurrency = settings.serve_concurrency
-    gateway = LocalGateway(keys, concurrency=concurrency)
-    server = LocalApiServer((args.host, args.port), gateway, settings.max_body_bytes, args.quiet, threads=concurrency)
     where = (
         f"OpenSearch {settings.opensearch_url} index {settings.opensearch_index} ({index})"
         if settings.store == "opensearch"
         else settings.sqlite_path
     )
     print(f"Neural Memory local API on {server.url}  (store: {where})", flush=True)
-    print(f"  workspace {DEMO_WORKSPACE!r}: {demo.loaded} sample observations loaded", flush=True)
+    if demo.already:
+        print(
+            f"  workspace {DEMO_WORKSPACE!r}: the sample observations were loaded at an earlier start "
+            "(--reload-samples, or make demo-reset, loads them again)",
+            flush=True,
+        )
+    else:
+        print(f"  workspace {DEMO_WORKSPACE!r}: {demo.loaded} sample observations loaded", flush=True)
     if demo.key:
         note = "new key" if demo.created_key else "key"
         print(f"  demo {note} (also in {demo.key_file}):", flush=True)
