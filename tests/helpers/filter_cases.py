@@ -56,6 +56,11 @@ def _live(obs: dict[str, Any], after_window: str = "keyword") -> bool:
     return after_window == "keyword" or tier_of(obs) != "C" or _at(obs["occurredAt"]) + timedelta(days=7) > NOW
 
 
+def embedded(obs: dict[str, Any]) -> bool:
+    """Whether it has vectors at ``NOW`` (what semantic search can see): not E, not past C's window."""
+    return tier_of(obs) != "E" and _live(obs, "delete")
+
+
 # A session to exclude: its id, or its id and the compact boundary after which it is excluded.
 Exclude = str | tuple[str, str] | None
 

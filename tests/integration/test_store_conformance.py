@@ -155,7 +155,7 @@ def test_ttl_tiers_and_purge(svc: Service) -> None:
         "acme",
         [
             note("adr", "acme decision", occurred_at=old),
-            note("pr-old", "acme PR", observation_type="pull_request_merged", occurred_at=old),
+            note("pr-old", "acme PR", observation_type="pull_request_opened", occurred_at=old),
             note("pr-new", "acme PR new", observation_type="pull_request_opened"),
             note("push", "acme push", observation_type="push", occurred_at=old),
         ],
