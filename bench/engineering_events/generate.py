@@ -21,11 +21,16 @@ from pathlib import Path
 from typing import Any
 
 from bench.engineering_events.team import CHORES, NOW, START, WEEKS, routine
-from bench.engineering_events.timeline import Timeline
+from bench.engineering_events.timeline import Tier, Timeline
 
 FOLDER = Path(__file__).resolve().parent
 SEED = 26
 NAME = "engineering-events"
+
+
+# The tiers the set's questions were labelled under (the design's first policy: merged pull
+# requests C); the evaluation applies them to the set's workspace (``tierPolicy``).
+SET_POLICY: dict[str, Tier] = {"pull_request_merged": "C"}
 
 
 def build() -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -38,6 +43,7 @@ def build() -> tuple[list[dict[str, Any]], dict[str, Any]]:
         "split": "dev",
         "now": NOW.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "workspace": "harborlabs",
+        "tierPolicy": SET_POLICY,
         "queries": [{"id": q.id, "text": q.text, "tier": q.tier, "relevant": q.relevant} for q in timeline.queries],
     }
     check(events, labels)
@@ -65,7 +71,7 @@ def check(events: list[dict[str, Any]], labels: dict[str, Any]) -> None:
         if loaded.error:
             raise ValueError(f"event {n} does not normalize: {loaded.error}")
         for observation in loaded.observations:
-            tier = tier_for(observation.observation_type, observation.tier, DEFAULT_POLICY)
+            tier = tier_for(observation.observation_type, observation.tier, {**DEFAULT_POLICY, **SET_POLICY})
             found[observation_id(observation)] = (tier, expiry_for(tier, observation.occurred_at, 7.0))
             superseded.update(observation.supersedes or [])
     for query in labels["queries"]:

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
+from neural_memory.ingest.ids import source_id
+
 Tier = Literal["A", "C", "E"]
 ORG = "harborlabs"
 AGENT_SOURCE = f"neural-memory.{ORG}"  # an agent's source names its workspace (README, "Agents on the bus")
@@ -434,7 +436,7 @@ class Timeline:
                 },
             }
             self._emit("vercel", f"deployment.{kind}", moment, body)
-            ids.append(f"vercel-{webhook_id}")
+            ids.append(source_id("vercel", f"{deployment_id}-{kind}"))  # named by deployment and state
         self._last_deployment = Deployment(created_id=ids[0], outcome_id=ids[1])
         return self._last_deployment
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from neural_memory.history.events import bus_event
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
     from pathlib import Path
 
 _RECORD, _FIELD = "\x1e", "\x1f"
@@ -56,12 +56,6 @@ class Commit:
     def subject(self) -> str:
         return self.message.strip().split("\n", 1)[0]
 
-    @property
-    def login(self) -> str:
-        """The author's GitHub login when the email says it (noreply addresses), else the name."""
-        match = _NOREPLY.match(self.email)
-        return match.group(1) if match else self.author
-
 
 @dataclass(frozen=True)
 class MergedPullRequest:
@@ -74,7 +68,7 @@ class MergedPullRequest:
     head: str | None
 
 
-def merged_pull_request(commit: Commit) -> MergedPullRequest | None:
+def merged_pull_request(commit: Commit, author: str | None = None) -> MergedPullRequest | None:
     """The pull request ``commit`` merged, from GitHub's merge or squash message, or None."""
     lines = commit.message.strip().split("\n")
     if match := _MERGE_PR.match(lines[0]):
@@ -85,8 +79,35 @@ def merged_pull_request(commit: Commit) -> MergedPullRequest | None:
     if len(commit.parents) == 1 and (match := _SQUASH_PR.search(lines[0])):
         title = lines[0][: match.start()].strip()
         body = "\n".join(lines[1:]).strip()
-        return MergedPullRequest(int(match.group(1)), title or lines[0], body, commit.login, None)
+        return MergedPullRequest(int(match.group(1)), title or lines[0], body, author or commit.author, None)
     return None
+
+
+class Identities:
+    """Who a commit's author is on GitHub: the login a noreply address names; else the login an
+    address or a name is known by elsewhere in the history (a noreply commit by the same name, or
+    an address whose local part is a login that merged pull requests came from); else the name.
+    One person then stays one actor across their pushes and pull requests."""
+
+    def __init__(self, commits: Iterable[Commit]) -> None:
+        listed = list(commits)
+        heads = {m.group(2).lower(): m.group(2) for c in listed if (m := _MERGE_PR.match(c.subject))}
+        self._by_name: dict[str, str] = {}
+        self._by_email: dict[str, str] = {}
+        for commit in listed:
+            match = _NOREPLY.match(commit.email)
+            local = commit.email.partition("@")[0].lower()
+            login = match.group(1) if match else heads.get(local)
+            if login:
+                self._by_name.setdefault(commit.author, login)
+                self._by_email.setdefault(commit.email.lower(), login)
+
+    def of(self, commit: Commit) -> str:
+        """The author's login, or their name when the history never says it."""
+        match = _NOREPLY.match(commit.email)
+        if match:
+            return match.group(1)
+        return self._by_email.get(commit.email.lower()) or self._by_name.get(commit.author) or commit.author
 
 
 class GitHistory:
@@ -99,6 +120,7 @@ class GitHistory:
         self.branch = branch or self._default_branch()
         self._git("rev-parse", "--verify", "--quiet", f"{self.branch}^{{commit}}")
         self._since = since
+        self._who = Identities([])  # until ``events`` reads the history
 
     def _git(self, *args: str) -> str:
         try:
@@ -181,20 +203,22 @@ class GitHistory:
             commits.append(commit)
         return commits
 
-    def _side_lines(self, commits: list[Commit]) -> dict[str, list[Commit]]:
-        """For each merge of the main line, the commits it brought in (not on the main line, and
-        not brought in by an earlier merge), newest first: one ``git log`` of the whole graph."""
-        merges = [c for c in commits if len(c.parents) > 1]
-        if not merges:
-            return {}
+    def graph(self) -> dict[str, Commit]:
+        """Every commit the branch reaches (no paths), by sha: one ``git log``."""
         out = self._git("log", f"--format={_RECORD}{_FORMAT}", self.branch)
         graph: dict[str, Commit] = {}
         for record in out.split(_RECORD)[1:]:
             sha, parents, author, email, authored, committed, message = record.split(_FIELD)
             graph[sha] = Commit(sha, parents.split(), author, email, authored, committed, message)
+        return graph
+
+    @staticmethod
+    def _side_lines(commits: list[Commit], graph: dict[str, Commit]) -> dict[str, list[Commit]]:
+        """For each merge of the main line, the commits it brought in (not on the main line, and
+        not brought in by an earlier merge), newest first."""
         seen = {c.sha for c in commits}
         brought: dict[str, list[Commit]] = {}
-        for merge in merges:
+        for merge in (c for c in commits if len(c.parents) > 1):
             found: list[Commit] = []
             queue = list(merge.parents[1:])
             while queue:
@@ -212,19 +236,21 @@ class GitHistory:
         the main line's, and the pull requests merged on a side line (a maintenance branch merged
         in) just before the push that brought them."""
         commits = self.commits()
-        brought = self._side_lines(commits)
+        graph = self.graph()
+        self._who = Identities(graph.values())
+        brought = self._side_lines(commits, graph)
         numbers: set[int] = set()
         for commit in commits:
             origin = f"{self.repo}@{commit.sha[:12]}"
             side = brought.get(commit.sha, [])
             for merged in reversed(side):
-                pull = merged_pull_request(merged)
+                pull = merged_pull_request(merged, self._who.of(merged))
                 if pull is not None and pull.number not in numbers:
                     numbers.add(pull.number)
                     payload = self._pull_request(merged, pull, self._brought_by(merged, brought, side), base=None)
                     yield f"{origin} (#{pull.number})", bus_event("github", "pull_request", payload, merged.committed)
             yield origin, bus_event("github", "push", self._push(commit, side), commit.committed)
-            pull = merged_pull_request(commit)
+            pull = merged_pull_request(commit, self._who.of(commit))
             if pull is not None and pull.number not in numbers:
                 numbers.add(pull.number)
                 payload = self._pull_request(commit, pull, side, base=self.branch)
@@ -253,7 +279,7 @@ class GitHistory:
             "message": commit.message.strip(),
             "timestamp": commit.committed,
             "url": f"https://github.com/{self.repo}/commit/{commit.sha}",
-            "author": {"name": commit.author, "email": commit.email, "username": commit.login},
+            "author": {"name": commit.author, "email": commit.email, "username": self._who.of(commit)},
             "added": commit.added,
             "modified": commit.modified,
             "removed": commit.removed,
@@ -267,7 +293,7 @@ class GitHistory:
             "after": commit.sha,
             "repository": {"full_name": self.repo, "default_branch": self.branch},
             "pusher": {"name": commit.author, "email": commit.email},
-            "sender": {"login": commit.login},
+            "sender": {"login": self._who.of(commit)},
             "compare": f"https://github.com/{self.repo}/commit/{commit.sha}",
             "head_commit": head,
             "commits": [*merged, head],
@@ -283,7 +309,7 @@ class GitHistory:
         return {
             "action": "closed",
             "repository": {"full_name": self.repo},
-            "sender": {"login": commit.login},
+            "sender": {"login": self._who.of(commit)},
             "pull_request": {
                 "number": pull.number,
                 "title": pull.title,
@@ -294,12 +320,12 @@ class GitHistory:
                 "merge_commit_sha": commit.sha,
                 "html_url": f"https://github.com/{self.repo}/pull/{pull.number}",
                 "user": {"login": pull.author},
-                "merged_by": {"login": commit.login},
+                "merged_by": {"login": self._who.of(commit)},
                 "base": {"ref": base},
                 "head": {"ref": pull.head},
             },
             "import": {
-                "mergedBy": commit.login,
+                "mergedBy": self._who.of(commit),
                 "commits": max(len(brought), 1),
                 "commitMessages": messages,
                 "files": files,

@@ -31,7 +31,7 @@ import json
 import math
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -72,6 +72,7 @@ class EngineeringSet:
     now: datetime
     workspace: str
     questions: list[Question]
+    tier_policy: dict[str, Tier] = field(default_factory=dict)
 
 
 def is_engineering_dataset(folder: Path) -> bool:
@@ -94,6 +95,7 @@ def load_set(folder: Path) -> EngineeringSet:
         now=datetime.fromisoformat(str(labels["now"])),
         workspace=str(labels.get("workspace") or "eval"),
         questions=questions,
+        tier_policy=dict(labels.get("tierPolicy") or {}),
     )
 
 
@@ -122,7 +124,7 @@ def ingest(service: Service, dataset: EngineeringSet) -> Ingested:
     expired: set[str] = set()
     for item in loaded:
         for observation in item.observations:
-            tier = tier_for(observation.observation_type, observation.tier, config.tier_policy)
+            tier = tier_for(observation.observation_type, observation.tier, config.tiers_of(dataset.workspace))
             tiers[observation_id(observation)] = tier
             expires = expiry_for(tier, observation.occurred_at, config.collaborative_ttl_days)
             if expires is not None and expires <= dataset.now:
@@ -244,6 +246,9 @@ def run(folder: Path, mode: SearchMode, rerank: RerankMode, settings: Settings) 
     from neural_memory.local.eval_service import evaluation_service
 
     dataset = load_set(folder)
+    if dataset.tier_policy:  # the tiers its questions were labelled under, for its workspace only
+        policies = {**settings.workspace_tier_policy, dataset.workspace: dataset.tier_policy}
+        settings = settings.model_copy(update={"workspace_tier_policy": policies})
     with evaluation_service(settings, clock=lambda: dataset.now) as service:
         ingested = ingest(service, dataset)
         result = evaluate(service, dataset, ingested, mode, rerank)

@@ -83,7 +83,8 @@ def _push(payload: dict[str, Any], event_time: str | None) -> Normalized:
         content += ":\n" + "\n".join(lines)
     login, is_bot = _actor(payload)
     paths = _touched(commits)
-    default = dig(payload, "repository", "default_branch")
+    if paths:  # what it touched is searched with what it says (who knows "cookie handling": cookies.py)
+        content += f"\nFiles: {', '.join(paths[:MAX_IMPORTED_FILES])}"
     observation = ObservationIn.model_validate(
         {
             "id": f"github-push-{repo.replace('/', '.')}-{after[:12]}",
