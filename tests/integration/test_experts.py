@@ -48,7 +48,7 @@ def test_on_the_samples_the_author_of_the_fix_comes_first(svc: Service) -> None:
     # And no bot, however active, is an expert
     assert not any(e.actor_name.endswith("[bot]") for e in reply.experts)
     assert reply.candidates >= sum(e.observations for e in reply.experts)
-    assert reply.weights["decision"] > reply.weights["push"] and reply.half_life_days == 90.0
+    assert reply.weights["decision"] > reply.weights["push"] and reply.half_life_days == 365.0
 
 
 def test_a_decision_outweighs_pushes_and_recent_work_outweighs_old(svc: Service) -> None:
@@ -70,6 +70,51 @@ def test_a_decision_outweighs_pushes_and_recent_work_outweighs_old(svc: Service)
     # And topK and evidence cut the reply
     cut = _experts(svc, "acme", "cache invalidation pricing deploy", mode="keyword", topK=1, evidence=1)
     assert [e.actor_name for e in cut.experts] == ["alice"] and len(cut.experts[0].evidence) == 1
+
+
+def test_bots_and_agents_are_no_experts_unless_asked_and_reviews_count(svc: Service) -> None:
+    text = "Retry budget for the payments webhook handler."
+    svc.index(
+        "acme",
+        [
+            note("bot-1", "Retry budget bump", text, observation_type="push", actor_name="renovate[bot]"),
+            note("bot-2", "Retry budget", text, observation_type="push", actor_name="ci", metadata={"bot": True}),
+            note("turn-1", "Retry budget", text, observation_type="conversation_turn", source="agent",
+                 actor_name="support-bot"),
+            note("pr-1", "Retry budget for payments", text, observation_type="pull_request_merged", actor_name="dana",
+                 metadata={"reviewers": ["erin"], "mergedBy": "frank"}),
+            # An agent recording a person's decision: the person is the actor, not the agent
+            note("adr-1", "Retry budget decision", text, observation_type="decision", source="agent",
+                 actor_name="gus"),
+        ],
+    )  # fmt: skip
+    names = [e.actor_name for e in _experts(svc, "acme", "retry budget payments webhook", topK=10).experts]
+    assert set(names) == {"dana", "erin", "frank", "gus"}
+    everyone = _experts(
+        svc, "acme", "retry budget payments", topK=10, includeBots=True, includeAgents=True, explain=True
+    )
+    kinds = {e.actor_name: e.kind for e in everyone.experts}
+    assert kinds["renovate[bot]"] == kinds["ci"] == "bot" and kinds["support-bot"] == "agent"
+    assert kinds["dana"] == kinds["erin"] == "human"
+    erin = next(e for e in everyone.experts if e.actor_name == "erin")
+    assert [(x.id, x.role) for x in erin.evidence] == [("pr-1", "reviewer")]
+    assert all(e.why and e.why.startswith(f"#{n}: ") for n, e in enumerate(everyone.experts, 1))
+    assert _experts(svc, "acme", "retry budget").experts[0].why is None
+
+
+def test_recency_counts_from_the_workspaces_newest_observation_and_never_erases_ownership(svc: Service) -> None:
+    # Given a history that ended two years ago: the owner of a module over years, and one newcomer
+    # whose single change came last
+    end = NOW - timedelta(days=730)
+    text = "Cookie parsing in the http module."
+    owner = [note(f"o{n}", f"Cookie parsing fix {n}", text, observation_type="push", actor_name="olga",
+                  occurred_at=end - timedelta(days=60 * n)) for n in range(1, 9)]  # fmt: skip
+    late = note("n1", "Cookie parsing fix", text, observation_type="push", actor_name="nina", occurred_at=end)
+    svc.index("acme", [*owner, late])
+    reply = _experts(svc, "acme", "cookie parsing", mode="keyword")
+    # Then the owner ranks first, and the newcomer's change is not aged by the two years since
+    assert [e.actor_name for e in reply.experts] == ["olga", "nina"]
+    assert reply.experts[1].evidence[0].contribution > 0.9 * max(x.contribution for x in reply.experts[0].evidence)
 
 
 def test_filters_narrow_and_workspaces_never_mix(svc: Service) -> None:

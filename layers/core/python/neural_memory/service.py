@@ -306,7 +306,21 @@ class Service:
         now = self._clock()
         with timer.stage("search"):
             outcome = self._pipeline.run(workspace_id, search, now)
-        ranked, candidates = expert_ranking.rank_experts(outcome.results, now, request.top_k, request.evidence)
+        with timer.stage("retrieval"):  # who reviewed and merged, whose kind: the stored records
+            records = self.store.get_many(workspace_id, [r.id for r in outcome.results])
+            clock = self.store.newest(workspace_id) or now
+        kinds: set[expert_ranking.ActorKind] = {"human"}
+        kinds |= {"bot"} if request.include_bots else set()
+        kinds |= {"agent"} if request.include_agents else set()
+        ranked, candidates = expert_ranking.rank_experts(
+            outcome.results,
+            records,
+            min(clock, now),
+            request.top_k,
+            request.evidence,
+            kinds=frozenset(kinds),
+            explain=request.explain,
+        )
         return ExpertsResponse(
             request_id=request_id,
             experts=ranked,
@@ -316,6 +330,7 @@ class Service:
             degraded=outcome.degraded,
             weights={**expert_ranking.TYPE_WEIGHTS, "default": expert_ranking.DEFAULT_WEIGHT},
             half_life_days=expert_ranking.HALF_LIFE_DAYS,
+            recency_share=expert_ranking.RECENCY_SHARE,
         )
 
     @property

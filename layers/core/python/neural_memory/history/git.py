@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from neural_memory.history.events import bus_event
@@ -171,6 +171,19 @@ class GitHistory:
         except GitHistoryError:
             return None
 
+    def files(self) -> list[str]:
+        """The paths of the branch's newest tree."""
+        return self._git("ls-tree", "-r", "--name-only", self.branch).splitlines()
+
+    def touches(self) -> dict[str, list[str]]:
+        """Every commit the branch reaches (merges by their first parent), by sha: the paths it changed."""
+        out = self._git("log", "--no-renames", "--name-only", f"--format={_RECORD}%H", self.branch)
+        found: dict[str, list[str]] = {}
+        for record in out.split(_RECORD)[1:]:
+            sha, _, paths = record.partition("\n")
+            found[sha.strip()] = [p for p in paths.splitlines() if p.strip()]
+        return found
+
     def _range(self) -> list[str]:
         return [f"--since={self._since}"] if self._since else []
 
@@ -244,17 +257,29 @@ class GitHistory:
             origin = f"{self.repo}@{commit.sha[:12]}"
             side = brought.get(commit.sha, [])
             for merged in reversed(side):
-                pull = merged_pull_request(merged, self._who.of(merged))
+                pull = self._merged_by_whom(merged, graph)
                 if pull is not None and pull.number not in numbers:
                     numbers.add(pull.number)
                     payload = self._pull_request(merged, pull, self._brought_by(merged, brought, side), base=None)
                     yield f"{origin} (#{pull.number})", bus_event("github", "pull_request", payload, merged.committed)
             yield origin, bus_event("github", "push", self._push(commit, side), commit.committed)
-            pull = merged_pull_request(commit, self._who.of(commit))
+            pull = self._merged_by_whom(commit, graph)
             if pull is not None and pull.number not in numbers:
                 numbers.add(pull.number)
                 payload = self._pull_request(commit, pull, side, base=self.branch)
                 yield f"{origin} (#{pull.number})", bus_event("github", "pull_request", payload, commit.committed)
+
+    def _merged_by_whom(self, commit: Commit, graph: dict[str, Commit]) -> MergedPullRequest | None:
+        """The pull request ``commit`` merged, its author a person: a branch pushed to the
+        repository itself ("from pallets/fix-x") names the organisation, so the author of the
+        branch's last commit stands in."""
+        pull = merged_pull_request(commit, self._who.of(commit))
+        owner = self.repo.split("/", 1)[0].lower()
+        if pull is not None and pull.author.lower() == owner and len(commit.parents) > 1:
+            head = graph.get(commit.parents[1])
+            if head is not None:
+                pull = replace(pull, author=self._who.of(head))
+        return pull
 
     @staticmethod
     def _brought_by(merge: Commit, brought: dict[str, list[Commit]], side: list[Commit]) -> list[Commit]:

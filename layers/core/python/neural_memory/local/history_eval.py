@@ -226,6 +226,108 @@ def remembered(service: Service, facts: Imported, now: datetime, seed: int = 7) 
     }
 
 
+@dataclass(frozen=True)
+class Topic:
+    """A file of the repository as a subject: the words of its name, and who wrote it."""
+
+    path: str
+    query: str
+    owner: str  # the author of the most commits touching it, over the whole history
+    recent_owner: str | None  # the same over the last three years (None: untouched since)
+
+
+SOURCE_SUFFIXES = (".py", ".js", ".ts", ".tsx", ".go", ".rs", ".rb", ".java", ".c")
+_GENERIC_STEMS = {"__init__", "base", "utils", "util", "common", "core", "main", "default", "types", "api", "index"}
+TOPICS = 25
+RECENT = timedelta(days=3 * 365)
+
+
+def topics(history: GitHistory, limit: int = TOPICS) -> list[Topic]:
+    """The ``limit`` source files (no tests, docs or changelogs) touched by the most commits, each
+    phrased by its name's words (``cache_control.py`` -> "cache control"; a generic name takes its
+    folder's: ``_transports/default.py`` -> "transports default"), with its owners by commit count."""
+    from neural_memory.history.git import Identities
+
+    graph = history.graph()
+    who = Identities(graph.values())
+    present = set(history.files())
+    touches = history.touches()
+    newest = max((datetime.fromisoformat(c.committed) for c in graph.values()), default=None)
+    by_path: dict[str, list[tuple[str, datetime]]] = {}
+    for sha, paths in touches.items():
+        commit = graph.get(sha)
+        if commit is None or len(commit.parents) > 1:
+            continue
+        for path in paths:
+            if path in present and _is_source(path):
+                by_path.setdefault(path, []).append((who.of(commit), datetime.fromisoformat(commit.committed)))
+    chosen = sorted(by_path, key=lambda p: (-len(by_path[p]), p))[:limit]
+    found = []
+    for path in chosen:
+        authors = [a for a, _ in by_path[path] if not a.endswith("[bot]")]
+        recent = [a for a, at in by_path[path] if newest and at >= newest - RECENT and not a.endswith("[bot]")]
+        if not authors:
+            continue
+        found.append(Topic(path, _phrase(path), _most(authors), _most(recent) if recent else None))
+    return found
+
+
+def _is_source(path: str) -> bool:
+    parts = path.lower().split("/")
+    name = parts[-1]
+    if not name.endswith(SOURCE_SUFFIXES) or name.startswith(("changes", "changelog", "readme", "history")):
+        return False
+    return not any(p.startswith(("test", "doc", "example", ".")) or p in {"tests", "docs", "examples"} for p in parts)
+
+
+def _phrase(path: str) -> str:
+    parts = path.split("/")
+    stem = parts[-1].rsplit(".", 1)[0]
+    words = [stem] if stem not in _GENERIC_STEMS or len(parts) < 2 else [parts[-2], stem]
+    return " ".join(w.strip("_").replace("_", " ").replace("-", " ") for w in words if w.strip("_")).strip()
+
+
+def _most(names: list[str]) -> str:
+    counts: dict[str, int] = {}
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
+    return min(counts, key=lambda n: (-counts[n], n))
+
+
+def experts(service: Service, subjects: list[Topic]) -> dict[str, Any]:
+    """hit@1 and hit@3 of ``/v1/experts`` against each truth, beside the baseline: the most frequent
+    actors among the first 20 keyword results."""
+    from neural_memory.models import ExpertsRequest, SearchRequest
+
+    rows: list[dict[str, Any]] = []
+    for topic in subjects:
+        reply = service.experts(WORKSPACE, ExpertsRequest.model_validate({"query": topic.query}), "eval-history")
+        ranked = [e.actor_name for e in reply.experts]
+        body = {"query": topic.query, "topK": 20, "mode": "keyword", "llmFilter": False}
+        results = service.search(WORKSPACE, SearchRequest.model_validate(body), "eval-history").results
+        actors = [r.actor_name for r in results if r.actor_name and not r.actor_name.endswith("[bot]")]
+        counts: dict[str, int] = {}
+        for actor in actors:
+            counts[actor] = counts.get(actor, 0) + 1
+        baseline = sorted(counts, key=lambda n: (-counts[n], n))
+        rows.append({"path": topic.path, "query": topic.query, "owner": topic.owner, "recentOwner": topic.recent_owner,
+                     "experts": ranked[:3], "baseline": baseline[:3]})  # fmt: skip
+
+    def hits(key: str, truth: str, k: int) -> float:
+        scored = [row for row in rows if row[truth] is not None]
+        return round(sum(row[truth] in row[key][:k] for row in scored) / max(len(scored), 1), 4)
+
+    return {
+        "topics": len(rows),
+        **{
+            f"{who}/{truth}": {"hit@1": hits(who, truth, 1), "hit@3": hits(who, truth, 3)}
+            for who in ("experts", "baseline")
+            for truth in ("owner", "recentOwner")
+        },
+        "rows": rows,
+    }
+
+
 def run(path: Path, repo: str | None, pr_tier: Tier | None, settings: Settings) -> dict[str, Any]:
     """Import ``path``'s history into a temporary store and score it."""
     from neural_memory.clock import utcnow
@@ -250,6 +352,7 @@ def run(path: Path, repo: str | None, pr_tier: Tier | None, settings: Settings) 
             "changelog": changelog[0] if changelog else None,
             "changes": changes(service, facts, entries),
             "remembered": remembered(service, facts, now),
+            "experts": experts(service, topics(history)),
         }
     return result
 
@@ -270,4 +373,12 @@ def summary(result: dict[str, Any]) -> list[str]:
         f"pushes by commit subject {found['oldPushesFound']}/{found['oldPushes']}, "
         f"PR lineage {found['oldPrLineage']}/{found['oldPrs']}"
     )
+    scores = result["experts"]
+    lines.append(f"  who knows ({scores['topics']} most-touched source files, phrased by their names)")
+    for truth, label in (("owner", "top author, whole history"), ("recentOwner", "top author, last 3 years")):
+        product, baseline = scores[f"experts/{truth}"], scores[f"baseline/{truth}"]
+        lines.append(
+            f"    {label:<27} experts hit@1 {product['hit@1']:.2f} hit@3 {product['hit@3']:.2f}   "
+            f"keyword baseline hit@1 {baseline['hit@1']:.2f} hit@3 {baseline['hit@3']:.2f}"
+        )
     return lines

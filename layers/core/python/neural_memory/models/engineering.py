@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import Field, StrictInt
+from pydantic import Field, StrictBool, StrictInt
 
 from neural_memory.models.api import Latency, LlmStatus, RequestModel, SearchFilters, WireModel
 from neural_memory.models.types import QueryText, SearchMode, Tier
@@ -80,6 +80,13 @@ class ExpertsRequest(RequestModel):
     mode: SearchMode = "hybrid"
     top_k: StrictInt = Field(default=5, ge=1, le=20, description="How many actors at most.")
     evidence: StrictInt = Field(default=3, ge=1, le=10, description="Evidence ids per actor at most.")
+    include_bots: StrictBool = Field(
+        default=False, description="Also rank bots (a `[bot]` login, or an event its payload marks as a bot's)."
+    )
+    include_agents: StrictBool = Field(
+        default=False, description="Also rank agents (what an agent wrote: source `agent` or `neural-memory.*`)."
+    )
+    explain: StrictBool = Field(default=False, description="Each expert carries `why`: what their score is made of.")
 
 
 class ExpertEvidence(WireModel):
@@ -89,17 +96,24 @@ class ExpertEvidence(WireModel):
     title: str
     observation_type: str
     occurred_at: datetime
-    contribution: float = Field(description="relevance x type weight x recency, in [0, 1]")
+    contribution: float = Field(description="relevance x type weight x role share x age factor, in [0, 1]")
+    role: Literal["author", "reviewer", "merger"] = Field(
+        default="author", description="How it credits the actor: wrote it, reviewed it or merged it."
+    )
 
 
 class Expert(WireModel):
     """One actor, ranked by the relevance of their observations to the query."""
 
     actor_name: str
+    kind: Literal["human", "bot", "agent"] = Field(default="human", description="A person, a bot or an agent.")
     score: float = Field(description="The actor's score divided by the best actor's: the first is 1.0.")
     observations: int = Field(description="How many of the search's candidates are theirs.")
     counts: dict[str, int] = Field(description="Their candidates per observation type.")
     evidence: list[ExpertEvidence] = Field(description="Their strongest observations, best first.")
+    why: str | None = Field(
+        default=None, description="With `explain`: what the score is made of.", exclude_if=lambda value: value is None
+    )
 
 
 class ExpertsResponse(WireModel):
@@ -114,4 +128,7 @@ class ExpertsResponse(WireModel):
     llm: LlmStatus = Field(description="The relevance gate: never run for experts (reason `disabled`).")
     degraded: list[str]
     weights: dict[str, float] = Field(description="The weight of each observation type (others weigh `default`).")
-    half_life_days: float = Field(description="Age at which an observation counts half.")
+    half_life_days: float = Field(
+        description="Age (from the workspace's newest observation) at which the recent share of a credit halves."
+    )
+    recency_share: float = Field(description="The share of a credit that fades with age; the rest counts for ever.")

@@ -252,6 +252,10 @@ class Store(Protocol):
         or before ``occurred_before`` and is not archived yet; returns how many."""
         ...
 
+    def newest(self, workspace_id: str) -> datetime | None:
+        """When the workspace's latest observation occurred (expired ones included), or None."""
+        ...
+
     def count(self, workspace_id: str) -> int:
         """How many observations the workspace holds (expired ones included until purged)."""
         ...

@@ -864,6 +864,13 @@ class OpenSearchStore:
         hits = self._call(self._client.search, index=self._index, body=body)["hits"]["hits"]
         return _record(hits[0]["_source"], hits[0]["_source"].get("content", "")) if hits else None
 
+    def newest(self, workspace_id: str) -> datetime | None:
+        """The latest chunk 0 of the workspace by ``occurred_at`` (one sorted hit)."""
+        query = {"bool": {"filter": [{"term": {"workspace_id": workspace_id}}, {"term": {"chunk_no": 0}}]}}
+        body = {"query": query, "size": 1, "_source": ["occurred_at"], "sort": [{"occurred_at": "desc"}]}
+        hits = self._call(self._client.search, index=self._index, body=body)["hits"]["hits"]
+        return from_iso(hits[0]["_source"]["occurred_at"]) if hits else None
+
     def count(self, workspace_id: str) -> int:
         """Observations (chunk-0 documents) of the workspace."""
         query = {"bool": {"filter": [{"term": {"workspace_id": workspace_id}}, {"term": {"chunk_no": 0}}]}}

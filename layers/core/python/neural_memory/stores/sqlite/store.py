@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from neural_memory.clock import to_ms
+from neural_memory.clock import from_ms, to_ms
 from neural_memory.models import FacetCounts, Hit, ObservationRecord, Retrieved, UpsertOutcome
 from neural_memory.observability import logger
 from neural_memory.search.filters.model import LIST_FIELDS, code_ref_term, metadata_term, without_field
@@ -842,6 +842,15 @@ class SqliteStore:
         for target, by in rows:
             found.setdefault(str(target), []).append(str(by))
         return found
+
+    def newest(self, workspace_id: str) -> datetime | None:
+        """The end of the workspace's (workspace_id, occurred_at) index."""
+        row = (
+            self._reader()
+            .conn.execute("SELECT max(occurred_at) FROM observations WHERE workspace_id = ?", (workspace_id,))
+            .fetchone()
+        )
+        return None if row[0] is None else from_ms(int(row[0]))
 
     def count(self, workspace_id: str) -> int:
         """Observations held by the workspace."""
