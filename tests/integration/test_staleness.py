@@ -307,6 +307,42 @@ def test_only_claims_go_stale_and_only_pushes_to_the_default_branch_mark(svc: Se
     assert all(r.possibly_stale is None for r in svc.store.get_many("acme", [PUSH_ID, "pr"]).values())
 
 
+def test_a_claim_naming_a_file_in_its_text_goes_stale_by_its_path_its_tail_or_its_name(svc: Service) -> None:
+    # Given notes that name the middleware only in their words: the whole path in the sample's
+    # repository, a tail of it in any repository, a file name; and one naming another file
+    before = datetime(2025, 12, 12, 8, tzinfo=UTC)
+    svc.index(
+        "acme",
+        [
+            note("whole", "Edge refresh", "It lives in `src/auth/middleware.ts`.", occurred_at=before,
+                 metadata={"repo": "acme/console"}),
+            note("tail", "Edge refresh", "See auth/middleware.ts for the refresh.", occurred_at=before),
+            note("name", "Edge refresh", "middleware.ts refreshes the session.", occurred_at=before),
+            note("other", "Sessions", "The cookie code is in src/auth/cookies.ts.", occurred_at=before),
+            note("elsewhere", "Edge refresh", "`src/auth/middleware.ts`", occurred_at=before,
+                 metadata={"repo": "acme/other"}),
+        ],
+    )  # fmt: skip
+    # When the sample push touches src/auth/middleware.ts
+    svc.index("acme", _normalized(_push()))
+    # Then the notes naming it are marked, the others not; the API shows a named repository's path only
+    assert {i: _stale(svc, i) for i in ("whole", "tail", "name", "other", "elsewhere")} == {
+        "whole": FIX_SHA,
+        "tail": FIX_SHA,
+        "name": FIX_SHA,
+        "other": None,
+        "elsewhere": None,
+    }
+    shown = svc.get("acme", "whole", "r").code_refs
+    assert shown is not None and [(r.repository, r.paths) for r in shown] == [
+        ("acme/console", ["src/auth/middleware.ts"])
+    ]
+    assert svc.get("acme", "tail", "r").code_refs is None
+    # And a note written after the push, naming it, is marked by no earlier push
+    svc.index("acme", [note("after", "Edge refresh", "middleware.ts", occurred_at=datetime(2025, 12, 13, tzinfo=UTC))])
+    assert _stale(svc, "after") is None
+
+
 def test_a_mark_made_before_its_push_time_was_kept_is_recomputed_at_the_next_push(svc: Service) -> None:
     # Given a note marked by the sample push before marks kept their push's time (stale_at unset)
     svc.index("acme", [_noted("before", BEFORE), *_normalized(_push())])

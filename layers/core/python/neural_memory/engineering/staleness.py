@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
+from neural_memory.engineering.text_refs import ANY_REPOSITORY, suffixes
 from neural_memory.models import CodeRef
 from neural_memory.stores.base import CLAIM_TYPES, Referencing
 
@@ -39,7 +40,10 @@ def code_refs_out(keys: Sequence[str] | None) -> list[CodeRef] | None:
     paths: dict[str, list[str]] = {}
     for key in keys:
         repository, path = key.split(":", 1)
-        paths.setdefault(repository, []).append(path)
+        if repository != ANY_REPOSITORY:  # a file its text names in no repository: matched, not shown
+            paths.setdefault(repository, []).append(path)
+    if not paths:
+        return None
     return [CodeRef.model_validate({"repository": repo, "paths": found}) for repo, found in paths.items()]
 
 
@@ -78,7 +82,7 @@ def remark(
         [(deleted, True)] if deleted and _marks(deleted) else []
     ):
         scope = Referencing(before=push.occurred_at, marked_from=push.occurred_at, claims=True)
-        for holder in store.referencing(workspace_id, push.code_refs or [], now, scope):
+        for holder in store.referencing(workspace_id, touched(push), now, scope):
             if holder.id in ids:
                 continue
             decided = _holder_mark(store, workspace_id, holder, push, removed, holder.id in changes, now, batch_pushes)
@@ -118,6 +122,13 @@ def _holder_mark(
     return (commit, push.occurred_at)  # unmarked, or marked by a later push: this one is earlier
 
 
+def touched(push: ObservationRecord) -> list[str]:
+    """The refs a claim may name a push's paths by: each path, and each tail of it in its
+    repository or in any (``text_refs.suffixes``)."""
+    refs = list(push.code_refs or ())
+    return refs + suffixes(refs)
+
+
 def is_claim(record: ObservationRecord) -> bool:
     """An observation stating something about code, which a later change can make stale."""
     return record.observation_type in CLAIM_TYPES
@@ -148,7 +159,7 @@ def _earliest_later_push(
     its paths: the first of the stored ones (read oldest first, a page at a time, until one names
     a commit) or of ``batch``; None if there is none."""
     refs = set(record.code_refs or ())
-    candidates = [p for p in batch if p.occurred_at > record.occurred_at and refs & set(p.code_refs or ())]
+    candidates = [p for p in batch if p.occurred_at > record.occurred_at and refs & set(touched(p))]
     after, seen = record.occurred_at, 0
     while True:
         page = store.referencing(

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING
 
+from neural_memory.engineering.text_refs import text_refs
 from neural_memory.ingest.chunking import DEFAULT_CHUNKING, MAX_EMBEDDED_PASSAGES, Chunking, chunk_text
 from neural_memory.ingest.ids import content_hash, derived_id, recurrence_key
-from neural_memory.models import Chunk, ObservationIn, ObservationRecord
+from neural_memory.models import MAX_CODE_PATHS, Chunk, ObservationIn, ObservationRecord
 from neural_memory.search.tiers import embeds, expiry_for, tier_for
-from neural_memory.stores.base import IndexedObservation
+from neural_memory.stores.base import CLAIM_TYPES, IndexedObservation
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -29,6 +31,7 @@ _RESOLVED = {
     "code_refs",
     "recurrence_key",
 }
+_REPOSITORY = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")  # owner/name, as CodeRef takes it
 TITLE_WORDS = 12  # a derived title: the first words of the content
 _COPIED = (set(ObservationRecord.model_fields) & set(ObservationIn.model_fields)) - _RESOLVED
 
@@ -85,7 +88,7 @@ def prepare(
         ingested_at=now,
         expires_at=expiry_for(tier, observation.occurred_at, ttl_days),
         tier=tier,
-        code_refs=code_ref_keys(observation),
+        code_refs=code_ref_keys(observation, title),
         content_hash=content_hash(
             title,
             observation.content,
@@ -98,11 +101,16 @@ def prepare(
     return chunked(record, chunking, now)
 
 
-def code_ref_keys(observation: ObservationIn) -> list[str] | None:
-    """Each path of the observation's ``codeRefs`` as ``repository:path``, once, in order."""
-    if not observation.code_refs:
-        return None
-    return list(dict.fromkeys(f"{ref.repository}:{path}" for ref in observation.code_refs for path in ref.paths))
+def code_ref_keys(observation: ObservationIn, title: str = "") -> list[str] | None:
+    """Each path of the observation's ``codeRefs`` as ``repository:path``, once, in order; for a
+    claim, then the paths its title and content name (``engineering.text_refs``: in
+    ``metadata.repo`` when it names one, else in any repository)."""
+    keys = [f"{ref.repository}:{path}" for ref in observation.code_refs or () for path in ref.paths]
+    if observation.observation_type in CLAIM_TYPES:
+        repo = observation.metadata.get("repo")
+        named = repo if isinstance(repo, str) and _REPOSITORY.match(repo) else None
+        keys += text_refs(f"{title}\n{observation.content}", named)
+    return list(dict.fromkeys(keys))[:MAX_CODE_PATHS] or None
 
 
 def chunked(

@@ -89,6 +89,13 @@ StaleMark: TypeAlias = (
 CLAIM_TYPES = ("adr", "decision", "design_note", "note")
 
 
+def touches_code(record: ObservationRecord) -> bool:
+    """Whether the record's code refs are code it changed (an event: written with every tail of
+    each path, ``metadata_terms``'s ``suffixes``) rather than code it names (a claim: matched as
+    named)."""
+    return record.observation_type not in CLAIM_TYPES
+
+
 @dataclass(frozen=True)
 class Referencing:
     """Which observations naming a path ``Store.referencing`` returns (every one by default).

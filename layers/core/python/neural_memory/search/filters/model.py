@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from neural_memory.engineering.text_refs import suffixes as ref_tails
 from neural_memory.models import MAX_EXACT_INTEGER, MAX_METADATA_VALUE_CHARS
 
 MetadataScalar = bool | int | float | str
@@ -160,13 +161,17 @@ def code_ref_term(ref: str) -> str:
     return f"code:{ref}"
 
 
-def metadata_terms(metadata: dict[str, Any], code_refs: Sequence[str] | None = None) -> list[str]:
+def metadata_terms(
+    metadata: dict[str, Any], code_refs: Sequence[str] | None = None, *, suffixes: bool = False
+) -> list[str]:
     """``metadata_term`` of every top-level key holding a string, number or boolean, and
-    ``code_ref_term`` of each code ref. A string longer than a filter value may be is left out: no
-    filter can match it, and OpenSearch refuses a keyword over 32,766 bytes (the whole document
-    with it)."""
+    ``code_ref_term`` of each code ref (with ``suffixes``, of each tail of its path too: an event
+    touching code, which a claim may name by a tail, ``engineering.text_refs``). A string longer
+    than a filter value may be is left out: no filter can match it, and OpenSearch refuses a
+    keyword over 32,766 bytes (the whole document with it)."""
     terms = [metadata_term(key, value) for key, value in metadata.items() if _filterable(value)]
-    return terms + [code_ref_term(ref) for ref in code_refs or ()]
+    refs = [*(code_refs or ()), *(ref_tails(code_refs) if suffixes and code_refs else ())]
+    return terms + [code_ref_term(ref) for ref in refs]
 
 
 def _filterable(value: object) -> bool:

@@ -50,6 +50,7 @@ from neural_memory.stores.base import (
     Recurrence,
     Referencing,
     lifecycle_state,
+    touches_code,
 )
 from neural_memory.stores.opensearch.dsl import (
     NO_EMBEDDING,
@@ -219,7 +220,7 @@ class OpenSearchStore:
         # marks it: an index of the same schema (written to until a reindex swaps) takes it as is.
         if chunk.lexical:
             doc["text"] = chunk.text
-        if terms := metadata_terms(rec.metadata, rec.code_refs):
+        if terms := metadata_terms(rec.metadata, rec.code_refs, suffixes=touches_code(rec)):
             doc["metadata_terms"] = terms
         if chunk.vector is not None:
             doc["embedding"] = chunk.vector

@@ -271,11 +271,16 @@ def rollback(conn: sqlite3.Connection) -> None:
 
 
 def write_metadata_terms(
-    conn: sqlite3.Connection, pk: int, metadata: dict[str, Any], code_refs: Sequence[str] | None = None
+    conn: sqlite3.Connection,
+    pk: int,
+    metadata: dict[str, Any],
+    code_refs: Sequence[str] | None = None,
+    *,
+    suffixes: bool = False,
 ) -> None:
     """The observation's metadata and code refs as exact terms (``filters.metadata_terms``), for
     metadata filters and the observations a push touches."""
-    rows = [(pk, term) for term in metadata_terms(metadata, code_refs)]
+    rows = [(pk, term) for term in metadata_terms(metadata, code_refs, suffixes=suffixes)]
     if rows:  # most observations have none, and an empty executemany still costs ~0.15 ms
         conn.executemany("INSERT INTO metadata_terms (obs_pk, term) VALUES (?, ?)", rows)
 

@@ -33,6 +33,7 @@ from neural_memory.stores.base import (
     Recurrence,
     Referencing,
     lifecycle_state,
+    touches_code,
 )
 from neural_memory.stores.record_fields import FIELD_NAMES, RECORD_FIELDS
 from neural_memory.stores.sqlite.db import (
@@ -318,14 +319,14 @@ class SqliteStore:
             row = conn.execute(
                 _INSERT, (workspace_id, *(f.to_sqlite(getattr(rec, f.name)) for f in RECORD_FIELDS))
             ).fetchone()
-            write_metadata_terms(conn, int(row[0]), rec.metadata, rec.code_refs)
+            write_metadata_terms(conn, int(row[0]), rec.metadata, rec.code_refs, suffixes=touches_code(rec))
             return int(row[0]), None
         pk = int(existing[0])
         old = [int(r[0]) for r in conn.execute("SELECT rowid FROM chunks WHERE obs_pk = ?", (pk,))]
         conn.execute("DELETE FROM chunks WHERE obs_pk = ?", (pk,))
         conn.execute(_UPDATE, (*(f.to_sqlite(getattr(rec, f.name)) for f in _UPDATABLE), pk))
         conn.execute("DELETE FROM metadata_terms WHERE obs_pk = ?", (pk,))
-        write_metadata_terms(conn, pk, rec.metadata, rec.code_refs)
+        write_metadata_terms(conn, pk, rec.metadata, rec.code_refs, suffixes=touches_code(rec))
         return pk, old
 
     @staticmethod

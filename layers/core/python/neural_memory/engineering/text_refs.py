@@ -1,0 +1,63 @@
+"""The code a claim names in its words: paths and file names with an extension
+(``src/auth/middleware.ts``, ``cookies.py``) and backticked paths (``src/auth/``), read from its
+title and content, so a note that says "``formparser.py`` now streams" is about that file without
+``codeRefs`` (which stays the explicit way, and the way to name the repository).
+
+A name read from text may be a whole path, its tail (``werkzeug/http.py``) or a file name
+(``http.py``): it is stored as ``repository:tail`` (``*`` when the claim does not say which
+repository: ``metadata.repo``), and a push writes the tails of every path it touched as well
+(``suffixes``), so the two meet exactly, through the same index as ``codeRefs``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+ANY_REPOSITORY = "*"
+EXTENSIONS = (
+    "py pyi pyx js jsx mjs cjs ts tsx go rs rb java kt kts scala c h cc cpp hpp cs php swift m sh bash zsh "
+    "md rst txt toml cfg ini yml yaml json lock sql html css scss vue svelte proto tf"
+).split()
+# A path-like token: optional folders, a name, a known extension; not part of a URL, an email, a
+# dotted module name or a longer word.
+_PATH = re.compile(
+    r"(?<![\w@/.:\-~])((?:[\w.\-]+/)*[\w\-][\w.\-]*\.(?:" + "|".join(EXTENSIONS) + r"))(?![\w/\-])",
+)
+_BACKTICKED = re.compile(r"`+([\w.\-]+(?:/[\w.\-]+)+/?)`+")  # a path without an extension, quoted as code
+_URL = re.compile(r"\b[a-z][a-z0-9+.\-]*://\S+", re.IGNORECASE)
+MAX_TEXT_REFS = 50
+
+
+def paths_in_text(text: str) -> list[str]:
+    """The paths and file names ``text`` names, once each, in order (URLs left out)."""
+    text = _URL.sub(" ", text)
+    found: dict[str, None] = {}
+    for match in (*_PATH.finditer(text), *_BACKTICKED.finditer(text)):
+        path = match.group(1).removeprefix("./").removeprefix("/")
+        if path and ".." not in path and not path.startswith("-"):
+            found[path.rstrip("/")] = None
+    return list(found)[:MAX_TEXT_REFS]
+
+
+def text_refs(text: str, repository: str | None) -> list[str]:
+    """``paths_in_text`` as stored code refs: ``repository:path`` (``*`` when unknown)."""
+    return [f"{repository or ANY_REPOSITORY}:{path}" for path in paths_in_text(text)]
+
+
+def suffixes(refs: Sequence[str]) -> list[str]:
+    """Every tail of every ``repository:path`` ref, with its repository and with ``*``: what a claim
+    naming the file by a tail of its path (or without its repository) is stored as."""
+    found: dict[str, None] = {}
+    for ref in refs:
+        repository, _, path = ref.partition(":")
+        parts = path.split("/")
+        for start in range(len(parts)):
+            tail = "/".join(parts[start:])
+            if start:
+                found[f"{repository}:{tail}"] = None
+            found[f"{ANY_REPOSITORY}:{tail}"] = None
+    return list(found)

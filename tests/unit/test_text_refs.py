@@ -1,0 +1,36 @@
+"""The code a claim names in its words (``engineering.text_refs``)."""
+
+from __future__ import annotations
+
+import pytest
+from neural_memory.engineering.text_refs import paths_in_text, suffixes, text_refs
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("The parser in `src/werkzeug/formparser.py` now streams.", ["src/werkzeug/formparser.py"]),
+        ("Fix http.py and ./setup.py; see docs/changes.rst.", ["http.py", "setup.py", "docs/changes.rst"]),
+        (
+            "Moved the checks to `src/auth/` and .github/workflows/tests.yml",
+            [".github/workflows/tests.yml", "src/auth"],
+        ),
+        # Not paths: a URL, an email, a dotted module, a version, an abbreviation
+        ("See https://github.com/a/b/blob/main/x.py, mail me@host.py, werkzeug.http in 2.0.1, e.g. this", []),
+        ("", []),
+    ],
+)
+def test_paths_named_in_text(text: str, expected: list[str]) -> None:
+    assert paths_in_text(text) == expected
+
+
+def test_a_ref_names_its_repository_when_known_and_a_path_has_every_tail() -> None:
+    assert text_refs("touches `a/b.py`", "acme/api") == ["acme/api:a/b.py"]
+    assert text_refs("touches b.py", None) == ["*:b.py"]
+    assert suffixes(["acme/api:src/a/b.py"]) == [
+        "*:src/a/b.py",
+        "acme/api:a/b.py",
+        "*:a/b.py",
+        "acme/api:b.py",
+        "*:b.py",
+    ]
