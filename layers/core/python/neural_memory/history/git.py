@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import unicodedata
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -99,15 +100,17 @@ class Identities:
             local = commit.email.partition("@")[0].lower()
             login = match.group(1) if match else heads.get(local)
             if login:
-                self._by_name.setdefault(commit.author, login)
+                self._by_name.setdefault(unicodedata.normalize("NFC", commit.author), login)
                 self._by_email.setdefault(commit.email.lower(), login)
 
     def of(self, commit: Commit) -> str:
-        """The author's login, or their name when the history never says it."""
+        """The author's login, or their name when the history never says it (in one Unicode form:
+        git keeps "ä" as one character or two, as the author's machine wrote it)."""
         match = _NOREPLY.match(commit.email)
         if match:
             return match.group(1)
-        return self._by_email.get(commit.email.lower()) or self._by_name.get(commit.author) or commit.author
+        name = unicodedata.normalize("NFC", commit.author)
+        return self._by_email.get(commit.email.lower()) or self._by_name.get(name) or name
 
 
 class GitHistory:

@@ -328,6 +328,114 @@ def experts(service: Service, subjects: list[Topic]) -> dict[str, Any]:
     }
 
 
+CLAIMS = 300  # commit messages naming files, written as notes: the claims whose staleness is scored
+_TOKEN_SPLIT = re.compile(r"[\s`'\"(),;<>\[\]{}*]+")
+
+
+def named_paths(text: str, known: set[str], by_name: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The truth of what ``text`` names, the plain way: each whitespace- or punctuation-delimited
+    token (a GitHub ``/blob/<ref>/`` link read as its path) that is a path the repository ever
+    had, or a tail of one; by token, the paths it names."""
+    found: dict[str, set[str]] = {}
+    for raw in _TOKEN_SPLIT.split(text):
+        token = raw.strip(".:!?")
+        if "/blob/" in token:
+            token = token.split("/blob/", 1)[1].partition("/")[2]
+        token = token.removeprefix("./")
+        if "." not in token or not token:
+            continue
+        name = token.rsplit("/", 1)[-1]
+        paths = {p for p in by_name.get(name, ()) if p == token or p.endswith("/" + token)}
+        if paths:
+            found[token] = paths
+    return found
+
+
+def staleness(service: Service, history: GitHistory, seed: int = 11) -> dict[str, Any]:
+    """Claims from the history's own words: commit messages naming files the repository has had,
+    written as notes at their commit's time (``CLAIMS`` of them). The extractor's precision and
+    recall against the plain reading (``named_paths``), and the marks' precision and recall against
+    the truth: a later commit of the main line touched a path the claim names. Events marked: 0."""
+    from neural_memory.engineering.text_refs import paths_in_text
+    from neural_memory.models import ObservationIn
+
+    graph = history.graph()
+    touches = history.touches()
+    known = {p for paths in touches.values() for p in paths}
+    by_name: dict[str, set[str]] = {}
+    for known_path in known:
+        by_name.setdefault(known_path.rsplit("/", 1)[-1], set()).add(known_path)
+    main_line = sorted(
+        ((datetime.fromisoformat(c.committed), c.sha) for c in history.commits()), key=lambda pair: pair[0]
+    )
+    claims = []
+    for commit in graph.values():
+        truth = named_paths(commit.message, known, by_name)
+        if truth:
+            claims.append((commit, truth))
+    claims.sort(key=lambda pair: pair[0].sha)
+    claims = random.Random(seed).sample(claims, min(CLAIMS, len(claims)))
+    extracted_right = extracted = truth_found = truth_total = 0
+    for commit, truth in claims:
+        names = set(paths_in_text(commit.message))
+        extracted += len(names)
+        extracted_right += sum(1 for n in names if named_paths(n, known, by_name))
+        truth_total += len(truth)
+        truth_found += sum(1 for token in truth if token in names or token.removeprefix("./") in names)
+    notes = [
+        ObservationIn.model_validate(
+            {
+                "id": f"claim-{commit.sha[:12]}",
+                "source": "manual",
+                "observationType": "note",
+                "occurredAt": commit.committed,
+                "title": commit.subject[:200] or "claim",
+                "content": commit.message,
+                "actorName": "eval-history",
+            }
+        )
+        for commit, _ in claims
+    ]
+    for start in range(0, len(notes), 64):
+        service.index(WORKSPACE, notes[start : start + 64])
+    marked = {
+        r.id
+        for start in range(0, len(notes), 100)
+        for r in service.store.get_many(WORKSPACE, [n.id or "" for n in notes[start : start + 100]]).values()
+        if r.possibly_stale
+    }
+    truly = set()
+    for commit, truth in claims:
+        paths = set().union(*truth.values())
+        at = datetime.fromisoformat(commit.committed)
+        if any(when > at and paths & set(touches.get(sha, ())) for when, sha in main_line):
+            truly.add(f"claim-{commit.sha[:12]}")
+    events_marked = _events_marked(service, history, [sha for _, sha in main_line])
+    both = len(marked & truly)
+    return {
+        "claims": len(claims),
+        "extractPrecision": round(extracted_right / max(extracted, 1), 4),
+        "extractRecall": round(truth_found / max(truth_total, 1), 4),
+        "stale": len(truly),
+        "marked": len(marked),
+        "precision": round(both / max(len(marked), 1), 4),
+        "recall": round(both / max(len(truly), 1), 4),
+        "eventsMarked": events_marked,
+    }
+
+
+def _events_marked(service: Service, history: GitHistory, shas: list[str]) -> int:
+    """The pushes of the main line that carry a stale mark (only claims may: must be 0)."""
+    slug = history.repo.replace("/", ".")
+    ids = [f"github-push-{slug}-{sha[:12]}" for sha in shas]
+    return sum(
+        1
+        for start in range(0, len(ids), 500)
+        for record in service.store.get_many(WORKSPACE, ids[start : start + 500]).values()
+        if record.possibly_stale
+    )
+
+
 def run(path: Path, repo: str | None, pr_tier: Tier | None, settings: Settings) -> dict[str, Any]:
     """Import ``path``'s history into a temporary store and score it."""
     from neural_memory.clock import utcnow
@@ -353,6 +461,7 @@ def run(path: Path, repo: str | None, pr_tier: Tier | None, settings: Settings) 
             "changes": changes(service, facts, entries),
             "remembered": remembered(service, facts, now),
             "experts": experts(service, topics(history)),
+            "staleness": staleness(service, history),  # last: it writes claims into the workspace
         }
     return result
 
@@ -381,4 +490,12 @@ def summary(result: dict[str, Any]) -> list[str]:
             f"    {label:<27} experts hit@1 {product['hit@1']:.2f} hit@3 {product['hit@3']:.2f}   "
             f"keyword baseline hit@1 {baseline['hit@1']:.2f} hit@3 {baseline['hit@3']:.2f}"
         )
+    stale = result["staleness"]
+    lines.append(
+        f"  staleness ({stale['claims']} commit messages naming files, as notes): names read precision "
+        f"{stale['extractPrecision']:.2f} recall {stale['extractRecall']:.2f}; marks precision "
+        f"{stale['precision']:.2f} recall {stale['recall']:.2f} ({stale['marked']} marked, {stale['stale']} stale); "
+        "events marked "
+        f"{stale['eventsMarked']}"
+    )
     return lines
