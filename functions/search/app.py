@@ -128,9 +128,12 @@ def experts_by_query(
     start: Annotated[Timestamp | None, Query(description="occurredAt at or after (ISO-8601 with a zone)")] = None,
     end: Annotated[Timestamp | None, Query(description="occurredAt at or before (ISO-8601 with a zone)")] = None,
     fresh: Annotated[bool | None, Query(description="true: leave out observations marked possiblyStale")] = None,
-    mode: Annotated[SearchMode, Query()] = "hybrid",
+    mode: Annotated[SearchMode, Query(description="how candidates are found (keyword by default)")] = "keyword",
     top_k: Annotated[int, Query(alias="topK", ge=1, le=20, description="actors at most")] = 5,
     evidence: Annotated[int, Query(ge=1, le=10, description="evidence ids per actor at most")] = 3,
+    include_bots: Annotated[bool, Query(alias="includeBots", description="also rank bots")] = False,
+    include_agents: Annotated[bool, Query(alias="includeAgents", description="also rank agents")] = False,
+    explain: Annotated[bool, Query(description="each expert says why it ranks there")] = False,
 ) -> ExpertsResponse:
     """Experts of the caller's workspace, the query and filters in the query string."""
     filters = facet_filters(
@@ -144,7 +147,16 @@ def experts_by_query(
     )
     if fresh:
         filters = (filters or SearchFilters.model_construct()).model_copy(update={"fresh": True})
-    request = ExpertsRequest.model_construct(query=q, filters=filters, mode=mode, top_k=top_k, evidence=evidence)
+    request = ExpertsRequest.model_construct(
+        query=q,
+        filters=filters,
+        mode=mode,
+        top_k=top_k,
+        evidence=evidence,
+        include_bots=include_bots,
+        include_agents=include_agents,
+        explain=explain,
+    )
     return get_service().experts(current_workspace_id(app), request, current_request_id(app))
 
 

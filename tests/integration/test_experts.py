@@ -48,10 +48,10 @@ def test_on_the_samples_the_author_of_the_fix_comes_first(svc: Service) -> None:
     # And no bot, however active, is an expert
     assert not any(e.actor_name.endswith("[bot]") for e in reply.experts)
     assert reply.candidates >= sum(e.observations for e in reply.experts)
-    assert reply.weights["decision"] > reply.weights["push"] and reply.half_life_days == 365.0
+    assert reply.weights["decision"] > reply.weights["push"] and reply.half_life_days == 730.0
 
 
-def test_a_decision_outweighs_pushes_and_recent_work_outweighs_old(svc: Service) -> None:
+def test_a_decision_outweighs_pushes_and_age_lowers_but_never_erases(svc: Service) -> None:
     text = "Cache invalidation for the pricing service happens on every deploy."
     hour = timedelta(hours=1)
     svc.index(
@@ -65,8 +65,11 @@ def test_a_decision_outweighs_pushes_and_recent_work_outweighs_old(svc: Service)
         ],
     )  # fmt: skip
     reply = _experts(svc, "acme", "cache invalidation pricing deploy", mode="keyword")
-    assert [e.actor_name for e in reply.experts] == ["alice", "bob", "carol"]
-    assert reply.experts[1].counts == {"push": 3} and [e.id for e in reply.experts[1].evidence] == ["p1", "p2", "p3"]
+    # A decision made 400 days ago counts less than the same decision today, and still more than
+    # three pushes: ownership fades by at most half (RECENCY_SHARE)
+    assert [e.actor_name for e in reply.experts] == ["alice", "carol", "bob"]
+    assert 0.5 * reply.experts[0].score < reply.experts[1].score < reply.experts[0].score
+    assert reply.experts[2].counts == {"push": 3} and [e.id for e in reply.experts[2].evidence] == ["p1", "p2", "p3"]
     # And topK and evidence cut the reply
     cut = _experts(svc, "acme", "cache invalidation pricing deploy", mode="keyword", topK=1, evidence=1)
     assert [e.actor_name for e in cut.experts] == ["alice"] and len(cut.experts[0].evidence) == 1

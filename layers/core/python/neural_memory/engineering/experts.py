@@ -1,8 +1,8 @@
 """Who knows about a subject (``/v1/experts``): the search's candidates for the query, aggregated
 per actor, over the whole history.
 
-The candidates are the search's best ``POOL`` (fused scores, no rerank, no LLM), found by what
-they say and, for pushes and merged pull requests, by the paths they touched (their content lists
+The candidates are the search's best ``POOL`` (keyword by default; fused scores, no rerank, no
+LLM), found by what they say and, for pushes and merged pull requests, by the paths they touched (their content lists
 them: "cookie handling" finds the pushes to ``cookies.py``). Each credits its author, and the
 reviewers and merger an imported pull request names (``REVIEW_WEIGHT``, ``MERGE_WEIGHT`` of the
 author's share). A credit is ``relevance x weight(type) / max weight x age factor``:
@@ -39,9 +39,13 @@ if TYPE_CHECKING:
 
 ActorKind = Literal["human", "bot", "agent"]
 
-# The observations aggregated: the search's best POOL (retrieving POOL x overfetch per retriever).
-POOL = 100
-HALF_LIFE_DAYS = 365.0
+# The observations aggregated: the search's best POOL (retrieving POOL x overfetch per retriever),
+# keyword by default (``ExpertsRequest.mode``). Chosen on three real histories against git's truth
+# (docs/benchmarks.md, "Who knows on real history"): keyword candidates beat hybrid ones (a short
+# subject's semantic neighbours across a decade are loosely related work), 50 beat 30 and 100,
+# and half of a credit halving every two years beat one year and a larger fading share.
+POOL = 50
+HALF_LIFE_DAYS = 730.0
 RECENCY_SHARE = 0.5
 REVIEW_WEIGHT = 0.5  # a review shows knowing the subject half as much as landing the change
 MERGE_WEIGHT = 0.25  # merging it, a quarter

@@ -259,7 +259,7 @@ def build_server(backend: MemoryBackend, clock: Callable[[], datetime] = utcnow)
         query: Annotated[str, Field(description="The subject, in natural language or keywords.")],
         filters: Filters = None,
         topK: Annotated[int, Field(ge=1, le=20, description="How many people at most (default 5).")] = 5,
-        mode: Mode = "hybrid",
+        mode: Mode = "keyword",
     ) -> Annotated[CallToolResult, ExpertsResponse]:
         reply = await _served(backend.experts(_asking("query", query, topK, mode, filters)))
         return _result(experts_summary(query, reply), reply)

@@ -77,7 +77,11 @@ class ExpertsRequest(RequestModel):
 
     query: QueryText = Field(description="The subject, as for a search: 1..2000 characters after trimming")
     filters: SearchFilters | None = None
-    mode: SearchMode = "hybrid"
+    mode: SearchMode = Field(
+        default="keyword",
+        description="How the candidates are found: keyword by default (measured on real histories: who worked on "
+        "a subject's words and files; hybrid also brings its loosely related neighbours).",
+    )
     top_k: StrictInt = Field(default=5, ge=1, le=20, description="How many actors at most.")
     evidence: StrictInt = Field(default=3, ge=1, le=10, description="Evidence ids per actor at most.")
     include_bots: StrictBool = Field(
