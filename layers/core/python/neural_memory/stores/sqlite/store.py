@@ -17,6 +17,7 @@ import array
 import json
 import threading
 from contextlib import contextmanager
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -85,6 +86,22 @@ _INSERT = (
 CANDIDATES = 2
 _UPDATE = f"UPDATE observations SET {', '.join(f'{f.name} = ?' for f in _UPDATABLE)} WHERE pk = ?"
 _BY_NAME = {f.name: f for f in RECORD_FIELDS}
+# Kinds ``RecordField.to_sqlite`` stores as they are: a written row reads every field in one call
+# and converts only the others (times, JSON) that are set, most being None, rather than calling
+# ``to_sqlite`` per column (28 columns, 100k rows at 100k: ~5% of an upsert).
+_STORED_AS_IS = frozenset({"keyword", "text", "stored", "integer", "float", "boolean"})
+_FIELD_VALUES = attrgetter(*FIELD_NAMES)
+_CONVERTED = [(at, f.to_sqlite) for at, f in enumerate(RECORD_FIELDS) if f.kind not in _STORED_AS_IS]
+_ID_AT = FIELD_NAMES.index("id")
+
+
+def _column_values(record: ObservationRecord) -> list[Any]:
+    """The record's column values in ``FIELD_NAMES`` order, as ``RecordField.to_sqlite`` makes them."""
+    values = list(_FIELD_VALUES(record))
+    for at, to_sqlite in _CONVERTED:
+        if values[at] is not None:
+            values[at] = to_sqlite(values[at])
+    return values
 
 
 def _record(row: Sequence[Any]) -> ObservationRecord:
@@ -315,15 +332,15 @@ class SqliteStore:
             "SELECT pk FROM observations WHERE workspace_id = ? AND id = ?", (workspace_id, rec.id)
         ).fetchone()
         if existing is None:
-            row = conn.execute(
-                _INSERT, (workspace_id, *(f.to_sqlite(getattr(rec, f.name)) for f in RECORD_FIELDS))
-            ).fetchone()
+            row = conn.execute(_INSERT, (workspace_id, *_column_values(rec))).fetchone()
             write_metadata_terms(conn, int(row[0]), rec.metadata, rec.code_refs)
             return int(row[0]), None
         pk = int(existing[0])
         old = [int(r[0]) for r in conn.execute("SELECT rowid FROM chunks WHERE obs_pk = ?", (pk,))]
         conn.execute("DELETE FROM chunks WHERE obs_pk = ?", (pk,))
-        conn.execute(_UPDATE, (*(f.to_sqlite(getattr(rec, f.name)) for f in _UPDATABLE), pk))
+        values = _column_values(rec)
+        del values[_ID_AT]  # the columns of ``_UPDATABLE``
+        conn.execute(_UPDATE, (*values, pk))
         conn.execute("DELETE FROM metadata_terms WHERE obs_pk = ?", (pk,))
         write_metadata_terms(conn, pk, rec.metadata, rec.code_refs)
         return pk, old
