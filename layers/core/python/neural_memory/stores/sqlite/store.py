@@ -213,8 +213,12 @@ class SqliteStore:
                         conn.execute("ROLLBACK")
                         return outcome
                 self._check_model(conn, items)
+                # One read of the batch's stored pks rather than one per item; a repeated id finds
+                # the row its first occurrence wrote.
+                pks = self._pks_by_id(conn, workspace_id, {item.record.id for item in items})
                 for item in items:
-                    pk, old_chunks = self._write_record(conn, workspace_id, item)
+                    pk, old_chunks = self._write_record(conn, workspace_id, item, pks.get(item.record.id))
+                    pks[item.record.id] = pk
                     outcome.ids.append(item.record.id)
                     (outcome.updated if old_chunks is not None else outcome.created).append(item.record.id)
                     for rowid in old_chunks or ():
@@ -227,6 +231,20 @@ class SqliteStore:
                 rollback(conn)
                 raise
         return outcome
+
+    @staticmethod
+    def _pks_by_id(conn: sqlite3.Connection, workspace_id: str, ids: Iterable[str]) -> dict[str, int]:
+        """The pks of the workspace's observations among ``ids``, read on ``conn`` (inside its transaction)."""
+        found: dict[str, int] = {}
+        wanted = list(ids)
+        for start in range(0, len(wanted), 500):
+            batch = wanted[start : start + 500]
+            rows = conn.execute(
+                f"SELECT id, pk FROM observations WHERE workspace_id = ? AND id IN ({', '.join('?' * len(batch))})",
+                (workspace_id, *batch),
+            )
+            found.update((str(observation_id), int(pk)) for observation_id, pk in rows)
+        return found
 
     @staticmethod
     def _records_by_id(conn: sqlite3.Connection, workspace_id: str, ids: Sequence[str]) -> dict[str, ObservationRecord]:
@@ -324,18 +342,16 @@ class SqliteStore:
                 self._mirror = None
 
     def _write_record(
-        self, conn: sqlite3.Connection, workspace_id: str, item: IndexedObservation
+        self, conn: sqlite3.Connection, workspace_id: str, item: IndexedObservation, existing: int | None
     ) -> tuple[int, list[int] | None]:
-        """Write the observation row; returns its pk and, if it existed, the rowids of its old chunks."""
+        """Write the observation row (``existing``: the pk of its stored row, if any); returns its
+        pk and, if it existed, the rowids of its old chunks."""
         rec = item.record
-        existing = conn.execute(
-            "SELECT pk FROM observations WHERE workspace_id = ? AND id = ?", (workspace_id, rec.id)
-        ).fetchone()
         if existing is None:
             row = conn.execute(_INSERT, (workspace_id, *_column_values(rec))).fetchone()
             write_metadata_terms(conn, int(row[0]), rec.metadata, rec.code_refs)
             return int(row[0]), None
-        pk = int(existing[0])
+        pk = existing
         old = [int(r[0]) for r in conn.execute("SELECT rowid FROM chunks WHERE obs_pk = ?", (pk,))]
         conn.execute("DELETE FROM chunks WHERE obs_pk = ?", (pk,))
         values = _column_values(rec)
