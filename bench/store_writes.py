@@ -1,15 +1,16 @@
 """Upsert throughput of the embedded store, this tree against an earlier revision, interleaved.
 
-    python -m bench.store_writes --base 3a13448 [--size 100000] [--batch 1000] [--round 5]
+    python -m bench.store_writes --base 3a13448 [--head REV] [--size 100000] [--batch 1000] [--round 1]
         [--profile DIR] [--synchronous normal|full]
 
 What ``bench.search_latency``'s ``build()`` times while indexing: ``SqliteStore.upsert("bench",
 items[start:start + 1000])`` of prepared records whose vectors are already set, into one store
 growing to ``--size`` observations. Two worker processes do it, one importing this tree's
-``neural_memory``, the other the base revision's (``git archive`` of its layer, as
-``bench.compare_revisions`` does), each into its own fresh store in its own temporary folder. The
-driver alternates them in rounds of ``--round`` batches, flipping which goes first each round, so
-a burst of load on the shared machine lands on both; both stores grow in step.
+``neural_memory`` (or ``--head``'s, to measure an earlier state of the branch), the other the
+base revision's (``git archive`` of its layer, as ``bench.compare_revisions`` does), each into
+its own fresh store in its own temporary folder. The driver alternates them in rounds of
+``--round`` batches, flipping which goes first each round, so a burst of load on the shared
+machine lands on both; both stores grow in step.
 
 Each worker prepares the items once, before any timing, with its own revision's ``prepare`` (the
 record model changed between revisions) from the same synthetic ``ObservationIn`` data
@@ -202,14 +203,14 @@ def _rates(batches: list[tuple[int, int]], seconds: list[float]) -> tuple[float,
     )
 
 
-def compare(args: argparse.Namespace, base_layer: Path, root: Path) -> str:
+def compare(args: argparse.Namespace, head_layer: Path, base_layer: Path, root: Path) -> str:
     """Interleaved rounds of both workers, each filling its own store; the printed line."""
     from tqdm import tqdm
 
     now = datetime.now(UTC).isoformat()
     batches = [(start, min(args.size, start + args.batch)) for start in range(0, args.size, args.batch)]
     workers = {
-        "head": Worker("head", ROOT / LAYER, root / "head", args, now),
+        "head": Worker("head", head_layer, root / "head", args, now),
         "base": Worker("base", base_layer, root / "base", args, now),
     }
     seconds: dict[str, list[float]] = {"head": [], "base": []}
@@ -244,7 +245,9 @@ def main() -> None:
     parser.add_argument("--base", help="the revision to compare with (a commit, tag or branch)")
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--batch", type=int, default=1000, help="observations per upsert (build()'s)")
-    parser.add_argument("--round", type=int, default=5, help="batches per side per round")
+    parser.add_argument("--head", help="a revision to measure instead of this tree's layer")
+    # One batch per side per round: coarser rounds let one side catch a burst of load alone.
+    parser.add_argument("--round", type=int, default=1, help="batches per side per round")
     parser.add_argument("--profile", help="a folder for head.prof and base.prof (cProfile of the upserts)")
     parser.add_argument(
         "--synchronous", choices=["normal", "full"], help="for stores that take it (default: each revision's default)"
@@ -259,8 +262,9 @@ def main() -> None:
     if args.profile:
         Path(args.profile).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        base_layer = export_layer(args.base, Path(tmp) / "layer")
-        print(compare(args, base_layer, Path(tmp)), flush=True)
+        base_layer = export_layer(args.base, Path(tmp) / "base-layer")
+        head_layer = export_layer(args.head, Path(tmp) / "head-layer") if args.head else ROOT / LAYER
+        print(compare(args, head_layer, base_layer, Path(tmp)), flush=True)
 
 
 if __name__ == "__main__":
