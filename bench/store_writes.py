@@ -1,7 +1,7 @@
 """Upsert throughput of the embedded store, this tree against an earlier revision, interleaved.
 
     python -m bench.store_writes --base 3a13448 [--head REV] [--size 100000] [--batch 1000] [--round 1]
-        [--profile DIR] [--synchronous normal|full]
+        [--profile DIR] [--synchronous normal|full] [--head-sql SQL ...]
 
 What ``bench.search_latency``'s ``build()`` times while indexing: ``SqliteStore.upsert("bench",
 items[start:start + 1000])`` of prepared records whose vectors are already set, into one store
@@ -22,10 +22,12 @@ of embedding (and a model load per worker) to a benchmark of the write path.
 Printed: each side's observations/s overall and over the last 10k, the median of the per-batch
 rates of the last 10k, head/base ratios, and the bytes each side's upserts passed to ``write``
 per observation (WAL frames, spills and checkpoints; from ``/proc/self/io``, so the same
-whatever else the machine does). ``--profile DIR`` writes each worker's cProfile of
-its upserts to ``DIR/{head,base}.prof``. ``--synchronous`` opens the stores that take the
-choice so; by default each revision opens its store as it does by default (3a13448 always wrote
-with ``normal``; this tree defaults to ``full``, the WAL synced at every commit).
+whatever else the machine does). ``--profile DIR`` writes each worker's cProfile of its upserts
+to ``DIR/{head,base}.prof``; ``--head-sql`` runs a statement on head's write connection before its
+first upsert (``DROP INDEX ...``, ``PRAGMA cache_size = ...``: what one thing costs).
+``--synchronous`` opens the stores that take the choice so; by default each revision opens its
+store as it does by default (3a13448 always wrote with ``normal``; this tree defaults to ``full``,
+the WAL synced at every commit).
 """
 
 from __future__ import annotations
@@ -67,7 +69,14 @@ class Worker:
             "bench.store_writes",
             "--worker",
             json.dumps(
-                {"folder": str(folder), "size": args.size, "now": now, "profile": profile, "sync": args.synchronous}
+                {
+                    "folder": str(folder),
+                    "size": args.size,
+                    "now": now,
+                    "profile": profile,
+                    "sync": args.synchronous,
+                    "sql": args.head_sql if name == "head" else [],
+                }
             ),
         ]
         self._process = subprocess.Popen(
@@ -161,6 +170,8 @@ def worker(spec: dict[str, Any]) -> None:
     out: IO[str] = sys.stdout
     items, vectors = _prepared(int(spec["size"]), str(spec["now"]))
     store = _open_store(Path(spec["folder"]), spec["sync"])
+    for statement in spec["sql"]:
+        store._conn.execute(statement)
     profiler = cProfile.Profile() if spec["profile"] else None
     import neural_memory
 
@@ -248,6 +259,9 @@ def main() -> None:
     parser.add_argument("--head", help="a revision to measure instead of this tree's layer")
     # One batch per side per round: coarser rounds let one side catch a burst of load alone.
     parser.add_argument("--round", type=int, default=1, help="batches per side per round")
+    parser.add_argument(
+        "--head-sql", action="append", default=[], help="SQL run on head's write connection first (an ablation)"
+    )
     parser.add_argument("--profile", help="a folder for head.prof and base.prof (cProfile of the upserts)")
     parser.add_argument(
         "--synchronous", choices=["normal", "full"], help="for stores that take it (default: each revision's default)"
