@@ -17,6 +17,7 @@ import array
 import json
 import threading
 from contextlib import contextmanager
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -86,6 +87,22 @@ _INSERT = (
 CANDIDATES = 2
 _UPDATE = f"UPDATE observations SET {', '.join(f'{f.name} = ?' for f in _UPDATABLE)} WHERE pk = ?"
 _BY_NAME = {f.name: f for f in RECORD_FIELDS}
+# Kinds ``RecordField.to_sqlite`` stores as they are: a written row reads every field in one call
+# and converts only the others (times, JSON) that are set, most being None, rather than calling
+# ``to_sqlite`` per column (28 columns, 100k rows at 100k: ~5% of an upsert).
+_STORED_AS_IS = frozenset({"keyword", "text", "stored", "integer", "float", "boolean"})
+_FIELD_VALUES = attrgetter(*FIELD_NAMES)
+_CONVERTED = [(at, f.to_sqlite) for at, f in enumerate(RECORD_FIELDS) if f.kind not in _STORED_AS_IS]
+_ID_AT = FIELD_NAMES.index("id")
+
+
+def _column_values(record: ObservationRecord) -> list[Any]:
+    """The record's column values in ``FIELD_NAMES`` order, as ``RecordField.to_sqlite`` makes them."""
+    values = list(_FIELD_VALUES(record))
+    for at, to_sqlite in _CONVERTED:
+        if values[at] is not None:
+            values[at] = to_sqlite(values[at])
+    return values
 
 
 def _record(row: Sequence[Any]) -> ObservationRecord:
@@ -197,8 +214,12 @@ class SqliteStore:
                         conn.execute("ROLLBACK")
                         return outcome
                 self._check_model(conn, items)
+                # One read of the batch's stored pks rather than one per item; a repeated id finds
+                # the row its first occurrence wrote.
+                pks = self._pks_by_id(conn, workspace_id, {item.record.id for item in items})
                 for item in items:
-                    pk, old_chunks = self._write_record(conn, workspace_id, item)
+                    pk, old_chunks = self._write_record(conn, workspace_id, item, pks.get(item.record.id))
+                    pks[item.record.id] = pk
                     outcome.ids.append(item.record.id)
                     (outcome.updated if old_chunks is not None else outcome.created).append(item.record.id)
                     for rowid in old_chunks or ():
@@ -211,6 +232,20 @@ class SqliteStore:
                 rollback(conn)
                 raise
         return outcome
+
+    @staticmethod
+    def _pks_by_id(conn: sqlite3.Connection, workspace_id: str, ids: Iterable[str]) -> dict[str, int]:
+        """The pks of the workspace's observations among ``ids``, read on ``conn`` (inside its transaction)."""
+        found: dict[str, int] = {}
+        wanted = list(ids)
+        for start in range(0, len(wanted), 500):
+            batch = wanted[start : start + 500]
+            rows = conn.execute(
+                f"SELECT id, pk FROM observations WHERE workspace_id = ? AND id IN ({', '.join('?' * len(batch))})",
+                (workspace_id, *batch),
+            )
+            found.update((str(observation_id), int(pk)) for observation_id, pk in rows)
+        return found
 
     @staticmethod
     def _records_by_id(conn: sqlite3.Connection, workspace_id: str, ids: Sequence[str]) -> dict[str, ObservationRecord]:
@@ -308,23 +343,21 @@ class SqliteStore:
                 self._mirror = None
 
     def _write_record(
-        self, conn: sqlite3.Connection, workspace_id: str, item: IndexedObservation
+        self, conn: sqlite3.Connection, workspace_id: str, item: IndexedObservation, existing: int | None
     ) -> tuple[int, list[int] | None]:
-        """Write the observation row; returns its pk and, if it existed, the rowids of its old chunks."""
+        """Write the observation row (``existing``: the pk of its stored row, if any); returns its
+        pk and, if it existed, the rowids of its old chunks."""
         rec = item.record
-        existing = conn.execute(
-            "SELECT pk FROM observations WHERE workspace_id = ? AND id = ?", (workspace_id, rec.id)
-        ).fetchone()
         if existing is None:
-            row = conn.execute(
-                _INSERT, (workspace_id, *(f.to_sqlite(getattr(rec, f.name)) for f in RECORD_FIELDS))
-            ).fetchone()
+            row = conn.execute(_INSERT, (workspace_id, *_column_values(rec))).fetchone()
             write_metadata_terms(conn, int(row[0]), rec.metadata, rec.code_refs, suffixes=touches_code(rec))
             return int(row[0]), None
-        pk = int(existing[0])
+        pk = existing
         old = [int(r[0]) for r in conn.execute("SELECT rowid FROM chunks WHERE obs_pk = ?", (pk,))]
         conn.execute("DELETE FROM chunks WHERE obs_pk = ?", (pk,))
-        conn.execute(_UPDATE, (*(f.to_sqlite(getattr(rec, f.name)) for f in _UPDATABLE), pk))
+        values = _column_values(rec)
+        del values[_ID_AT]  # the columns of ``_UPDATABLE``
+        conn.execute(_UPDATE, (*values, pk))
         conn.execute("DELETE FROM metadata_terms WHERE obs_pk = ?", (pk,))
         write_metadata_terms(conn, pk, rec.metadata, rec.code_refs, suffixes=touches_code(rec))
         return pk, old
