@@ -202,8 +202,11 @@ def test_two_servers_an_agent_ingest_purge_keys_and_writers_one_killed_lose_no_a
             ingest = start_cli("ingest", str(tmp_path / "observations.jsonl"), "--data-dir", str(data),
                                "--failures", str(failures))  # fmt: skip
             _a_new_key_works_and_a_revoked_one_does_not(data, servers)
+            # (under the rule that deletes C past its window: by default they would stay, by their words)
+            monkeypatch.setenv("NM_COLLABORATIVE_AFTER_WINDOW", "delete")
             purged = cli("purge", "--data-dir", str(data))
-            done = "purged 5 expired observations; archived 0 E observations"
+            monkeypatch.delenv("NM_COLLABORATIVE_AFTER_WINDOW")
+            done = "purged 5 expired observations; archived 0 E observations; 0 kept without their vectors"
             assert (purged.returncode, purged.stdout.strip()) == (0, done), purged
             for served in servers:  # gone for every process at once
                 gone = [call(served.url, served.key, "GET", f"/v1/observations/{n['id']}")[0] for n in expired]

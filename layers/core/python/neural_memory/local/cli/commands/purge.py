@@ -12,11 +12,15 @@ if TYPE_CHECKING:
 
 
 def cmd_purge(args: argparse.Namespace) -> int:
-    """Delete expired observations (C tier, 7 days after they occurred) from the store, and
-    archive E observations older than ``NM_ARCHIVE_EXECUTION_AFTER_DAYS``."""
+    """The daily maintenance, now: C observations past their window lose their vectors (or, with
+    ``NM_COLLABORATIVE_AFTER_WINDOW=delete``, are deleted), E observations older than
+    ``NM_ARCHIVE_EXECUTION_AFTER_DAYS`` are archived."""
     from neural_memory.clock import utcnow
     from neural_memory.service import build_service
 
     done = build_service(cli_settings(args)).maintain(utcnow())
-    print(f"purged {done['purged']} expired observations; archived {done['archived']} E observations")
+    print(
+        f"purged {done['purged']} expired observations; archived {done['archived']} E observations; "
+        f"{done['unembedded']} kept without their vectors"
+    )
     return 0
