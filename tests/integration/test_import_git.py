@@ -1,0 +1,203 @@
+"""``neural-memory import git``: the real command, in process, over real git repositories — one the
+test builds with the git binary (merge, squash and side-line pull requests, two-year-old dates, an
+author under two addresses), and a public repository's clone when this machine has fetched one —
+into a data folder's embedded store. The observations are the webhooks' (same ids): importing
+twice or a webhook after the import creates nothing new, and old history stays found."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from neural_memory.auth.keys import issue_key
+from neural_memory.auth.sqlite import SqliteKeyStore
+from neural_memory.ingest.normalizers import normalize_eventbridge
+from neural_memory.local.cli import main
+from neural_memory.local.gateway import LocalGateway
+from neural_memory.models import SearchRequest
+from neural_memory.providers import embeddings
+from neural_memory.service import Service, set_service
+from neural_memory.settings import Settings
+from neural_memory.stores.sqlite.store import SqliteStore
+
+from tests.helpers.events import NOW, load_event
+from tests.helpers.fakes import HashEmbedder
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+pytestmark = pytest.mark.integration
+
+REPO = "acme/web"
+SLUG = "acme.web"
+ANN = ("Ann Lee", "12345+annlee@users.noreply.github.com")
+ANN_AT_WORK = ("Ann Lee", "ann@acme.example")
+BO = ("Bo Chen", "bo@example.org")
+# A public repository this machine may have fetched (the search tool's `fetch`); its test skips otherwise.
+FETCHED = Path("/work/.mirror/pallets+werkzeug/repo")
+
+
+@pytest.fixture(autouse=True)
+def _hashing_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command's store embeds with the hashing test embedder (fast; the model is not what is tested)."""
+    monkeypatch.setattr(embeddings, "build_embedder", lambda settings: HashEmbedder())
+
+
+def _git(repo: Path, *args: str, who: tuple[str, str] = ANN, at: str = "2022-01-10T10:00:00+00:00") -> str:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": who[0],
+        "GIT_AUTHOR_EMAIL": who[1],
+        "GIT_COMMITTER_NAME": who[0],
+        "GIT_COMMITTER_EMAIL": who[1],
+        "GIT_AUTHOR_DATE": at,
+        "GIT_COMMITTER_DATE": at,
+    }
+    done = subprocess.run(["git", "-C", str(repo), *args], env=env, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def _commit(repo: Path, path: str, text: str, message: str, **who: Any) -> str:
+    target = repo / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    _git(repo, "add", path, **who)
+    _git(repo, "commit", "-q", "-m", message, **who)
+    return _git(repo, "rev-parse", "HEAD")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> dict[str, str]:
+    """A history: a first commit, a pull request merged with a merge commit, one squashed, one
+    merged into a maintenance branch that was then merged in, and work by Ann under two addresses."""
+    root = tmp_path / "web"
+    root.mkdir()
+    _git(root, "init", "-q", "-b", "main")
+    shas = {"first": _commit(root, "src/app/cookies.py", "v1", "Add cookie parsing", at="2022-01-10T10:00:00+00:00")}
+    _git(root, "checkout", "-q", "-b", "quoted")
+    _commit(root, "src/app/cookies.py", "v2", "Handle quoted cookie values", who=BO, at="2022-01-20T10:00:00+00:00")
+    _git(root, "checkout", "-q", "main")
+    message = "Merge pull request #7 from bochen/quoted-cookies\n\nHandle quoted cookie values in the parser"
+    _git(root, "merge", "-q", "--no-ff", "quoted", "-m", message, at="2022-02-01T10:00:00+00:00")
+    shas["merge"] = _git(root, "rev-parse", "HEAD")
+    shas["squash"] = _commit(
+        root, "src/app/formparser.py", "v1", "Stream multipart form data (#9)\n\n* read in chunks",
+        who=ANN_AT_WORK, at="2023-03-01T10:00:00+00:00",
+    )  # fmt: skip
+    _git(root, "checkout", "-q", "-b", "stable", shas["merge"])
+    shas["side"] = _commit(
+        root, "src/app/headers.py", "v1", "Fix header casing for proxies (#11)", who=BO, at="2023-03-20T10:00:00+00:00"
+    )
+    _git(root, "checkout", "-q", "main")
+    _git(root, "merge", "-q", "--no-ff", "stable", "-m", "Merge branch 'stable'", at="2023-04-01T10:00:00+00:00")
+    shas["stable"] = _git(root, "rev-parse", "HEAD")
+    shas["path"] = str(root)
+    return shas
+
+
+def _push(sha: str) -> str:
+    return f"github-push-{SLUG}-{sha[:12]}"
+
+
+def _pr(number: int) -> str:
+    return f"github-pr-{SLUG}-{number}-pull_request_merged"
+
+
+def _service(data: Path) -> Service:
+    settings = Settings(data_dir=data)
+    return Service(SqliteStore(settings.sqlite_path), HashEmbedder(), settings, clock=lambda: NOW)
+
+
+@pytest.fixture
+def installed(tmp_path: Path) -> Iterator[Service]:
+    service = _service(tmp_path / "data")
+    set_service(service)
+    yield service
+    set_service(None)
+    service.close()
+
+
+def test_a_clone_is_imported_as_its_webhooks_would_have_delivered_it(
+    repo: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "data"
+    args = ["import", "git", repo["path"], "--repo", REPO, "--workspace", "acme", "--data-dir", str(data)]
+    # When the clone is imported
+    assert main([*args, "--failures", str(tmp_path / "failures.jsonl")]) == 0
+    assert "7 created, 0 updated, 0 skipped, 0 failed" in capsys.readouterr().out
+    service = _service(data)
+    try:
+        pushes = {_push(repo[key]) for key in ("first", "merge", "squash", "stable")}
+        prs = {_pr(7), _pr(9), _pr(11)}
+        held = service.store.get_many("acme", sorted(pushes | prs))
+        # Then each first-parent commit is a push, each merged PR (merge, squash, side line) a PR
+        assert set(held) == pushes | prs and service.store.count("acme") == 7
+        merged = held[_pr(7)]
+        assert (merged.title, merged.actor_name, merged.tier) == (
+            "PR #7 merged: Handle quoted cookie values in the parser",
+            "bochen",
+            "A",
+        )
+        assert merged.metadata["commitSha"] == repo["merge"] and merged.metadata["mergedBy"] == "annlee"
+        # And what it did is part of it: the commits it merged and the paths it changed
+        assert "Commits:\n- Handle quoted cookie values" in merged.content
+        assert "Files: src/app/cookies.py" in merged.content
+        assert merged.code_refs == [f"{REPO}:src/app/cookies.py"]
+        # And Ann is one actor under both her addresses; the side-line PR is its own author's
+        assert {held[p].actor_name for p in (_push(repo["first"]), _push(repo["squash"]))} == {"annlee"}
+        assert held[_pr(11)].actor_name == "Bo Chen"
+        assert "Fix header casing for proxies (#11)" in held[_push(repo["stable"])].content
+    finally:
+        service.close()
+    # When it is imported again, Then nothing new is created
+    assert main([*args, "--failures", str(tmp_path / "failures.jsonl")]) == 0
+    assert "0 created, 7 updated, 0 skipped, 0 failed" in capsys.readouterr().out
+
+
+def test_a_webhook_after_the_import_updates_and_old_history_stays_found(
+    repo: dict[str, str], tmp_path: Path, installed: Service
+) -> None:
+    args = ["import", "git", repo["path"], "--repo", REPO, "--workspace", "acme", "--data-dir", str(tmp_path / "data")]
+    assert main([*args, "--failures", str(tmp_path / "failures.jsonl")]) == 0
+    # When GitHub delivers the push of the squash commit (its head) afterwards
+    event = load_event("eventbridge/github_push")
+    detail = event["detail"]
+    detail["repository"] = {**detail["repository"], "full_name": REPO}
+    detail["after"] = repo["squash"]
+    detail["head_commit"] = {**detail["head_commit"], "id": repo["squash"], "timestamp": "2023-03-01T10:00:00Z"}
+    outcome = installed.index("acme", normalize_eventbridge(event).observations)
+    # Then it updates the imported push: nothing is added
+    assert (outcome.created, outcome.updated) == ([], [_push(repo["squash"])])
+    assert installed.store.count("acme") == 7
+
+    # And, years later, a default search finds the old PR by its title and the old push by its
+    # commit's subject, and the PR's lineage answers 200 with the push of its commit
+    def found(query: str) -> list[str]:
+        body = SearchRequest.model_validate({"query": query})
+        return [r.id for r in installed.search("acme", body, "r").results]
+
+    assert _pr(7) in found("Handle quoted cookie values in the parser")
+    assert _push(repo["first"]) in found("Add cookie parsing")
+    keys = SqliteKeyStore(installed.settings.sqlite_path)
+    key = issue_key(keys, "acme", NOW)
+    reply = LocalGateway(keys).dispatch(
+        "GET", f"/v1/observations/{_pr(9)}/lineage", {"Authorization": f"Bearer {key}"}, b""
+    )
+    assert reply.status == 200, reply.body
+    assert [entry["id"] for entry in json.loads(reply.body)["timeline"]] == [_pr(9), _push(repo["squash"])]
+
+
+@pytest.mark.skipif(not FETCHED.is_dir(), reason=f"no fetched clone at {FETCHED}")
+def test_a_public_repositorys_whole_history_imports_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "data"
+    args = ["import", "git", str(FETCHED), "--repo", "pallets/werkzeug", "--workspace", "w", "--data-dir", str(data)]
+    assert main([*args, "--failures", str(tmp_path / "failures.jsonl")]) == 0
+    first = capsys.readouterr().out
+    created = int(first.split(" created")[0].rsplit("\n", 1)[-1])
+    assert created >= 4000 and ", 0 failed" in first, first
+    assert main([*args, "--failures", str(tmp_path / "failures.jsonl")]) == 0
+    assert f"0 created, {created} updated" in capsys.readouterr().out
