@@ -43,13 +43,15 @@ def export_layer(revision: str, into: Path) -> Path:
     return into / LAYER
 
 
-class Worker:
-    """A process searching the store with the ``neural_memory`` found first on ``layer``."""
+class RevisionProcess:
+    """A worker process with the ``neural_memory`` found first on ``layer``, running ``module``'s
+    ``--worker ARGS``; it answers on lines starting with ``RESULT`` (its first: the file it imported
+    ``neural_memory`` from, checked to be under ``layer``)."""
 
-    def __init__(self, name: str, layer: Path, data_dir: Path, size: int, searches: int) -> None:
+    def __init__(self, name: str, layer: Path, module: str, args: list[str]) -> None:
         self.name = name
         env = {**os.environ, "PYTHONPATH": f"{layer}{os.pathsep}{ROOT}", "POWERTOOLS_METRICS_DISABLED": "true"}
-        command = [sys.executable, "-m", "bench.compare_revisions", "--worker", str(data_dir), str(size), str(searches)]
+        command = [sys.executable, "-m", module, "--worker", *args]
         self._process = subprocess.Popen(
             command, cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
         )
@@ -64,6 +66,13 @@ class Worker:
             if line.startswith(RESULT):
                 return json.loads(line[len(RESULT) :])
         raise RuntimeError(f"worker {self.name} exited with {self._process.wait()}")
+
+
+class Worker(RevisionProcess):
+    """A process searching the store with the ``neural_memory`` found first on ``layer``."""
+
+    def __init__(self, name: str, layer: Path, data_dir: Path, size: int, searches: int) -> None:
+        super().__init__(name, layer, "bench.compare_revisions", [str(data_dir), str(size), str(searches)])
 
     def run(self, start: int, stop: int) -> list[float]:
         """Milliseconds of searches ``start:stop`` of the shared bodies."""

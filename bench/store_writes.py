@@ -37,8 +37,6 @@ import cProfile
 import importlib
 import inspect
 import json
-import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -48,7 +46,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from bench.compare_revisions import LAYER, RESULT, ROOT, export_layer
+from bench.compare_revisions import LAYER, RESULT, ROOT, RevisionProcess, export_layer
 
 DIMENSION = 384  # the local model's (all-MiniLM-L6-v2)
 MODEL_ID = "bench-random-unit-384"
@@ -56,43 +54,20 @@ NAMES = ("head", "base")
 LAST = 10_000  # the window the issue quotes: the last 10k of the store's growth
 
 
-class Worker:
+class Worker(RevisionProcess):
     """A process upserting into its own store with the ``neural_memory`` found first on ``layer``."""
 
     def __init__(self, name: str, layer: Path, folder: Path, args: argparse.Namespace, now: str) -> None:
-        self.name = name
-        env = {**os.environ, "PYTHONPATH": f"{layer}{os.pathsep}{ROOT}", "POWERTOOLS_METRICS_DISABLED": "true"}
         profile = str(Path(args.profile).resolve() / f"{name}.prof") if args.profile else ""
-        command = [
-            sys.executable,
-            "-m",
-            "bench.store_writes",
-            "--worker",
-            json.dumps(
-                {
-                    "folder": str(folder),
-                    "size": args.size,
-                    "now": now,
-                    "profile": profile,
-                    "sync": args.synchronous,
-                    "sql": args.head_sql if name == "head" else [],
-                }
-            ),
-        ]
-        self._process = subprocess.Popen(
-            command, cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-        )
-        imported = Path(self._reply())
-        if not imported.is_relative_to(layer):
-            raise RuntimeError(f"worker {name} imported {imported}, not the layer under {layer}")
-
-    def _reply(self) -> Any:
-        stdout = self._process.stdout
-        assert stdout is not None
-        for line in stdout:
-            if line.startswith(RESULT):
-                return json.loads(line[len(RESULT) :])
-        raise RuntimeError(f"worker {self.name} exited with {self._process.wait()}")
+        spec = {
+            "folder": str(folder),
+            "size": args.size,
+            "now": now,
+            "profile": profile,
+            "sync": args.synchronous,
+            "sql": args.head_sql if name == "head" else [],
+        }
+        super().__init__(name, layer, "bench.store_writes", [json.dumps(spec)])
 
     def run(self, batches: list[tuple[int, int]]) -> tuple[list[float], list[int]]:
         """Seconds of each upsert of ``batches`` (start, stop) of the prepared items, and the bytes

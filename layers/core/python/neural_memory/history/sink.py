@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from neural_memory.ingest.files import Loaded, load_document
-from neural_memory.ingest.runner import Failure, IngestReport, ingest_loaded
+from neural_memory.ingest.runner import Failure, IngestReport, ingest_loaded, sort_out
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -53,7 +53,7 @@ class ApiSink:
     def write(self, loaded: list[Loaded]) -> None:
         from neural_memory.client import ApiError, TransportFailed
 
-        observations = _sorted_out(loaded, self.report)
+        observations = sort_out(loaded, self.report)
         if not observations:
             return
         try:
@@ -65,18 +65,6 @@ class ApiSink:
             return
         self.report.created += reply.created
         self.report.updated += reply.updated
-
-
-def _sorted_out(loaded: list[Loaded], report: IngestReport) -> list[tuple[Any, str]]:
-    """The observations of ``loaded`` with their origin; skips and errors go to ``report``."""
-    observations: list[tuple[Any, str]] = []
-    for item in loaded:
-        if item.error:
-            report.failures.append(Failure(item.origin, item.error, item.document))
-        elif item.skipped:
-            report.skipped.append((item.origin, item.skipped))
-        observations.extend((observation, item.origin) for observation in item.observations)
-    return observations
 
 
 def _add(total: IngestReport, part: IngestReport) -> None:

@@ -53,13 +53,7 @@ def ingest_loaded(
     each). When a batch fails for one observation's sake, its observations are indexed one by one
     so only the faulty ones are reported (with the reason); when a backend is down, all are."""
     report = IngestReport()
-    pending: list[tuple[ObservationIn, str]] = []
-    for item in loaded:
-        if item.error:
-            report.failures.append(Failure(item.origin, item.error, item.document))
-        elif item.skipped:
-            report.skipped.append((item.origin, item.skipped))
-        pending.extend((observation, item.origin) for observation in item.observations)
+    pending = sort_out(loaded, report)
     for start in range(0, len(pending), batch_size):
         batch = pending[start : start + batch_size]
         try:
@@ -75,6 +69,19 @@ def ingest_loaded(
         if progress:
             progress(len(batch))
     return report
+
+
+def sort_out(loaded: Iterable[Loaded], report: IngestReport) -> list[tuple[ObservationIn, str]]:
+    """The observations of ``loaded``, each with where it came from; what was skipped or failed to
+    load goes to ``report``."""
+    pending: list[tuple[ObservationIn, str]] = []
+    for item in loaded:
+        if item.error:
+            report.failures.append(Failure(item.origin, item.error, item.document))
+        elif item.skipped:
+            report.skipped.append((item.origin, item.skipped))
+        pending.extend((observation, item.origin) for observation in item.observations)
+    return pending
 
 
 def _index(service: Service, workspace_id: str, batch: list[tuple[ObservationIn, str]], report: IngestReport) -> None:
