@@ -1,13 +1,17 @@
 """Ingest at speed on real history: ``import git`` of a real repository into a fresh embedded store.
 
-    python -m bench.history_ingest PATH [--repo owner/name] [--limit 5000] [--window 1000]
+    python -m bench.history_ingest PATH [--repo owner/name] [--since DATE] [--limit 5000] [--window 1000]
 
 End to end, as ``neural-memory import git`` runs it (the real local model included): the clone's
 first-parent history read once, every push and merged pull request through the webhooks'
 normalizers and ``Service.index`` in batches, with the default settings (pushes are E, merged
 pull requests C: past their window they are written by their words only). Prints events/s over
 the whole import, the seconds of the first and the last ``--window`` events, and their ratio: a
-per-event cost that grows with history shows as a ratio over 1.
+per-event cost that grows with history shows as a ratio over 1 — and so does a history whose
+later events are of costlier kinds (a decade of pushes before pull requests, which are embedded,
+began): so it also imports the last window alone into an empty store (its own data folder, so
+no embedding is cached) and prints the full store's time for it against that: the same events,
+the store's growth alone.
 """
 
 from __future__ import annotations
@@ -34,11 +38,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("path", help="a clone (work tree or bare) of a public repository")
     parser.add_argument("--repo", help="owner/name, when the clone's origin does not say")
+    parser.add_argument("--since", help="only commits on or after this date (git's --since)")
     parser.add_argument("--limit", type=int, help="only the first N events (the oldest)")
     parser.add_argument("--window", type=int, default=1000, help="events in the first and last windows compared")
     args = parser.parse_args()
     discard_log_output()
-    history = GitHistory(Path(args.path), repo=args.repo)
+    history = GitHistory(Path(args.path), repo=args.repo, since=args.since)
     read_began = time.perf_counter()
     events = list(history.events())[: args.limit]
     read_s = time.perf_counter() - read_began
@@ -63,6 +68,14 @@ def main() -> None:
         service.close()
     total = len(events)
     window = min(args.window, total // 2)
+    with tempfile.TemporaryDirectory() as tmp:
+        alone = build_service(Settings(data_dir=Path(tmp)))
+        assert alone.embedder is not None
+        alone.embedder.embed(["warm up"], "search_document")
+        started = time.perf_counter()
+        run_import(events[total - window :], EmbeddedSink(alone, "bench"))
+        last_alone = time.perf_counter() - started
+        alone.close()
 
     def at(count: int) -> float:
         """The time the import passed ``count`` events (batch ends, interpolated)."""
@@ -82,6 +95,10 @@ def main() -> None:
     )
     print(f"import: {elapsed:.1f} s, {total / elapsed:.0f} events/s")
     print(f"first {window}: {first:.2f} s, last {window}: {last:.2f} s, last/first {last / first:.2f}")
+    print(
+        f"last {window} into an empty store: {last_alone:.2f} s; into the store of the {total - window} before: "
+        f"{last:.2f} s; growth {last / last_alone:.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -105,3 +105,21 @@ def test_never_embedded_or_one_size_content_is_cut_once() -> None:
     # Nor does a configuration whose passages are as long as the windows (one cut, as before)
     same = _chunks(text, Chunking(tokens=200, overlap=24, passage_tokens=200))
     assert {c.role for c in same} == {"both"} and all(len(_tokens(c.text)) <= 200 for c in same)
+
+
+def test_a_list_of_paths_is_searched_by_keyword_and_never_embedded() -> None:
+    # Given a merged pull request whose content ends with the paths it touched
+    body = "Stream multipart bodies instead of reading them whole.\nFiles: src/app/formparser.py, tests/test_form.py"
+    observation = ObservationIn.model_validate(
+        {
+            "id": "pr-9", "source": "github", "observationType": "pull_request_merged", "title": "PR #9 merged",
+            "occurredAt": "2025-12-01T00:00:00Z", "content": body,
+        }
+    )  # fmt: skip
+    item = prepare(observation, now=datetime(2025, 12, 2, tzinfo=UTC), policy=DEFAULT_POLICY, ttl_days=7)
+    # Then the passage the model reads leaves the paths out, and a lexical window holds them
+    embedded = [c.text for c in item.chunks if c.embedded]
+    lexical = [c.text for c in item.chunks if c.lexical]
+    assert embedded == ["Stream multipart bodies instead of reading them whole."]
+    assert any("src/app/formparser.py" in text for text in lexical)
+    assert not any("Files:" in text for text in embedded)

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from neural_memory.client import NeuralMemoryClient
     from neural_memory.service import Service
 
-BATCH = 64
+BATCH = 256  # documents written at a time: one embedding call each, long enough to sort out padding
 
 
 class Sink(Protocol):

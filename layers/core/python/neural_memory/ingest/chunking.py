@@ -42,6 +42,18 @@ DEFAULT_CHUNKING = Chunking()
 # embedding is a write's one expensive step: past this, an observation costs no more to write,
 # and its whole content stays searchable by keyword (the BM25 windows cover all of it).
 MAX_EMBEDDED_PASSAGES = 32
+# A line listing the paths an event touched (the GitHub normalizer's "Files: a, b, ..."): searched
+# by its words, never embedded. Paths say nothing a sentence model can read, and at a dozen
+# WordPieces each they were most of what an imported pull request cost to embed (the model reads
+# 128 words at 21 texts/s here, 16 at 197: docs/benchmarks.md, "Ingest at speed on real history").
+PATHS_LINE = "Files: "
+
+
+def without_path_lists(text: str) -> str:
+    """``text`` without its ``PATHS_LINE`` lines: what the embedder reads of it."""
+    if PATHS_LINE not in text:
+        return text
+    return "\n".join(line for line in text.split("\n") if not line.startswith(PATHS_LINE)).strip()
 
 
 def chunk_text(text: str, max_tokens: int = 200, overlap: int = 24) -> list[str]:

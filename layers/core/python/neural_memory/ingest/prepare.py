@@ -7,7 +7,13 @@ import re
 from typing import TYPE_CHECKING
 
 from neural_memory.engineering.text_refs import text_refs
-from neural_memory.ingest.chunking import DEFAULT_CHUNKING, MAX_EMBEDDED_PASSAGES, Chunking, chunk_text
+from neural_memory.ingest.chunking import (
+    DEFAULT_CHUNKING,
+    MAX_EMBEDDED_PASSAGES,
+    Chunking,
+    chunk_text,
+    without_path_lists,
+)
 from neural_memory.ingest.ids import content_hash, derived_id, recurrence_key
 from neural_memory.models import MAX_CODE_PATHS, Chunk, ObservationIn, ObservationRecord
 from neural_memory.search.tiers import embeds, expiry_for, tier_for
@@ -121,14 +127,16 @@ def chunked(
 
     Content that fits one passage (or is never embedded) is cut once, each chunk searched both
     ways. Longer content is cut into passages for the vector side (numbered first, so chunk 0 of
-    an embedded observation always has a vector) and windows for the lexical side after them.
-    With ``now``, a C observation already past its window is cut as never embedded.
+    an embedded observation always has a vector) and windows for the lexical side after them. The
+    passages leave out lists of paths (``chunking.PATHS_LINE``: searched by keyword only). With
+    ``now``, a C observation already past its window is cut as never embedded.
     """
     content = record.content
     if chunking.passage_tokens < chunking.tokens and embeds(record, now):
-        passages = chunk_text(content, chunking.passage_tokens, min(chunking.overlap, chunking.passage_tokens // 2))
+        meaning = without_path_lists(content)  # a list of paths is searched by keyword only
+        passages = chunk_text(meaning, chunking.passage_tokens, min(chunking.overlap, chunking.passage_tokens // 2))
         passages = passages[:MAX_EMBEDDED_PASSAGES]  # the rest of a long text: by keyword only
-        if len(passages) == 1:  # fits one passage, so one window too: the same single chunk
+        if len(passages) == 1 and meaning == content:  # fits one passage, so one window: one chunk
             return IndexedObservation(record=record, chunks=[Chunk(chunk_no=0, text=passages[0])])
         windows = chunk_text(content, chunking.tokens, chunking.overlap)
         chunks = [Chunk(chunk_no=n, text=t, role="passage") for n, t in enumerate(passages)]

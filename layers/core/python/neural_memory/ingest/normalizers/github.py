@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from neural_memory.ingest.chunking import PATHS_LINE
 from neural_memory.ingest.normalizers.base import (
     MalformedEvent,
     Normalized,
@@ -84,7 +85,7 @@ def _push(payload: dict[str, Any], event_time: str | None) -> Normalized:
     login, is_bot = _actor(payload)
     paths = _touched(commits)
     if paths:  # what it touched is searched with what it says (who knows "cookie handling": cookies.py)
-        content += f"\nFiles: {', '.join(paths[:MAX_IMPORTED_FILES])}"
+        content += f"\n{PATHS_LINE}{', '.join(paths[:MAX_IMPORTED_FILES])}"
     observation = ObservationIn.model_validate(
         {
             "id": f"github-push-{repo.replace('/', '.')}-{after[:12]}",
@@ -201,7 +202,7 @@ def _imported_facts(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]
         else []
     )
     text = ("Commits:\n" + "\n".join(lines[:MAX_IMPORTED_COMMITS]) if lines else "") + (
-        f"\nFiles: {', '.join(paths[:MAX_IMPORTED_FILES])}" if paths else ""
+        f"\n{PATHS_LINE}{', '.join(paths[:MAX_IMPORTED_FILES])}" if paths else ""
     )
     if text.strip():
         metadata[IMPORTED_TEXT] = text.strip()
