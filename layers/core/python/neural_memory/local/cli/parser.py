@@ -214,7 +214,11 @@ def build_parser() -> argparse.ArgumentParser:
     data_dir(mcp)
     mcp.set_defaults(func=cmd_mcp)
 
-    purge = commands.add_parser("purge", help="delete expired observations, archive old E ones (the daily maintenance)")
+    purge = commands.add_parser(
+        "purge",
+        help="the daily maintenance: C past its window loses its vectors (or goes, under "
+        "NM_COLLABORATIVE_AFTER_WINDOW=delete), old E is archived",
+    )
     data_dir(purge)
     purge.set_defaults(func=cmd_purge)
 
