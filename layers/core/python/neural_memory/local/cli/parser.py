@@ -124,6 +124,15 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--failures", default="import-failures.jsonl", help="where to write the failure report")
         data_dir(p)
 
+    def api_source(p: argparse.ArgumentParser, api_base: str, api_help: str, since_help: str) -> None:
+        """What an importer reading a REST API takes: its address, ``--since``, ``--restart``."""
+        p.add_argument("--api-base", default=api_base, help=api_help)
+        p.add_argument("--since", type=_since, help=since_help)
+        p.add_argument(
+            "--restart", action="store_true", help="ignore the cursor of an earlier run and read everything again"
+        )
+        import_target(p)
+
     import_git = imports.add_parser(
         "git", help="a local clone, offline: first-parent history of the default branch as pushes and merged PRs"
     )
@@ -140,16 +149,12 @@ def build_parser() -> argparse.ArgumentParser:
         "issues with comments; releases",
     )
     import_github.add_argument("repo", help="owner/name")
-    import_github.add_argument(
-        "--api-base",
-        default=os.environ.get("GITHUB_API_URL", "https://api.github.com"),
-        help="the API's address (GitHub Enterprise: https://HOST/api/v3; default GITHUB_API_URL or api.github.com)",
+    api_source(
+        import_github,
+        os.environ.get("GITHUB_API_URL", "https://api.github.com"),
+        "the API's address (GitHub Enterprise: https://HOST/api/v3; default GITHUB_API_URL or api.github.com)",
+        "only what was updated on or after this ISO-8601 date",
     )
-    import_github.add_argument("--since", type=_since, help="only what was updated on or after this ISO-8601 date")
-    import_github.add_argument(
-        "--restart", action="store_true", help="ignore the cursor of an earlier run and read everything again"
-    )
-    import_target(import_github)
     import_github.set_defaults(func=cmd_import_github)
 
     import_vercel = imports.add_parser(
@@ -157,16 +162,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     import_vercel.add_argument("project", help="the project's id or name")
     import_vercel.add_argument("--team", help="the team's id (teamId), for a team's project")
-    import_vercel.add_argument(
-        "--api-base",
-        default=os.environ.get("VERCEL_API_URL", "https://api.vercel.com"),
-        help="the API's address (default VERCEL_API_URL or api.vercel.com)",
+    api_source(
+        import_vercel,
+        os.environ.get("VERCEL_API_URL", "https://api.vercel.com"),
+        "the API's address (default VERCEL_API_URL or api.vercel.com)",
+        "only deployments created on or after this ISO-8601 date",
     )
-    import_vercel.add_argument("--since", type=_since, help="only deployments created on or after this ISO-8601 date")
-    import_vercel.add_argument(
-        "--restart", action="store_true", help="ignore the cursor of an earlier run and read everything again"
-    )
-    import_target(import_vercel)
     import_vercel.set_defaults(func=cmd_import_vercel)
 
     replay = commands.add_parser("replay", help="ingest again what a failure report lists")
