@@ -201,3 +201,26 @@ def test_a_public_repositorys_whole_history_imports_once(tmp_path: Path, capsys:
     assert created >= 4000 and ", 0 failed" in first, first
     assert main([*args, "--failures", str(tmp_path / "failures.jsonl")]) == 0
     assert f"0 created, {created} updated" in capsys.readouterr().out
+
+
+def test_the_paths_a_merge_of_the_main_line_brought_count_as_its_changes(repo: dict[str, str]) -> None:
+    """The staleness truth of ``eval-history`` reads ``touches``: a merge's paths are what it changed
+    against its first parent (git lists none for a merge unless asked)."""
+    from neural_memory.history.git import GitHistory
+
+    touches = GitHistory(Path(repo["path"]), repo=REPO).touches()
+    assert touches[repo["merge"]] == ["src/app/cookies.py"]
+    assert touches[repo["stable"]] == ["src/app/headers.py"]
+    assert touches[repo["side"]] == ["src/app/headers.py"]
+
+
+def test_the_evaluations_truth_reads_links_into_its_own_repository_only() -> None:
+    from neural_memory.local.history_eval import named_paths
+
+    known = {"CHANGES.rst", "src/app/cookies.py"}
+    by_name = {"CHANGES.rst": {"CHANGES.rst"}, "cookies.py": {"src/app/cookies.py"}}
+    text = (
+        "Bump urllib3 ([Changelog](https://github.com/urllib3/urllib3/blob/main/CHANGES.rst)); "
+        "see https://github.com/acme/web/blob/main/src/app/cookies.py#L3"
+    )
+    assert named_paths(text, known, by_name, REPO) == {"src/app/cookies.py": {"src/app/cookies.py"}}

@@ -17,6 +17,10 @@ from neural_memory.engineering.text_refs import paths_in_text, suffixes, text_re
         ),
         # Not paths: a URL, an email, a dotted module, a version, an abbreviation
         ("See https://github.com/a/b/blob/main/x.py, mail me@host.py, werkzeug.http in 2.0.1, e.g. this", []),
+        (
+            "Fix MANIFEST.in and ext/Vim/jinja.vim; requirements/tests.in",
+            ["MANIFEST.in", "ext/Vim/jinja.vim", "requirements/tests.in"],
+        ),
         ("", []),
     ],
 )
@@ -34,3 +38,12 @@ def test_a_ref_names_its_repository_when_known_and_a_path_has_every_tail() -> No
         "acme/api:b.py",
         "*:b.py",
     ]
+
+
+def test_a_github_link_names_a_file_in_the_repository_it_links_to() -> None:
+    text = (
+        "See https://github.com/pallets/jinja/blob/3.1.x/src/jinja2/lexer.py#L10 and "
+        "[Changelog](https://github.com/urllib3/urllib3/blob/main/CHANGES.rst)."
+    )
+    assert text_refs(text, "pallets/jinja") == ["pallets/jinja:src/jinja2/lexer.py", "urllib3/urllib3:CHANGES.rst"]
+    assert paths_in_text(text) == []  # a link is not a path of the claim's own repository

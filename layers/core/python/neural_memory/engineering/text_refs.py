@@ -1,6 +1,7 @@
 """The code a claim names in its words: paths and file names with an extension
-(``src/auth/middleware.ts``, ``cookies.py``) and backticked paths (``src/auth/``), read from its
-title and content, so a note that says "``formparser.py`` now streams" is about that file without
+(``src/auth/middleware.ts``, ``cookies.py``), backticked paths (``src/auth/``) and links to a file
+on GitHub (``https://github.com/owner/repo/blob/main/x.py``, in the repository the link names),
+read from its title and content, so a note that says "``formparser.py`` now streams" is about that file without
 ``codeRefs`` (which stays the explicit way, and the way to name the repository).
 
 A name read from text may be a whole path, its tail (``werkzeug/http.py``) or a file name
@@ -20,7 +21,9 @@ if TYPE_CHECKING:
 ANY_REPOSITORY = "*"
 EXTENSIONS = (
     "py pyi pyx js jsx mjs cjs ts tsx go rs rb java kt kts scala c h cc cpp hpp cs php swift m sh bash zsh "
-    "md rst txt toml cfg ini yml yaml json lock sql html css scss vue svelte proto tf"
+    "md rst txt toml cfg ini yml yaml json lock sql html css scss vue svelte proto tf "
+    # build and editor files a repository keeps beside its code (MANIFEST.in, requirements/*.in)
+    "in vim el lua dart erl hs ml clj groovy gradle xml j2 jinja tmpl ps1 bat mk cmake ipynb"
 ).split()
 # A path-like token: optional folders, a name, a known extension; not part of a URL, an email, a
 # dotted module name or a longer word.
@@ -29,6 +32,9 @@ _PATH = re.compile(
 )
 _BACKTICKED = re.compile(r"`+([\w.\-]+(?:/[\w.\-]+)+/?)`+")  # a path without an extension, quoted as code
 _URL = re.compile(r"\b[a-z][a-z0-9+.\-]*://\S+", re.IGNORECASE)
+# A file on GitHub: its repository and its path at some ref (a link names the repository it is in,
+# so a link to another project's changelog is not a claim about this one's).
+_BLOB = re.compile(r"https?://github\.com/([\w.\-]+/[\w.\-]+)/blob/[^/\s]+/([\w.\-/]*[\w\-])", re.IGNORECASE)
 MAX_TEXT_REFS = 50
 
 
@@ -44,8 +50,11 @@ def paths_in_text(text: str) -> list[str]:
 
 
 def text_refs(text: str, repository: str | None) -> list[str]:
-    """``paths_in_text`` as stored code refs: ``repository:path`` (``*`` when unknown)."""
-    return [f"{repository or ANY_REPOSITORY}:{path}" for path in paths_in_text(text)]
+    """``paths_in_text`` as stored code refs, ``repository:path`` (``*`` when unknown), then the
+    files its GitHub links name, in the repository each link names."""
+    named = [f"{repository or ANY_REPOSITORY}:{path}" for path in paths_in_text(text)]
+    linked = [f"{m.group(1)}:{m.group(2)}" for m in _BLOB.finditer(text) if ".." not in m.group(2)]
+    return list(dict.fromkeys(named + linked))[:MAX_TEXT_REFS]
 
 
 def suffixes(refs: Sequence[str]) -> list[str]:

@@ -180,7 +180,11 @@ class GitHistory:
 
     def touches(self) -> dict[str, list[str]]:
         """Every commit the branch reaches (merges by their first parent), by sha: the paths it changed."""
-        out = self._git("log", "--no-renames", "--name-only", f"--format={_RECORD}%H", self.branch)
+        # Without --diff-merges git lists no paths for a merge, and a merge of the main line changes
+        # what its first parent had: the paths a PR merged there brought.
+        out = self._git(
+            "log", "--no-renames", "--diff-merges=first-parent", "--name-only", f"--format={_RECORD}%H", self.branch
+        )  # fmt: skip
         found: dict[str, list[str]] = {}
         for record in out.split(_RECORD)[1:]:
             sha, _, paths = record.partition("\n")

@@ -332,15 +332,19 @@ CLAIMS = 300  # commit messages naming files, written as notes: the claims whose
 _TOKEN_SPLIT = re.compile(r"[\s`'\"(),;<>\[\]{}*]+")
 
 
-def named_paths(text: str, known: set[str], by_name: dict[str, set[str]]) -> dict[str, set[str]]:
+def named_paths(text: str, known: set[str], by_name: dict[str, set[str]], repo: str) -> dict[str, set[str]]:
     """The truth of what ``text`` names, the plain way: each whitespace- or punctuation-delimited
-    token (a GitHub ``/blob/<ref>/`` link read as its path) that is a path the repository ever
-    had, or a tail of one; by token, the paths it names."""
+    token (a GitHub ``/blob/<ref>/`` link into ``repo`` read as its path; a link into another
+    repository names none of this one's files) that is a path the repository ever had, or a tail
+    of one; by token, the paths it names."""
     found: dict[str, set[str]] = {}
     for raw in _TOKEN_SPLIT.split(text):
         token = raw.strip(".:!?")
         if "/blob/" in token:
-            token = token.split("/blob/", 1)[1].partition("/")[2]
+            linked, _, rest = token.partition("/blob/")
+            if not linked.lower().endswith("github.com/" + repo.lower()):
+                continue
+            token = rest.partition("/")[2].partition("#")[0]
         token = token.removeprefix("./")
         if "." not in token or not token:
             continue
@@ -356,11 +360,12 @@ def staleness(service: Service, history: GitHistory, seed: int = 11) -> dict[str
     written as notes at their commit's time (``CLAIMS`` of them). The extractor's precision and
     recall against the plain reading (``named_paths``), and the marks' precision and recall against
     the truth: a later commit of the main line touched a path the claim names. Events marked: 0."""
-    from neural_memory.engineering.text_refs import paths_in_text
+    from neural_memory.engineering.text_refs import ANY_REPOSITORY, text_refs
     from neural_memory.models import ObservationIn
 
     graph = history.graph()
     touches = history.touches()
+    own = {ANY_REPOSITORY, history.repo}
     known = {p for paths in touches.values() for p in paths}
     by_name: dict[str, set[str]] = {}
     for known_path in known:
@@ -370,16 +375,16 @@ def staleness(service: Service, history: GitHistory, seed: int = 11) -> dict[str
     )
     claims = []
     for commit in graph.values():
-        truth = named_paths(commit.message, known, by_name)
+        truth = named_paths(commit.message, known, by_name, history.repo)
         if truth:
             claims.append((commit, truth))
     claims.sort(key=lambda pair: pair[0].sha)
     claims = random.Random(seed).sample(claims, min(CLAIMS, len(claims)))
     extracted_right = extracted = truth_found = truth_total = 0
     for commit, truth in claims:
-        names = set(paths_in_text(commit.message))
+        names = {path for ref in text_refs(commit.message, None) for where, path in [ref.split(":", 1)] if where in own}
         extracted += len(names)
-        extracted_right += sum(1 for n in names if named_paths(n, known, by_name))
+        extracted_right += sum(1 for n in names if named_paths(n, known, by_name, history.repo))
         truth_total += len(truth)
         truth_found += sum(1 for token in truth if token in names or token.removeprefix("./") in names)
     notes = [
