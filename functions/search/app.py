@@ -31,6 +31,19 @@ from neural_memory.service import get_service
 
 app = build_resolver()
 
+# The filters of GET /v1/facets and GET /v1/experts, declared once (repeat a parameter for several values).
+SourcesParam = Annotated[
+    list[Slug] | None, Query(max_length=50, description="Observations whose `source` is one of these")
+]
+SourceTypesParam = Annotated[
+    list[Slug] | None, Query(alias="sourceTypes", max_length=50, description="`sources` under its first name")
+]
+ObservationTypesParam = Annotated[list[Slug] | None, Query(alias="observationTypes", max_length=50)]
+ActorNamesParam = Annotated[list[ActorName] | None, Query(alias="actorNames", max_length=50)]
+TiersParam = Annotated[list[Tier] | None, Query(max_length=50)]
+StartParam = Annotated[Timestamp | None, Query(description="occurredAt at or after (ISO-8601 with a zone)")]
+EndParam = Annotated[Timestamp | None, Query(description="occurredAt at or before (ISO-8601 with a zone)")]
+
 
 @app.post(
     "/v1/search",
@@ -58,17 +71,13 @@ def search(request: Annotated[SearchRequest, Body()]) -> SearchResponse:
 )
 @tracer.capture_method(capture_response=False)
 def facets(
-    sources: Annotated[
-        list[Slug] | None, Query(max_length=50, description="Observations whose `source` is one of these")
-    ] = None,
-    source_types: Annotated[
-        list[Slug] | None, Query(alias="sourceTypes", max_length=50, description="`sources` under its first name")
-    ] = None,
-    observation_types: Annotated[list[Slug] | None, Query(alias="observationTypes", max_length=50)] = None,
-    actor_names: Annotated[list[ActorName] | None, Query(alias="actorNames", max_length=50)] = None,
-    tiers: Annotated[list[Tier] | None, Query(max_length=50)] = None,
-    start: Annotated[Timestamp | None, Query(description="occurredAt at or after (ISO-8601 with a zone)")] = None,
-    end: Annotated[Timestamp | None, Query(description="occurredAt at or before (ISO-8601 with a zone)")] = None,
+    sources: SourcesParam = None,
+    source_types: SourceTypesParam = None,
+    observation_types: ObservationTypesParam = None,
+    actor_names: ActorNamesParam = None,
+    tiers: TiersParam = None,
+    start: StartParam = None,
+    end: EndParam = None,
     limit: Annotated[int, Query(ge=1, le=MAX_FACET_VALUES, description="values per field")] = DEFAULT_FACET_VALUES,
 ) -> FacetsResponse:
     """Facet counts of the caller's workspace."""
@@ -86,9 +95,11 @@ def facets(
 
 _EXPERTS_DESCRIPTION = (
     "The actors of the caller's workspace ranked by the relevance of their observations to the query: the "
-    "search's best 30 candidates under the filters, each contributing fused score x type weight x recency "
-    "(halving every 90 days), summed per actor best first with the k-th counting 1/k (docs/api.md); each "
-    "actor with their counts per observation type and their best evidence ids. Bots are left out."
+    "search's best 50 candidates under the filters, each crediting its author (and an imported pull request's "
+    "reviewers and merger) with fused score x type weight x recency (at most half of the credit, halving every "
+    "730 days from the workspace's newest observation), summed per actor best first with the k-th counting "
+    "1/sqrt(k) (docs/api.md); each actor with their kind, counts per observation type and best evidence. Bots and "
+    "agents are left out unless `includeBots` / `includeAgents`; `explain` says why each ranks where it does."
 )
 
 
@@ -116,17 +127,13 @@ def experts(request: Annotated[ExpertsRequest, Body()]) -> ExpertsResponse:
 @tracer.capture_method(capture_response=False)
 def experts_by_query(
     q: Annotated[QueryText, Query(description="The subject: 1..2000 characters after trimming")],
-    sources: Annotated[
-        list[Slug] | None, Query(max_length=50, description="Observations whose `source` is one of these")
-    ] = None,
-    source_types: Annotated[
-        list[Slug] | None, Query(alias="sourceTypes", max_length=50, description="`sources` under its first name")
-    ] = None,
-    observation_types: Annotated[list[Slug] | None, Query(alias="observationTypes", max_length=50)] = None,
-    actor_names: Annotated[list[ActorName] | None, Query(alias="actorNames", max_length=50)] = None,
-    tiers: Annotated[list[Tier] | None, Query(max_length=50)] = None,
-    start: Annotated[Timestamp | None, Query(description="occurredAt at or after (ISO-8601 with a zone)")] = None,
-    end: Annotated[Timestamp | None, Query(description="occurredAt at or before (ISO-8601 with a zone)")] = None,
+    sources: SourcesParam = None,
+    source_types: SourceTypesParam = None,
+    observation_types: ObservationTypesParam = None,
+    actor_names: ActorNamesParam = None,
+    tiers: TiersParam = None,
+    start: StartParam = None,
+    end: EndParam = None,
     fresh: Annotated[bool | None, Query(description="true: leave out observations marked possiblyStale")] = None,
     mode: Annotated[SearchMode, Query(description="how candidates are found (keyword by default)")] = "keyword",
     top_k: Annotated[int, Query(alias="topK", ge=1, le=20, description="actors at most")] = 5,
