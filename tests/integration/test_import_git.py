@@ -212,15 +212,3 @@ def test_the_paths_a_merge_of_the_main_line_brought_count_as_its_changes(repo: d
     assert touches[repo["merge"]] == ["src/app/cookies.py"]
     assert touches[repo["stable"]] == ["src/app/headers.py"]
     assert touches[repo["side"]] == ["src/app/headers.py"]
-
-
-def test_the_evaluations_truth_reads_links_into_its_own_repository_only() -> None:
-    from neural_memory.local.history_eval import named_paths
-
-    known = {"CHANGES.rst", "src/app/cookies.py"}
-    by_name = {"CHANGES.rst": {"CHANGES.rst"}, "cookies.py": {"src/app/cookies.py"}}
-    text = (
-        "Bump urllib3 ([Changelog](https://github.com/urllib3/urllib3/blob/main/CHANGES.rst)); "
-        "see https://github.com/acme/web/blob/main/src/app/cookies.py#L3"
-    )
-    assert named_paths(text, known, by_name, REPO) == {"src/app/cookies.py": {"src/app/cookies.py"}}

@@ -50,8 +50,10 @@ OLD_AGE = timedelta(days=730)
 SAMPLE = 20  # old pull requests and old pushes searched for by their own words
 MAX_QUERY_CHARS = 400
 
-_PR_CITATION = re.compile(r":(?:pr|pull):`(\d+)`|(?<![\w&/])#(\d+)\b|/pull/(\d+)")
-_ROLE = re.compile(r":[a-z]+:`([^`<]*)(?:<[^>]*>)?`")  # :func:`name` -> name
+# Sphinx roles (:pr:`12`) and MyST's ({pr}`12`), GitHub's #12 and pull links.
+_PR_CITATION = re.compile(r"(?::(?:pr|pull):|\{(?:pr|pull)\})`(\d+)`|(?<![\w&/])#(\d+)\b|/pull/(\d+)")
+_ISSUE_CITATION = re.compile(r"(?::(?:issue|ghsa|cve):|\{(?:issue|ghsa|cve)\})`[^`]*`")  # a citation, not words
+_ROLE = re.compile(r"(?::[a-z]+:|\{[a-z]+\})`([^`<]*)(?:<[^>]*>)?`")  # :func:`name`, {func}`name` -> name
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")  # [text](url) -> text
 _BULLET = re.compile(r"^(\s*)[-*+]\s+(.*)$")
 
@@ -83,9 +85,9 @@ def changelog_entries(text: str) -> list[ChangelogEntry]:
         prs = tuple(int(next(g for g in m.groups() if g)) for m in _PR_CITATION.finditer(raw))
         if not prs:
             continue
-        words = _PR_CITATION.sub(" ", raw)
+        words = _ISSUE_CITATION.sub(" ", _PR_CITATION.sub(" ", raw))
         words = _LINK.sub(r"\1", _ROLE.sub(r"\1", words))
-        words = re.sub(r":[a-z]+:", " ", words).replace("``", "").replace("`", "").replace("**", "")
+        words = re.sub(r":[a-z]+:|\{[a-z]+\}", " ", words).replace("``", "").replace("`", "").replace("**", "")
         words = re.sub(r"\(\s*[,\s]*\)", " ", words)  # the brackets a citation left empty
         words = " ".join(words.split()).strip(" .,;")
         if len(words.split()) >= 3:
