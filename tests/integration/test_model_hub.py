@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import urllib.request
 from typing import TYPE_CHECKING
 
 import pytest
@@ -22,6 +23,7 @@ from neural_memory.settings import Settings
 from neural_memory.stores.sqlite.store import SqliteStore
 
 from tests.helpers.hub_stand_in import Hub, running_hub
+from tests.helpers.local_api import running_local_api
 from tests.helpers.pipeline import note, request
 from tests.helpers.tiny_models import BIAS, REVISION, hub_files, hub_rows, model_dir_files, with_file
 
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
+    from neural_memory.providers.embeddings.onnx_local import OnnxLocalEmbedder
     from neural_memory.providers.hub_models import HubModel
     from neural_memory.service import Service
 
@@ -280,3 +283,34 @@ def test_rerank_local_without_the_model_degrades_to_fast_naming_the_pull(
     # an evaluation asked for it refuses to run instead (it would measure fast under another name)
     assert main(["eval", str(tmp_path), "--rerank", "local", "--data-dir", str(tmp_path)]) == 2
     assert "neural-memory models pull ms-marco-minilm-l6-v2" in capsys.readouterr().err
+
+
+def test_rerank_local_over_http_through_the_local_api(
+    tiny: dict[str, HubModel],
+    hub: Hub,
+    tmp_path: Path,
+    embedder: OnnxLocalEmbedder,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given the cross-encoder pulled into the data folder `serve` uses, and named by the setting
+    pull(tiny["tiny-cross-encoder"], tmp_path, hub.url)
+    monkeypatch.setenv("NM_LOCAL_RERANKER", "tiny-cross-encoder")
+    with running_local_api(tmp_path, embedder, None) as api:
+        api.service.index("demo", _items())
+        # When a client asks for rerank: local over HTTP
+        body = {"query": "why did the deploy fail", "rerank": "local", "llmFilter": False, "explain": True}
+        request = urllib.request.Request(
+            api.url + "/v1/search",
+            data=json.dumps(body).encode(),
+            method="POST",
+            headers={"Authorization": f"Bearer {api.key}", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:  # loopback only
+            reply = json.loads(response.read())
+    # Then the reply says the local cross-encoder reranked, with its score and the stage explained
+    assert reply["rerank"] == {"mode": "local", "provider": "local"} and reply["degraded"] == []
+    top = reply["results"][0]
+    assert top["id"] == "n2" and top["scores"]["rerank"] == pytest.approx(_sigmoid(5 - BIAS), abs=1e-3)
+    assert {"stage": "rerank", "note": "by local"}.items() <= next(
+        s for s in top["explain"] if s["stage"] == "rerank"
+    ).items()
