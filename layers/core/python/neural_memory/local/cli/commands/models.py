@@ -53,7 +53,7 @@ def cmd_models_list(args: argparse.Namespace) -> int:
 def cmd_models_pull(args: argparse.Namespace) -> int:
     """Download ``args.name`` from the hub, verify every file against its pin, and keep it."""
     from neural_memory.errors import ConfigurationError
-    from neural_memory.providers.hub_models import hub_model
+    from neural_memory.providers.hub_models import DEFAULT_RERANKER, hub_model
     from neural_memory.providers.model_download import DownloadFailed, pull
 
     settings = cli_settings(args)
@@ -91,5 +91,6 @@ def cmd_models_pull(args: argparse.Namespace) -> int:
             "rebuilds a store built by another model"
         )
     else:
-        print('use it: search with "rerank": "local" (NM_LOCAL_RERANKER names it; this is the default)')
+        default = " (the default)" if model.name == DEFAULT_RERANKER else ""
+        print(f'use it: search with "rerank": "local", NM_LOCAL_RERANKER={model.name}{default}')
     return 0
