@@ -10,8 +10,8 @@ every ``recency_half_life_days``; then the tier boost (the largest one for a typ
 names, ``named_types.py``), divided by the largest boost so ``final`` stays in [0, 1]; equal
 scores put the newer observation first. When the gate runs, ``final = 0.6 llm + 0.4 vector`` (the fused score stands in
 for a result that has no vector score, e.g. E tier); when a reranker runs, ``final`` is its score
-(Cohere's relevance, or the same blend for the LLM). Every fallback is recorded in ``degraded`` or
-``llm.reason``, logged and counted; no provider is called twice in one search.
+(Cohere's relevance, the local cross-encoder's, or the same blend for the LLM). Every fallback is
+recorded in ``degraded`` or ``llm.reason``, logged and counted; no provider is called twice in one search.
 
 One module (~520 lines) because the stages share one request's state (candidates, timings,
 degraded, the gate's scores the rerank reuses); the providers, fusion and diversity live apart.
@@ -245,7 +245,8 @@ class SearchPipeline:
         counts |= {"llmScored": llm.scored, "llmFiltered": llm.filtered}
         candidates, provider, rerank_floor = self._rerank(request, candidates, degraded, timer, llm)
         if rerank_floor is not None:
-            # The floor is on the last reranker's relevance: Cohere's score, or the LLM's (the gate's cut).
+            # The floor is on the last reranker's relevance: Cohere's or the cross-encoder's score, or
+            # the LLM's (the gate's cut).
             def relevance(c: Candidate) -> float:
                 return (c.rerank if provider in ("cohere", "local") else c.llm) or 0.0
 

@@ -1,4 +1,5 @@
-"""Local sentence embeddings on CPU, from model files that PyPI packages ship; no network, no torch.
+"""Local sentence embeddings on CPU, from model files that PyPI packages ship (no network, no torch),
+or that ``neural-memory models pull`` fetched into the data folder (``pulled_spec``).
 
 Which model is a setting (``NM_LOCAL_MODEL``) naming one row of ``MODELS``: where its file is
 (found without importing its package), the pinned sha256 checked before use, its tokenizer, pooling
