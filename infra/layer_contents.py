@@ -8,7 +8,8 @@ the provider settings choose on first use), with the packages each one runs on t
 
 It stops at ``LOCAL_ONLY``: what a factory imports only when settings choose it and what cannot
 run on Lambda, or has no use there (the embedded SQLite store and its mirror, the SQLite key
-store, the local ONNX model: numpy, onnxruntime and faiss are not in the layer). Everything outside
+store, the local ONNX model and the pulled cross-encoder: numpy, onnxruntime and faiss are not in
+the layer). Everything outside
 the handlers' closure (``client``, ``local/``, ``mcp_server/``, ``ingest/{runner,files,dlq}``) is
 left out simply because no handler reaches it. ``tests/layer/test_layer_contents.py`` holds the
 built layer to this set.
@@ -29,6 +30,7 @@ LOCAL_ONLY = (
     "neural_memory.stores.sqlite.store",
     "neural_memory.auth.sqlite",
     "neural_memory.providers.embeddings.onnx_local",
+    "neural_memory.providers.rerank.cross_encoder",  # `rerank: local`: onnxruntime, a pulled model
 )
 
 

@@ -107,6 +107,7 @@ class Service:
         reranker: Reranker | None = None,
         answerer: LlmAnswerer | None = None,
         proposer: FilterProposer | None = None,
+        local_reranker: Reranker | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -114,7 +115,9 @@ class Service:
         self.embedding_cache = embedding_cache
         self._answerer = answerer
         self._clock = clock
-        self._pipeline = SearchPipeline(store, embedder, settings, scorer=scorer, cohere=reranker, proposer=proposer)
+        self._pipeline = SearchPipeline(
+            store, embedder, settings, scorer=scorer, cohere=reranker, proposer=proposer, local=local_reranker
+        )
 
     def search(self, workspace_id: str, request: SearchRequest, request_id: str) -> SearchResponse:
         """Run the pipeline and emit its latency and result metrics."""

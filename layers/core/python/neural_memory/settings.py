@@ -74,6 +74,11 @@ class ProviderSettings(_Base):
     # Which local model the onnx embedder runs (a row of providers/embeddings/onnx_local.MODELS;
     # None: the default). A different model is a different vector space: reindex.
     local_model: str | None = None
+    # `rerank: local`: which cross-encoder pulled into the data folder scores (a rerank row of
+    # providers/hub_models.HUB_MODELS), and where `neural-memory models pull` downloads from (a
+    # stand-in or mirror of Hugging Face's /{repo}/resolve/{revision}/{path} addresses).
+    local_reranker: str = "ms-marco-minilm-l6-v2"
+    model_hub_url: str = "https://huggingface.co"
     # The local model embeds documents on low-priority threads, so searches come first (serve).
     documents_yield_to_queries: bool = False
     cohere_api_key: SecretStr | None = None

@@ -186,12 +186,14 @@ class SearchRequest(RequestModel):
         default="balanced",
         description="fast: no rerank; balanced: Cohere (fast, named in `degraded`, when Cohere is unavailable); "
         "thorough: Cohere narrows to 2 x topK, then the LLM decides (LLM-only when Cohere is unavailable, Cohere's "
-        "order when the LLM is).",
+        "order when the LLM is); local: a cross-encoder pulled with `neural-memory models pull` scores each "
+        "candidate on the server's CPU (fast, named in `degraded`, when it was not pulled).",
     )
     rerank_min_score: Annotated[StrictFloat, Field(ge=0.0, le=1.0)] | None = Field(
         default=None,
-        description="Drop reranked results whose relevance (Cohere's score, or the LLM's when it reranked last) "
-        "is below this; default 0.4 for both; no effect without a rerank (fast). Counted in `threshold`.",
+        description="Drop reranked results whose relevance (Cohere's score, the local cross-encoder's, or the "
+        "LLM's when it reranked last) is below this; default 0.4 for Cohere and the LLM, none for local; no effect "
+        "without a rerank (fast). Counted in `threshold`.",
     )
     llm_filter: StrictBool = True
     max_per_session: StrictInt | None = Field(
@@ -357,7 +359,7 @@ class LlmStatus(WireModel):
     notes: list[str] = Field(default_factory=list, description="What the gate did short of the design, and why.")
 
 
-RerankProvider = Literal["cohere", "llm", "cohere+llm"]
+RerankProvider = Literal["cohere", "llm", "cohere+llm", "local"]
 
 
 class RerankStatus(WireModel):
@@ -365,7 +367,8 @@ class RerankStatus(WireModel):
 
     mode: RerankMode
     provider: RerankProvider | None = Field(
-        description="cohere (balanced), cohere+llm (thorough), llm (thorough without Cohere), or null (fast)."
+        description="cohere (balanced), cohere+llm (thorough), llm (thorough without Cohere), local (the pulled "
+        "cross-encoder), or null (fast)."
     )
 
 

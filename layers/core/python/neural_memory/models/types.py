@@ -57,7 +57,7 @@ Tier = Literal["A", "C", "E"]
 # What ``expand`` rebuilds for each search result: the whole observation (a chat turn, a PR, a note).
 Expand = Literal["observation"]
 SearchMode = Literal["hybrid", "semantic", "keyword"]
-RerankMode = Literal["fast", "balanced", "thorough"]
+RerankMode = Literal["fast", "balanced", "thorough", "local"]
 BypassReason = Literal["small_result_set", "disabled", "not_configured", "error", "timeout"]
 
 MAX_FILTER_VALUES = 50

@@ -10,8 +10,8 @@ every ``recency_half_life_days``; then the tier boost (the largest one for a typ
 names, ``named_types.py``), divided by the largest boost so ``final`` stays in [0, 1]; equal
 scores put the newer observation first. When the gate runs, ``final = 0.6 llm + 0.4 vector`` (the fused score stands in
 for a result that has no vector score, e.g. E tier); when a reranker runs, ``final`` is its score
-(Cohere's relevance, or the same blend for the LLM). Every fallback is recorded in ``degraded`` or
-``llm.reason``, logged and counted; no provider is called twice in one search.
+(Cohere's relevance, the local cross-encoder's, or the same blend for the LLM). Every fallback is
+recorded in ``degraded`` or ``llm.reason``, logged and counted; no provider is called twice in one search.
 
 One module (~520 lines) because the stages share one request's state (candidates, timings,
 degraded, the gate's scores the rerank reuses); the providers, fusion and diversity live apart.
@@ -104,6 +104,7 @@ class SearchPipeline:
         scorer: RelevanceScorer | None = None,
         cohere: Reranker | None = None,
         proposer: FilterProposer | None = None,
+        local: Reranker | None = None,
     ) -> None:
         self._store = store
         self._embedder = embedder
@@ -111,6 +112,7 @@ class SearchPipeline:
         self._scorer = scorer
         self._cohere = cohere
         self._proposer = proposer
+        self._local = local  # `rerank: local`; built from the settings on its first use when None
         self._known = KnownValuesCache(store)
 
     def run(self, workspace_id: str, request: SearchRequest, now: datetime) -> SearchOutcome:
@@ -243,9 +245,10 @@ class SearchPipeline:
         counts |= {"llmScored": llm.scored, "llmFiltered": llm.filtered}
         candidates, provider, rerank_floor = self._rerank(request, candidates, degraded, timer, llm)
         if rerank_floor is not None:
-            # The floor is on the last reranker's relevance: Cohere's score, or the LLM's (the gate's cut).
+            # The floor is on the last reranker's relevance: Cohere's or the cross-encoder's score, or
+            # the LLM's (the gate's cut).
             def relevance(c: Candidate) -> float:
-                return (c.llm if provider != "cohere" else c.rerank) or 0.0
+                return (c.rerank if provider in ("cohere", "local") else c.llm) or 0.0
 
             kept_above = [c for c in candidates if relevance(c) >= rerank_floor]
             threshold = threshold.model_copy(
@@ -383,7 +386,8 @@ class SearchPipeline:
         timer: StageTimer,
         llm: LlmStatus,
     ) -> tuple[list[Candidate], RerankProvider | None, float | None]:
-        """Rerank by mode, calling each provider at most once: ``balanced`` is Cohere, else fast;
+        """Rerank by mode, calling each provider at most once: ``local`` is the pulled
+        cross-encoder, else fast; ``balanced`` is Cohere, else fast;
         ``thorough`` is Cohere (keeping 2 x topK) then the LLM, the LLM alone without Cohere, and
         Cohere's order without the LLM (never a second Cohere call); an LLM that already failed in
         this search is not called again. Returns the candidates, who reranked them, and the
@@ -394,6 +398,14 @@ class SearchPipeline:
             return candidates, None, None
         # With diversity, MMR picks the topK afterwards: it needs more than the topK to pick from.
         keep = request.top_k if request.diversity <= 0 else max(request.top_k, DIVERSITY_HEAD)
+        if mode == "local":
+            try:
+                with timer.stage("rerank"):
+                    by_local = self._local_reranker().rerank(request.query, candidates, keep)
+            except RerankFailed as exc:
+                _degrade(degraded, "local", "fast", str(exc))
+                return candidates, None, None
+            return _ranked(by_local), "local", request.rerank_min_score
         cohere_floor = request.rerank_min_score
         if cohere_floor is None:
             cohere_floor = self._settings.cohere_rerank_min_score
@@ -425,6 +437,22 @@ class SearchPipeline:
             return _ranked(by_cohere[:keep]), "cohere", cohere_floor
         _degrade(degraded, "thorough", "fast", f"{cohere_why}; {llm_why}")
         return candidates, None, None
+
+    def _local_reranker(self) -> Reranker:
+        """The pulled cross-encoder the settings name (``RerankFailed`` when the name is unknown)."""
+        if self._local is None:
+            from neural_memory.providers.hub_models import hub_model
+
+            try:
+                from neural_memory.providers.rerank.cross_encoder import CrossEncoderReranker
+            except ImportError as exc:  # the Lambda layer has no onnxruntime, nor this module
+                raise RerankFailed("no local cross-encoder in this deployment") from exc
+            try:
+                model = hub_model(self._settings.local_reranker, role="rerank")
+            except ConfigurationError as exc:
+                raise RerankFailed(f"NM_LOCAL_RERANKER: {exc}") from exc
+            self._local = CrossEncoderReranker(model, self._settings.data_dir)
+        return self._local
 
     def _llm_rerank(
         self, request: SearchRequest, pool: list[Candidate], keep: int, timer: StageTimer, llm: LlmStatus

@@ -31,12 +31,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     from pydantic import ValidationError
 
-    from neural_memory.errors import StoreModelMismatch
+    from neural_memory.errors import ConfigurationError
 
     try:
         result: int = args.func(args)
-    except StoreModelMismatch as exc:  # the store was built by another model: say which command fixes it
-        print(f"error: {exc}", file=sys.stderr)
+    except ConfigurationError as exc:  # e.g. the store was built by another model, a model not pulled:
+        print(f"error: {exc}", file=sys.stderr)  # the message names the command that fixes it
         return 2
     except ValidationError as exc:
         if exc.title != "Settings":

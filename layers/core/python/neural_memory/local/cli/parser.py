@@ -15,6 +15,7 @@ from neural_memory.local.cli.commands.history import cmd_import_git, cmd_import_
 from neural_memory.local.cli.commands.ingest import cmd_ingest, cmd_replay
 from neural_memory.local.cli.commands.keys import cmd_keys_create, cmd_keys_revoke
 from neural_memory.local.cli.commands.mcp import cmd_mcp
+from neural_memory.local.cli.commands.models import cmd_models_list, cmd_models_pull
 from neural_memory.local.cli.commands.openapi import cmd_openapi
 from neural_memory.local.cli.commands.purge import cmd_purge
 from neural_memory.local.cli.commands.reindex import cmd_reindex
@@ -253,7 +254,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--mode", default="hybrid", choices=["hybrid", "semantic", "keyword"], help="retrieval (default hybrid)"
     )
     evaluate.add_argument(
-        "--rerank", default="fast", choices=["fast", "balanced", "thorough"], help="rerank mode (default fast)"
+        "--rerank",
+        default="fast",
+        choices=["fast", "balanced", "thorough", "local"],
+        help="rerank mode (default fast; local: the cross-encoder `models pull` fetched)",
     )
     evaluate.add_argument("--split", default="test", help="qrels file to score (tune on train, report test)")
     evaluate.add_argument("--json", action="store_true", help="print only the JSON line")
@@ -271,6 +275,22 @@ def build_parser() -> argparse.ArgumentParser:
     eval_history.add_argument("--json", action="store_true", help="print only the JSON line")
     data_dir(eval_history)
     eval_history.set_defaults(func=cmd_eval_history)
+
+    models = commands.add_parser(
+        "models", help="local models: the bundled ones, and stronger ones pulled from the public model hub"
+    ).add_subparsers(dest="models_command", required=True)
+    models_list = models.add_parser("list", help="every local model, where it comes from, pulled or not, in use")
+    models_list.add_argument("--data-dir", help="the data folder (env NM_DATA_DIR, default .neural-memory)")
+    models_list.set_defaults(func=cmd_models_list)
+    models_pull = models.add_parser(
+        "pull", help="download a model from the hub into the data folder, checking each file's pinned sha256"
+    )
+    models_pull.add_argument("name", help="a model `models list` shows as pullable")
+    models_pull.add_argument("--data-dir", help="the data folder (env NM_DATA_DIR, default .neural-memory)")
+    models_pull.add_argument(
+        "--hub-url", help="the hub's address (env NM_MODEL_HUB_URL, default https://huggingface.co): a mirror"
+    )
+    models_pull.set_defaults(func=cmd_models_pull)
 
     openapi = commands.add_parser("openapi", help="print the OpenAPI document")
     openapi.set_defaults(func=cmd_openapi)

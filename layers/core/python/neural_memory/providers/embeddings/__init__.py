@@ -19,7 +19,9 @@ def build_embedder(settings: Settings) -> Embedder | None:
         from neural_memory.providers.embeddings.onnx_local import OnnxLocalEmbedder
 
         return OnnxLocalEmbedder(
-            documents_yield_to_queries=settings.documents_yield_to_queries, model=settings.local_model
+            documents_yield_to_queries=settings.documents_yield_to_queries,
+            model=settings.local_model,
+            data_dir=settings.data_dir,
         )
     if settings.embedder == "cohere":
         from neural_memory.providers.embeddings.cohere import CohereEmbedder

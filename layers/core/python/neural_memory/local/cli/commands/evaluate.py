@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,6 +21,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     line is one JSON object."""
     from neural_memory.observability import logger
 
+    if args.rerank == "local" and (missing := _local_reranker_missing(args)):
+        print(f"error: --rerank local: {missing}", file=sys.stderr)  # not a run of fast under another name
+        return 2
     previous = logger.log_level
     if not (os.getenv("POWERTOOLS_LOG_LEVEL") or os.getenv("LOG_LEVEL")):
         logger.setLevel(logging.WARNING)  # a "search complete" line per search would bury the report
@@ -27,6 +31,19 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return _evaluate(args)
     finally:
         logger.setLevel(previous)  # the CLI may run inside another program (its tests do)
+
+
+def _local_reranker_missing(args: argparse.Namespace) -> str | None:
+    """Why the local cross-encoder cannot serve ``--rerank local`` (not pulled, unknown), or None."""
+    from neural_memory.errors import ConfigurationError
+    from neural_memory.providers.hub_models import hub_model, pulled_folder
+
+    settings = cli_settings(args)
+    try:
+        pulled_folder(settings.data_dir, hub_model(settings.local_reranker, role="rerank"))
+    except ConfigurationError as exc:
+        return str(exc)
+    return None
 
 
 def _evaluate(args: argparse.Namespace) -> int:
