@@ -32,7 +32,9 @@ LONG = " ".join(f"Sentence {i} of the incident review explains the rollback of r
 
 
 def _service(client: OpenSearch, embedder: Any, settings: Settings, at: datetime = NOW) -> Service:
-    return Service(OpenSearchStore(client, ALIAS, refresh="true"), embedder, settings, clock=lambda: at)
+    return Service(
+        OpenSearchStore(client, ALIAS, refresh="true", single_index=True), embedder, settings, clock=lambda: at
+    )
 
 
 def _reindexer(service: Service, admin: OpenSearchAdmin, batch_size: int = 100) -> Reindexer:
