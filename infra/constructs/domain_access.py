@@ -27,14 +27,17 @@ Grant = tuple[tuple[str, ...], tuple[str, ...]]  # (actions, paths under the dom
 def grants(index: str, access: Access) -> list[Grant]:
     """What ``access`` allows on ``index``.
 
-    read: search and read documents (search, answer); write: also bulk writes and deletes by
-    query (observations, ingest), and a workspace's index created at its first write; admin (maintenance): create and check the index and keep its
-    replica count; purge, which finds what the expired observations superseded and marks it
-    current again (search, bulk); reindex into a new physical index ``<index>-NNNNNN`` and swap
-    the alias. No grant deletes an index by its path (old ones are dropped by an operator, on
-    request); but the swap's ``POST /_aliases`` is at the domain's root, and IAM cannot scope a
-    request body, so that one grant would let the maintenance role move any alias (or remove an
-    index through it): the code only ever names this index's alias and versions.
+    ``index`` is the prefix of the workspace indices (``<index>-ws-*``). read: search and read
+    documents (search, answer); write: also bulk writes and deletes by query (observations,
+    ingest), and a workspace's index created from the template at its first write; admin
+    (maintenance): put the template, create and check each workspace's index and keep its replica
+    count; purge, which finds what the expired observations superseded and marks it current again
+    (search, bulk); reindex into a new physical index ``<alias>-NNNNNN`` and swap the alias; copy
+    the single index of earlier versions (``<index>``, ``<index>-NNNNNN``). No grant deletes an
+    index by its path (old ones are dropped by an operator, on request); but the swap's
+    ``POST /_aliases`` is at the domain's root, and IAM cannot scope a request body, so that one
+    grant would let the maintenance role move any alias (or remove an index through it): the code
+    only ever names these indices' aliases and versions.
     """
     workspaces = f"{index}-ws-*"  # every workspace's alias and physical indices, and the one over all
     template = f"_index_template/{index}-ws"  # the workspace indices' settings and mapping
