@@ -1,6 +1,7 @@
 """The OpenSearch index lifecycle: versioned physical indices behind one alias.
 
-Every reader and writer names the alias (``Settings.opensearch_index``); the documents live in a
+Every reader and writer names the alias (each workspace's: ``workspace_indices``; the single
+index of earlier versions was ``Settings.opensearch_index`` itself); the documents live in a
 physical index ``<alias>-NNNNNN`` whose mapping ``_meta`` records the schema version, the
 embedding model and its dimension. A new model or mapping means a new physical index, built
 while the old one keeps answering (``neural_memory.stores.opensearch.reindex``) and swapped in behind the alias in

@@ -12,12 +12,16 @@
 - Scores follow the ``Store`` contract: faiss inner-product ``_score`` is mapped back to cosine
   (``score - 1`` above 1, ``1 - 1/score`` below) and clipped to [0, 1]; BM25 is divided by the
   query's best.
-- The store is given the alias of the live index; creating, checking and replacing physical
-  indices behind it is ``index.OpenSearchAdmin``'s (the maintenance function, ``serve``
-  and ``neural-memory reindex``), never a constructor's.
+- An index per workspace (``workspace_indices``: its BM25 statistics are that workspace's
+  alone): the store is given the prefix and names each workspace's alias; a workspace's first
+  write creates its index from the bootstrap's template, and the maintenance across workspaces
+  goes through the alias over all of them. The workspace filter stays in every query all the
+  same. Checking and replacing physical indices behind an alias is ``index.OpenSearchAdmin``'s
+  (the maintenance function, ``serve`` and ``neural-memory reindex``), never a constructor's.
 
 Beside it in this folder: the index mapping (``mapping.py``), the query dialect (``dsl.py``), error
-translation (``errors.py``), the client (``client.py``), index admin (``index.py``) and reindex.
+translation (``errors.py``), the client (``client.py``), index admin (``index.py``), the workspace
+indices (``workspace_indices.py``), reindex and the migration from one index (``migration.py``).
 This module stays one (~670 lines) because it is one cohesive thing: the ``Store`` port's
 OpenSearch implementation, a single class whose methods share its bulk-write and request helpers.
 """
