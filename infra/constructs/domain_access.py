@@ -65,7 +65,7 @@ def grants(index: str, access: Access) -> list[Grant]:
         (("es:ESHttpPost", "es:ESHttpPut"), (f"{workspaces}/_bulk",)),
         (("es:ESHttpPost",), (f"{workspaces}/_delete_by_query",)),
         # A workspace's first write creates its index from the template (the bootstrap's)
-        (("es:ESHttpPut",), (workspaces,)),
+        (("es:ESHttpHead", "es:ESHttpPut"), (workspaces,)),
         (("es:ESHttpGet",), (template,)),
     ]
 

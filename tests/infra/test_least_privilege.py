@@ -67,7 +67,7 @@ def test_opensearch_grants_are_least_privilege(dev: Template) -> None:
         assert {p for _, p in grants[name] if p.startswith("neural-memory-ws-*/")} == {
             f"neural-memory-ws-*/{path}" for path in READ_PATHS | {"_bulk", "_delete_by_query"}
         }, name
-        assert ("es:ESHttpPut", "neural-memory-ws-*") in grants[name]
+        assert {("es:ESHttpHead", "neural-memory-ws-*"), ("es:ESHttpPut", "neural-memory-ws-*")} <= set(grants[name])
         assert ("es:ESHttpGet", "_index_template/neural-memory-ws") in grants[name]
         assert not [(a, p) for a, p in grants[name] if a == "es:ESHttpPut" and "_index_template" in p], name
     assert ("es:ESHttpPut", "neural-memory") in grants["maintenance"]

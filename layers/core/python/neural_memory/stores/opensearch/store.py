@@ -147,13 +147,13 @@ class OpenSearchStore:
             return outcome
         firsts = [doc_id(workspace_id, item.record.id, 0) for item in items]
         index = self._index_of(workspace_id)
-        found = self._call(self._client.mget, index=index, body={"ids": firsts}, _source=bool(expected))
         if not self._single and index not in self._created:
-            # The workspace's first write creates its index (a missing one answers each id with
-            # index_not_found); never the auto-created index a write to the alias would make.
-            if any("index_not_found" in json.dumps(doc.get("error")) for doc in found["docs"]):
+            # The workspace's first write creates its index (checked once per process), never the
+            # index a write to a missing alias would auto-create under the alias's name.
+            if not self._call(self._client.indices.exists, index=index):
                 self._call(self._indices.create, workspace_id=workspace_id)
             self._created.add(index)
+        found = self._call(self._client.mget, index=index, body={"ids": firsts}, _source=bool(expected))
         existing = {doc["_id"] for doc in found["docs"] if doc.get("found")}
         owner: dict[str, str] = {}  # document id -> observation id
         if expected:
@@ -1057,7 +1057,15 @@ class OpenSearchStore:
         except (OsConnectionError, ConnectionTimeout) as exc:
             raise BackendUnavailable(f"OpenSearch unreachable: {type(exc).__name__}") from exc
         except TransportError as exc:
+            if getattr(method, "__name__", "") == "mget" and not self._single and _index_missing(exc):
+                # mget takes no ignore_unavailable: a workspace without an index holds none of these
+                return {"docs": [{"_id": _id, "found": False} for _id in kwargs["body"]["ids"]]}
             raise domain_error(exc.status_code, exc.info, str(kwargs.get("index", self._index))) from exc
+
+
+def _index_missing(exc: Any) -> bool:
+    """Whether an error reply says the index (or alias) does not exist."""
+    return bool(exc.status_code == 404 and "index_not_found" in json.dumps(exc.info, default=str))
 
 
 def _observation_of(document_id: str, workspace_id: str) -> str:
