@@ -81,6 +81,21 @@ def test_a_workspaces_first_write_creates_its_index_from_the_template(osmem_url:
     assert indices.create("acme") == ACME and client.indices.get(index=f"{ACME}-*").keys() == {f"{ACME}-000001"}
 
 
+def test_a_domain_that_refuses_an_mget_of_a_missing_index_reads_as_empty(osmem_url: str, settings: Settings) -> None:
+    from tests.helpers.opensearch_faults import FaultyDomain
+
+    # Given a domain that answers an mget naming a missing index with a 404 for the whole request
+    domain = FaultyDomain(osmem_url, max_body=10_000_000, mget_404=True)
+    client = OpenSearch(hosts=[domain.url])
+    WorkspaceIndices(client, PREFIX, replicas=0).put_template(64, HashEmbedder().model_id)
+    svc = _service(client, settings)
+    # Then a workspace that never wrote holds nothing (no error), and its first write creates its index
+    assert svc.store.get("acme", "a1") is None and svc.store.get_many("acme", ["a1", "a2"]) == {}
+    assert svc.index("acme", [note("a1", "deploy note")]).created == ["a1"]
+    assert svc.store.get("acme", "a1") is not None
+    domain.shutdown()
+
+
 def test_the_workspace_filter_still_guards_each_index(osmem_url: str, settings: Settings) -> None:
     client = OpenSearch(hosts=[osmem_url])
     WorkspaceIndices(client, PREFIX, replicas=0).put_template(64, HashEmbedder().model_id)
