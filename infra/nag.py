@@ -36,15 +36,20 @@ _DEV_ONLY = {
 
 
 def _versioned_index_paths(domain_name: str, index: str) -> dict[str, str]:
-    """The maintenance role's grants on ``<index>-*``: the versioned physical indices behind the
-    alias, whose numbers a reindex chooses at run time."""
+    """The grants on ``<index>-*``: the versioned physical indices behind the alias, whose numbers
+    a reindex chooses at run time, and the index of each workspace, named at its first write."""
     domain = f"arn:<AWS::Partition>:es:<AWS::Region>:<AWS::AccountId>:domain/{domain_name}"
+    reason = (
+        f"The index's versioned physical indices ({index}-000001, -000002, ...) behind its alias, and "
+        f"one index per workspace ({index}-ws-<workspace>-<digest>, its own BM25 statistics): a reindex "
+        "creates the next version, a workspace's first write its index, at run time."
+    )
     return {
-        f"AwsSolutions-IAM5[Resource::{domain}/{path}]": "The index's versioned physical indices "
-        f"({index}-000001, -000002, ...) behind its alias: a reindex creates the next one at run time."
-        for _, paths in grants(index, "admin")
+        f"AwsSolutions-IAM5[Resource::{domain}/{path}]": reason
+        for access in ("read", "write", "admin")
+        for _, paths in grants(index, access)  # type: ignore[arg-type]
         for path in paths
-        if path.startswith(f"{index}-*")
+        if "*" in path
     }
 
 

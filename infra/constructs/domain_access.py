@@ -3,7 +3,10 @@ function role's identity policy, and as the domain's resource-based access polic
 denies every other principal (an account principal holding ``es:*`` cannot read workspaces).
 
 ``es:ESHttp*`` resources are ``<domain ARN>/<request path>``; the store puts the index in every
-path (``/<index>/_msearch``, ``/<index>/_bulk``, ...) so grants are scoped to it.
+path (``/<index>/_msearch``, ``/<index>/_bulk``, ...) so grants are scoped to it. Each workspace
+has an index of its own (``<index>-ws-<slug>-<digest>``, named at its first write), so the grants
+name the pattern ``<index>-ws-*``; which workspace a request may touch is the store's check (one
+function serves every workspace), as it was with one index.
 """
 
 from __future__ import annotations
@@ -24,33 +27,46 @@ Grant = tuple[tuple[str, ...], tuple[str, ...]]  # (actions, paths under the dom
 def grants(index: str, access: Access) -> list[Grant]:
     """What ``access`` allows on ``index``.
 
-    read: search and read documents (search, answer); write: also bulk writes and deletes by
-    query (observations, ingest); admin (maintenance): create and check the index and keep its
-    replica count; purge, which finds what the expired observations superseded and marks it
-    current again (search, bulk); reindex into a new physical index ``<index>-NNNNNN`` and swap
-    the alias. No grant deletes an index by its path (old ones are dropped by an operator, on
-    request); but the swap's ``POST /_aliases`` is at the domain's root, and IAM cannot scope a
-    request body, so that one grant would let the maintenance role move any alias (or remove an
-    index through it): the code only ever names this index's alias and versions.
+    ``index`` is the prefix of the workspace indices (``<index>-ws-*``). read: search and read
+    documents (search, answer); write: also bulk writes and deletes by query (observations,
+    ingest), and a workspace's index created from the template at its first write; admin
+    (maintenance): put the template, create and check each workspace's index and keep its replica
+    count; purge, which finds what the expired observations superseded and marks it current again
+    (search, bulk); reindex into a new physical index ``<alias>-NNNNNN`` and swap the alias; copy
+    the single index of earlier versions (``<index>``, ``<index>-NNNNNN``). No grant deletes an
+    index by its path (old ones are dropped by an operator, on request); but the swap's
+    ``POST /_aliases`` is at the domain's root, and IAM cannot scope a request body, so that one
+    grant would let the maintenance role move any alias (or remove an index through it): the code
+    only ever names these indices' aliases and versions.
     """
+    workspaces = f"{index}-ws-*"  # every workspace's alias and physical indices, and the one over all
+    template = f"_index_template/{index}-ws"  # the workspace indices' settings and mapping
     if access == "admin":
-        own = (index, f"{index}-*")  # the alias, and the versioned physical indices behind it
+        # The single index of earlier versions (migrated from), the versioned physical indices
+        # behind it, and every workspace index (``<index>-ws-*`` is within ``<index>-*``)
+        own = (index, f"{index}-*")
         return [
             (("es:ESHttpHead", "es:ESHttpGet", "es:ESHttpPut"), own),
             (("es:ESHttpGet",), (f"{index}/_alias",)),
+            # The bootstrap lists the workspaces' aliases and puts their template
+            (("es:ESHttpHead", "es:ESHttpGet"), (f"_alias/{workspaces}",)),
+            (("es:ESHttpGet", "es:ESHttpPut"), (template,)),
             (("es:ESHttpGet", "es:ESHttpPut"), tuple(f"{i}/{p}" for i in own for p in ("_mapping", "_settings"))),
             # The reindex's swap: the one request that moves an alias atomically is at the root.
             (("es:ESHttpPost",), ("_aliases",)),
             (("es:ESHttpGet", "es:ESHttpPost"), tuple(f"{i}/{p}" for i in own for p in _ADMIN_POST_PATHS)),
             (("es:ESHttpPost", "es:ESHttpPut"), tuple(f"{i}/_bulk" for i in own)),
         ]
-    read: list[Grant] = [(("es:ESHttpGet", "es:ESHttpPost"), tuple(f"{index}/{path}" for path in _READ_PATHS))]
+    read: list[Grant] = [(("es:ESHttpGet", "es:ESHttpPost"), tuple(f"{workspaces}/{path}" for path in _READ_PATHS))]
     if access == "read":
         return read
     return [
         *read,
-        (("es:ESHttpPost", "es:ESHttpPut"), (f"{index}/_bulk",)),
-        (("es:ESHttpPost",), (f"{index}/_delete_by_query",)),
+        (("es:ESHttpPost", "es:ESHttpPut"), (f"{workspaces}/_bulk",)),
+        (("es:ESHttpPost",), (f"{workspaces}/_delete_by_query",)),
+        # A workspace's first write creates its index from the template (the bootstrap's)
+        (("es:ESHttpHead", "es:ESHttpPut"), (workspaces,)),
+        (("es:ESHttpGet",), (template,)),
     ]
 
 

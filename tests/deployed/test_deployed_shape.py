@@ -592,17 +592,18 @@ def _post(stack: DeployedStack, body: Any, cohere: CohereStandIn, label: str) ->
     return answer
 
 
-def _claim_older_schema(stack: DeployedStack) -> str:
-    """Make the live index say it was built for the schema before this one, as the next change
-    that cannot be made in place (a field's type, the analyzer) will: the next bootstrap reindexes
-    for the same model. Returns the live index."""
+def _claim_older_schema(stack: DeployedStack) -> list[str]:
+    """Make every workspace's live index say it was built for the schema before this one, as the
+    next change that cannot be made in place (a field's type, the analyzer) will: the next
+    bootstrap reindexes them for the same model. Returns the live indices."""
     from opensearchpy import OpenSearch
 
     client = OpenSearch(hosts=[stack.opensearch_upstream])
-    live = str(next(iter(client.indices.get_alias(index="neural-memory"))))
-    meta = client.indices.get_mapping(index=live)[live]["mappings"]["_meta"]
-    client.indices.put_mapping(index=live, body={"_meta": {**meta, "schema_version": SCHEMA_VERSION - 1}})
-    return live
+    lives = sorted(client.indices.get_alias(index="neural-memory-ws-all"))
+    for live in lives:
+        meta = client.indices.get_mapping(index=live)[live]["mappings"]["_meta"]
+        client.indices.put_mapping(index=live, body={"_meta": {**meta, "schema_version": SCHEMA_VERSION - 1}})
+    return lives
 
 
 def test_unchanged_content_is_never_sent_to_cohere_again(deployed: DeployedStack) -> None:
@@ -634,7 +635,7 @@ def test_unchanged_content_is_never_sent_to_cohere_again(deployed: DeployedStack
         assert hits == [0, len(embedded)]
         passages += embedded
         # When a deploy changes the mapping and the bootstrap reindexes for the same model
-        live = _claim_older_schema(deployed)
+        lives = _claim_older_schema(deployed)
         reply = deployed.invoke(
             "maintenance",
             "CloudFormation Update (index bootstrap, same model, mapping changed)",
@@ -643,7 +644,8 @@ def test_unchanged_content_is_never_sent_to_cohere_again(deployed: DeployedStack
         )
         answer = deployed.cloudformation.seen[-1]
         assert "errorType" not in reply and answer["Status"] == "SUCCESS", (reply, answer)
-        assert f"{live} -> " in answer["Data"]["Outcome"] and "swapped in" in answer["Data"]["Outcome"], answer
+        assert lives and all(f"{live} -> " in answer["Data"]["Outcome"] for live in lives), answer
+        assert answer["Data"]["Outcome"].count("swapped in") == len(lives), answer
         # Then every vector was copied: Cohere was not called
         assert len(cohere.documents()) == len(passages)
         # When one sentence of the note changes, Then only the passages holding it are embedded
@@ -668,10 +670,10 @@ def test_the_daily_purge_and_the_stack_deletion(deployed: DeployedStack) -> None
     assert "errorType" not in reply and deployed.cloudformation.seen[-1]["Status"] == "SUCCESS"
 
 
-def test_a_model_change_reindexes_behind_the_alias_at_deploy(deployed: DeployedStack) -> None:
+def test_a_model_change_reindexes_each_workspace_behind_its_alias_at_deploy(deployed: DeployedStack) -> None:
     # Given the index the first bootstrap built, and a schedule run that finds nothing to resume
     resumed = deployed.invoke("maintenance", "EventBridge schedule (reindex resume)", load_event("schedule/reindex"))
-    assert resumed.get("result") == {"outcome": "ok"}, resumed
+    assert resumed.get("result") == {"outcome": "template ok; workspace indices 2 ok"}, resumed  # acme, beta
     # When a deploy changes the embedding model (here: to none) and the bootstrap runs again
     reply = deployed.invoke(
         "maintenance",
@@ -684,7 +686,8 @@ def test_a_model_change_reindexes_behind_the_alias_at_deploy(deployed: DeployedS
     assert "errorType" not in reply, reply
     answer = deployed.cloudformation.seen[-1]
     assert answer["Status"] == "SUCCESS", answer
-    assert re.search(r"-> neural-memory-\d{6}", answer["Data"]["Outcome"]) and "swapped in" in answer["Data"]["Outcome"]
+    assert re.search(r"-> neural-memory-ws-[a-z0-9-]+-[0-9a-f]{16}-\d{6}", answer["Data"]["Outcome"]), answer
+    assert "swapped in" in answer["Data"]["Outcome"], answer
 
 
 def test_every_opensearch_request_was_allowed_by_the_signers_grants(deployed: DeployedStack) -> None:

@@ -1,6 +1,8 @@
 """A real HTTP hop in front of osmem-server that answers as an AWS domain does where osmem cannot
-be told to: 413 for a request over the domain's size limit (before reading it on), and a 400 for
-each bulk item whose document carries a marker (the item is not written, the rest are). The
+be told to: 413 for a request over the domain's size limit (before reading it on), a 400 for
+each bulk item whose document carries a marker (the item is not written, the rest are), and, with
+``mget_404``, a whole-request 404 for an mget naming a missing index (where osmem answers each id
+with the error). The
 store's client and code run unchanged; only the server's answers are shaped."""
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ class FaultyDomain(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, upstream: str, max_body: int) -> None:
+    def __init__(self, upstream: str, max_body: int, *, mget_404: bool = False) -> None:
         domain = self
         self.requests_too_large = 0
 
@@ -50,9 +52,13 @@ class FaultyDomain(ThreadingHTTPServer):
                 request = urllib.request.Request(upstream + self.path, data=body, method=self.command, headers=headers)
                 try:
                     with urllib.request.urlopen(request, timeout=30) as reply:
-                        self._answer(
-                            reply.status, reply.read(), reply.headers.get("Content-Type") or "application/json"
-                        )
+                        payload = reply.read()
+                        docs = json.loads(payload).get("docs", []) if self.path.split("?")[0].endswith("/_mget") else []
+                        missing = [d["error"] for d in docs if "index_not_found" in json.dumps(d.get("error"))]
+                        if mget_404 and missing:
+                            self._answer(404, json.dumps({"error": missing[0], "status": 404}).encode())
+                            return
+                        self._answer(reply.status, payload, reply.headers.get("Content-Type") or "application/json")
                 except urllib.error.HTTPError as error:
                     self._answer(error.code, error.read(), error.headers.get("Content-Type") or "application/json")
 

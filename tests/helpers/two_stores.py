@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from neural_memory.service import Service
-from neural_memory.stores.opensearch.index import OpenSearchAdmin
 from neural_memory.stores.opensearch.store import OpenSearchStore
+from neural_memory.stores.opensearch.workspace_indices import WorkspaceIndices
 from neural_memory.stores.sqlite.store import SqliteStore
 from opensearchpy import OpenSearch
 
@@ -29,6 +29,7 @@ def svc(request: pytest.FixtureRequest, settings: Settings) -> Service:
         store: Any = SqliteStore(settings.sqlite_path)
     else:
         client = OpenSearch(hosts=[request.getfixturevalue("osmem_url")])
-        assert OpenSearchAdmin(client, INDEX).ensure_index(embedder.dimension, embedder.model_id) == "created"
+        # The bootstrap's template: each workspace's index is created from it on its first write
+        assert WorkspaceIndices(client, INDEX).put_template(embedder.dimension, embedder.model_id) == "template created"
         store = OpenSearchStore(client, INDEX, refresh="true")
     return Service(store, embedder, settings, clock=lambda: NOW)

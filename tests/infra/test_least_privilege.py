@@ -59,16 +59,30 @@ def _opensearch_grants(template: Template, role: str) -> list[tuple[str, str]]:
 def test_opensearch_grants_are_least_privilege(dev: Template) -> None:
     grants = {name: _opensearch_grants(dev, role_of(f)) for name, f in functions(dev).items()}
     assert grants["authorizer"] == []
-    for name in ("search", "answer"):  # read-only: searches and reads, on the index's read paths
+    for name in ("search", "answer"):  # read-only: searches and reads, on the workspace indices' read paths
         assert grants[name] and all(a in {"es:ESHttpGet", "es:ESHttpPost"} for a, _ in grants[name]), name
-        assert {p.split("/", 1)[1] for _, p in grants[name]} == READ_PATHS, name
+        assert {p for _, p in grants[name]} == {f"neural-memory-ws-*/{path}" for path in READ_PATHS}, name
     for name in ("observations", "ingest"):
-        assert {p.split("/", 1)[1] for _, p in grants[name]} == READ_PATHS | {"_bulk", "_delete_by_query"}, name
+        # also writes, and a workspace's index created from the template at its first write
+        assert {p for _, p in grants[name] if p.startswith("neural-memory-ws-*/")} == {
+            f"neural-memory-ws-*/{path}" for path in READ_PATHS | {"_bulk", "_delete_by_query"}
+        }, name
+        assert {("es:ESHttpHead", "neural-memory-ws-*"), ("es:ESHttpPut", "neural-memory-ws-*")} <= set(grants[name])
+        assert ("es:ESHttpGet", "_index_template/neural-memory-ws") in grants[name]
+        assert not [(a, p) for a, p in grants[name] if a == "es:ESHttpPut" and "_index_template" in p], name
     assert ("es:ESHttpPut", "neural-memory") in grants["maintenance"]
+    assert ("es:ESHttpPut", "_index_template/neural-memory-ws") in grants["maintenance"]
     everything = [pair for pairs in grants.values() for pair in pairs]
     assert not [a for a, _ in everything if a in {"es:ESHttpDelete", "es:ESHttpPatch", "es:ESHttp*"}]
-    # never another index; at the domain's root only the maintenance's atomic alias swap
-    assert [(a, p) for a, p in everything if not p.startswith("neural-memory")] == [("es:ESHttpPost", "_aliases")]
+    # never another index; at the domain's root only the maintenance's atomic alias swap, and the
+    # workspace indices' template and aliases
+    assert {(a, p) for a, p in everything if not p.startswith("neural-memory")} == {
+        ("es:ESHttpPost", "_aliases"),
+        ("es:ESHttpGet", "_index_template/neural-memory-ws"),
+        ("es:ESHttpPut", "_index_template/neural-memory-ws"),
+        ("es:ESHttpGet", "_alias/neural-memory-ws-*"),
+        ("es:ESHttpHead", "_alias/neural-memory-ws-*"),
+    }
     assert ("es:ESHttpPost", "_aliases") in grants["maintenance"]
 
 

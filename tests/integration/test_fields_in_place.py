@@ -15,9 +15,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from neural_memory.errors import ConfigurationError
 from neural_memory.models import SearchRequest
+from neural_memory.service import Service
 from neural_memory.stores.opensearch.index import OpenSearchAdmin
 from neural_memory.stores.opensearch.mapping import ADDED_IN_PLACE, SCHEMA_VERSION, index_body
 from neural_memory.stores.opensearch.reindex import bootstrap
+from neural_memory.stores.opensearch.store import OpenSearchStore
+from neural_memory.stores.opensearch.workspace_indices import all_alias, workspace_alias
 from opensearchpy import OpenSearch
 
 from tests.helpers.fakes import HashEmbedder
@@ -32,16 +35,22 @@ pytestmark = pytest.mark.integration
 WS = "acme"
 
 
-def _deployed_index(client: OpenSearch, model_id: str, dimension: int = 64) -> str:
+def _deployed_index(client: OpenSearch, model_id: str, dimension: int = 64, *, workspace: str | None = None) -> str:
     """The live index as an existing deployment has it: schema version 3's strict mapping, without
-    any of the fields added in place since."""
+    any of the fields added in place since; the single index, or ``workspace``'s own."""
     body = index_body(dimension, model_id, replicas=0)
     for name in ADDED_IN_PLACE:
         del body["mappings"]["properties"][name]
-    name = f"{ALIAS}-000001"
+    aliases = [ALIAS] if workspace is None else [workspace_alias(ALIAS, workspace), all_alias(ALIAS)]
+    name = f"{aliases[0]}-000001"
     client.indices.create(index=name, body=body)
-    client.indices.update_aliases(body={"actions": [{"add": {"index": name, "alias": ALIAS}}]})
+    client.indices.update_aliases(body={"actions": [{"add": {"index": name, "alias": alias}} for alias in aliases]})
     return name
+
+
+def _workspaces_service(client: OpenSearch, embedder: Any, settings: Settings) -> Service:
+    """A service over the index per workspace under the prefix ``ALIAS``."""
+    return Service(OpenSearchStore(client, ALIAS, refresh="true"), embedder, settings, clock=lambda: NOW)
 
 
 def _failure(obs_id: str, build: int) -> Any:
@@ -102,12 +111,12 @@ def test_an_index_of_a_deployment_takes_the_new_fields_at_the_bootstrap_and_ever
 def test_a_bootstrap_that_reindexes_for_another_model_adds_the_fields_to_the_live_index_first(
     osmem_url: str, settings: Settings
 ) -> None:
-    # Given the live index of a deployment, built for another model, holding a note
+    # Given a workspace's live index of a deployment, built for another model, holding a note
     client = OpenSearch(hosts=[osmem_url])
     old = HashEmbedder(dimension=32)
-    live = _deployed_index(client, old.model_id, dimension=32)
-    _service(client, old, settings).index(WS, [note("n1", "deploy note", "the deploy went fine")])
-    admin = OpenSearchAdmin(client, ALIAS, replicas=0)
+    live = _deployed_index(client, old.model_id, dimension=32, workspace=WS)
+    _workspaces_service(client, old, settings).index(WS, [note("n1", "deploy note", "the deploy went fine")])
+    admin = OpenSearchAdmin(client, workspace_alias(ALIAS, WS), replicas=0)
     new = HashEmbedder()
     with pytest.raises(ConfigurationError):
         admin.ensure_index(64, new.model_id)  # a reindex is needed: nothing added by the check
@@ -116,7 +125,7 @@ def test_a_bootstrap_that_reindexes_for_another_model_adds_the_fields_to_the_liv
     configured = settings.model_copy(
         update={"store": "opensearch", "opensearch_url": osmem_url, "opensearch_index": ALIAS, "opensearch_replicas": 0}
     )
-    service = _service(client, new, configured)
+    service = _workspaces_service(client, new, configured)
     outcome = bootstrap(service, deadline=0.0)
     # Then the live index, which the writers still write to until the swap, took the new fields
     assert f"added {', '.join(sorted(ADDED_IN_PLACE))} to the live index first" in outcome, outcome
@@ -124,5 +133,5 @@ def test_a_bootstrap_that_reindexes_for_another_model_adds_the_fields_to_the_liv
     properties = client.indices.get_mapping(index=live)[live]["mappings"]["properties"]
     assert set(ADDED_IN_PLACE) <= set(properties)
     # And an E write of the old model's writer lands there with its new fields
-    written = _service(client, old, settings).index(WS, [_failure("ci-2", 102)])
+    written = _workspaces_service(client, old, settings).index(WS, [_failure("ci-2", 102)])
     assert not written.failed, written.failed

@@ -48,7 +48,7 @@ def service(domain: FaultyDomain, tmp_path: Path) -> Iterator[Service]:
     embedder = HashEmbedder()
     OpenSearchAdmin(client, "nm").ensure_index(embedder.dimension, embedder.model_id)
     # Requests of up to 40 kB: under the domain's limit, so only a document larger than it is refused
-    store = OpenSearchStore(client, "nm", refresh="true", bulk_max_bytes=40_000)
+    store = OpenSearchStore(client, "nm", refresh="true", bulk_max_bytes=40_000, single_index=True)
     svc = Service(store, embedder, settings, clock=lambda: NOW)
     set_service(svc)
     yield svc

@@ -59,7 +59,7 @@ def store(request: pytest.FixtureRequest, settings: Settings) -> Any:
         return SqliteStore(settings.sqlite_path)
     client = OpenSearch(hosts=[request.getfixturevalue("osmem_url")])
     OpenSearchAdmin(client, "nm-ingest").ensure_index(64, HashEmbedder().model_id)
-    return OpenSearchStore(client, "nm-ingest", refresh="true")
+    return OpenSearchStore(client, "nm-ingest", refresh="true", single_index=True)
 
 
 @pytest.fixture

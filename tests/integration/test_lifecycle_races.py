@@ -298,7 +298,9 @@ def test_a_reindex_gives_older_e_observations_their_recurrence_key(osmem_url: st
     admin = OpenSearchAdmin(client, "nm", replicas=0)
     assert admin.ensure_index(64, HashEmbedder().model_id) == "created"
     recurring = settings.model_copy(update={"embed_recurring_after": 3})
-    old = Service(OpenSearchStore(client, "nm", refresh="true"), HashEmbedder(), recurring, clock=lambda: NOW)
+    old = Service(
+        OpenSearchStore(client, "nm", refresh="true", single_index=True), HashEmbedder(), recurring, clock=lambda: NOW
+    )
     old.index(WS, [failure("e1", 4121), failure("e2", 4122)])
     # Given their documents as a writer before the lifecycle left them: no recurrence key
     for observation_id in ("e1", "e2"):
@@ -308,7 +310,9 @@ def test_a_reindex_gives_older_e_observations_their_recurrence_key(osmem_url: st
     assert old.store.recurrences(WS, [key], 10) == {}
     # When the index is rebuilt (for another model)
     model_b = HashEmbedder(dimension=32)
-    new = Service(OpenSearchStore(client, "nm", refresh="true"), model_b, recurring, clock=lambda: NOW)
+    new = Service(
+        OpenSearchStore(client, "nm", refresh="true", single_index=True), model_b, recurring, clock=lambda: NOW
+    )
     assert Reindexer(new, admin, 100, clock=lambda: NOW + timedelta(minutes=2)).run().swapped
     # Then the copies carry the key, and the next occurrence recurs with them
     assert new.store.recurrences(WS, [key], 10)[key].count == 2

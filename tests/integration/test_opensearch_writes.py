@@ -70,7 +70,7 @@ def test_throttled_items_alone_are_retried(osmem_url: str) -> None:
     client = OpenSearch(hosts=[osmem_url])
     OpenSearchAdmin(client, "nm-w").ensure_index(64, "test-hash-64")
     faulty = FaultyBulk(client, 429)
-    store = OpenSearchStore(faulty, "nm-w", refresh="true")
+    store = OpenSearchStore(faulty, "nm-w", refresh="true", single_index=True)
     # When six observations are upserted
     store.upsert("acme", _items(6))
     # Then the second bulk carried only the three throttled items, and all six are stored
@@ -82,7 +82,7 @@ def test_items_rejected_for_good_fail_alone_with_their_reasons(osmem_url: str) -
     # Given a cluster that refuses half the items of the first bulk request for good (400)
     client = OpenSearch(hosts=[osmem_url])
     OpenSearchAdmin(client, "nm-w").ensure_index(64, "test-hash-64")
-    store = OpenSearchStore(FaultyBulk(client, 400), "nm-w", refresh="true")
+    store = OpenSearchStore(FaultyBulk(client, 400), "nm-w", refresh="true", single_index=True)
     # When four new observations are upserted
     outcome = store.upsert("acme", _items(4))
     # Then the refused ones are reported with the reason, not stored; the others are stored
@@ -97,7 +97,7 @@ def test_bulk_requests_are_split_by_bytes(osmem_url: str) -> None:
     OpenSearchAdmin(client, "nm-w").ensure_index(64, "test-hash-64")
     counting = FaultyBulk(client, 200)
     counting.bulk_calls.append(0)  # pass every call through
-    store = OpenSearchStore(counting, "nm-w", refresh="true", bulk_max_bytes=10_000)
+    store = OpenSearchStore(counting, "nm-w", refresh="true", bulk_max_bytes=10_000, single_index=True)
     items = [
         prepare(note(f"n{i}", f"acme note {i}", "word " * 600), now=NOW, policy=DEFAULT_POLICY, ttl_days=7)
         for i in range(6)
@@ -135,7 +135,7 @@ def test_a_purge_larger_than_one_slice_completes(osmem_url: str) -> None:
     # Given 7 expired observations of 1..2 chunks each, and a store that deletes 3 chunks per request
     client = OpenSearch(hosts=[osmem_url])
     OpenSearchAdmin(client, "nm-w").ensure_index(64, "test-hash-64")
-    store = OpenSearchStore(client, "nm-w", refresh="true", purge_slice=3)
+    store = OpenSearchStore(client, "nm-w", refresh="true", purge_slice=3, single_index=True)
     expired = [note(f"old{i}", f"old note {i}", "word " * (300 * (i % 2)), tier="C") for i in range(7)]
     store.upsert("acme", [prepare(o, now=NOW, policy=DEFAULT_POLICY, ttl_days=7) for o in expired])
     store.upsert("acme", _items(2))  # not expired

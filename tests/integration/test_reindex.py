@@ -14,6 +14,7 @@ from neural_memory.service import Service
 from neural_memory.stores.opensearch.index import OpenSearchAdmin, ReindexBusy
 from neural_memory.stores.opensearch.reindex import Reindexer, bootstrap
 from neural_memory.stores.opensearch.store import OpenSearchStore
+from neural_memory.stores.opensearch.workspace_indices import workspace_alias
 from opensearchpy import OpenSearch
 
 from tests.helpers.fakes import HashEmbedder
@@ -32,7 +33,9 @@ LONG = " ".join(f"Sentence {i} of the incident review explains the rollback of r
 
 
 def _service(client: OpenSearch, embedder: Any, settings: Settings, at: datetime = NOW) -> Service:
-    return Service(OpenSearchStore(client, ALIAS, refresh="true"), embedder, settings, clock=lambda: at)
+    return Service(
+        OpenSearchStore(client, ALIAS, refresh="true", single_index=True), embedder, settings, clock=lambda: at
+    )
 
 
 def _reindexer(service: Service, admin: OpenSearchAdmin, batch_size: int = 100) -> Reindexer:
@@ -169,12 +172,24 @@ def test_a_deadline_stops_between_batches_and_the_bootstrap_resumes(
     report = _reindexer(new, admin).run(deadline=0.0)
     assert not report.swapped and report.copied == 0 and "run again to resume" in report.summary()
     assert admin.live() == "nm-000001" and _found(old, "acme", "deploy") >= {"a1"}
-    # When the maintenance schedule's bootstrap runs with time enough, Then it finishes the job
+    # When the maintenance schedule's bootstrap runs with time enough, Then it copies the single
+    # index (of the version before indices per workspace) into one index per workspace, as built
+    # for model A, and reindexes each for model B
     outcome = bootstrap(new, deadline=None)
-    assert "nm-000001 -> nm-000002" in outcome and "swapped in" in outcome
-    assert admin.live() == "nm-000002"
-    # And the next bootstrap only verifies
-    assert bootstrap(new, deadline=None) == "ok"
+    acme, globex = workspace_alias(ALIAS, "acme"), workspace_alias(ALIAS, "globex")
+    assert "nm-000001 -> 2 workspace indices: 24 documents copied" in outcome, outcome
+    for alias in (acme, globex):
+        assert f"{alias}-000001 -> {alias}-000002" in outcome, outcome
+        assert OpenSearchAdmin(client, alias).live() == f"{alias}-000002"
+    assert outcome.count("swapped in") == 2
+    # And every workspace answers from its own index, for model B
+    prefixed = Service(OpenSearchStore(client, ALIAS, refresh="true"), model_b, new.settings, clock=lambda: NOW)
+    assert _found(prefixed, "acme", "deploy") >= {f"a{i}" for i in range(8)} and _found(
+        prefixed, "globex", "deploy"
+    ) == {"g1"}
+    # And the next bootstrap only verifies (the single index is left as it was, marked migrated)
+    assert bootstrap(new, deadline=None) == "template ok; workspace indices 2 ok"
+    assert admin.live() == "nm-000001" and "migrated_at" in admin.meta("nm-000001")
 
 
 def test_an_index_created_under_the_alias_name_before_versioning_is_replaced(
@@ -227,18 +242,36 @@ def test_the_cli_reindexes_lists_and_drops(
     monkeypatch.setenv("NM_OPENSEARCH_INDEX", ALIAS)
     monkeypatch.setenv("NM_OPENSEARCH_REPLICAS", "0")
     flags = ["--store", "opensearch", "--opensearch-url", osmem_url, "--embedder", "none", "--data-dir", str(tmp_path)]
-    # Given model A's index, When the CLI reindexes for another configuration (no embedder)
+    # Given model A's single index (of the version before indices per workspace), When the CLI
+    # copies it per workspace
+    assert main(["migrate-index", *flags]) == 0
+    out = capsys.readouterr().out
+    assert "nm-000001 -> 2 workspace indices: 24 documents copied, 0 kept" in out and "complete" in out
+    # And a second run copies nothing (it is marked migrated), nor does a catch-up (all is there)
+    assert main(["migrate-index", *flags]) == 0 and "0 documents copied" in capsys.readouterr().out
+    assert main(["migrate-index", *flags, "--again"]) == 0
+    assert "0 documents copied, 24 kept" in capsys.readouterr().out
+    # When the CLI reindexes for another configuration (no embedder)
     assert main(["reindex", *flags, "--batch", "5"]) == 0
     out = capsys.readouterr().out
-    # Then it says what it did and how to drop the old index, which it kept
-    assert "nm-000001 -> nm-000002: 12/12 observations copied" in out and "swapped in" in out
-    assert "neural-memory reindex --drop nm-000001" in out
+    # Then it says what it did for each workspace and how to drop the old index, which it kept
+    acme, globex = workspace_alias(ALIAS, "acme"), workspace_alias(ALIAS, "globex")
+    assert f"{acme}-000001 -> {acme}-000002: 11/11 observations copied" in out and "swapped in" in out
+    assert f"{globex}-000001 -> {globex}-000002: 1/1 observations copied" in out
+    assert f"neural-memory reindex --drop {acme}-000001" in out
     assert main(["reindex", *flags, "--list"]) == 0
     listed = capsys.readouterr().out.splitlines()
-    assert [line.split("\t")[:2] for line in listed] == [["nm-000001", "old"], ["nm-000002", "live"]]
+    assert [line.split("\t")[:2] for line in listed] == [
+        [f"{acme}-000001", "old"],
+        [f"{acme}-000002", "live"],
+        [f"{globex}-000001", "old"],
+        [f"{globex}-000002", "live"],
+    ]
     assert "model none" in listed[1]
-    assert main(["reindex", *flags, "--drop", "nm-000001"]) == 0
-    assert OpenSearchAdmin(old.store._client, ALIAS).versions() == ["nm-000002"]  # type: ignore[attr-defined]
+    assert main(["reindex", *flags, "--drop", f"{acme}-000001"]) == 0
+    assert OpenSearchAdmin(old.store._client, acme).versions() == [f"{acme}-000002"]  # type: ignore[attr-defined]
+    # And the single index is never dropped as a workspace's
+    assert main(["reindex", *flags, "--drop", "nm-000001"]) == 1
 
 
 def test_one_reindex_at_a_time(old: Service, settings: Settings) -> None:

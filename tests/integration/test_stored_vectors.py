@@ -41,7 +41,7 @@ class RecordingEmbedder(HashEmbedder):
 
 
 def _service(client: OpenSearch, embedder: HashEmbedder, settings: Settings, alias: str = ALIAS) -> Service:
-    store = OpenSearchStore(client, alias, refresh="true")
+    store = OpenSearchStore(client, alias, refresh="true", single_index=True)
     return Service(store, embedder, settings, clock=lambda: NOW, embedding_cache=StoredVectors(store))
 
 

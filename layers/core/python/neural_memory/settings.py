@@ -55,6 +55,8 @@ class StoreSettings(_Base):
     # crash). Measured in docs/benchmarks.md ("Durability").
     sqlite_synchronous: Literal["normal", "full"] = "full"
     opensearch_url: str | None = None
+    # The prefix of the workspace indices (<prefix>-ws-<workspace>-<digest>: workspace_indices);
+    # the alias of the single index of earlier versions, which migrate-index copies per workspace.
     opensearch_index: str = "neural-memory"
     # Set in AWS: requests are signed with SigV4 (service "es") using the function's role.
     opensearch_aws_region: str | None = None
@@ -62,7 +64,8 @@ class StoreSettings(_Base):
     # "wait_for" makes an acknowledged write searchable; "true" forces a refresh (tests, local).
     opensearch_refresh: Literal["false", "true", "wait_for"] = "wait_for"
     opensearch_bulk_max_bytes: int = Field(default=OPENSEARCH_BULK_MAX_BYTES, ge=10_000)
-    # The index's primary shards (fixed at creation) and replicas (kept in step at every bootstrap).
+    # Each workspace index's primary shards (fixed at creation) and replicas (kept in step at every
+    # bootstrap; the template gives them to the indices created at a workspace's first write).
     opensearch_shards: int = Field(default=1, ge=1)
     opensearch_replicas: int = Field(default=1, ge=0)
 

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from neural_memory.providers.embeddings.base import Embedder
     from neural_memory.settings import Settings
     from neural_memory.stores.base import Store
-    from neural_memory.stores.opensearch.index import OpenSearchAdmin
+    from neural_memory.stores.opensearch.workspace_indices import WorkspaceIndices
 
 
 def build_store(settings: Settings) -> Store:
@@ -33,15 +33,15 @@ def build_store(settings: Settings) -> Store:
     raise ConfigurationError(f"unknown store {settings.store!r}")
 
 
-def build_admin(settings: Settings) -> OpenSearchAdmin | None:
-    """Index management for the OpenSearch store (None for the embedded one, which creates its
-    schema on open). Constructing it does no I/O."""
+def build_indices(settings: Settings) -> WorkspaceIndices | None:
+    """Index management for the OpenSearch store, an index per workspace (None for the embedded
+    one, which creates its schema on open). Constructing it does no I/O."""
     if settings.store != "opensearch":
         return None
     from neural_memory.stores.opensearch.client import build_client
-    from neural_memory.stores.opensearch.index import OpenSearchAdmin
+    from neural_memory.stores.opensearch.workspace_indices import WorkspaceIndices
 
-    return OpenSearchAdmin(
+    return WorkspaceIndices(
         build_client(settings),
         settings.opensearch_index,
         shards=settings.opensearch_shards,
@@ -53,8 +53,8 @@ def ensure_store(settings: Settings, embedder: Embedder | None) -> str:
     """Create or verify the store's index for this embedder; returns what was done. For start-up:
     the embedded store built by another model than ``embedder``'s is refused
     (``StoreModelMismatch``, naming ``neural-memory reindex``)."""
-    admin = build_admin(settings)
-    if admin is None:
+    indices = build_indices(settings)
+    if indices is None:
         if settings.store == "sqlite":
             from neural_memory.stores.sqlite.store import SqliteStore
 
@@ -65,5 +65,8 @@ def ensure_store(settings: Settings, embedder: Embedder | None) -> str:
                 store.close()
         return "ok"
     from neural_memory.stores.opensearch.index import space_of  # only the OpenSearch store has an index to check
+    from neural_memory.stores.opensearch.migration import legacy_notice
 
-    return admin.ensure_index(*space_of(embedder))
+    done = indices.ensure(*space_of(embedder))
+    notice = legacy_notice(indices)
+    return f"{done}; {notice}" if notice else done

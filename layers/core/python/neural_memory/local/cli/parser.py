@@ -18,7 +18,7 @@ from neural_memory.local.cli.commands.mcp import cmd_mcp
 from neural_memory.local.cli.commands.models import cmd_models_list, cmd_models_pull
 from neural_memory.local.cli.commands.openapi import cmd_openapi
 from neural_memory.local.cli.commands.purge import cmd_purge
-from neural_memory.local.cli.commands.reindex import cmd_reindex
+from neural_memory.local.cli.commands.reindex import cmd_migrate_index, cmd_reindex
 from neural_memory.local.cli.commands.restore import cmd_restore
 from neural_memory.local.cli.commands.routes import cmd_routes
 from neural_memory.local.cli.commands.search import cmd_search
@@ -227,7 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
     reindex = commands.add_parser(
         "reindex",
         help="rebuild the store for the configured embedding model while the old vectors serve (resumable); "
-        "OpenSearch: also a new mapping, behind its alias",
+        "OpenSearch: also a new mapping, each workspace's index behind its alias",
     )
     reindex.add_argument(
         "--batch", type=int, default=100, help="observations (embedded store: chunks) embedded and written at a time"
@@ -239,6 +239,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     data_dir(reindex)
     reindex.set_defaults(func=cmd_reindex)
+
+    migrate_index = commands.add_parser(
+        "migrate-index",
+        help="OpenSearch: copy the single index of earlier versions into an index per workspace "
+        "(never overwrites what a workspace index holds; the old index is kept)",
+    )
+    migrate_index.add_argument(
+        "--again", action="store_true", help="copy again an index already migrated (catch up what old writers wrote)"
+    )
+    data_dir(migrate_index)
+    migrate_index.set_defaults(func=cmd_migrate_index)
 
     evaluate = commands.add_parser(
         "eval",

@@ -1,6 +1,7 @@
 """The OpenSearch index lifecycle: versioned physical indices behind one alias.
 
-Every reader and writer names the alias (``Settings.opensearch_index``); the documents live in a
+Every reader and writer names the alias (each workspace's: ``workspace_indices``; the single
+index of earlier versions was ``Settings.opensearch_index`` itself); the documents live in a
 physical index ``<alias>-NNNNNN`` whose mapping ``_meta`` records the schema version, the
 embedding model and its dimension. A new model or mapping means a new physical index, built
 while the old one keeps answering (``neural_memory.stores.opensearch.reindex``) and swapped in behind the alias in
@@ -105,11 +106,14 @@ class OpenSearchAdmin:
     """Index management behind the alias: create, verify, keep replicas in step, start or resume
     a reindex, swap the alias, drop an old index."""
 
-    def __init__(self, client: Any, alias: str, shards: int = 1, replicas: int = 1) -> None:
+    def __init__(self, client: Any, alias: str, shards: int = 1, replicas: int = 1, group: str | None = None) -> None:
         self.client = client
         self.alias = alias
         self._shards = shards
         self._replicas = replicas
+        # An alias over many such aliases' live indices (every workspace's): the live index stays
+        # behind it, moved by the same atomic swap.
+        self._group = group
 
     # ------------------------------------------------------------------ reading the layout
 
@@ -163,7 +167,9 @@ class OpenSearchAdmin:
         live = self.live()
         if live is None:
             target = self._create(self._next_version(), dimension, model_id, None)
-            self.client.indices.update_aliases(body={"actions": [{"add": {"index": target, "alias": self.alias}}]})
+            aliases = [self.alias, *([self._group] if self._group else [])]
+            actions = [{"add": {"index": target, "alias": alias}} for alias in aliases]
+            self.client.indices.update_aliases(body={"actions": actions})
             return "created"
         expected, found = expected_meta(dimension, model_id), built_for(self.meta(live))
         if found != expected:
@@ -303,7 +309,12 @@ class OpenSearchAdmin:
             remove: dict[str, Any] = {"remove_index": {"index": state.source}}
         else:
             remove = {"remove": {"index": state.source, "alias": self.alias, "must_exist": True}}
-        self.client.indices.update_aliases(body={"actions": [remove, add]})
+        actions = [remove, add]
+        if self._group:
+            if state.source != self.alias:
+                actions.append({"remove": {"index": state.source, "alias": self._group}})
+            actions.append({"add": {"index": state.target, "alias": self._group}})
+        self.client.indices.update_aliases(body={"actions": actions})
         state.phase = "swapped"
         self.save_progress(state)
 

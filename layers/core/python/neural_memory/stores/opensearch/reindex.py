@@ -159,7 +159,7 @@ class Reindexer:
 
     def _store(self, index: str) -> OpenSearchStore:
         # No refresh per bulk request (the copy is many of them): refreshed before it is read back.
-        return OpenSearchStore(self._admin.client, index, refresh="false")
+        return OpenSearchStore(self._admin.client, index, refresh="false", single_index=True)
 
     def _total(self, index: str) -> int:
         query = {"bool": {"filter": [{"term": {"chunk_no": 0}}]}}
@@ -375,24 +375,46 @@ def _by_workspace(keys: Iterable[Key]) -> dict[str, list[str]]:
     return grouped
 
 
-def bootstrap(service: Service, *, deadline: float | None = None) -> str:
-    """The index step of a deploy (and of the maintenance schedule): create or verify the index;
-    when the live index was built for another model or mapping, or a reindex is unfinished,
-    reindex until ``deadline``. Returns what was done."""
-    from neural_memory.stores.factory import build_admin
+BOOTSTRAP_LINES = 5  # reindex summaries a bootstrap reports one by one (CloudFormation keeps 4 KB)
 
-    admin = build_admin(service.settings)
-    if admin is None:
+
+def bootstrap(service: Service, *, deadline: float | None = None) -> str:
+    """The index step of a deploy (and of the maintenance schedule): migrate the single index of
+    earlier versions into per-workspace indices (once); put the workspace index template for this
+    model; then per workspace, create or verify its index, or, when it was built for another model
+    or mapping or a reindex is unfinished, reindex it until ``deadline``. Returns what was done."""
+    from neural_memory.stores.factory import build_indices
+    from neural_memory.stores.opensearch.migration import migrate
+
+    indices = build_indices(service.settings)
+    if indices is None:
         return "ok"
     space = space_of(service.embedder)
-    pending = admin.in_progress()
-    if admin.live() is not None and (admin.needs_reindex(*space) or (pending and pending.phase == "swapped")):
+    done: list[str] = []
+    migrated = migrate(indices, deadline=deadline)
+    if migrated.source is not None and migrated.copied + len(migrated.failed):
+        done.append(migrated.summary())
+    done.append(indices.put_template(*space))
+    checked: dict[str, int] = {}
+    reindexed: list[str] = []
+    for alias in indices.aliases():
+        admin = indices.admin(alias)
+        pending = admin.in_progress()
+        if not (admin.needs_reindex(*space) or (pending and pending.phase == "swapped")):
+            outcome = admin.ensure_index(*space)
+            checked[outcome] = checked.get(outcome, 0) + 1
+            continue
         # The writers deployed after this bootstrap write the new fields to the live index until
         # the swap: it takes them first.
         added = admin.add_fields()
         try:
             summary = Reindexer(service, admin).run(deadline=deadline).summary()
-            return f"{summary}; added {', '.join(added)} to the live index first" if added else summary
+            reindexed.append(f"{summary}; added {', '.join(added)} to the live index first" if added else summary)
         except ReindexBusy as busy:
-            return f"reindex left to the run that holds it: {busy}"
-    return admin.ensure_index(*space)
+            reindexed.append(f"reindex left to the run that holds it: {busy}")
+    if checked:
+        done.append("workspace indices " + ", ".join(f"{n} {outcome}" for outcome, n in sorted(checked.items())))
+    done += reindexed[:BOOTSTRAP_LINES]
+    if len(reindexed) > BOOTSTRAP_LINES:
+        done.append(f"and {len(reindexed) - BOOTSTRAP_LINES} more reindexed")
+    return "; ".join(done)

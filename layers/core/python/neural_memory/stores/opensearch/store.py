@@ -12,12 +12,16 @@
 - Scores follow the ``Store`` contract: faiss inner-product ``_score`` is mapped back to cosine
   (``score - 1`` above 1, ``1 - 1/score`` below) and clipped to [0, 1]; BM25 is divided by the
   query's best.
-- The store is given the alias of the live index; creating, checking and replacing physical
-  indices behind it is ``index.OpenSearchAdmin``'s (the maintenance function, ``serve``
-  and ``neural-memory reindex``), never a constructor's.
+- An index per workspace (``workspace_indices``: its BM25 statistics are that workspace's
+  alone): the store is given the prefix and names each workspace's alias; a workspace's first
+  write creates its index from the bootstrap's template, and the maintenance across workspaces
+  goes through the alias over all of them. The workspace filter stays in every query all the
+  same. Checking and replacing physical indices behind an alias is ``index.OpenSearchAdmin``'s
+  (the maintenance function, ``serve`` and ``neural-memory reindex``), never a constructor's.
 
 Beside it in this folder: the index mapping (``mapping.py``), the query dialect (``dsl.py``), error
-translation (``errors.py``), the client (``client.py``), index admin (``index.py``) and reindex.
+translation (``errors.py``), the client (``client.py``), index admin (``index.py``), the workspace
+indices (``workspace_indices.py``), reindex and the migration from one index (``migration.py``).
 This module stays one (~670 lines) because it is one cohesive thing: the ``Store`` port's
 OpenSearch implementation, a single class whose methods share its bulk-write and request helpers.
 """
@@ -61,6 +65,7 @@ from neural_memory.stores.opensearch.dsl import (
 )
 from neural_memory.stores.opensearch.errors import RETRYABLE, WRITE_BLOCKED, RequestTooLarge, domain_error
 from neural_memory.stores.opensearch.mapping import DOC_NAMES
+from neural_memory.stores.opensearch.workspace_indices import WorkspaceIndices, all_alias, workspace_alias
 from neural_memory.stores.record_fields import RECORD_FIELDS
 
 if TYPE_CHECKING:
@@ -81,6 +86,7 @@ _VECTOR_DIMENSION_MISMATCH = "Vector dimension mismatch"  # the k-NN plugin's re
 _UNKNOWN_FIELD = "strict_dynamic_mapping_exception"  # a field the index's strict mapping lacks
 HASHES_PER_REQUEST = 1_000  # embedding hashes one lookup asks for (a terms query)
 HASH_ROUNDS = 3  # pages per lookup when copies of one text fill a page
+_READS = {"search", "count", "delete_by_query"}  # the requests that take ignore_unavailable
 
 
 def doc_id(workspace_id: str, observation_id: str, chunk_no: int) -> str:
@@ -89,7 +95,9 @@ def doc_id(workspace_id: str, observation_id: str, chunk_no: int) -> str:
 
 
 class OpenSearchStore:
-    """``Store`` over one OpenSearch index (see the module docstring); ``bulk_max_bytes`` is
+    """``Store`` over an index per workspace under the prefix ``index`` (``workspace_indices``; see
+    the module docstring), or over the one physical index ``index`` with ``single_index`` (a
+    reindex's source and target, a migration's source); ``bulk_max_bytes`` is
     ``Settings.opensearch_bulk_max_bytes``."""
 
     def __init__(
@@ -100,13 +108,24 @@ class OpenSearchStore:
         max_retries: int = 3,
         bulk_max_bytes: int = OPENSEARCH_BULK_MAX_BYTES,
         purge_slice: int = PURGE_SLICE,
+        *,
+        single_index: bool = False,
     ) -> None:
         self._client = client
         self._index = index
+        self._single = single_index
+        # Maintenance across workspaces reads and deletes through the alias over all of them.
+        self._all = index if single_index else all_alias(index)
+        self._indices = WorkspaceIndices(client, index)
+        self._created: set[str] = set()  # workspace indices known to exist (no check per write)
         self._refresh = refresh
         self._max_retries = max_retries
         self._bulk_max_bytes = bulk_max_bytes
         self._purge_slice = purge_slice
+
+    def _index_of(self, workspace_id: str) -> str:
+        """The index (an alias) holding ``workspace_id``'s documents."""
+        return self._index if self._single else workspace_alias(self._index, workspace_id)
 
     # ------------------------------------------------------------------ writes
 
@@ -127,7 +146,14 @@ class OpenSearchStore:
         if not items:
             return outcome
         firsts = [doc_id(workspace_id, item.record.id, 0) for item in items]
-        found = self._call(self._client.mget, index=self._index, body={"ids": firsts}, _source=bool(expected))
+        index = self._index_of(workspace_id)
+        if not self._single and index not in self._created:
+            # The workspace's first write creates its index (checked once per process), never the
+            # index a write to a missing alias would auto-create under the alias's name.
+            if not self._call(self._client.indices.exists, index=index):
+                self._call(self._indices.create, workspace_id=workspace_id)
+            self._created.add(index)
+        found = self._call(self._client.mget, index=index, body={"ids": firsts}, _source=bool(expected))
         existing = {doc["_id"] for doc in found["docs"] if doc.get("found")}
         owner: dict[str, str] = {}  # document id -> observation id
         if expected:
@@ -139,7 +165,7 @@ class OpenSearchStore:
                 owner[_id] = item.record.id
                 if not (expected and chunk.chunk_no == 0 and item.record.id in expected):  # claimed already
                     actions[_id] = self._document(workspace_id, item, chunk.chunk_no)
-        for _id, reason in self._bulk(actions).items():
+        for _id, reason in self._bulk(index, actions).items():
             outcome.failed.setdefault(owner[_id], reason)
         if expected:
             claimed = {i.record.id: i for i in items if i.record.id in expected and i.record.id not in outcome.failed}
@@ -171,7 +197,7 @@ class OpenSearchStore:
                 }
             }
             self._call(
-                self._client.delete_by_query, index=self._index, body={"query": query}, refresh=self._refresh != "false"
+                self._client.delete_by_query, index=index, body={"query": query}, refresh=self._refresh != "false"
             )
         return outcome
 
@@ -199,7 +225,8 @@ class OpenSearchStore:
         actions = {doc_id(workspace_id, i, 0): self._document(workspace_id, item, 0) for i, item in latest.items()}
         conditions = {doc_id(workspace_id, i, 0): versions.get(i, {"create": True}) for i in latest}
         conflicts: set[str] = set()
-        for _id, reason in self._bulk(actions, conditions=conditions, conflicts=conflicts).items():
+        index = self._index_of(workspace_id)
+        for _id, reason in self._bulk(index, actions, conditions=conditions, conflicts=conflicts).items():
             failed.setdefault(_observation_of(_id, workspace_id), reason)
         stale += [_observation_of(_id, workspace_id) for _id in conflicts]
         lost = set(stale) | set(failed)
@@ -231,12 +258,13 @@ class OpenSearchStore:
 
     def _bulk(
         self,
+        index: str,
         actions: dict[str, dict[str, Any]],
         op: str = "index",
         conditions: Mapping[str, Mapping[str, Any]] | None = None,
         conflicts: set[str] | None = None,
     ) -> dict[str, str]:
-        """``index`` whole documents, or ``update`` some of their fields, by document id, in
+        """In ``index``: ``index`` whole documents, or ``update`` some of their fields, by document id, in
         requests of at most ``bulk_max_bytes``; retryable item failures are retried with backoff.
         Returns the documents refused for good, with the reason. ``conditions`` (by document id)
         make an action conditional (``if_seq_no``/``if_primary_term``, or ``create``: only if
@@ -245,8 +273,8 @@ class OpenSearchStore:
         refused: dict[str, str] = {}
         for attempt in range(self._max_retries + 1):
             retry: dict[str, dict[str, Any]] = {}
-            for request in self._requests(pending, op, conditions or {}):
-                self._send(request, pending, retry, refused, conflicts)
+            for request in self._requests(index, pending, op, conditions or {}):
+                self._send(index, request, pending, retry, refused, conflicts)
             pending = retry
             if not pending:
                 return refused
@@ -255,7 +283,7 @@ class OpenSearchStore:
         raise BackendUnavailable(f"OpenSearch kept refusing {len(pending)} documents (throttled or unavailable)")
 
     def _requests(
-        self, actions: dict[str, dict[str, Any]], op: str, conditions: Mapping[str, Mapping[str, Any]]
+        self, index: str, actions: dict[str, dict[str, Any]], op: str, conditions: Mapping[str, Mapping[str, Any]]
     ) -> list[list[tuple[str, str]]]:
         """The actions as (document id, NDJSON lines), grouped into requests of at most
         ``bulk_max_bytes`` each (a larger single document makes a request of its own)."""
@@ -264,7 +292,7 @@ class OpenSearchStore:
         for _id, doc in actions.items():
             condition = dict(conditions.get(_id, {}))
             action = "create" if condition.pop("create", False) else op
-            lines = json.dumps({action: {"_index": self._index, "_id": _id, **condition}}) + "\n"
+            lines = json.dumps({action: {"_index": index, "_id": _id, **condition}}) + "\n"
             lines += json.dumps(doc if op == "index" else {"doc": doc}) + "\n"
             if requests[-1] and size + len(lines) > self._bulk_max_bytes:
                 requests.append([])
@@ -275,6 +303,7 @@ class OpenSearchStore:
 
     def _send(
         self,
+        index: str,
         request: list[tuple[str, str]],
         actions: dict[str, dict[str, Any]],
         retry: dict[str, dict[str, Any]],
@@ -285,14 +314,14 @@ class OpenSearchStore:
         domain finds too large (413) is split in two; a single document that is, is refused."""
         body = "".join(lines for _, lines in request)
         try:
-            reply = self._call(self._client.bulk, index=self._index, body=body, refresh=self._refresh)
+            reply = self._call(self._client.bulk, index=index, body=body, refresh=self._refresh)
         except RequestTooLarge:
             if len(request) == 1:
                 refused[request[0][0]] = f"{len(body)} bytes, over the domain's request size limit (413)"
                 return
             half = len(request) // 2
-            self._send(request[:half], actions, retry, refused, conflicts)
-            self._send(request[half:], actions, retry, refused, conflicts)
+            self._send(index, request[:half], actions, retry, refused, conflicts)
+            self._send(index, request[half:], actions, retry, refused, conflicts)
             return
         if not reply.get("errors"):
             return
@@ -335,7 +364,7 @@ class OpenSearchStore:
             return {}
         reply = self._call(
             self._client.mget,
-            index=self._index,
+            index=self._index_of(workspace_id),
             body={"ids": [doc_id(workspace_id, observation_id, n) for observation_id, n in keys]},
             _source_includes=["embedding", "model_id", "workspace_id"],
         )
@@ -372,7 +401,7 @@ class OpenSearchStore:
                     "size": len(missing),
                     "_source": ["embedding_hash", "embedding", "workspace_id"],
                 }
-                hits = self._call(self._client.search, index=self._index, body=body)["hits"]["hits"]
+                hits = self._call(self._client.search, index=self._index_of(workspace_id), body=body)["hits"]["hits"]
                 found |= {
                     h["_source"]["embedding_hash"]: h["_source"]["embedding"]
                     for h in hits
@@ -389,7 +418,9 @@ class OpenSearchStore:
         """Distinct values by field, the most frequent first (terms aggregations over chunk 0s)."""
         query = {"bool": {"filter": [{"term": {"workspace_id": workspace_id}}, {"term": {"chunk_no": 0}}]}}
         aggs = {field: {"terms": {"field": field, "size": limit}} for field in KNOWN_FIELDS}
-        reply = self._call(self._client.search, index=self._index, body={"query": query, "size": 0, "aggs": aggs})
+        reply = self._call(
+            self._client.search, index=self._index_of(workspace_id), body={"query": query, "size": 0, "aggs": aggs}
+        )
         return {field: [str(b["key"]) for b in reply["aggregations"][field]["buckets"]] for field in KNOWN_FIELDS}
 
     def facets(self, workspace_id: str, flt: Filter, limit: int) -> FacetCounts:
@@ -416,7 +447,9 @@ class OpenSearchStore:
             for field in LIST_FIELDS
         }
         aggs["matching"] = {"filter": {"bool": {"filter": render_opensearch(flt)}}}
-        reply = self._call(self._client.search, index=self._index, body={"query": query, "size": 0, "aggs": aggs})
+        reply = self._call(
+            self._client.search, index=self._index_of(workspace_id), body={"query": query, "size": 0, "aggs": aggs}
+        )
         found = reply["aggregations"]
         return FacetCounts(
             total=int(found["matching"]["doc_count"]),
@@ -441,7 +474,7 @@ class OpenSearchStore:
             }
         }
         body = {"query": query, "size": 10_000, "_source": ["observation_id", "supersedes", "occurred_at"]}
-        hits = self._call(self._client.search, index=self._index, body=body)["hits"]["hits"]
+        hits = self._call(self._client.search, index=self._index_of(workspace_id), body=body)["hits"]["hits"]
         found: dict[str, list[str]] = {}
         newest_first = sorted(
             hits, key=lambda h: (h["_source"]["occurred_at"], h["_source"]["observation_id"]), reverse=True
@@ -481,15 +514,16 @@ class OpenSearchStore:
             "sort": [{"observation_id": "asc"}, {"chunk_no": "asc"}],
         }
         marks: dict[str, dict[str, Any]] = {}
-        while hits := self._call(self._client.search, index=self._index, body=body)["hits"]["hits"]:
+        while hits := self._call(self._client.search, index=self._index_of(workspace_id), body=body)["hits"]["hits"]:
             marks |= {h["_id"]: changes[h["_source"]["observation_id"]] for h in hits}
             body["search_after"] = hits[-1]["sort"]
-        refused = self._bulk(marks, op="update")
+        refused = self._bulk(self._index_of(workspace_id), marks, op="update")
         if refused:
             raise StoreRejected(f"OpenSearch refused {field} marks: " + "; ".join(list(refused.values())[:5]))
 
-    def _update_chunks(self, query: dict[str, Any], doc: dict[str, Any]) -> int:
-        """Set the fields of ``doc`` on every chunk matching ``query``, a page of ``MARK_PAGE`` at a
+    def _update_chunks(self, index: str, query: dict[str, Any], doc: dict[str, Any]) -> int:
+        """Set the fields of ``doc`` on every chunk matching ``query`` in ``index`` (an alias over
+        several: each chunk is updated in the index the search found it in), a page of ``MARK_PAGE`` at a
         time (an observation may have hundreds); returns how many observations (chunk 0s) changed."""
         body: dict[str, Any] = {
             "query": query,
@@ -498,8 +532,11 @@ class OpenSearchStore:
             "sort": [{"workspace_id": "asc"}, {"observation_id": "asc"}, {"chunk_no": "asc"}],
         }
         changed = 0
-        while hits := self._call(self._client.search, index=self._index, body=body)["hits"]["hits"]:
-            refused = self._bulk({h["_id"]: doc for h in hits}, op="update")
+        while hits := self._call(self._client.search, index=index, body=body)["hits"]["hits"]:
+            found: dict[str, dict[str, dict[str, Any]]] = {}
+            for h in hits:
+                found.setdefault(h["_index"], {})[h["_id"]] = doc
+            refused = {k: v for name, marks in found.items() for k, v in self._bulk(name, marks, op="update").items()}
             if refused:
                 raise StoreRejected("OpenSearch refused lifecycle marks: " + "; ".join(list(refused.values())[:5]))
             changed += sum(1 for h in hits if h["_source"].get("chunk_no") == 0)
@@ -521,7 +558,7 @@ class OpenSearchStore:
         if not fields or not set(fields) <= LIFECYCLE_FIELDS:
             raise ValueError(f"restate sets only {sorted(LIFECYCLE_FIELDS)}, not {sorted(set(fields))}")
         first = doc_id(workspace_id, observation_id, 0)
-        found = self._call(self._client.mget, index=self._index, body={"ids": [first]})["docs"][0]
+        found = self._call(self._client.mget, index=self._index_of(workspace_id), body={"ids": [first]})["docs"][0]
         if not found.get("found") or found["_source"].get("workspace_id") != workspace_id:
             return None
         doc = {DOC_NAMES.get(f.name, f.name): f.to_document(fields[f.name]) for f in RECORD_FIELDS if f.name in fields}
@@ -531,7 +568,9 @@ class OpenSearchStore:
                 raise RecordChanged(record)
             conflicts: set[str] = set()
             version = {first: {"if_seq_no": found["_seq_no"], "if_primary_term": found["_primary_term"]}}
-            refused = self._bulk({first: doc}, op="update", conditions=version, conflicts=conflicts)
+            refused = self._bulk(
+                self._index_of(workspace_id), {first: doc}, op="update", conditions=version, conflicts=conflicts
+            )
             if refused:
                 raise StoreRejected("OpenSearch refused lifecycle marks: " + "; ".join(refused.values()))
             if conflicts:
@@ -542,7 +581,7 @@ class OpenSearchStore:
         query = {
             "bool": {"filter": [{"term": {"workspace_id": workspace_id}}, {"term": {"observation_id": observation_id}}]}
         }
-        self._update_chunks(query, doc)
+        self._update_chunks(self._index_of(workspace_id), query, doc)
         return self.get(workspace_id, observation_id)
 
     def embed_stored(self, workspace_id: str, items: Sequence[IndexedObservation]) -> list[str]:
@@ -554,7 +593,7 @@ class OpenSearchStore:
         if not ids:
             return []
         firsts = [doc_id(workspace_id, i, 0) for i in ids]
-        docs = self._call(self._client.mget, index=self._index, body={"ids": firsts})["docs"]
+        docs = self._call(self._client.mget, index=self._index_of(workspace_id), body={"ids": firsts})["docs"]
         versions: dict[str, dict[str, Any]] = {}
         current: dict[str, ObservationRecord] = {}
         for doc in docs:
@@ -572,7 +611,8 @@ class OpenSearchStore:
         claims = {doc_id(workspace_id, i, 0): self._document(workspace_id, item, 0) for i, item in kept.items()}
         conflicts: set[str] = set()
         conditions = {doc_id(workspace_id, i, 0): versions[i] for i in kept}
-        lost = set(self._bulk(claims, conditions=conditions, conflicts=conflicts)) | conflicts
+        index = self._index_of(workspace_id)
+        lost = set(self._bulk(index, claims, conditions=conditions, conflicts=conflicts)) | conflicts
         written = {i: item for i, item in kept.items() if doc_id(workspace_id, i, 0) not in lost}
         rest = {
             doc_id(workspace_id, i, chunk.chunk_no): self._document(workspace_id, item, chunk.chunk_no)
@@ -580,7 +620,7 @@ class OpenSearchStore:
             for chunk in item.chunks
             if chunk.chunk_no > 0
         }
-        refused = self._bulk(rest)
+        refused = self._bulk(index, rest)
         if refused:
             raise StoreRejected("OpenSearch refused embedded chunks: " + "; ".join(list(refused.values())[:5]))
         self._settle(workspace_id, written)
@@ -603,7 +643,7 @@ class OpenSearchStore:
                 if f.name in names
             }
             marks |= {doc_id(workspace_id, observation_id, c.chunk_no): doc for c in item.chunks if c.chunk_no > 0}
-        if marks and (refused := self._bulk(marks, op="update")):
+        if marks and (refused := self._bulk(self._index_of(workspace_id), marks, op="update")):
             raise StoreRejected("OpenSearch refused lifecycle marks: " + "; ".join(list(refused.values())[:5]))
 
     def note_citations(self, workspace_id: str, observation_ids: Sequence[str]) -> dict[str, int]:
@@ -611,7 +651,8 @@ class OpenSearchStore:
         atomic: two answers citing the same observation at the same moment may count once."""
         current = self.get_many(workspace_id, observation_ids)
         counts = {i: (record.citations or 0) + 1 for i, record in current.items()}
-        refused = self._bulk({doc_id(workspace_id, i, 0): {"citations": n} for i, n in counts.items()}, op="update")
+        counted = {doc_id(workspace_id, i, 0): {"citations": n} for i, n in counts.items()}
+        refused = self._bulk(self._index_of(workspace_id), counted, op="update")
         if refused:
             raise StoreRejected("OpenSearch refused citation counts: " + "; ".join(list(refused.values())[:5]))
         return counts
@@ -624,7 +665,7 @@ class OpenSearchStore:
                 "must_not": [{"exists": {"field": "archived_at"}}],
             }
         }
-        return self._update_chunks(query, {"archived_at": to_iso(now)})
+        return self._update_chunks(self._all, query, {"archived_at": to_iso(now)})
 
     def vectors_due(self, now: datetime, limit: int) -> dict[str, list[str]]:
         """Chunks holding a vector of an expired C or an archived E observation, a page at a time
@@ -645,7 +686,7 @@ class OpenSearchStore:
         }
         found: dict[str, dict[str, None]] = {}
         named = 0
-        while named < limit and (hits := self._call(self._client.search, index=self._index, body=body)["hits"]["hits"]):
+        while named < limit and (hits := self._call(self._client.search, index=self._all, body=body)["hits"]["hits"]):
             for hit in hits:
                 ids = found.setdefault(str(hit["_source"]["workspace_id"]), {})
                 if hit["_source"]["observation_id"] not in ids and named < limit:
@@ -667,10 +708,13 @@ class OpenSearchStore:
                 {"term": {"chunk_no": 0}},
                 {"term": {"recurrence_key": key}},
             ]
-            lines += [{"index": self._index}, {"size": 0, "query": {"bool": {"filter": holding}}}]
+            lines += [
+                {"index": self._index_of(workspace_id), "ignore_unavailable": True},
+                {"size": 0, "query": {"bool": {"filter": holding}}},
+            ]
             unembedded = {"bool": {"filter": holding, "must_not": [{"exists": {"field": "embedded_at"}}]}}
             lines += [
-                {"index": self._index},
+                {"index": self._index_of(workspace_id), "ignore_unavailable": True},
                 {
                     "size": limit,
                     "_source": ["observation_id"],
@@ -678,7 +722,7 @@ class OpenSearchStore:
                     "sort": [{"occurred_at": "asc"}, {"observation_id": "asc"}],
                 },
             ]
-        replies = self._call(self._client.msearch, index=self._index, body=lines)["responses"]
+        replies = self._call(self._client.msearch, index=self._index_of(workspace_id), body=lines)["responses"]
         found: dict[str, Recurrence] = {}
         for n, key in enumerate(wanted):
             counted, listed = replies[2 * n], replies[2 * n + 1]
@@ -698,7 +742,9 @@ class OpenSearchStore:
         query = {
             "bool": {"filter": [{"term": {"workspace_id": workspace_id}}, {"term": {"observation_id": observation_id}}]}
         }
-        reply = self._call(self._client.delete_by_query, index=self._index, body={"query": query}, refresh=True)
+        reply = self._call(
+            self._client.delete_by_query, index=self._index_of(workspace_id), body={"query": query}, refresh=True
+        )
         return int(reply.get("deleted", 0)) > 0
 
     def expiring_links(self, now: datetime) -> dict[str, list[str]]:
@@ -714,7 +760,7 @@ class OpenSearchStore:
         }
         body = {"query": query, "size": 10_000, "_source": ["workspace_id", "supersedes"]}
         found: dict[str, list[str]] = {}
-        for hit in self._call(self._client.search, index=self._index, body=body)["hits"]["hits"]:
+        for hit in self._call(self._client.search, index=self._all, body=body)["hits"]["hits"]:
             found.setdefault(hit["_source"]["workspace_id"], []).extend(hit["_source"]["supersedes"])
         return found
 
@@ -725,14 +771,14 @@ class OpenSearchStore:
         query = {"range": {"expires_at": {"lte": to_iso(now)}}}
         parents = self._call(
             self._client.count,
-            index=self._index,
+            index=self._all,
             body={"query": {"bool": {"filter": [query, {"term": {"chunk_no": 0}}]}}},
         )
         while True:
             # Refreshed after each slice, so the next one does not find what this one deleted.
             reply = self._call(
                 self._client.delete_by_query,
-                index=self._index,
+                index=self._all,
                 body={"query": query},
                 max_docs=self._purge_slice,
                 conflicts="proceed",
@@ -746,7 +792,9 @@ class OpenSearchStore:
     def get(self, workspace_id: str, observation_id: str) -> ObservationRecord | None:
         """Chunk 0 holds the record and the full text."""
         reply = self._call(
-            self._client.mget, index=self._index, body={"ids": [doc_id(workspace_id, observation_id, 0)]}
+            self._client.mget,
+            index=self._index_of(workspace_id),
+            body={"ids": [doc_id(workspace_id, observation_id, 0)]},
         )
         doc = reply["docs"][0]
         if not doc.get("found") or doc["_source"].get("workspace_id") != workspace_id:
@@ -759,7 +807,7 @@ class OpenSearchStore:
         if not ids:
             return {}
         firsts = [doc_id(workspace_id, i, 0) for i in ids]
-        reply = self._call(self._client.mget, index=self._index, body={"ids": firsts})
+        reply = self._call(self._client.mget, index=self._index_of(workspace_id), body={"ids": firsts})
         records = [
             _record(d["_source"], d["_source"].get("content", ""))
             for d in reply["docs"]
@@ -808,7 +856,7 @@ class OpenSearchStore:
             "sort": [{"occurred_at": "asc"}, {"observation_id": "asc"}],
         }
         found: list[ObservationRecord] = []
-        while hits := self._call(self._client.search, index=self._index, body=body)["hits"]["hits"]:
+        while hits := self._call(self._client.search, index=self._index_of(workspace_id), body=body)["hits"]["hits"]:
             found += [
                 _record(h["_source"], h["_source"].get("content", ""))
                 for h in hits
@@ -842,7 +890,7 @@ class OpenSearchStore:
             }
         }
         body = {"query": query, "size": limit, "sort": [{"occurred_at": "asc"}, {"observation_id": "asc"}]}
-        hits = self._call(self._client.search, index=self._index, body=body)["hits"]["hits"]
+        hits = self._call(self._client.search, index=self._index_of(workspace_id), body=body)["hits"]["hits"]
         return [
             _record(h["_source"], h["_source"].get("content", ""))
             for h in hits
@@ -862,20 +910,20 @@ class OpenSearchStore:
             }
         }
         body = {"query": query, "size": 1, "sort": [{"occurred_at": "desc"}]}
-        hits = self._call(self._client.search, index=self._index, body=body)["hits"]["hits"]
+        hits = self._call(self._client.search, index=self._index_of(workspace_id), body=body)["hits"]["hits"]
         return _record(hits[0]["_source"], hits[0]["_source"].get("content", "")) if hits else None
 
     def newest(self, workspace_id: str) -> datetime | None:
         """The latest chunk 0 of the workspace by ``occurred_at`` (one sorted hit)."""
         query = {"bool": {"filter": [{"term": {"workspace_id": workspace_id}}, {"term": {"chunk_no": 0}}]}}
         body = {"query": query, "size": 1, "_source": ["occurred_at"], "sort": [{"occurred_at": "desc"}]}
-        hits = self._call(self._client.search, index=self._index, body=body)["hits"]["hits"]
+        hits = self._call(self._client.search, index=self._index_of(workspace_id), body=body)["hits"]["hits"]
         return from_iso(hits[0]["_source"]["occurred_at"]) if hits else None
 
     def count(self, workspace_id: str) -> int:
         """Observations (chunk-0 documents) of the workspace."""
         query = {"bool": {"filter": [{"term": {"workspace_id": workspace_id}}, {"term": {"chunk_no": 0}}]}}
-        return int(self._call(self._client.count, index=self._index, body={"query": query})["count"])
+        return int(self._call(self._client.count, index=self._index_of(workspace_id), body={"query": query})["count"])
 
     def retrieve(
         self,
@@ -893,16 +941,22 @@ class OpenSearchStore:
         lines: list[dict[str, Any]] = []
         if text:
             kinds.append("lexical")
-            lines += [{"index": self._index}, lexical_body(text, filters, limit)]
+            lines += [
+                {"index": self._index_of(workspace_id), "ignore_unavailable": True},
+                lexical_body(text, filters, limit),
+            ]
         if vector is not None and model_id is not None:
             kinds.append("vector")
             # Only vectors of the query's model: after a model change (or mid-reindex) another
             # model's vectors of the same dimension would compare as if meaningful.
-            lines += [{"index": self._index}, knn_body(vector, [*filters, {"term": {"model_id": model_id}}], limit)]
+            lines += [
+                {"index": self._index_of(workspace_id), "ignore_unavailable": True},
+                knn_body(vector, [*filters, {"term": {"model_id": model_id}}], limit),
+            ]
         if not kinds:
             return Retrieved()
         # The index in the path (not only in each header line) scopes the request for IAM grants.
-        reply = self._call(self._client.msearch, index=self._index, body=lines)
+        reply = self._call(self._client.msearch, index=self._index_of(workspace_id), body=lines)
         result = Retrieved()
         failed: dict[str, str] = {}
         for kind, response in zip(kinds, reply["responses"], strict=True):
@@ -957,7 +1011,7 @@ class OpenSearchStore:
         }
         if after:
             body["search_after"] = list(after)
-        hits: list[dict[str, Any]] = self._call(self._client.search, index=self._index, body=body)["hits"]["hits"]
+        hits: list[dict[str, Any]] = self._call(self._client.search, index=self._all, body=body)["hits"]["hits"]
         return hits
 
     def _hits(self, workspace_id: str, hits: list[dict[str, Any]], score: Any) -> list[Hit]:
@@ -972,7 +1026,7 @@ class OpenSearchStore:
         if missing:
             reply = self._call(
                 self._client.mget,
-                index=self._index,
+                index=self._index_of(workspace_id),
                 body={"ids": [doc_id(workspace_id, obs_id, 0) for obs_id in sorted(missing)]},
                 _source_includes=["observation_id", "content"],
             )
@@ -994,12 +1048,24 @@ class OpenSearchStore:
         from opensearchpy.exceptions import ConnectionError as OsConnectionError
         from opensearchpy.exceptions import ConnectionTimeout, TransportError
 
+        if getattr(method, "__name__", "") in _READS and not self._single:
+            # A workspace that never wrote has no index yet: its reads find nothing (and so does
+            # maintenance before any workspace wrote), rather than failing.
+            kwargs.setdefault("ignore_unavailable", True)
         try:
             return method(**kwargs)
         except (OsConnectionError, ConnectionTimeout) as exc:
             raise BackendUnavailable(f"OpenSearch unreachable: {type(exc).__name__}") from exc
         except TransportError as exc:
-            raise domain_error(exc.status_code, exc.info, self._index) from exc
+            if getattr(method, "__name__", "") == "mget" and not self._single and _index_missing(exc):
+                # mget takes no ignore_unavailable: a workspace without an index holds none of these
+                return {"docs": [{"_id": _id, "found": False} for _id in kwargs["body"]["ids"]]}
+            raise domain_error(exc.status_code, exc.info, str(kwargs.get("index", self._index))) from exc
+
+
+def _index_missing(exc: Any) -> bool:
+    """Whether an error reply says the index (or alias) does not exist."""
+    return bool(exc.status_code == 404 and "index_not_found" in json.dumps(exc.info, default=str))
 
 
 def _observation_of(document_id: str, workspace_id: str) -> str:

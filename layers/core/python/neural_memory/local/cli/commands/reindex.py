@@ -1,6 +1,8 @@
 """``neural-memory reindex``: the store rebuilt for the configured embedding model while the old
 vectors keep serving — the embedded store's vectors embedded aside and swapped in one
-transaction (``stores/sqlite/reindex.py``), or a new OpenSearch index swapped behind the alias."""
+transaction (``stores/sqlite/reindex.py``), or, on OpenSearch, a new index for each workspace
+swapped behind its alias. ``neural-memory migrate-index``: the single index of earlier versions
+copied into an index per workspace."""
 
 from __future__ import annotations
 
@@ -13,58 +15,92 @@ if TYPE_CHECKING:
     import argparse
 
     from neural_memory.settings import Settings
+    from neural_memory.stores.opensearch.index import OpenSearchAdmin
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
     """Rebuild the store for the configured model (resumable; the old vectors serve until the swap).
-    OpenSearch: also list the physical indices behind the alias, or drop an old one."""
+    OpenSearch: each workspace's index in turn; also list the physical indices behind the
+    workspaces' aliases, or drop an old one."""
     from neural_memory.service import build_service
-    from neural_memory.stores.factory import build_admin
-    from neural_memory.stores.opensearch.index import ReindexBusy
+    from neural_memory.stores.factory import build_indices
+    from neural_memory.stores.opensearch.index import ReindexBusy, space_of
     from neural_memory.stores.opensearch.reindex import Reindexer
 
     settings = cli_settings(args)
-    admin = build_admin(settings)
-    if admin is None:
+    indices = build_indices(settings)
+    if indices is None:
         if args.drop or args.list or args.force:
             print("--list, --drop and --force are for the OpenSearch store (--store opensearch)", file=sys.stderr)
             return 2
         return _reindex_sqlite(settings, args.batch)
-    if args.drop:
-        admin.drop(args.drop)
-        print(f"dropped {args.drop}")
+    admins = [indices.admin(alias) for alias in indices.aliases()]
+    if args.drop or args.list:
+        return _list_or_drop(admins, args.drop)
+    service = build_service(settings)
+    # Workspaces created from now on are built for this model; the existing ones are reindexed.
+    print(indices.put_template(*space_of(service.embedder)))
+    swapped_all = True
+    for admin in admins:
+        bar = None
+
+        def progress(copied: int, total: int, name: str = admin.alias) -> None:
+            nonlocal bar
+            if bar is None:
+                bar = progress_bar(total, "obs", f"reindex {name}")
+            bar.update(copied - bar.n)
+
+        try:
+            report = Reindexer(service, admin, batch_size=args.batch).run(progress=progress, force=args.force)
+        except ReindexBusy as busy:
+            print(f"not now: {busy}", file=sys.stderr)
+            return 1
+        finally:
+            if bar is not None:
+                bar.close()
+        print(report.summary())
+        for (workspace, observation), reason in list(report.failed.items())[:20]:
+            print(f"  refused {workspace}/{observation}: {reason}", file=sys.stderr)
+        if report.swapped and report.source:
+            print(f"the old index {report.source} is kept: `neural-memory reindex --drop {report.source}` deletes it")
+        swapped_all &= report.swapped or report.source is None
+    return 0 if swapped_all else 1
+
+
+def _list_or_drop(admins: list[OpenSearchAdmin], drop: str | None) -> int:
+    """``--drop INDEX`` (an old physical index of a workspace), else ``--list``."""
+    if drop:
+        owner = next((admin for admin in admins if drop in admin.versions()), None)
+        if owner is None:
+            print(f"no workspace alias has an old index {drop!r}", file=sys.stderr)
+            return 1
+        owner.drop(drop)
+        print(f"dropped {drop}")
         return 0
-    if args.list:
+    for admin in admins:
         live = admin.live()
         for name in [*([live] if live and live not in admin.versions() else []), *admin.versions()]:
             meta = admin.meta(name)
             state = "live" if name == live else "reindexing" if "reindex" in meta else "old"
             print(f"{name}\t{state}\tmodel {meta.get('model_id')} ({meta.get('dimension')} dims), "
                   f"schema {meta.get('schema_version')}")  # fmt: skip
-        return 0
-    service = build_service(settings)
-    bar = None
+    return 0
 
-    def progress(copied: int, total: int) -> None:
-        nonlocal bar
-        if bar is None:
-            bar = progress_bar(total, "obs", "reindex")
-        bar.update(copied - bar.n)
 
-    try:
-        report = Reindexer(service, admin, batch_size=args.batch).run(progress=progress, force=args.force)
-    except ReindexBusy as busy:
-        print(f"not now: {busy}", file=sys.stderr)
-        return 1
-    finally:
-        if bar is not None:
-            bar.close()
+def cmd_migrate_index(args: argparse.Namespace) -> int:
+    """Copy the single OpenSearch index of earlier versions into an index per workspace."""
+    from neural_memory.stores.factory import build_indices
+    from neural_memory.stores.opensearch.migration import migrate
+
+    indices = build_indices(cli_settings(args))
+    if indices is None:
+        print("migrate-index is for the OpenSearch store (--store opensearch)", file=sys.stderr)
+        return 2
+    report = migrate(indices, again=args.again)
     print(report.summary())
-    for (workspace, observation), reason in list(report.failed.items())[:20]:
-        print(f"  refused {workspace}/{observation}: {reason}", file=sys.stderr)
-    if report.swapped and report.source:
-        print(f"the old index {report.source} is kept: `neural-memory reindex --drop {report.source}` deletes it")
-    return 0 if report.swapped or report.source is None else 1
+    for document, reason in list(report.failed.items())[:20]:
+        print(f"  refused {document}: {reason}", file=sys.stderr)
+    return 0 if report.complete else 1
 
 
 def _reindex_sqlite(settings: Settings, batch: int) -> int:
