@@ -47,7 +47,7 @@ def _versioned_index_paths(domain_name: str, index: str) -> dict[str, str]:
     return {
         f"AwsSolutions-IAM5[Resource::{domain}/{path}]": reason
         for access in ("read", "write", "admin")
-        for _, paths in grants(index, access)  # type: ignore[arg-type]
+        for _, paths in grants(index, access)
         for path in paths
         if "*" in path
     }
