@@ -1,5 +1,5 @@
 """API Gateway REQUEST authorizer: API key → workspace (and the key's id: who acts), put in the
-request context for the handlers.
+request context for the handlers; a refused key is denied with what is wrong with it.
 
 The same handler authorizes requests of the local gateway (``make serve``), with the embedded key store.
 """
@@ -12,7 +12,7 @@ from aws_lambda_powertools.utilities.data_classes.api_gateway_authorizer_event i
     APIGatewayAuthorizerResponse,
 )
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from neural_memory.auth.keys import extract_api_key, identify
+from neural_memory.auth.keys import extract_api_key, identify, key_problem
 from neural_memory.errors import Unauthorized
 from neural_memory.observability import logger
 from neural_memory.runtime import get_key_store
@@ -21,14 +21,30 @@ from neural_memory.runtime import get_key_store
 @logger.inject_lambda_context
 @event_source(data_class=APIGatewayAuthorizerRequestEvent)
 def lambda_handler(event: APIGatewayAuthorizerRequestEvent, context: LambdaContext) -> dict[str, Any]:
-    """Allow with ``workspaceId`` and ``keyId`` in the context, or answer 401 (API Gateway's
-    ``Unauthorized``)."""
+    """Allow with ``workspaceId`` and ``keyId`` in the context, or Deny with ``message`` saying
+    what is wrong with the key (a header not reading ``Bearer <key>``, or a key that is not valid).
+
+    A Deny, not the ``Unauthorized`` exception: API Gateway's UNAUTHORIZED response cannot read
+    anything the function says, while its ACCESS_DENIED response reads the Deny's context
+    (``$context.authorizer.message``) and the stack answers it as a 401 (infra/constructs/api.py).
+    A request without the header never gets here: API Gateway refuses it itself (no identity source).
+    """
     arn = event.parsed_arn
     try:
         key = identify(get_key_store(), extract_api_key(event.headers))
     except Unauthorized:
-        logger.info("request refused: missing or invalid API key")
-        raise Exception("Unauthorized") from None  # API Gateway maps this exact message to 401
+        problem = key_problem(event.headers)
+        logger.info("request refused", extra={"problem": problem})
+        denied = APIGatewayAuthorizerResponse(
+            principal_id="unauthenticated",
+            region=arn.region,
+            aws_account_id=arn.aws_account_id,
+            api_id=arn.api_id,
+            stage=arn.stage,
+            context={"message": problem},
+        )
+        denied.deny_all_routes()  # cached per header value for the TTL, like an Allow
+        return denied.asdict()
     policy = APIGatewayAuthorizerResponse(
         principal_id=key.workspace_id,
         region=arn.region,

@@ -13,7 +13,7 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 from neural_memory.api.routes import ROUTES, route_functions
-from neural_memory.auth.keys import API_KEY_HEADER
+from neural_memory.auth.keys import API_KEY_HEADER, NO_KEY
 
 from infra.constants import AUTHORIZER_CACHE_TTL_S
 
@@ -26,14 +26,22 @@ THROTTLE_RATE = 100
 THROTTLE_BURST = 200
 THROTTLED_RETRY_AFTER_S = 1  # the stage's token bucket refills THROTTLE_RATE requests a second
 MESSAGE_STRING = "$context.error.messageString"
-# API Gateway's own errors (refused key, throttling, timeouts, ...) in the API's envelope.
+# The message of the authorizer's Deny (functions/authorizer): a header not reading "Bearer <key>",
+# or a key that is not valid, in the same words as the local server.
+DENIAL_MESSAGE = "$context.authorizer.message"
+# API Gateway's own errors (refused key, throttling, timeouts, ...) in the API's envelope, each
+# with its construct id. The ids stay as first deployed: a new id replaces the resource, and
+# CloudFormation deleting the old one after creating the new resets that type to AWS's default.
 GATEWAY_ERRORS = {
-    apigw.ResponseType.UNAUTHORIZED: ("401", "unauthorized", "missing or invalid API key"),
-    apigw.ResponseType.ACCESS_DENIED: ("403", "forbidden", "this key may not call this route"),
-    apigw.ResponseType.THROTTLED: ("429", "throttled", "too many requests; retry later"),
-    apigw.ResponseType.INTEGRATION_TIMEOUT: ("504", "timeout", "the request took too long"),
-    apigw.ResponseType.DEFAULT_4_XX: (None, "bad_request", MESSAGE_STRING),
-    apigw.ResponseType.DEFAULT_5_XX: (None, "internal_error", MESSAGE_STRING),
+    # No Authorization header: API Gateway refuses it without calling the authorizer.
+    apigw.ResponseType.UNAUTHORIZED: ("Unauthorized401", "401", "unauthorized", NO_KEY),
+    # The authorizer's Deny, a 401 too: its policy allows every route when it allows, so a denial
+    # is always about the key, never about the route.
+    apigw.ResponseType.ACCESS_DENIED: ("Forbidden403", "401", "unauthorized", DENIAL_MESSAGE),
+    apigw.ResponseType.THROTTLED: ("Throttled429", "429", "throttled", "too many requests; retry later"),
+    apigw.ResponseType.INTEGRATION_TIMEOUT: ("Timeout504", "504", "timeout", "the request took too long"),
+    apigw.ResponseType.DEFAULT_4_XX: ("BadRequest", None, "bad_request", MESSAGE_STRING),
+    apigw.ResponseType.DEFAULT_5_XX: ("InternalError", None, "internal_error", MESSAGE_STRING),
 }
 
 
@@ -108,9 +116,9 @@ class Api(Construct):
                 metrics_enabled=True,
             ),
         )
-        for response_type, (status, code, message) in GATEWAY_ERRORS.items():
+        for response_type, (response_id, status, code, message) in GATEWAY_ERRORS.items():
             self.rest_api.add_gateway_response(
-                f"{code.title().replace('_', '')}{status or ''}",
+                response_id,
                 type=response_type,
                 status_code=status,
                 # A throttled client is told when to come back (the client retries only on that)

@@ -74,9 +74,35 @@ def test_search_shows_results_with_badges_scores_latency_and_the_gate(watched: W
     assert "q=why+did+the+console+deploy+fail" in page.url
     # When the balanced rerank is chosen without Cohere, Then the fallback is shown plainly
     page.get_by_label("balanced", exact=True).check()
-    expect(page.locator(".degraded li")).to_contain_text(["Degraded: rerank:balanced->fast"])
+    expect(page.locator(".degraded li")).to_contain_text(["Rerank: balanced fell back to fast (Cohere not configured)"])
     assert "rerank=balanced" in page.url
     _only_same_origin(watched, served)
+
+
+def test_why_the_gate_did_not_run_how_an_answer_was_made_and_each_fallback_read_as_sentences(
+    watched: Watched, served: Served
+) -> None:
+    # Given a search with the balanced rerank, which has no Cohere key here
+    page = sign_in(watched, served, "?q=why+did+the+console+deploy+fail&rerank=balanced")
+    # Then why the LLM filter did not run is a sentence with its reason, not the API's code
+    expect(page.locator(".llm-status")).to_have_text(
+        re.compile(r"^LLM filter: not run — (no LLM key is configured|5 or fewer results, nothing to weed out)$")
+    )
+    # And each fallback is a sentence with its reason, the code kept on hover
+    fallback = page.locator(".degraded li").filter(has_text="Rerank")
+    expect(fallback).to_have_text("Rerank: balanced fell back to fast (Cohere not configured)")
+    assert fallback.get_attribute("title") == "rerank:balanced->fast (Cohere not configured)"
+    for shown in page.locator(".degraded li").all_inner_texts():
+        assert not re.search(r"^\w+:\S|->", shown), shown
+    # When the question is asked, Then how the answer was made is a sentence with its reason
+    page.get_by_role("tab", name="Answer").click()
+    page.get_by_role("button", name="Ask").click()
+    expect(page.locator(".method")).to_have_text(
+        "The best sentence of each top result, quoted (no LLM answer: no LLM configured)"
+    )
+    summary = page.locator("#summary").inner_text() + page.locator(".method").inner_text()
+    assert not re.search(r"\b[a-z]+_[a-z]+\b|Method: ", summary), summary
+    assert watched.errors == []
 
 
 def test_filter_chips_narrow_the_results_update_the_url_and_survive_a_reload(watched: Watched, served: Served) -> None:

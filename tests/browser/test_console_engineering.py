@@ -4,6 +4,8 @@ the "possibly stale" badge."""
 
 from __future__ import annotations
 
+import base64
+import re
 from typing import TYPE_CHECKING
 
 import pytest
@@ -81,4 +83,85 @@ def test_a_result_a_later_push_touched_is_badged_possibly_stale(watched: Watched
     # And its record says so too
     item.get_by_role("button", name="Open").click()
     expect(page.locator("#record dd").last).to_have_text("7f3a9b2c1d0e4f5a6b7c8d9e0f1a2b3c4d5e6f70")
+    assert watched.errors == []
+
+
+# The rows of a PNG holding ink (a pixel darker than mid-grey), decoded by the browser itself in a
+# blank page (the console's CSP rightly refuses data: images).
+_INKED_ROWS = """async (png) => {
+  const image = new Image();
+  image.src = `data:image/png;base64,${png}`;
+  await image.decode();
+  const canvas = Object.assign(document.createElement("canvas"), { width: image.width, height: image.height });
+  const context = canvas.getContext("2d");
+  context.drawImage(image, 0, 0);
+  const { data } = context.getImageData(0, 0, image.width, image.height);
+  const rows = [];
+  for (let y = 0; y < image.height; y++) {
+    for (let x = 0; x < image.width; x++) {
+      const i = 4 * (y * image.width + x);
+      if (data[i] + data[i + 1] + data[i + 2] < 3 * 128) { rows.push(y); break; }
+    }
+  }
+  return rows;
+}"""
+
+# The lines a title's text is laid out on (one client rect per line of a range over it).
+_LINES = """(title) => {
+  const range = document.createRange();
+  range.selectNodeContents(title);
+  const tops = [...new Set([...range.getClientRects()].map((r) => Math.round(r.top)))].sort((a, b) => a - b);
+  const height = parseFloat(getComputedStyle(title).lineHeight);
+  return tops.map((top) => [top, top + height]);
+}"""
+
+
+def test_each_evidence_bullet_sits_on_the_first_line_of_its_wrapped_title(watched: Watched, served: Served) -> None:
+    # Given who knows about the deploy failure, in the narrow panel beside the results, where an
+    # evidence title wraps
+    page = sign_in(watched, served, "?q=deploy+failure")
+    expect(page.locator("#experts li.expert").first).to_be_visible()
+    titles = page.locator("#experts .evidence li button")
+    wrapped = [t for t in titles.all() if len(t.evaluate(_LINES)) >= 2]
+    assert wrapped, titles.all_inner_texts()
+    blank = page.context.new_page()
+    for title in wrapped:
+        lines = title.evaluate(_LINES)
+        item = title.locator("xpath=ancestor::li[1]").bounding_box()
+        assert item is not None
+        # When the strip left of the entry, where its bullet is drawn, is looked at
+        strip = page.screenshot(
+            clip={"x": item["x"] - 14, "y": item["y"], "width": 12, "height": item["height"]}, animations="disabled"
+        )
+        inked = [item["y"] + row for row in blank.evaluate(_INKED_ROWS, base64.b64encode(strip).decode())]
+        # Then the bullet is there, on the title's first line and no other
+        first_top, first_bottom = lines[0]
+        assert inked, title.inner_text()
+        assert all(first_top <= y <= first_bottom for y in inked), (title.inner_text(), lines, inked)
+    blank.close()
+    assert watched.errors == []
+
+
+def test_the_lineage_says_how_long_after_each_other_its_steps_came(watched: Watched, served: Served) -> None:
+    # Given the failed deployment, a day and more ago, among the results
+    page = sign_in(watched, served, "?q=deployment+failed+console&mode=keyword&source=vercel")
+    page.locator(f'[id="result-{FAILED_DEPLOY}"]').get_by_role("button", name="Open").click()
+    steps = page.locator("#lineage li.step")
+    expect(steps.locator("time")).not_to_have_count(0)
+    expect(steps.last.locator("time")).not_to_have_text("")
+    labels = {step.get_attribute("data-id"): step.locator("time").inner_text() for step in steps.all()}
+    # Then the oldest step says how long ago it was, in hours or days, never a calendar word
+    first, *later = labels.values()
+    assert re.fullmatch(r"\d+ (hours?|days?) ago", first), labels
+    # And each later step how long after the one before it: the failed build minutes after it
+    # started, its cancellation minutes after that, not "yesterday" for all three
+    assert all(re.fullmatch(r"(\d+ \w+ later|at the same time)", label) for label in later), labels
+    assert re.fullmatch(r"\d+ minutes? later", labels[FAILED_DEPLOY]), labels
+    assert re.fullmatch(r"\d+ minutes? later", labels[FAILED_DEPLOY.replace("-error", "-canceled")]), labels
+    # And each says its exact time on hover
+    assert all(t for t in steps.locator("time").evaluate_all("ts => ts.map(t => t.title && t.dateTime)"))
+    # And the results' times are durations too: never "yesterday", "last week" or "tomorrow"
+    page.locator("#record-close").click()
+    for label in page.locator("li.result time").all_inner_texts():
+        assert re.fullmatch(r"\d+ \w+ ago", label), label
     assert watched.errors == []

@@ -21,12 +21,13 @@ import pytest
 from botocore.exceptions import ClientError
 from neural_memory.api.routes import ROUTES
 from neural_memory.auth.dynamodb import DynamoKeyStore
-from neural_memory.auth.keys import issue_key
+from neural_memory.auth.keys import INVALID_KEY, issue_key, key_problem
 from neural_memory.observability import METRIC_EMBEDDING_CACHE_HITS
 from neural_memory.stores.opensearch.mapping import SCHEMA_VERSION
 
 from tests.deployed.cloud import ACCOUNT, CohereStandIn, Container, Driven, allowed
 from tests.helpers.events import load_event
+from tests.helpers.gateway_responses import gateway_responses, refusal
 
 if TYPE_CHECKING:
     from tests.deployed.cloud import DeployedStack
@@ -70,9 +71,12 @@ def _method_arn(method: str, path: str) -> str:
     return f"arn:aws:execute-api:us-east-1:{ACCOUNT}:k3x9q2w7e1/v1/{method}{path}"
 
 
-def _authorize(stack: DeployedStack, key: str, method: str, path: str) -> dict[str, Any]:
+def _authorize(stack: DeployedStack, key: str, method: str, path: str, header: str | None = None) -> dict[str, Any]:
+    """The function's reply to API Gateway's REQUEST event for ``Authorization: Bearer <key>``
+    (``header``: that header's value as sent)."""
     event = copy.deepcopy(load_event("authorizer/request"))
-    event["headers"]["Authorization"] = event["multiValueHeaders"]["Authorization"][0] = f"Bearer {key}"
+    sent = f"Bearer {key}" if header is None else header
+    event["headers"]["Authorization"] = event["multiValueHeaders"]["Authorization"][0] = sent
     event.update(httpMethod=method, resource=path, path=path, methodArn=_method_arn(method, path))
     return stack.invoke("authorizer", f"REQUEST authorizer, {method} {path}", event)
 
@@ -81,7 +85,8 @@ class AuthorizerGate:
     """API Gateway's side of the template's REQUEST authorizer: a call missing an identity source
     is refused (401) without invoking the function; the function's policy is cached by the
     identity sources' values for the TTL and evaluated against each call's method ARN, so a
-    policy scoped to the first route would deny the next route as it would in AWS."""
+    policy scoped to the first route would deny the next route as it would in AWS. A refusal is
+    answered by the template's gateway response for it, its ``$context`` variables filled in."""
 
     def __init__(self, stack: DeployedStack) -> None:
         props = stack.resources[_resource(stack, "AWS::ApiGateway::Authorizer")]["Properties"]
@@ -90,33 +95,35 @@ class AuthorizerGate:
         ]
         self.ttl_s = int(props["AuthorizerResultTtlInSeconds"])
         self.invocations = 0
+        self.responses = gateway_responses(stack.resources.values())
         self._stack = stack
         self._cache: dict[tuple[str, ...], tuple[float, dict[str, Any]]] = {}
 
-    def decide(self, headers: dict[str, str], method: str, path: str) -> int | dict[str, Any]:
-        """The authorizer's reply (its policy allows this call), or the status API Gateway answers."""
+    def decide(self, headers: dict[str, str], method: str, path: str) -> tuple[int, dict[str, Any]] | dict[str, Any]:
+        """The authorizer's reply (its policy allows this call), or the status and body API Gateway
+        answers."""
         lowered = {name.lower(): value for name, value in headers.items()}
         identity = tuple(lowered.get(source, "") for source in self.sources)
         if not all(identity):
-            return 401
+            return refusal(self.responses, None)
         cached = self._cache.get(identity)
         if cached is None or time.monotonic() - cached[0] >= self.ttl_s:
             self.invocations += 1
-            key = identity[self.sources.index("authorization")].removeprefix("Bearer ")
-            reply = _authorize(self._stack, key, method, path)
-            if "errorType" in reply:
-                return 401
+            header = identity[self.sources.index("authorization")]
+            reply = _authorize(self._stack, "", method, path, header=header)
+            if "errorType" in reply:  # "Unauthorized" is API Gateway's 401; any other error its 500
+                assert reply["errorMessage"] == "Unauthorized", reply
+                return refusal(self.responses, None)
             cached = (time.monotonic(), reply["result"])
             if self.ttl_s:
                 self._cache[identity] = cached
         policy = cached[1]
-        resources = [
-            resource
-            for statement in policy["policyDocument"]["Statement"]
-            if statement["Effect"] == "Allow"
-            for resource in statement["Resource"]
-        ]
-        return policy if any(fnmatch.fnmatchcase(_method_arn(method, path), r) for r in resources) else 403
+        statements = policy["policyDocument"]["Statement"]
+        arn = _method_arn(method, path)
+        matches = [s for s in statements if any(fnmatch.fnmatchcase(arn, r) for r in s["Resource"])]
+        if any(s["Effect"] == "Allow" for s in matches) and not any(s["Effect"] == "Deny" for s in matches):
+            return policy
+        return refusal(self.responses, policy)
 
 
 def test_the_authorizer_allows_a_stored_key_and_refuses_others(deployed: DeployedStack) -> None:
@@ -126,8 +133,33 @@ def test_the_authorizer_allows_a_stored_key_and_refuses_others(deployed: Deploye
     allowed_reply = _authorize(deployed, _state["key"], "POST", "/v1/search")
     key_id = _state["key"].split("_")[1]
     assert allowed_reply["result"]["context"] == {"workspaceId": "acme", "keyId": key_id}, allowed_reply
-    refused = _authorize(deployed, "nm_000000000000_" + "A" * 43, "POST", "/v1/search")
-    assert refused == {"errorType": "Exception", "errorMessage": "Unauthorized"}
+    refused = _authorize(deployed, "nm_000000000000_" + "A" * 43, "POST", "/v1/search")["result"]
+    assert [s["Effect"] for s in refused["policyDocument"]["Statement"]] == ["Deny"], refused
+    assert refused["context"] == {"message": INVALID_KEY}, refused
+
+
+def test_each_refused_key_is_told_what_is_wrong_as_the_local_server_tells_it(deployed: DeployedStack) -> None:
+    # Given API Gateway in front of the deployed authorizer, and a request with no key, one with the
+    # key but not as "Bearer <key>", and one with a wrong key
+    gate = AuthorizerGate(deployed)
+    cases = {
+        "missing": {},
+        "no bearer": {"Authorization": _state["key"]},
+        "wrong": {"Authorization": "Bearer nm_000000000000_" + "A" * 43},
+    }
+    messages = {}
+    for case, headers in cases.items():
+        answered = gate.decide(headers, "POST", "/v1/search")
+        # Then each is a 401 in the envelope, in the local server's words for that request
+        assert isinstance(answered, tuple), (case, answered)
+        status, body = answered
+        assert status == 401 and body["error"]["code"] == "unauthorized", (case, body)
+        assert body["error"]["message"] == key_problem(headers), (case, body)
+        messages[case] = body["error"]["message"]
+    assert len(set(messages.values())) == 3, messages
+    # And the key itself is let through (the function was called for the two with a header only)
+    assert isinstance(gate.decide({"Authorization": f"Bearer {_state['key']}"}, "POST", "/v1/search"), dict)
+    assert gate.invocations == 3
 
 
 def _gate(stack: DeployedStack) -> AuthorizerGate:
@@ -244,10 +276,14 @@ def test_the_authorizer_decision_is_cached_per_key_and_covers_every_route(deploy
     assert gate.ttl_s == 300 and gate.sources == ["authorization"]
     assert gate.invocations == 1
     # A call without the identity source is refused by API Gateway itself; the authorizer is not invoked
-    assert gate.decide({"x-api-key": _state["key"]}, "POST", "/v1/search") == 401
+    assert gate.decide({"x-api-key": _state["key"]}, "POST", "/v1/search") == (401, refusal(gate.responses, None)[1])
     assert gate.invocations == 1
-    # A wrong key is checked (and refused) once
-    assert gate.decide({"Authorization": "Bearer nm_000000000000_" + "A" * 43}, "POST", "/v1/search") == 401
+    # A wrong key is checked (and refused) once: its Deny is cached like an Allow
+    wrong = {"Authorization": "Bearer nm_000000000000_" + "A" * 43}
+    for _ in range(2):
+        answered = gate.decide(wrong, "POST", "/v1/search")
+        assert isinstance(answered, tuple) and answered[0] == 401, answered
+        assert answered[1]["error"]["message"] == INVALID_KEY, answered
     assert gate.invocations == 2
 
 

@@ -3,20 +3,31 @@ table names, answering within API Gateway's limit, with API Gateway's own errors
 
 from __future__ import annotations
 
+import copy
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import httpx
 from neural_memory.api.routes import ROUTES
+from neural_memory.auth.keys import API_KEY_HEADER, issue_key, key_problem
+from neural_memory.auth.sqlite import SqliteKeyStore
 from neural_memory.client import RetryPolicy
+from neural_memory.clock import utcnow
+from neural_memory.runtime import set_key_store
 
+from functions.authorizer import app as authorizer_app
 from infra.constants import API_INTEGRATION_LIMIT_S
+from tests.helpers.events import load_event
+from tests.helpers.gateway_responses import gateway_responses, refusal
 from tests.infra.template_reading import functions, text
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from pathlib import Path
 
     from aws_cdk.assertions import Template
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+    from neural_memory.local.gateway import LocalLambdaContext
 
 
 def _path(resources: Mapping[str, Mapping[str, Any]], resource_ref: Any) -> str:
@@ -53,7 +64,7 @@ def test_api_gateway_errors_use_the_envelope(dev: Template) -> None:
     }
     expected = {
         "UNAUTHORIZED": "401",
-        "ACCESS_DENIED": "403",
+        "ACCESS_DENIED": "401",
         "THROTTLED": "429",
         "INTEGRATION_TIMEOUT": "504",
         "DEFAULT_4XX": None,
@@ -71,3 +82,47 @@ def test_api_gateway_errors_use_the_envelope(dev: Template) -> None:
     header = responses["THROTTLED"]["ResponseParameters"]["gatewayresponse.header.Retry-After"]
     sent = httpx.Response(429, headers={"Retry-After": header.strip("'")})
     assert RetryPolicy().delay(sent, 0) is not None
+
+
+def _authorize(headers: dict[str, str], context: LocalLambdaContext) -> dict[str, Any]:
+    event = copy.deepcopy(load_event("authorizer/request"))
+    event["headers"] = {"Content-Type": "application/json", **headers}
+    event["multiValueHeaders"] = {name: [value] for name, value in event["headers"].items()}
+    policy: dict[str, Any] = authorizer_app.lambda_handler(event, cast("LambdaContext", context))
+    return policy
+
+
+def test_a_refused_key_is_told_on_aws_what_is_wrong_as_the_local_server_tells_it(
+    dev: Template, tmp_path: Path, lambda_context: LocalLambdaContext
+) -> None:
+    # Given the template's authorizer, keyed by the Authorization header, its gateway responses,
+    # and the authorizer's handler over a key store holding one valid key
+    (authorizer,) = dev.find_resources("AWS::ApiGateway::Authorizer").values()
+    assert authorizer["Properties"]["IdentitySource"] == f"method.request.header.{API_KEY_HEADER}"
+    responses = gateway_responses(dev.find_resources("AWS::ApiGateway::GatewayResponse").values())
+    store = SqliteKeyStore(tmp_path / "keys.db")
+    key = issue_key(store, "acme", utcnow())
+    set_key_store(store)
+    try:
+        allowed = _authorize({"Authorization": f"Bearer {key}"}, lambda_context)
+        assert allowed["policyDocument"]["Statement"][0]["Effect"] == "Allow"
+        cases = {
+            "missing": {},
+            "no bearer": {"Authorization": key},
+            "wrong": {"Authorization": "Bearer nm_000000000000_" + "A" * 43},
+        }
+        messages = {}
+        for case, headers in cases.items():
+            # When API Gateway refuses it: itself when the header is absent (its identity source),
+            # else with the authorizer's reply, which must then be a Deny
+            policy = _authorize(headers, lambda_context) if headers else None
+            if policy is not None:
+                assert {s["Effect"] for s in policy["policyDocument"]["Statement"]} == {"Deny"}, case
+            status, body = refusal(responses, policy)
+            # Then a 401 in the envelope, in the local server's words for that request
+            assert status == 401 and body["error"]["code"] == "unauthorized", (case, body)
+            assert body["error"]["message"] == key_problem(headers), (case, body)
+            messages[case] = body["error"]["message"]
+    finally:
+        set_key_store(None)
+    assert len(set(messages.values())) == 3, messages

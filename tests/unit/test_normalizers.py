@@ -29,7 +29,7 @@ def test_github_merged_pull_request_sample() -> None:
     assert obs.observation_type == "pull_request_merged"
     assert obs.title == "PR #482 merged: Move session refresh into edge middleware"
     assert obs.actor_name == "hubot"
-    assert obs.occurred_at.isoformat() == "2025-12-11T16:20:04+00:00"
+    assert obs.occurred_at.isoformat() == "2025-12-12T09:58:30+00:00"
     assert obs.url == "https://github.com/acme/console/pull/482"
 
 
@@ -124,10 +124,10 @@ EXPECTED: dict[str, tuple[str, str, str | None, str] | str] = {
     "github_push": ("push", "Push to main: Fix auth redirect loop after session refresh", "octocat",
                     "2025-12-12T09:58:30+00:00"),
     "github_push_force": ("push", "Push to session-refresh-edge: Rebase session refresh onto main", "octocat",
-                          "2025-12-12T09:58:30+00:00"),
+                          "2025-12-12T09:41:02+00:00"),
     "github_push_branch_deleted": "skipped: branch deletion",
     "github_pull_request": ("pull_request_merged", "PR #482 merged: Move session refresh into edge middleware",
-                            "hubot", "2025-12-11T16:20:04+00:00"),
+                            "hubot", "2025-12-12T09:58:30+00:00"),
     "github_pull_request_closed_unmerged": ("pull_request_closed",
                                             "PR #476 closed: Try refreshing sessions in a service worker", "hubot",
                                             "2025-12-10T12:00:00+00:00"),

@@ -78,6 +78,15 @@ def extract_api_key(headers: Mapping[str, str] | None) -> str | None:
     return None
 
 
+# What a refused request is told, the same words locally and on AWS (where API Gateway answers a
+# request without the header itself, and the authorizer's Deny carries the other two to the
+# ACCESS_DENIED gateway response): plain text, no quote or backslash, so a gateway response
+# template can put them inside a JSON string as they are.
+NO_KEY = f"no API key: send the header '{API_KEY_HEADER}: Bearer <key>'"
+NOT_BEARER = f"the {API_KEY_HEADER} header must read 'Bearer <key>' (the word Bearer, a space, then the key)"
+INVALID_KEY = "unknown or revoked API key: check it for typos, or create one with neural-memory keys create"
+
+
 def key_problem(headers: Mapping[str, str] | None) -> str:
     """What is wrong with the key a refused request presented, from the request alone: none at all,
     a header without the ``Bearer`` scheme (a bare key, or ``Token …``), or a key that is not a
@@ -85,7 +94,7 @@ def key_problem(headers: Mapping[str, str] | None) -> str:
     lowered = {name.lower(): value for name, value in (headers or {}).items() if isinstance(value, str)}
     value = lowered.get(API_KEY_HEADER.lower(), "").strip()
     if not value:
-        return f"no API key: send the header '{API_KEY_HEADER}: Bearer <key>'"
+        return NO_KEY
     if extract_api_key(headers) is None:
-        return f"the {API_KEY_HEADER} header must read 'Bearer <key>' (the word Bearer, a space, then the key)"
-    return "unknown or revoked API key: check it for typos, or create one with neural-memory keys create"
+        return NOT_BEARER
+    return INVALID_KEY

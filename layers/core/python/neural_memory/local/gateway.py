@@ -23,7 +23,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from neural_memory.api.resolver import error_reply, header
 from neural_memory.api.routes import ROUTES
-from neural_memory.auth.keys import key_problem
+from neural_memory.auth.keys import API_KEY_HEADER, INVALID_KEY, NO_KEY
 from neural_memory.clock import utcnow
 from neural_memory.errors import InvalidInput, MethodNotAllowed, NeuralMemoryError, NotFound, Unauthorized
 from neural_memory.observability import logger
@@ -224,8 +224,6 @@ class LocalGateway:
                 authorizer = self._authorize(event, request_id)
             except NeuralMemoryError as exc:
                 return _error(exc, request_id)
-            if authorizer is None:
-                return _error(Unauthorized(key_problem(headers)), request_id)
             event["requestContext"]["authorizer"] = authorizer
         try:
             event["body"] = body.decode("utf-8") or None
@@ -237,15 +235,19 @@ class LocalGateway:
             reply_headers[name] = ", ".join(str(v) for v in values)
         return ProxyResponse(int(reply["statusCode"]), str(reply.get("body") or ""), reply_headers)
 
-    def _authorize(self, proxy: dict[str, Any], request_id: str) -> dict[str, Any] | None:
-        """Call the authorizer function as API Gateway does; its context (with ``principalId``) on
-        Allow for this method, None when it refuses (``Unauthorized``) or denies."""
+    def _authorize(self, proxy: dict[str, Any], request_id: str) -> dict[str, Any]:
+        """Call the authorizer function as API Gateway does: its context (with ``principalId``) on
+        Allow for this method; ``Unauthorized`` worded as the stack's gateway responses word it on
+        AWS: a request without the header is refused without calling the function (the header is
+        the authorizer's identity source), a Deny says the message in its context."""
+        if not (header(proxy["headers"], API_KEY_HEADER) or "").strip():
+            raise Unauthorized(NO_KEY)
         event = authorizer_event(proxy)
         try:
             policy = self._invoke("authorizer", event, request_id)
         except Exception as exc:  # "Unauthorized" is a refusal (401); anything else a failure (500), as in AWS
             if str(exc) == "Unauthorized":
-                return None
+                raise Unauthorized(NO_KEY) from None  # API Gateway's UNAUTHORIZED response
             logger.exception("the authorizer failed")
             raise NeuralMemoryError("the authorizer failed; see the server log") from exc
         statements = policy.get("policyDocument", {}).get("Statement", [])
@@ -254,8 +256,8 @@ class LocalGateway:
             and any(fnmatch.fnmatchcase(event["methodArn"], r) for r in _list(s.get("Resource")))
             for s in statements
         )
-        if not allowed:
-            return None
+        if not allowed:  # API Gateway's ACCESS_DENIED response, a 401 reading the Deny's message
+            raise Unauthorized(str((policy.get("context") or {}).get("message") or INVALID_KEY))
         return {**(policy.get("context") or {}), "principalId": policy.get("principalId")}
 
     def _invoke(self, function: str, event: dict[str, Any], request_id: str) -> dict[str, Any]:

@@ -204,6 +204,22 @@ function methodText(reply) {
   return `The best sentence of each top result, quoted (no LLM answer${why ? `: ${why}` : ""})`;
 }
 
+// A reply's `degraded` entries are codes, "stage:what (why)" or "stage:from->to (why)" (docs/api.md):
+// shown as a sentence, the code itself on hover.
+const STAGE_NAMES = {
+  rerank: "Rerank", vector: "Vector search", answer: "Answer", autoFilters: "Filters from the query", promotion: "Promotion",
+};
+const CODE_WORDS = { llm: "the LLM", extractive: "quoted sentences", fallback: "fell back" };
+const words = (code) => CODE_WORDS[code] ?? code;
+
+function degradedText(entry) {
+  const match = /^(\w+):([^\s(]+?)(?:->([^\s(]+))?(?: (.*))?$/.exec(entry);
+  if (!match) return entry;
+  const [, stage, what, to, rest] = match;
+  const said = to ? `${words(what)} fell back to ${words(to)}` : words(what);
+  return `${STAGE_NAMES[stage] ?? stage}: ${said}${rest ? ` ${rest}` : ""}`;
+}
+
 function renderResults(reply) {
   const words = queryWords(state.q);
   const llm = reply.llm.bypassed
@@ -213,7 +229,7 @@ function renderResults(reply) {
     el("p", { className: "count-line" }, `${reply.results.length} result${reply.results.length === 1 ? "" : "s"}`),
     latencyBar(reply.latency),
     el("p", { className: "llm-status" }, llm),
-    el("ul", { className: "degraded", ariaLabel: "degraded" }, ...reply.degraded.map((d) => el("li", {}, `Degraded: ${d}`))),
+    el("ul", { className: "degraded", ariaLabel: "degraded" }, ...reply.degraded.map((d) => el("li", { title: d }, degradedText(d)))),
   );
   $("results").replaceChildren(...reply.results.map((r) => resultItem(r, words)));
   if (!reply.results.length) $("results").replaceChildren(noResults());

@@ -12,14 +12,29 @@ export function el(tag, props = {}, ...children) {
   return node;
 }
 
-const UNITS = [["year", 31536e3], ["month", 2592e3], ["week", 604800], ["day", 86400], ["hour", 3600], ["minute", 60]];
-const relative = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
+const UNITS = [["year", 31536e3], ["month", 2592e3], ["week", 604800], ["day", 86400], ["hour", 3600], ["minute", 60], ["second", 1]];
+// "3 days ago", never "yesterday" or "last week": those name a calendar day or week, which a
+// duration does not give (25 hours before 00:30 is two calendar days back).
+const relative = new Intl.RelativeTimeFormat("en", { numeric: "always" });
+
+/** A duration as its largest whole unit, rounded down ("1 day" for 47 hours: never more than it was). */
+function largestUnit(seconds) {
+  const [unit, size] = UNITS.find(([, s]) => Math.abs(seconds) >= s) ?? ["second", 1];
+  return [Math.trunc(seconds / size), unit];
+}
+
+const timeElement = (iso, label) => el("time", { dateTime: iso, title: new Date(iso).toLocaleString() }, label);
 
 export function timeAgo(iso, now = Date.now()) {
-  const seconds = (Date.parse(iso) - now) / 1000;
-  const [unit, size] = UNITS.find(([, s]) => Math.abs(seconds) >= s) ?? ["second", 1];
-  const label = relative.format(Math.round(seconds / size), unit);
-  return el("time", { dateTime: iso, title: new Date(iso).toLocaleString() }, label);
+  return timeElement(iso, relative.format(...largestUnit((Date.parse(iso) - now) / 1000)));
+}
+
+/** How long after `previous` (an ISO time) `iso` was: "4 minutes later", "at the same time". */
+export function timeAfter(iso, previous) {
+  const [count, unit] = largestUnit((Date.parse(iso) - Date.parse(previous)) / 1000);
+  if (count === 0) return timeElement(iso, "at the same time");
+  const amount = new Intl.NumberFormat("en", { style: "unit", unit, unitDisplay: "long" }).format(Math.abs(count));
+  return timeElement(iso, `${amount} ${count > 0 ? "later" : "earlier"}`);
 }
 
 // Words too common to be worth marking in a snippet.
@@ -104,10 +119,12 @@ const LINKS = {
 };
 const shortKey = (link) => (link.kind === "commit" ? link.key.slice(0, 7) : link.key);
 
-/** The lineage as a timeline, oldest first; `open(id)` opens an entry. */
+/** The lineage as a timeline, oldest first; `open(id)` opens an entry. The first entry says how
+ * long ago it was, each later one how long after the one before: steps minutes apart read so,
+ * however long ago they all were. */
 export function timeline(reply, open) {
-  return reply.timeline.map((entry) => el("li", { className: `step${entry.subject ? " subject" : ""}`, dataset: { id: entry.id } },
-    timeAgo(entry.occurredAt),
+  return reply.timeline.map((entry, i, all) => el("li", { className: `step${entry.subject ? " subject" : ""}`, dataset: { id: entry.id } },
+    i === 0 ? timeAgo(entry.occurredAt) : timeAfter(entry.occurredAt, all[i - 1].occurredAt),
     entry.subject
       ? el("strong", {}, entry.title)
       : el("button", { type: "button", className: "link", onclick: () => open(entry.id) }, entry.title),
