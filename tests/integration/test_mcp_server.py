@@ -25,6 +25,7 @@ from neural_memory.models import (
 from tests.helpers.local_api import RunningApi, running_local_api
 from tests.helpers.mcp_sessions import TOOLS, http_server, stdio_server, structured, text_of
 from tests.helpers.readme import readme_block
+from tests.helpers.stored_chunks import stored_chunks
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -329,3 +330,35 @@ def test_arguments_the_tool_schema_refuses_carry_the_api_error_code_and_message(
     # Then the tool error is the API's code and message, one line, not pydantic's dump; the server carries on
     assert is_error and text.startswith(expected), text
     assert "pydantic" not in text and "\n" not in text and still_serving, text
+
+
+def test_two_turns_an_agent_remembers_one_by_one_give_the_second_its_context(service: Service) -> None:
+    # Given the MCP server over the embedded store, as `neural-memory mcp` builds it
+    server = build_server(EmbeddedBackend(service, "acme"))
+    turn = {"observationType": "conversation_turn", "sessionId": "chat-9"}
+    question = {**turn, "id": "q", "actorName": "Ana", "occurredAt": "2025-12-12T10:00:00Z",
+                "content": "Did the zeppelin migration finish?"}  # fmt: skip
+    answer = {**turn, "id": "a", "actorName": "Ben", "occurredAt": "2025-12-12T10:01:00Z",
+              "content": "Yes, last Tuesday."}  # fmt: skip
+
+    async def session() -> SearchResponse:
+        async with Client(server) as agent:
+            # When an agent remembers a question, then its answer, each in a call of its own
+            for said in (question, answer):
+                structured(await agent.call_tool("remember", {"observations": [said]}))
+            found = await agent.call_tool(
+                "search_memory", {"query": "zeppelin migration", "topK": 5, "mode": "semantic"}
+            )
+            return SearchResponse.model_validate(structured(found))
+
+    reply = anyio.run(session)
+    # Then the answer has its own chunk and a context passage (vector only) holding the question before it
+    own, context = stored_chunks(service.store, "acme", "a")
+    assert own == ("Yes, last Tuesday.", True, True)
+    assert context[1:] == (True, False) and "Did the zeppelin migration finish?\n" in context[0]
+    assert context[0].endswith("Yes, last Tuesday."), context
+    # And the first turn has none (nothing came before it in its session)
+    assert len(stored_chunks(service.store, "acme", "q")) == 1
+    # And a search by meaning for what the answer answers finds it, showing only its own words
+    assert {"q", "a"} <= {r.id for r in reply.results}
+    assert next(r for r in reply.results if r.id == "a").snippet == "Yes, last Tuesday."
