@@ -5,7 +5,7 @@ store in-process and a remote API through the client, giving the same results fo
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -22,6 +22,7 @@ from neural_memory.models import (
     SearchResponse,
 )
 
+from tests.helpers.events import NOW
 from tests.helpers.local_api import RunningApi, running_local_api
 from tests.helpers.mcp_sessions import TOOLS, http_server, stdio_server, structured, text_of
 from tests.helpers.readme import readme_block
@@ -355,10 +356,42 @@ def test_two_turns_an_agent_remembers_one_by_one_give_the_second_its_context(ser
     # Then the answer has its own chunk and a context passage (vector only) holding the question before it
     own, context = stored_chunks(service.store, "acme", "a")
     assert own == ("Yes, last Tuesday.", True, True)
-    assert context[1:] == (True, False) and "Did the zeppelin migration finish?\n" in context[0]
-    assert context[0].endswith("Yes, last Tuesday."), context
+    assert context == ("Ana: Did the zeppelin migration finish?\nBen: Yes, last Tuesday.", True, False)
     # And the first turn has none (nothing came before it in its session)
     assert len(stored_chunks(service.store, "acme", "q")) == 1
     # And a search by meaning for what the answer answers finds it, showing only its own words
     assert {"q", "a"} <= {r.id for r in reply.results}
     assert next(r for r in reply.results if r.id == "a").snippet == "Yes, last Tuesday."
+
+
+def test_a_conversation_remembered_with_tier_a_is_found_by_meaning_after_the_window_and_by_default_only_by_words(
+    service: Service,
+) -> None:
+    # Given two conversations an agent remembers ten days after they happened (past C's 7-day window):
+    # one as conversation turns by default (tier C), one the same with tier A, as the tools say
+    server = build_server(EmbeddedBackend(service, "acme"))
+    old = (NOW - timedelta(days=10)).isoformat()
+    turn = {"observationType": "conversation_turn", "actorName": "Ana", "occurredAt": old}
+    default = {**turn, "id": "kept-by-words", "sessionId": "s1",
+               "content": "My greyhound Pixel finally learned to fetch the frisbee."}  # fmt: skip
+    kept = {**turn, "id": "kept-by-meaning", "sessionId": "s2", "tier": "A",
+            "content": "I repaint the kayak in bright orange every spring."}  # fmt: skip
+
+    async def session() -> dict[str, set[str]]:
+        async with Client(server) as agent:
+            structured(await agent.call_tool("remember", {"observations": [default, kept]}))
+            found: dict[str, set[str]] = {}
+            for name, query, mode in (
+                ("dog by meaning", "a dog that plays catch", "semantic"),
+                ("boat by meaning", "painting a canoe", "semantic"),
+                ("dog by words", "greyhound frisbee", "keyword"),
+            ):
+                reply = await agent.call_tool("search_memory", {"query": query, "mode": mode})
+                found[name] = {r.id for r in SearchResponse.model_validate(structured(reply)).results}
+            return found
+
+    found = anyio.run(session)
+    # Then the tier A conversation is found by meaning; the default one is not, and is still found by its words
+    assert found["boat by meaning"] == {"kept-by-meaning"}
+    assert "kept-by-words" not in found["dog by meaning"]
+    assert found["dog by words"] == {"kept-by-words"}

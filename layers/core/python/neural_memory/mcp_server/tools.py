@@ -78,7 +78,10 @@ REMEMBER_DESCRIPTION = (
     "(it is found later by meaning, without this conversation). Only content is required; the "
     "title defaults to its first words, the type to note, the source to agent, the time to now. "
     "Give an id to update the same memory later (the same id replaces it); give supersedes to "
-    "retire older memories this one corrects. Returns the ids."
+    "retire older memories this one corrects. To remember a conversation, store each turn as "
+    "observationType conversation_turn with its sessionId and actorName (who said it): each is also "
+    "read after the turn before it. Turns are found by meaning for 7 days, then by their exact words "
+    "only; to have a conversation found by meaning for good, store its turns with tier A. Returns the ids."
 )
 GET_DESCRIPTION = (
     "Read one memory in full (title, content, author, time, url, tier, metadata) by the id that "
