@@ -36,7 +36,7 @@ def add_turn_context(
     earlier: Callable[[str, datetime], ObservationRecord | None],
     turns_before: int = 1,
 ) -> None:
-    """Append a context passage to each embedded chat turn that has a turn before it in its
+    """Append a context chunk to each embedded chat turn that has a turn before it in its
     session: the ``turns_before`` turns before it, from this batch and, before the batch's first,
     the latest stored ones (``earlier``: the session's latest observation before a moment, asked
     again from each one found, so a turn an agent remembers alone reads as one in a batch)."""
@@ -72,6 +72,6 @@ def context_text(before: Sequence[ObservationRecord], turn: ObservationRecord) -
 
 
 def said(record: ObservationRecord) -> str:
-    """One turn's line of a context passage: ``speaker: words``, or its words alone."""
+    """One turn's line of a context chunk: ``speaker: words``, or its words alone."""
     words = record.content or record.title
     return f"{record.actor_name}: {words}" if record.actor_name else words
