@@ -27,6 +27,7 @@ from functions.maintenance import app as maintenance_app
 from tests.helpers.events import load_event
 from tests.helpers.fakes import FailingEmbedder, HashEmbedder
 from tests.helpers.pipeline import NOW, note
+from tests.helpers.stored_chunks import stored_chunks
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -36,7 +37,8 @@ if TYPE_CHECKING:
     from neural_memory.settings import Settings
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]
-ROUTES = {"github:acme/console": "acme", "vercel:team_3Qp9kZ2mW8xV1nB4": "acme"}
+# The agents of acme put events with the source neural-memory.acme (README, "Agents on the bus").
+ROUTES = {"github:acme/console": "acme", "vercel:team_3Qp9kZ2mW8xV1nB4": "acme", "neural-memory:acme": "acme"}
 
 
 @pytest.fixture
@@ -229,3 +231,32 @@ def test_a_failed_bootstrap_is_reported_to_cloudformation_and_delete_always_succ
     assert [r["Status"] for r in received] == ["FAILED", "SUCCESS"]
     assert "NM_OPENSEARCH_URL" in received[0]["Reason"]
     assert received[1]["PhysicalResourceId"] == "index:neural-memory"
+
+
+def _on_the_bus(detail: dict[str, Any], time: str) -> dict[str, Any]:
+    """An SQS record carrying an agent's conversation_turn event (events/eventbridge), as the bus delivers it."""
+    event = load_event("eventbridge/conversation_turn") | {"time": time}
+    event["detail"] = detail
+    record = copy.deepcopy(load_event("sqs/ingest_batch")["Records"][0])
+    record["messageId"] = f"turn-{detail['id']}"
+    record["body"] = json.dumps(event)
+    return {"Records": [record]}
+
+
+def test_two_turns_an_agent_puts_on_the_bus_one_by_one_give_the_second_its_context(
+    ingest_service: Service, lambda_context: LocalLambdaContext
+) -> None:
+    # Given the sample conversation_turn event (workspace acme in its source), and the turn before it
+    sample = load_event("eventbridge/conversation_turn")["detail"]
+    question = {"id": "turn-sess-77-3", "content": "Why did the production deploy fail?", "actorName": "alice",
+                "sessionId": sample["sessionId"]}  # fmt: skip
+    # When the agent puts the question, then the sample answer, each delivered in a batch of its own
+    for detail, time in ((question, "2025-12-13T10:14:00Z"), (sample, "2025-12-13T10:15:00Z")):
+        assert ingest_app.lambda_handler(_on_the_bus(detail, time), lambda_context)["batchItemFailures"] == []
+    # Then the answer has its own chunk and a context chunk (searched both ways) with the question before it
+    own, context = stored_chunks(ingest_service.store, "acme", sample["id"])
+    assert own == (sample["content"], True, True)
+    passage = f"alice: {question['content']}\nsupport-bot: {sample['content']}"
+    assert context == (passage, True, True)
+    # And the question, first in its session, has none
+    assert len(stored_chunks(ingest_service.store, "acme", question["id"])) == 1

@@ -1,5 +1,6 @@
 """`neural-memory eval` on LoCoMo-layout conversations: one workspace per conversation, a turn per
-observation (speaker, session, date, no title), evidence recall@10 and hit@10 per category."""
+observation written as an agent's chat turn (speaker, session, date, no title, tier A), evidence
+recall@10 and hit@10 per category."""
 
 from __future__ import annotations
 
@@ -49,10 +50,12 @@ def _dataset(tmp_path: Path) -> Path:
     return folder
 
 
-def test_turns_become_untitled_observations_with_speaker_session_and_date(tmp_path: Path) -> None:
+def test_turns_become_untitled_agent_turns_with_speaker_session_and_date(tmp_path: Path) -> None:
     (conversation,) = load_conversations(_dataset(tmp_path))
     first, _, photo, _ = conversation.turns
     assert (first.id, first.actor_name, first.session_id, first.title) == ("D1:1", "Ana", "conv-x-session-1", None)
+    # written as an agent writes a chat turn it wants remembered by meaning for good
+    assert (first.observation_type, first.source, first.tier) == ("conversation_turn", "agent", "A")
     assert first.occurred_at == session_time("1:56 pm on 8 May, 2023")
     assert photo.content.endswith("[shares a photo: a dog on sand]")
     # category 5 and questions without a usable evidence id are not retrieval questions

@@ -5,7 +5,7 @@ store in-process and a remote API through the client, giving the same results fo
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -22,9 +22,11 @@ from neural_memory.models import (
     SearchResponse,
 )
 
+from tests.helpers.events import NOW
 from tests.helpers.local_api import RunningApi, running_local_api
 from tests.helpers.mcp_sessions import TOOLS, http_server, stdio_server, structured, text_of
 from tests.helpers.readme import readme_block
+from tests.helpers.stored_chunks import stored_chunks
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -329,3 +331,69 @@ def test_arguments_the_tool_schema_refuses_carry_the_api_error_code_and_message(
     # Then the tool error is the API's code and message, one line, not pydantic's dump; the server carries on
     assert is_error and text.startswith(expected), text
     assert "pydantic" not in text and "\n" not in text and still_serving, text
+
+
+def test_two_turns_an_agent_remembers_one_by_one_give_the_second_its_context(service: Service) -> None:
+    # Given the MCP server over the embedded store, as `neural-memory mcp` builds it
+    server = build_server(EmbeddedBackend(service, "acme"))
+    turn = {"observationType": "conversation_turn", "sessionId": "chat-9"}
+    question = {**turn, "id": "q", "actorName": "Ana", "occurredAt": "2025-12-12T10:00:00Z",
+                "content": "Did the zeppelin migration finish?"}  # fmt: skip
+    answer = {**turn, "id": "a", "actorName": "Ben", "occurredAt": "2025-12-12T10:01:00Z",
+              "content": "Yes, last Tuesday."}  # fmt: skip
+
+    async def session() -> dict[str, SearchResponse]:
+        async with Client(server) as agent:
+            # When an agent remembers a question, then its answer, each in a call of its own
+            for said in (question, answer):
+                structured(await agent.call_tool("remember", {"observations": [said]}))
+            replies = {}
+            for mode in ("semantic", "keyword"):
+                found = await agent.call_tool("search_memory", {"query": "zeppelin migration", "topK": 5, "mode": mode})
+                replies[mode] = SearchResponse.model_validate(structured(found))
+            return replies
+
+    replies = anyio.run(session)
+    # Then the answer has its own chunk and a context chunk (searched both ways) with the question before it
+    own, context = stored_chunks(service.store, "acme", "a")
+    assert own == ("Yes, last Tuesday.", True, True)
+    assert context == ("Ana: Did the zeppelin migration finish?\nBen: Yes, last Tuesday.", True, True)
+    # And the first turn has none (nothing came before it in its session)
+    assert len(stored_chunks(service.store, "acme", "q")) == 1
+    # And a search by meaning, or by the words of what the answer answers, finds it showing only its own words
+    for reply in replies.values():
+        assert {r.id for r in reply.results} == {"q", "a"}
+        assert next(r for r in reply.results if r.id == "a").snippet == "Yes, last Tuesday."
+
+
+def test_a_conversation_remembered_with_tier_a_is_found_by_meaning_after_the_window_and_by_default_only_by_words(
+    service: Service,
+) -> None:
+    # Given two conversations an agent remembers ten days after they happened (past C's 7-day window):
+    # one as conversation turns by default (tier C), one the same with tier A, as the tools say
+    server = build_server(EmbeddedBackend(service, "acme"))
+    old = (NOW - timedelta(days=10)).isoformat()
+    turn = {"observationType": "conversation_turn", "actorName": "Ana", "occurredAt": old}
+    default = {**turn, "id": "kept-by-words", "sessionId": "s1",
+               "content": "My greyhound Pixel finally learned to fetch the frisbee."}  # fmt: skip
+    kept = {**turn, "id": "kept-by-meaning", "sessionId": "s2", "tier": "A",
+            "content": "I repaint the kayak in bright orange every spring."}  # fmt: skip
+
+    async def session() -> dict[str, set[str]]:
+        async with Client(server) as agent:
+            structured(await agent.call_tool("remember", {"observations": [default, kept]}))
+            found: dict[str, set[str]] = {}
+            for name, query, mode in (
+                ("dog by meaning", "a dog that plays catch", "semantic"),
+                ("boat by meaning", "painting a canoe", "semantic"),
+                ("dog by words", "greyhound frisbee", "keyword"),
+            ):
+                reply = await agent.call_tool("search_memory", {"query": query, "mode": mode})
+                found[name] = {r.id for r in SearchResponse.model_validate(structured(reply)).results}
+            return found
+
+    found = anyio.run(session)
+    # Then the tier A conversation is found by meaning; the default one is not, and is still found by its words
+    assert found["boat by meaning"] == {"kept-by-meaning"}
+    assert "kept-by-words" not in found["dog by meaning"]
+    assert found["dog by words"] == {"kept-by-words"}

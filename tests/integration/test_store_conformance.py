@@ -502,7 +502,7 @@ def test_the_turn_before_in_a_session_is_found_in_its_workspace_and_session_only
 
 def test_a_turn_written_alone_is_found_by_what_it_answers_and_shows_only_its_own_words(svc: Service) -> None:
     if isinstance(svc.store, OpenSearchStore):
-        pytest.skip("osmem has no k-NN: a turn's context passage is found by vector search only")
+        pytest.skip("osmem has no k-NN: this is the vector side of a turn's context (the keyword side: below)")
     # Given a question, then its answer written on its own (as an agent remembers turn by turn)
     svc.index("acme", [_turn("q", "did the zeppelin migration finish", 10)])
     svc.index("acme", [_turn("a", "Yes, last Tuesday.", 5)])
@@ -514,6 +514,20 @@ def test_a_turn_written_alone_is_found_by_what_it_answers_and_shows_only_its_own
     # Then the answer is found too (through its context), and its snippet is its own content
     assert {"q", "a"} <= {r.id for r in results}
     assert next(r for r in results if r.id == "a").snippet == "Yes, last Tuesday."
+
+
+def test_a_turn_written_alone_is_found_by_keyword_through_what_it_answers(svc: Service) -> None:
+    # Given a question, then its answer written on its own (as an agent remembers turn by turn)
+    svc.index("acme", [_turn("q", "did the zeppelin migration finish", 10)])
+    svc.index("acme", [_turn("a", "Yes, last Tuesday.", 5)])
+    # When searching by keyword for the question's words
+    from neural_memory.models import SearchRequest
+
+    body = {"query": "zeppelin migration", "topK": 5, "mode": "keyword", "llmFilter": False}
+    results = svc.search("acme", SearchRequest.model_validate(body), "r").results
+    # Then the answer is found too (its context chunk holds the question), showing its own words
+    assert [r.id for r in results] == ["q", "a"]
+    assert results[1].snippet == "Yes, last Tuesday."
 
 
 # ----------------------------------------------------------------------------- the tier lifecycle's writes

@@ -472,10 +472,9 @@ class Service:
             skipped = sorted({item.record.id for item in items} - set(embedded))
             logger.info("recurring observations changed meanwhile; not embedded", extra={"ids": skipped})
 
-    def _earlier_turn(self, workspace_id: str, session_id: str, before: datetime) -> str | None:
-        """What the session's latest turn before ``before`` said (a chat turn's context)."""
-        record = self.store.previous_in_session(workspace_id, session_id, before)
-        return None if record is None else record.content or record.title
+    def _earlier_turn(self, workspace_id: str, session_id: str, before: datetime) -> ObservationRecord | None:
+        """The session's latest observation before ``before`` (a chat turn's context)."""
+        return self.store.previous_in_session(workspace_id, session_id, before)
 
     def embed_chunks(
         self, workspace_id: str, items: Sequence[IndexedObservation], cache: VectorCache | None = None

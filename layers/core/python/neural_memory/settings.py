@@ -227,8 +227,9 @@ class SearchSettings(_Base):
 class IngestSettings(_Base):
     """Limits and routing of the ingestion paths."""
 
-    # An embedded chat turn gets a second vector: the turn before it in its session, then it.
-    turn_context: int = Field(default=1, ge=0, le=8)
+    # An embedded chat turn gets a context chunk: the turns before it in its session, then it.
+    # Two, with the speakers, measured best on LoCoMo dev (one 0.5494, three 0.5259 semantic).
+    turn_context: int = Field(default=2, ge=0, le=8)
 
     # Webhook receivers: each provider's signing secret (plain locally, Secrets Manager in AWS),
     # and the bus verified deliveries go to (unset: ingested at once, as by `make serve`).

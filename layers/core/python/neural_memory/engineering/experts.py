@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from neural_memory.models import Expert, ExpertEvidence
+from neural_memory.models.chat_turns import CHAT_TURN_TYPES
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -74,7 +75,6 @@ TYPE_WEIGHTS: dict[str, float] = {
 }
 _MAX_WEIGHT = max(*TYPE_WEIGHTS.values(), DEFAULT_WEIGHT)
 AGENT_SOURCES = ("agent",)
-AGENT_TYPES = ("conversation_turn", "message")
 _KINDS: dict[str, ActorKind] = {"human": "human", "bot": "bot", "agent": "agent"}
 AGENT_SOURCE_PREFIX = "neural-memory"  # an agent on the bus: neural-memory.<workspace>
 
@@ -99,7 +99,7 @@ def actor_kind(actor_name: str, record: ObservationRecord | None) -> ActorKind:
         return _KINDS[said]
     if is_bot(actor_name) or (record is not None and record.metadata.get("bot") is True):
         return "bot"
-    if record is not None and record.observation_type in AGENT_TYPES and _agent_source(record.source):
+    if record is not None and record.observation_type in CHAT_TURN_TYPES and _agent_source(record.source):
         return "agent"
     return "human"
 

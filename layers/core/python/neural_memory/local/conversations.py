@@ -1,8 +1,8 @@
 """Retrieval quality on conversational memory, in LoCoMo's layout (a ``*.json[.gz]`` list of
 samples: ``conversation`` with ``session_<n>`` turn lists and ``session_<n>_date_time``, and ``qa``
 with evidence turn ids): each conversation is indexed into its own workspace through the service,
-one observation per turn (speaker as actor, session, the session's date), as a user would store
-chat turns; every question of categories 1–4 is searched in its conversation's workspace and
+one observation per turn (a chat turn as an agent's ``remember`` writes it: speaker as actor,
+session, the session's date, tier A); every question of categories 1–4 is searched in its conversation's workspace and
 scored by evidence recall@10 and hit@10, overall and per category."""
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from neural_memory.models import ObservationIn, SearchRequest
+from neural_memory.models.agent_notes import AgentNote
+from neural_memory.models.chat_turns import CHAT_TURN_TYPE
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -67,6 +69,24 @@ def load_conversations(folder: Path) -> list[Conversation]:
     return [_conversation(sample) for sample in samples]
 
 
+def agent_turn(turn_id: str, speaker: str, session_id: str, when: datetime, text: str) -> ObservationIn:
+    """One turn as an agent's ``remember`` writes a chat turn it wants remembered by meaning for
+    good (``AgentNote``: the chat-turn type, source agent, the session, tier A; README, "Long-term
+    conversation memory"): the conversations are months old, past the window of the default tier C."""
+    note = AgentNote.model_validate(
+        {
+            "id": turn_id,
+            "observationType": CHAT_TURN_TYPE,
+            "tier": "A",
+            "actorName": speaker,
+            "sessionId": session_id,
+            "occurredAt": when.isoformat(),
+            "content": text,
+        }
+    )
+    return ObservationIn.model_validate(note.observation(when))
+
+
 def _conversation(sample: dict[str, Any]) -> Conversation:
     conversation = Conversation(sample_id=str(sample["sample_id"]))
     talk = sample["conversation"]
@@ -78,19 +98,12 @@ def _conversation(sample: dict[str, Any]) -> Conversation:
             if turn.get("blip_caption"):
                 text += f" [shares a photo: {turn['blip_caption']}]"
             conversation.turns.append(
-                ObservationIn.model_validate(
-                    {
-                        "id": turn["dia_id"],
-                        "source": "chat",
-                        "observationType": "message",
-                        # Kept: the conversation is months old, and the default tier of a chat
-                        # turn would let it expire.
-                        "tier": "A",
-                        "actorName": turn["speaker"],
-                        "sessionId": f"{conversation.sample_id}-session-{number}",
-                        "occurredAt": began + timedelta(seconds=position),
-                        "content": text,
-                    }
+                agent_turn(
+                    turn["dia_id"],
+                    turn["speaker"],
+                    f"{conversation.sample_id}-session-{number}",
+                    began + timedelta(seconds=position),
+                    text,
                 )
             )
     for qa in sample["qa"]:

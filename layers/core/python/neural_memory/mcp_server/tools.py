@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field, JsonValue, ValidationError
+from pydantic import Field, ValidationError
 
 from neural_memory import __version__
 from neural_memory.clock import utcnow
@@ -28,7 +28,6 @@ from neural_memory.mcp_server.summaries import (
 )
 from neural_memory.models import (
     AnswerResponse,
-    CodeRef,
     DeleteResponse,
     ExpertsResponse,
     LineageResponse,
@@ -36,8 +35,8 @@ from neural_memory.models import (
     ObservationsResponse,
     SearchFilters,
     SearchResponse,
-    WireModel,
 )
+from neural_memory.models.agent_notes import AgentNote  # noqa: TC001 (the SDK reads the tool's signature at run time)
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -79,7 +78,10 @@ REMEMBER_DESCRIPTION = (
     "(it is found later by meaning, without this conversation). Only content is required; the "
     "title defaults to its first words, the type to note, the source to agent, the time to now. "
     "Give an id to update the same memory later (the same id replaces it); give supersedes to "
-    "retire older memories this one corrects. Returns the ids."
+    "retire older memories this one corrects. To remember a conversation, store each turn as "
+    "observationType conversation_turn with its sessionId and actorName (who said it): each is also "
+    "read after the turn before it. Turns are found by meaning for 7 days, then by their exact words "
+    "only; to have a conversation found by meaning for good, store its turns with tier A. Returns the ids."
 )
 GET_DESCRIPTION = (
     "Read one memory in full (title, content, author, time, url, tier, metadata) by the id that "
@@ -114,43 +116,6 @@ Filters = Annotated[
           "actorNames, tiers, dateRange {start, end}, not {...}, metadata {key: value}, anyOf [...], fresh (true: "
           "leave out memories a later push made stale)."),
 ]  # fmt: skip
-
-
-class AgentNote(WireModel):
-    """One memory as an agent writes it: only ``content`` is required."""
-
-    content: str = Field(min_length=1, description="What to remember, as self-contained sentences.")
-    title: str | None = Field(default=None, description="A short title; default: the first words of content.")
-    observation_type: str = Field(
-        default="note", description="note (default), decision, design_note, bug, conversation_turn, ..."
-    )
-    source: str = Field(default="agent", description="Where it comes from (default agent).")
-    occurred_at: str | None = Field(
-        default=None, description="When it happened, ISO-8601 with a zone (2025-12-12T10:00:00Z); default now."
-    )
-    id: str | None = Field(
-        default=None,
-        description="A stable id (letters, digits, _ . : -) to update this memory later; default: derived.",
-    )
-    actor_name: str | None = Field(default=None, description="Who said or did it.")
-    session_id: str | None = Field(default=None, description="The conversation or session it belongs to.")
-    url: str | None = Field(default=None, description="A link to the source (http or https).")
-    tier: Literal["A", "C", "E"] | None = Field(
-        default=None, description="A: kept forever (default for notes and decisions); C: expires after 7 days."
-    )
-    metadata: dict[str, JsonValue] | None = Field(default=None, description="Extra key/value facts to filter on.")
-    supersedes: list[str] | None = Field(default=None, description="Ids of older memories this one replaces.")
-    code_refs: list[CodeRef] | None = Field(
-        default=None,
-        description="Code it is about, [{repository: owner/name, paths: [...]}]: a later push touching one of the "
-        "paths marks it possibly stale.",
-    )
-
-    def observation(self, now: datetime) -> dict[str, Any]:
-        """The API's observation: this note with its defaults, time now unless given."""
-        body = self.model_dump(mode="json", by_alias=True, exclude_none=True)
-        body.setdefault("occurredAt", now.isoformat())
-        return body
 
 
 def _result(text: str, reply: BaseModel) -> CallToolResult:
