@@ -391,3 +391,28 @@ def test_a_rolled_back_model_returns_to_the_kept_index_and_catches_up_only_what_
     found = _found(model_a_service, "acme", "deploy note")
     assert {"after", "a5"} <= found and "a6" not in found
     assert "edited after the swap" in model_a_service.store.get("acme", "a5").content  # type: ignore[union-attr]
+
+
+def test_a_reindex_keeps_each_chat_turns_context(old: Service, embedder: OnnxLocalEmbedder, settings: Settings) -> None:
+    """A turn's context chunk (the turns before it in its session) is rebuilt by the reindex, which
+    reads records by id: so an answer stays found by the question it answers."""
+    from neural_memory.models import ObservationIn
+
+    def turn(obs_id: str, content: str, minutes_ago: int) -> ObservationIn:
+        at = (NOW - timedelta(days=1, minutes=minutes_ago)).isoformat()
+        fields = {"id": obs_id, "source": "agent", "observationType": "conversation_turn", "sessionId": "s1"}
+        return ObservationIn.model_validate(fields | {"tier": "A", "occurredAt": at, "content": content})
+
+    # Given turns remembered one by one, their ids in another order than their times
+    for observation in (turn("t9", "did the zeppelin migration finish", 30), turn("t1", "Yes, last Tuesday.", 20)):
+        old.index("acme", [observation])
+    old.index("acme", [turn("t5", "Good, then we close the ticket.", 10)])
+    assert {"t9", "t1"} <= _found(old, "acme", "zeppelin migration")
+    # When the index is rebuilt for another model, a record at a time
+    client = old.store._client  # type: ignore[attr-defined]
+    new = _service(client, embedder, settings)
+    assert _reindexer(new, OpenSearchAdmin(client, ALIAS, replicas=0), batch_size=2).run().swapped
+    # Then the answer is still found by the question's words (its context chunk), and the turn
+    # after it by the answer's and the question's
+    assert {"t9", "t1", "t5"} <= _found(new, "acme", "zeppelin migration")
+    assert "t5" in _found(new, "acme", "Tuesday")

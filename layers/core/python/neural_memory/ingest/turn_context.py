@@ -55,6 +55,17 @@ def add_turn_context(
             window.append(item.record)
 
 
+def add_stored_turn_context(
+    items: Sequence[IndexedObservation],
+    earlier: Callable[[str, datetime], ObservationRecord | None],
+    turns_before: int = 1,
+) -> None:
+    """Each chat turn's context chunk from the store alone, whatever order ``items`` come in: a
+    rebuild (a reindex) reads records by id, so two turns of a batch need not be neighbours."""
+    for item in items:
+        add_turn_context([item], earlier, turns_before)
+
+
 def stored_before(
     session_id: str, moment: datetime, earlier: Callable[[str, datetime], ObservationRecord | None], count: int
 ) -> list[ObservationRecord]:
