@@ -13,6 +13,7 @@ from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 from neural_memory.stores.opensearch.reindex import RESUME_EVENT
+from neural_memory.stores.opensearch.workspace_indices import LAYOUT
 
 from infra.constants import SERVICE_NAME
 
@@ -24,7 +25,8 @@ REINDEX_RESUME_MINUTES = 15
 
 class Maintenance(Construct):
     """``IndexBootstrap`` re-runs when the schema, the model, the index's field mapping (a field
-    added in place: ``mapping``, its fingerprint) or the replica count changes (its properties).
+    added in place: ``mapping``, its fingerprint), the layout of indices (``LAYOUT``: the single
+    index migrated into an index per workspace) or the replica count changes (its properties).
     ``bootstrap`` is what the functions writing the index depend on (``depend_on_bootstrap``)."""
 
     def __init__(
@@ -47,6 +49,7 @@ class Maintenance(Construct):
             properties={
                 "IndexVersion": index_version,
                 "Mapping": mapping,
+                "Layout": LAYOUT,
                 "Replicas": str(replicas),
                 "Service": SERVICE_NAME,
             },

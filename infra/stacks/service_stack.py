@@ -78,6 +78,9 @@ LLM_DEFAULT = {"llm_provider": "anthropic", "llm_fallback": "openai"}
 # place (``mapping.ADDED_IN_PLACE``): deployed after it. The webhooks put events on the bus that the
 # ingest function writes; the answer function counts citations (automatic promotion).
 WRITERS = ("ingest", "observations", "answer", "webhooks")
+# And the reader: after a change of layout (workspace_indices.LAYOUT) the new code reads indices
+# that exist once the bootstrap migrated the old one, so it too is deployed after the bootstrap.
+AFTER_BOOTSTRAP = (*WRITERS, "search")
 # Functions that read the routing table (stack configuration: ingest-routes.json or -c ingest_routes).
 ROUTED = ("ingest", "webhooks")
 # Automatic promotion (-c promote_after_citations=N, NM_PROMOTE_AFTER_CITATIONS): the answer function
@@ -140,7 +143,7 @@ class ServiceStack(Stack):
             mapping=fingerprint(),
             replicas=self._replicas,
         )
-        self.maintenance.depend_on_bootstrap(self.functions[name] for name in WRITERS)
+        self.maintenance.depend_on_bootstrap(self.functions[name] for name in AFTER_BOOTSTRAP)
         webhooks = self.functions["webhooks"]
         # The receivers put only the sources they verify: never an agent's, which names a workspace
         webhooks.add_to_role_policy(

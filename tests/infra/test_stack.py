@@ -10,10 +10,11 @@ from aws_cdk.assertions import Match
 from neural_memory.stores.opensearch import mapping
 from neural_memory.stores.opensearch.mapping import SCHEMA_VERSION, fingerprint
 from neural_memory.stores.opensearch.reindex import RESUME_EVENT
+from neural_memory.stores.opensearch.workspace_indices import LAYOUT
 from neural_memory.stores.record_fields import RECORD_FIELDS
 
 from infra.constants import MAINTENANCE_TIMEOUT_S
-from infra.stacks.service_stack import WRITERS
+from infra.stacks.service_stack import AFTER_BOOTSTRAP, WRITERS
 from tests.infra.template_reading import functions, role_of, statements_of_role
 
 if TYPE_CHECKING:
@@ -288,10 +289,18 @@ def test_the_functions_writing_the_index_are_deployed_after_the_bootstrap_adds_i
     for template in (dev, prod):
         bootstrap, _ = _bootstrap(template)
         named = functions(template)
-        writers = {name for name, f in named.items() if bootstrap in f.get("DependsOn", [])}
-        assert writers == set(WRITERS) == {"ingest", "observations", "answer", "webhooks"}
+        after = {name for name, f in named.items() if bootstrap in f.get("DependsOn", [])}
+        assert after == set(AFTER_BOOTSTRAP) == {"ingest", "observations", "answer", "webhooks", "search"}
+        assert set(WRITERS) < after
         written = {n for n, f in named.items() if "NM_STORE" in f["Properties"]["Environment"]["Variables"]}
-        assert written - {"maintenance", "search"} <= writers  # only the bootstrap's own and a reader left
+        assert written - {"maintenance"} <= after  # every function of the index but the bootstrap's own
+
+
+def test_the_bootstrap_runs_again_when_the_layout_of_indices_changes(dev: Template) -> None:
+    # An upgrade from the single index changes neither the schema, the model nor the mapping: the
+    # layout property is what makes CloudFormation run the bootstrap (which migrates) again.
+    _, properties = _bootstrap(dev)
+    assert properties["Layout"] == LAYOUT == "index-per-workspace/1"
 
 
 def test_the_bootstrap_runs_again_when_a_field_is_added_to_the_mapping(

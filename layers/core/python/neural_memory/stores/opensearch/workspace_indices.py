@@ -27,6 +27,10 @@ from neural_memory.errors import ConfigurationError
 from neural_memory.stores.opensearch.index import VERSION_DIGITS, OpenSearchAdmin
 from neural_memory.stores.opensearch.mapping import index_body
 
+# How documents are laid out in indices: a deployment's bootstrap runs again when it changes (the
+# stack passes it to the bootstrap's custom resource), so an upgrade from the single index migrates
+# before any function of the new code is deployed.
+LAYOUT = "index-per-workspace/1"
 SLUG_CHARS = 40
 DIGEST_HEX = 16  # 64 bits: a collision among even a million workspace ids is ~3e-8
 _ALIAS = re.compile(rf"-[0-9a-f]{{{DIGEST_HEX}}}$")
