@@ -167,3 +167,42 @@ def test_the_single_index_is_copied_per_workspace_without_overwriting(osmem_url:
     # And the old index is marked, so neither the next bootstrap nor serve's start copies it again
     assert legacy_notice(indices) is None and migrate(indices).copied == 0
     assert client.count(index=PREFIX)["count"] == report.copied + report.kept
+
+
+def test_a_migration_stopped_between_an_observations_chunks_copies_the_rest_next_time(
+    osmem_url: str, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from neural_memory.stores.opensearch import migration
+
+    client = OpenSearch(hosts=[osmem_url])
+    model = HashEmbedder().model_id
+    # Given the single index holding a note of many chunks
+    OpenSearchAdmin(client, PREFIX, replicas=0).ensure_index(64, model)
+    legacy = Service(OpenSearchStore(client, PREFIX, refresh="true", single_index=True), HashEmbedder(), settings)
+    legacy.index("acme", [note("doc", "acme runbook", " ".join(f"Sentence {i} about the queue." for i in range(200)))])
+    chunks = client.count(index=PREFIX)["count"]
+    assert chunks > 4
+    indices = WorkspaceIndices(client, PREFIX, replicas=0)
+    indices.put_template(64, model)
+    # When a run copies two chunks a page and its deadline passes after the first page
+    monkeypatch.setattr(migration, "PAGE", 2)
+    clock = iter([0.0])  # the deadline is read before each page: the first in time, then past it
+    monkeypatch.setattr(migration, "monotonic", lambda: next(clock, 2.0))
+    cut = migrate(indices, deadline=1.0)
+    assert not cut.complete and cut.copied == 2
+    # Then the next run copies the other chunks (the record it finds is the one it copied itself)
+    monkeypatch.setattr(migration, "monotonic", lambda: 0.0)
+    done = migrate(indices, deadline=1.0)
+    assert done.complete and done.copied == chunks - 2 and done.kept == 2
+    client.indices.refresh(index=all_alias(PREFIX))
+    assert client.count(index=ACME)["count"] == chunks
+    assert _found(_service(client, settings), "acme", "Sentence 150") == {"doc"}
+
+
+def test_an_empty_single_index_migrates_to_nothing_and_is_marked(osmem_url: str, settings: Settings) -> None:
+    client = OpenSearch(hosts=[osmem_url])
+    OpenSearchAdmin(client, PREFIX, replicas=0).ensure_index(64, HashEmbedder().model_id)
+    indices = WorkspaceIndices(client, PREFIX, replicas=0)
+    report = migrate(indices)
+    assert report.complete and report.copied == 0 and report.workspaces == set()
+    assert legacy_notice(indices) is None

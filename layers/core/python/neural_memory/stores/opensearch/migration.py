@@ -3,8 +3,11 @@
 copied as they are (chunks, vectors, marks) into its own index, created on the way for the model
 the old index was built for.
 
-The copy never overwrites: an observation whose record (chunk 0) the workspace's index already
-holds was written there since (by the new writers), so none of its old chunks is copied. Run it
+The copy never overwrites: an observation whose record (chunk 0) the workspace's index holds
+with another ``content_hash`` or ``ingested_at`` than the old index's was written there since (by
+the new writers), so none of its old chunks is copied; one it holds as the old index has it was
+copied by an earlier run (stopped at its deadline, perhaps between two of its chunks), whose
+other chunks are copied now (``create``: a chunk already there stays as it is). Run it
 again to catch up what old writers still wrote meanwhile; an observation deleted from a workspace
 index before the copy reached it is copied back (run it before the new writers take traffic: the
 deploy's bootstrap does). The old index is left as it was, marked ``migrated_at`` in its ``_meta``
@@ -14,8 +17,8 @@ deploy's bootstrap does). The old index is left as it was, marked ``migrated_at`
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import dataclass, field
+from time import monotonic
 from typing import TYPE_CHECKING, Any
 
 from neural_memory.clock import to_iso, utcnow
@@ -91,7 +94,7 @@ def migrate(indices: WorkspaceIndices, *, again: bool = False, deadline: float |
         "sort": [{"workspace_id": "asc"}, {"observation_id": "asc"}, {"chunk_no": "asc"}],
     }
     while hits := client.search(index=source, body=request)["hits"]["hits"]:
-        if deadline is not None and time.monotonic() > deadline:
+        if deadline is not None and monotonic() > deadline:
             return report
         by_workspace: dict[str, list[dict[str, Any]]] = {}
         for hit in hits:
@@ -104,7 +107,8 @@ def migrate(indices: WorkspaceIndices, *, again: bool = False, deadline: float |
             report.workspaces.add(workspace_id)
             _copy(client, alias, workspace_id, found, mine, report)
         request["search_after"] = hits[-1]["sort"]
-    client.indices.refresh(index=all_alias(indices.prefix))
+    if created:  # an empty old index created none: there is no alias of every workspace to refresh
+        client.indices.refresh(index=all_alias(indices.prefix))
     if not report.failed:
         client.indices.put_mapping(index=source, body={"_meta": meta | {"migrated_at": to_iso(utcnow())}})
         report.complete = True
@@ -126,6 +130,14 @@ def _create(indices: WorkspaceIndices, workspace_id: str, body: dict[str, Any]) 
             raise
 
 
+_WRITTEN = ("content_hash", "ingested_at")  # what a write of the observation changes
+
+
+def _written(doc: dict[str, Any]) -> tuple[Any, ...]:
+    source = doc.get("_source") or {}
+    return tuple(source.get(name) for name in _WRITTEN)
+
+
 def _copy(
     client: Any,
     alias: str,
@@ -139,8 +151,13 @@ def _copy(
     firsts = [f"{workspace_id}:{o}:0" for o in observations]
     held = set()
     if firsts:
-        docs = client.mget(index=alias, body={"ids": firsts}, _source=False)["docs"]
-        held = {o for o, doc in zip(observations, docs, strict=True) if doc.get("found")}
+        new = client.mget(index=alias, body={"ids": firsts}, _source_includes=list(_WRITTEN))["docs"]
+        old = client.mget(index=hits[0]["_index"], body={"ids": firsts}, _source_includes=list(_WRITTEN))["docs"]
+        held = {
+            o
+            for o, doc, was in zip(observations, new, old, strict=True)
+            if doc.get("found") and _written(doc) != _written(was)
+        }
     mine.update((workspace_id, o) for o in observations if o not in held)
     lines: list[str] = []
     for hit in hits:
