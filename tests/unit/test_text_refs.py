@@ -47,3 +47,18 @@ def test_a_github_link_names_a_file_in_the_repository_it_links_to() -> None:
     )
     assert text_refs(text, "pallets/jinja") == ["pallets/jinja:src/jinja2/lexer.py", "urllib3/urllib3:CHANGES.rst"]
     assert paths_in_text(text) == []  # a link is not a path of the claim's own repository
+
+
+def test_a_link_or_a_path_the_api_could_not_show_is_not_read() -> None:
+    text = (
+        f"https://github.com/caf\u00e9/x/blob/main/a.py and src/{'a' * 600}.py and "
+        f"https://github.com/o/r/blob/main/{'b' * 600}.py"
+    )
+    assert text_refs(text, "acme/api") == []
+
+
+def test_a_stored_ref_the_api_cannot_show_is_left_out_of_the_reply() -> None:
+    from neural_memory.engineering.staleness import code_refs_out
+
+    shown = code_refs_out(["caf\u00e9/x:a.py", f"acme/api:{'a' * 600}.py", "acme/api:ok.py", "*:b.py"])
+    assert [(ref.repository, ref.paths) for ref in shown or []] == [("acme/api", ["ok.py"])]

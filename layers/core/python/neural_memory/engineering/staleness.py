@@ -21,7 +21,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from neural_memory.engineering.text_refs import ANY_REPOSITORY, suffixes
+from pydantic import ValidationError
+
+from neural_memory.engineering.text_refs import ANY_REPOSITORY, MAX_PATH_CHARS, suffixes
 from neural_memory.models import CodeRef
 from neural_memory.stores.base import CLAIM_TYPES, Referencing
 
@@ -42,9 +44,20 @@ def code_refs_out(keys: Sequence[str] | None) -> list[CodeRef] | None:
         repository, path = key.split(":", 1)
         if repository != ANY_REPOSITORY:  # a file its text names in no repository: matched, not shown
             paths.setdefault(repository, []).append(path)
-    if not paths:
-        return None
-    return [CodeRef.model_validate({"repository": repo, "paths": found}) for repo, found in paths.items()]
+    refs = [ref for repo, found in paths.items() if (ref := _shown(repo, found)) is not None]
+    return refs or None
+
+
+def _shown(repository: str, paths: list[str]) -> CodeRef | None:
+    """The ref as the API shows it, without what it could not take (a ref read from an earlier
+    version's text: a reply never fails on one)."""
+    try:
+        return CodeRef.model_validate({"repository": repository, "paths": paths})
+    except ValidationError:
+        kept = [p for p in paths if 0 < len(p) <= MAX_PATH_CHARS]
+        if len(kept) == len(paths) or not kept:
+            return None  # the repository is what it refuses
+        return _shown(repository, kept)
 
 
 def is_push(record: ObservationRecord) -> bool:

@@ -34,7 +34,11 @@ _BACKTICKED = re.compile(r"`+([\w.\-]+(?:/[\w.\-]+)+/?)`+")  # a path without an
 _URL = re.compile(r"\b[a-z][a-z0-9+.\-]*://\S+", re.IGNORECASE)
 # A file on GitHub: its repository and its path at some ref (a link names the repository it is in,
 # so a link to another project's changelog is not a claim about this one's).
-_BLOB = re.compile(r"https?://github\.com/([\w.\-]+/[\w.\-]+)/blob/[^/\s]+/([\w.\-/]*[\w\-])", re.IGNORECASE)
+_BLOB = re.compile(
+    r"https?://github\.com/([A-Za-z0-9_.\-]{1,100}/[A-Za-z0-9_.\-]{1,100})/blob/[^/\s]+/([\w.\-/]*[\w\-])",
+    re.IGNORECASE,
+)
+MAX_PATH_CHARS = 500  # a code ref's path, as the API takes one (``CodeRef.paths``)
 MAX_TEXT_REFS = 50
 
 
@@ -44,7 +48,7 @@ def paths_in_text(text: str) -> list[str]:
     found: dict[str, None] = {}
     for match in (*_PATH.finditer(text), *_BACKTICKED.finditer(text)):
         path = match.group(1).removeprefix("./").removeprefix("/")
-        if path and ".." not in path and not path.startswith("-"):
+        if path and ".." not in path and not path.startswith("-") and len(path) <= MAX_PATH_CHARS:
             found[path.rstrip("/")] = None
     return list(found)[:MAX_TEXT_REFS]
 
@@ -53,7 +57,11 @@ def text_refs(text: str, repository: str | None) -> list[str]:
     """``paths_in_text`` as stored code refs, ``repository:path`` (``*`` when unknown), then the
     files its GitHub links name, in the repository each link names."""
     named = [f"{repository or ANY_REPOSITORY}:{path}" for path in paths_in_text(text)]
-    linked = [f"{m.group(1)}:{m.group(2)}" for m in _BLOB.finditer(text) if ".." not in m.group(2)]
+    linked = [
+        f"{m.group(1)}:{m.group(2)}"
+        for m in _BLOB.finditer(text)
+        if ".." not in m.group(2) and len(m.group(2)) <= MAX_PATH_CHARS
+    ]
     return list(dict.fromkeys(named + linked))[:MAX_TEXT_REFS]
 
 
