@@ -62,7 +62,7 @@ def grants(index: str, access: Access) -> list[Grant]:
         return read
     return [
         *read,
-        (("es:ESHttpPost", "es:ESHttpPut"), (f"{workspaces}/_bulk",)),
+        (("es:ESHttpPost",), (f"{workspaces}/_bulk",)),
         (("es:ESHttpPost",), (f"{workspaces}/_delete_by_query",)),
         # A workspace's first write creates its index from the template (the bootstrap's)
         (("es:ESHttpHead", "es:ESHttpPut"), (workspaces,)),
@@ -70,12 +70,25 @@ def grants(index: str, access: Access) -> list[Grant]:
     ]
 
 
+def denials(index: str, access: Access) -> list[Grant]:
+    """What ``access`` may never do though a grant's wildcard reaches it. In an IAM resource ``*``
+    also matches ``/``: the writers' PUT of ``<index>-ws-*`` (a workspace's index created at its
+    first write) would also reach ``<index>-ws-x/_alias/<another workspace's alias>``, its
+    ``_settings`` and ``_mapping``; writers create an index and write by POST, nothing else."""
+    if access != "write":
+        return []
+    return [(("es:ESHttpPut",), (f"{index}-ws-*/*",))]
+
+
 def grant(role: iam.IRole, domain_arn: str, index: str, access: Access) -> None:
     """Add the identity statements of ``access`` to ``role``."""
-    for actions, paths in grants(index, access):
-        role.add_to_principal_policy(
-            iam.PolicyStatement(actions=list(actions), resources=[f"{domain_arn}/{path}" for path in paths])
-        )
+    for effect, rules in ((iam.Effect.ALLOW, grants(index, access)), (iam.Effect.DENY, denials(index, access))):
+        for actions, paths in rules:
+            role.add_to_principal_policy(
+                iam.PolicyStatement(
+                    effect=effect, actions=list(actions), resources=[f"{domain_arn}/{path}" for path in paths]
+                )
+            )
 
 
 def resource_policy(
@@ -92,6 +105,16 @@ def resource_policy(
         }
         for role_arn, access in roles.items()
         for actions, paths in grants(index, access)
+    ]
+    statements += [
+        {
+            "Effect": "Deny",
+            "Principal": {"AWS": role_arn},
+            "Action": list(actions),
+            "Resource": [f"{domain_arn}/{path}" for path in paths],
+        }
+        for role_arn, access in roles.items()
+        for actions, paths in denials(index, access)
     ]
     allowed = [*roles, *extra_principals]
     statements += [

@@ -49,6 +49,8 @@ def _opensearch_grants(template: Template, role: str) -> list[tuple[str, str]]:
     """(action, path under the domain) pairs the role's identity policy allows."""
     pairs = []
     for statement in statements_of_role(template, role):
+        if statement.get("Effect", "Allow") != "Allow":
+            continue
         actions = [a for a in as_list(statement["Action"]) if a.startswith("es:")]
         for resource in as_list(statement["Resource"]):
             path = text(resource).split(":domain/neural-memory-dev/", 1)[-1].split('"', 1)[0]
@@ -95,8 +97,15 @@ def test_the_domain_access_policy_allows_only_the_functions_roles(dev: Template)
     for name in ("search", "answer"):
         actions = {a for s in allowed if s["Principal"]["AWS"]["Fn::GetAtt"][0] == roles[name] for a in s["Action"]}
         assert actions == {"es:ESHttpGet", "es:ESHttpPost"}, name
-    (deny,) = [s for s in statements if s["Effect"] == "Deny"]
-    assert deny["Principal"] == {"AWS": "*"} and deny["Action"] == "es:ESHttp*"
+    (deny,) = [s for s in statements if s["Effect"] == "Deny" and s["Principal"] == {"AWS": "*"}]
+    assert deny["Action"] == "es:ESHttp*"
+    # and the writers, by name, never PUT below a workspace index (an alias, settings, a mapping)
+    named = [s for s in statements if s["Effect"] == "Deny" and s is not deny]
+    assert all(
+        s["Action"] == ["es:ESHttpPut"] and s["Resource"][0]["Fn::Join"][1][-1].endswith("/neural-memory-ws-*/*")
+        for s in named
+    )
+    assert {s["Principal"]["AWS"]["Fn::GetAtt"][0] for s in named} >= {roles["observations"], roles["ingest"]}
     excepted = deny["Condition"]["ArnNotEquals"]["aws:PrincipalArn"]
     assert {e["Fn::GetAtt"][0] for e in excepted} == set(roles.values())
 
@@ -114,3 +123,23 @@ def test_an_operator_role_can_be_allowed_for_break_glass(tmp_path_factory: pytes
     template = Template.from_stack(app.node.find_child("NeuralMemory-dev"))  # type: ignore[arg-type]
     domain = next(iter(template.find_resources("AWS::OpenSearchService::Domain").values()))
     assert oncall in text(domain["Properties"]["AccessPolicies"])
+
+
+def test_a_writer_cannot_put_an_alias_settings_or_a_mapping_on_a_workspace_index() -> None:
+    """IAM's ``*`` matches ``/``: the writers' PUT of ``<prefix>-ws-*`` (creating a workspace's
+    index) is denied below it, where it would move another workspace's alias onto this index."""
+    from infra.constructs.domain_access import denials, grants
+    from tests.deployed.cloud import allowed
+
+    domain = "arn:aws:es:eu-west-1:123456789012:domain/d"
+    statements = [
+        {"Effect": effect, "Action": list(actions), "Resource": [f"{domain}/{p}" for p in paths]}
+        for effect, rules in (("Allow", grants("nm", "write")), ("Deny", denials("nm", "write")))
+        for actions, paths in rules
+    ]
+    index = "nm-ws-acme-0123456789abcdef-000001"
+    assert allowed(statements, "es:ESHttpPut", f"{domain}/{index}") is True  # its first write creates it
+    assert allowed(statements, "es:ESHttpPost", f"{domain}/{index}/_bulk") is True
+    for below in ("_alias/nm-ws-rival-fedcba9876543210", "_settings", "_mapping", "_doc/x", "_bulk"):
+        assert allowed(statements, "es:ESHttpPut", f"{domain}/{index}/{below}") is False, below
+    assert denials("nm", "read") == denials("nm", "admin") == []
