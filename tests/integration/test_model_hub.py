@@ -314,3 +314,33 @@ def test_rerank_local_over_http_through_the_local_api(
     assert {"stage": "rerank", "note": "by local"}.items() <= next(
         s for s in top["explain"] if s["stage"] == "rerank"
     ).items()
+
+
+def test_a_pulled_cross_encoder_altered_on_disk_is_refused_once_per_change_of_the_file(
+    tiny: dict[str, HubModel], hub: Hub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from neural_memory.providers.embeddings.onnx_local import sha256_of
+    from neural_memory.providers.rerank.cross_encoder import CrossEncoderReranker
+
+    model = tiny["tiny-cross-encoder"]
+    pull(model, tmp_path, hub.url)
+    path = models_dir(tmp_path) / model.name / model.model.name
+    path.write_bytes(path.read_bytes() + b"\0")  # altered after the pull
+    hashed: list[str] = []
+    real = sha256_of
+
+    def counted(file: Path) -> str:
+        hashed.append(str(file))
+        return real(file)
+
+    monkeypatch.setattr(f"{CrossEncoderReranker.__module__}.sha256_of", counted)
+    reranker = CrossEncoderReranker(model, tmp_path)
+    # When two searches ask it to score, Then each is refused naming the pull, the file hashed once
+    for _ in range(2):
+        with pytest.raises(ConfigurationError, match=f"models pull {model.name}"):
+            reranker.scores("q", ["p"])
+    assert len(hashed) == 1
+    # And once the file changes (its pinned bytes back), it is read again, and scores
+    path.write_bytes(path.read_bytes()[:-1])
+    assert len(reranker.scores("q", ["p"])) == 1
+    assert len(hashed) == 2

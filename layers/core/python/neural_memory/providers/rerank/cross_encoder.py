@@ -39,6 +39,8 @@ class CrossEncoderReranker:
         self._tokenizer: Any = None
         self._np: Any = None
         self._inputs: set[str] = set()
+        # A file that failed its pin, by (path, size, mtime): every search would hash 23 MB again
+        self._refused: tuple[tuple[str, int, int], ConfigurationError] | None = None
 
     def load(self) -> None:
         """Find, verify and load the model and its tokenizer (``ConfigurationError`` naming the
@@ -54,12 +56,18 @@ class CrossEncoderReranker:
 
             folder = pulled_folder(self._data_dir, self._model)
             path = folder / self._model.model.name
+            stat = path.stat()
+            seen = (str(path), stat.st_size, stat.st_mtime_ns)
+            if self._refused is not None and self._refused[0] == seen:
+                raise self._refused[1]
             actual = sha256_of(path)
             if actual != self._model.model.sha256:
-                raise ConfigurationError(
+                refused = ConfigurationError(
                     f"the cross-encoder {path} has sha256 {actual}, expected {self._model.model.sha256}: pull it "
                     f"again with `neural-memory models pull {self._model.name} --data-dir {self._data_dir}`"
                 )
+                self._refused = (seen, refused)
+                raise refused
             tokenizer = Tokenizer.from_file(str(folder / self._model.tokenizer.name))
             tokenizer.enable_truncation(max_length=self._model.max_tokens)  # longest side first: the passage
             pad = tokenizer.token_to_id("[PAD]")
