@@ -530,6 +530,24 @@ def test_a_turn_written_alone_is_found_by_keyword_through_what_it_answers(svc: S
     assert results[1].snippet == "Yes, last Tuesday."
 
 
+def test_a_deleted_turns_words_are_not_found_through_the_turns_after_it(svc: Service) -> None:
+    # Given a question, its answer and a reply, remembered one by one (each quotes those before)
+    svc.index("acme", [_turn("q", "my locker code is zebraquokka", 30)])
+    svc.index("acme", [_turn("a", "Noted.", 20)])
+    svc.index("acme", [_turn("b", "Anything else?", 10)])
+    svc.index("acme", [_turn("c", "No, thanks.", 5)])
+    from neural_memory.models import SearchRequest
+
+    body = {"query": "zebraquokka", "topK": 10, "mode": "keyword", "llmFilter": False}
+    assert {r.id for r in svc.search("acme", SearchRequest.model_validate(body), "r").results} == {"q", "a", "b"}
+    # When the question is deleted
+    svc.delete("acme", "q", "r")
+    # Then its words are found nowhere, and the turns after it still read their own context
+    assert svc.search("acme", SearchRequest.model_validate(body), "r").results == []
+    body = {"query": "Noted", "topK": 10, "mode": "keyword", "llmFilter": False}
+    assert {r.id for r in svc.search("acme", SearchRequest.model_validate(body), "r").results} == {"a", "b", "c"}
+
+
 # ----------------------------------------------------------------------------- the tier lifecycle's writes
 
 

@@ -11,7 +11,7 @@ supersession, the tier lifecycle, expansion).
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import TYPE_CHECKING, Literal
 
@@ -31,7 +31,7 @@ from neural_memory.errors import (
 )
 from neural_memory.ingest import lifecycle, supersession
 from neural_memory.ingest.prepare import chunked, embedding_text, prepare
-from neural_memory.ingest.turn_context import add_turn_context
+from neural_memory.ingest.turn_context import add_stored_turn_context, add_turn_context, quoting
 from neural_memory.models import (
     AnswerResponse,
     DeleteResponse,
@@ -68,9 +68,11 @@ from neural_memory.search.pipeline import SearchPipeline
 from neural_memory.search.tiers import embeds, visible_after
 from neural_memory.stores.base import RecordChanged, lifecycle_state
 
+# Later than any stored moment: where a walk back through a session starts.
+END_OF_TIME = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
-    from datetime import datetime
 
     from neural_memory.answer.answering import LlmAnswerer
     from neural_memory.ingest.chunking import Chunking
@@ -561,7 +563,23 @@ class Service:
             raise NotFound(f"observation {observation_id!r} not found")
         supersession.unmark_deleted(self.store, workspace_id, record.supersedes or [])
         staleness.remark(self.store, workspace_id, [], self.visible_after(self._clock()), deleted=record)
+        self._forget_in_context(workspace_id, record)
         return DeleteResponse(id=observation_id, deleted=True, request_id=request_id)
+
+    def _forget_in_context(self, workspace_id: str, deleted: ObservationRecord) -> None:
+        """Cut again the turns whose context chunk quoted a deleted chat turn, so its words are
+        not found through them (each written only if unchanged since read)."""
+        if not self.settings.turn_context or self.embedder is None:
+            return
+        now = self._clock()
+        earlier = partial(self._earlier_turn, workspace_id)
+        turns = quoting(deleted, earlier, self.settings.turn_context, END_OF_TIME)
+        if not turns:
+            return
+        items = [chunked(record, self.chunking, now) for record in turns]
+        add_stored_turn_context(items, earlier, self.settings.turn_context)
+        self.embed_chunks(workspace_id, items)
+        self.store.upsert(workspace_id, items, {record.id: lifecycle_state(record) for record in turns})
 
     def purge_expired(self, now: datetime) -> int:
         """Delete every expired observation (all workspaces); what they superseded is current

@@ -12,7 +12,8 @@ a question names while their own turns never do. Measured on LoCoMo dev, written
 with them 0.5586; the context read by keyword too lifted hybrid 0.7110 -> 0.7344 (vector only,
 hybrid stayed below 0.72). The session's date in words was measured and left out (semantic 0.5116
 alone, 0.5297 with the speakers). Notes and events are unaffected. The context goes with the
-vectors: a C turn past its window is cut again without it, and found by its own words."""
+vectors: a C turn past its window is cut again without it, and found by its own words. A deleted
+turn's words leave the context of the turns after it too (``quoting``: they are cut again)."""
 
 from __future__ import annotations
 
@@ -64,6 +65,31 @@ def add_stored_turn_context(
     rebuild (a reindex) reads records by id, so two turns of a batch need not be neighbours."""
     for item in items:
         add_turn_context([item], earlier, turns_before)
+
+
+MAX_WALK = 1_000  # turns read back from a session's newest to find those after a deleted one
+
+
+def quoting(
+    deleted: ObservationRecord,
+    earlier: Callable[[str, datetime], ObservationRecord | None],
+    turns_before: int,
+    newest: datetime,
+) -> list[ObservationRecord]:
+    """The stored turns whose context chunk quotes ``deleted``: the ``turns_before`` turns after it
+    in its session, read back from the session's newest (``earlier`` before ``newest``); at most
+    ``MAX_WALK`` turns are read (a turn deleted deeper in a longer session: none found)."""
+    if not deleted.session_id or not is_chat_turn(deleted.observation_type, deleted.session_id):
+        return []
+    after: list[ObservationRecord] = []
+    moment = newest
+    for _ in range(MAX_WALK):
+        record = earlier(deleted.session_id, moment)
+        if record is None or record.occurred_at <= deleted.occurred_at:
+            return after[-turns_before:]
+        after.append(record)
+        moment = record.occurred_at
+    return []
 
 
 def stored_before(
