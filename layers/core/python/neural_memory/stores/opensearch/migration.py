@@ -22,7 +22,7 @@ from time import monotonic
 from typing import TYPE_CHECKING, Any
 
 from neural_memory.clock import to_iso, utcnow
-from neural_memory.stores.opensearch.index import VERSION_DIGITS, OpenSearchAdmin, built_for
+from neural_memory.stores.opensearch.index import OpenSearchAdmin, built_for
 from neural_memory.stores.opensearch.mapping import index_body
 from neural_memory.stores.opensearch.workspace_indices import all_alias, workspace_alias
 
@@ -117,17 +117,8 @@ def migrate(indices: WorkspaceIndices, *, again: bool = False, deadline: float |
 
 def _create(indices: WorkspaceIndices, workspace_id: str, body: dict[str, Any]) -> None:
     """The workspace's index for the old index's model, unless it has one (written since)."""
-    from opensearchpy.exceptions import RequestError
-
-    alias = workspace_alias(indices.prefix, workspace_id)
-    if indices.client.indices.exists_alias(name=alias):
-        return
-    aliased = body | {"aliases": {alias: {}, all_alias(indices.prefix): {}}}
-    try:
-        indices.client.indices.create(index=f"{alias}-{1:0{VERSION_DIGITS}d}", body=aliased)
-    except RequestError as exc:
-        if "resource_already_exists_exception" not in str(exc.info):
-            raise
+    if not indices.client.indices.exists_alias(name=workspace_alias(indices.prefix, workspace_id)):
+        indices.create(workspace_id, body)
 
 
 _WRITTEN = ("content_hash", "ingested_at")  # what a write of the observation changes

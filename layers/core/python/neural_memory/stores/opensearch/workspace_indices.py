@@ -121,13 +121,15 @@ class WorkspaceIndices:
         template = found[0]["index_template"]["template"]
         return {"settings": template.get("settings", {}), "mappings": template.get("mappings", {})}
 
-    def create(self, workspace_id: str) -> str:
+    def create(self, workspace_id: str, body: dict[str, Any] | None = None) -> str:
         """Create the workspace's first physical index with both aliases, in one request (a
-        writer racing this one finds it created: not an error); returns the alias."""
+        writer racing this one finds it created: not an error), from the template or from
+        ``body`` (settings and mappings: the migration's, for the old index's model); returns
+        the alias."""
         from opensearchpy.exceptions import RequestError
 
         alias = workspace_alias(self.prefix, workspace_id)
-        body = self.template() | {"aliases": {alias: {}, all_alias(self.prefix): {}}}
+        body = (self.template() if body is None else body) | {"aliases": {alias: {}, all_alias(self.prefix): {}}}
         try:
             self.client.indices.create(index=f"{alias}-{1:0{VERSION_DIGITS}d}", body=body)
         except RequestError as exc:
