@@ -344,3 +344,15 @@ def test_a_pulled_cross_encoder_altered_on_disk_is_refused_once_per_change_of_th
     path.write_bytes(path.read_bytes()[:-1])
     assert len(reranker.scores("q", ["p"])) == 1
     assert len(hashed) == 2
+
+
+def test_a_data_folder_it_cannot_write_is_a_clear_error(
+    tiny: dict[str, HubModel], hub: Hub, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a data folder whose models/ is a file (no folder can be made there: as a full or
+    # read-only disk, an OSError from the data folder's side)
+    (tmp_path / "models").write_text("not a folder")
+    # When pulling, Then one line says what could not be written, and no traceback
+    assert _pull_cli("tiny-embedder", tmp_path, hub) == 1
+    err = capsys.readouterr().err
+    assert "error: could not write the model into" in err and "Traceback" not in err

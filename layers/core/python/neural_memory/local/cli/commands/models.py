@@ -81,6 +81,9 @@ def cmd_models_pull(args: argparse.Namespace) -> int:
     except DownloadFailed as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except OSError as exc:  # the data folder's side: a full disk, no permission
+        print(f"error: could not write the model into {settings.data_dir / 'models'}: {exc}", file=sys.stderr)
+        return 1
     finally:
         for bar in bars.values():
             bar.close()
