@@ -98,23 +98,14 @@ def resource_policy(
     (a break-glass operator role), and an explicit deny for every other principal."""
     statements: list[dict[str, Any]] = [
         {
-            "Effect": "Allow",
+            "Effect": effect,
             "Principal": {"AWS": role_arn},
             "Action": list(actions),
             "Resource": [f"{domain_arn}/{path}" for path in paths],
         }
+        for effect, rules in (("Allow", grants), ("Deny", denials))
         for role_arn, access in roles.items()
-        for actions, paths in grants(index, access)
-    ]
-    statements += [
-        {
-            "Effect": "Deny",
-            "Principal": {"AWS": role_arn},
-            "Action": list(actions),
-            "Resource": [f"{domain_arn}/{path}" for path in paths],
-        }
-        for role_arn, access in roles.items()
-        for actions, paths in denials(index, access)
+        for actions, paths in rules(index, access)
     ]
     allowed = [*roles, *extra_principals]
     statements += [
