@@ -38,6 +38,9 @@ class Served:
     # With ``split_streams``: standard error apart from standard output (which holds the banner).
     error_lines: list[str] = field(default_factory=list)
     error_reader: threading.Thread | None = None
+    # How the stop went: seconds from Ctrl-C to exit, and whether it had to be killed
+    stop_s: float | None = None
+    killed: bool = False
 
     def drain(self) -> None:
         """Read its output in the background until it ends."""
@@ -63,11 +66,14 @@ class Served:
         """Stop it as Ctrl-C does (once); its output."""
         if self.output is None:
             self.process.send_signal(signal.SIGINT)
+            began = time.monotonic()
             try:
                 self.process.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+                self.killed = True
+            self.stop_s = time.monotonic() - began
             for reader in (self.reader, self.error_reader):
                 if reader is not None:
                     reader.join(timeout=10)

@@ -63,6 +63,8 @@ def test_a_key_created_in_a_second_process_works_and_the_server_keeps_answering(
             assert status == 200, reply
             assert (data / "neural-memory.sqlite3-wal").exists() and (data / "neural-memory.sqlite3-shm").exists()
         output = served.stop()
+    assert not served.killed, f"serve did not end within 60 s of Ctrl-C:\n{output[-3000:]}"
     assert "Traceback" not in output and "disk I/O error" not in output, output[-3000:]
     # And the last process out closed every connection: its WAL was checkpointed and removed
-    assert not (data / "neural-memory.sqlite3-wal").exists() and not (data / "embedding-cache.sqlite3-wal").exists()
+    left = [p.name for p in data.iterdir() if p.name.endswith("-wal")]
+    assert left == [], f"{left} left after serve ended ({served.stop_s:.1f} s after Ctrl-C):\n{output[-3000:]}"
