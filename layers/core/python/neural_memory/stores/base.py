@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from neural_memory.models import FacetCounts, Retrieved, UpsertOutcome, Vector
     from neural_memory.search.filters.model import Filter, MetadataScalar
+    from neural_memory.stores.find import Find
 
 
 # The fields whose values autoFilters may infer (``known_values``).
@@ -142,9 +143,10 @@ class Store(Protocol):
         """The observations of this workspace among ``observation_ids``, by id (one read)."""
         ...
 
-    def previous_in_session(self, workspace_id: str, session_id: str, before: datetime) -> ObservationRecord | None:
-        """The latest observation of the session that occurred before ``before`` (a chat turn's
-        predecessor, read for its context), or None."""
+    def find(self, workspace_id: str, query: Find) -> list[ObservationRecord]:
+        """The records of the workspace ``query`` matches (no condition: every one, expired,
+        archived and superseded included), by ``occurred_at`` then ``id``, oldest first unless
+        ``query.newest_first``, at most ``query.limit``."""
         ...
 
     def sharing_metadata(
@@ -257,10 +259,6 @@ class Store(Protocol):
     def archive_execution(self, occurred_before: datetime, now: datetime) -> int:
         """Mark ``archived_at = now`` on every E observation (of every workspace) that occurred at
         or before ``occurred_before`` and is not archived yet; returns how many."""
-        ...
-
-    def newest(self, workspace_id: str) -> datetime | None:
-        """When the workspace's latest observation occurred (expired ones included), or None."""
         ...
 
     def count(self, workspace_id: str) -> int:

@@ -1,5 +1,6 @@
 """The OpenSearch store's query dialect: the neutral ``Filter`` rendered as ``bool.filter`` clauses,
-the lexical and k-NN query bodies around them, and the k-NN score read back as a cosine."""
+the lexical and k-NN query bodies around them, the k-NN score read back as a cosine, and a
+``Find`` (``stores/find.py``) as a search of records (chunk 0s)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from neural_memory.search.filters.model import metadata_term
 if TYPE_CHECKING:
     from neural_memory.models import Vector
     from neural_memory.search.filters.model import Filter
+    from neural_memory.stores.find import Find
 
 NO_EMBEDDING = {"excludes": ["embedding"]}
 
@@ -96,3 +98,20 @@ def cosine_from_score(score: float) -> float:
     """Undo faiss inner-product scoring (``1 + ip`` for ip >= 0, ``1 / (1 - ip)`` below) and clip."""
     cosine = score - 1.0 if score >= 1.0 else 1.0 - 1.0 / score if score > 0 else -1.0
     return min(1.0, max(0.0, cosine))
+
+
+def find_body(workspace_id: str, query: Find, page: int) -> dict[str, Any]:
+    """The search for the records (chunk 0s) of ``workspace_id`` that ``query`` matches, in its
+    order (``occurred_at``, then ``observation_id``: ``search_after`` pages on it), ``page`` at a time."""
+    clauses: list[dict[str, Any]] = [{"term": {"workspace_id": workspace_id}}, {"term": {"chunk_no": 0}}]
+    if query.session_id is not None:
+        clauses.append({"term": {"session_id": query.session_id}})
+    if query.occurred_before is not None:
+        clauses.append({"range": {"occurred_at": {"lt": to_iso(query.occurred_before)}}})
+    order = "desc" if query.newest_first else "asc"
+    return {
+        "query": {"bool": {"filter": clauses}},
+        "size": page,
+        "_source": NO_EMBEDDING,
+        "sort": [{"occurred_at": order}, {"observation_id": order}],
+    }

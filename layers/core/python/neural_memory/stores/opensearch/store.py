@@ -59,6 +59,7 @@ from neural_memory.stores.base import (
 from neural_memory.stores.opensearch.dsl import (
     NO_EMBEDDING,
     cosine_from_score,
+    find_body,
     knn_body,
     lexical_body,
     render_opensearch,
@@ -75,6 +76,7 @@ if TYPE_CHECKING:
     from neural_memory.models import Vector
     from neural_memory.search.filters.model import MetadataScalar
     from neural_memory.stores.base import StaleMark
+    from neural_memory.stores.find import Find
 
 MARK_PAGE = 5_000  # chunks read per request when marking an observation's chunks superseded
 FACET_SHARD_SIZE = 1_000  # values per field each shard returns to a facets request (the API shows <= 100)
@@ -855,17 +857,7 @@ class OpenSearchStore:
             "size": page,
             "sort": [{"occurred_at": "asc"}, {"observation_id": "asc"}],
         }
-        found: list[ObservationRecord] = []
-        while hits := self._call(self._client.search, index=self._index_of(workspace_id), body=body)["hits"]["hits"]:
-            found += [
-                _record(h["_source"], h["_source"].get("content", ""))
-                for h in hits
-                if h["_source"].get("workspace_id") == workspace_id
-            ]
-            if scope.limit is not None and len(found) >= scope.limit:
-                return found[: scope.limit]
-            body["search_after"] = hits[-1]["sort"]
-        return found
+        return self._paged(workspace_id, body, scope.limit)
 
     def sharing_metadata(
         self, workspace_id: str, groups: Sequence[Sequence[tuple[str, MetadataScalar]]], live_at: datetime, limit: int
@@ -897,28 +889,27 @@ class OpenSearchStore:
             if h["_source"].get("workspace_id") == workspace_id
         ]
 
-    def previous_in_session(self, workspace_id: str, session_id: str, before: datetime) -> ObservationRecord | None:
-        """The latest observation (chunk 0) of the session before ``before``."""
-        query = {
-            "bool": {
-                "filter": [
-                    {"term": {"workspace_id": workspace_id}},
-                    {"term": {"session_id": session_id}},
-                    {"term": {"chunk_no": 0}},
-                    {"range": {"occurred_at": {"lt": to_iso(before)}}},
-                ]
-            }
-        }
-        body = {"query": query, "size": 1, "sort": [{"occurred_at": "desc"}]}
-        hits = self._call(self._client.search, index=self._index_of(workspace_id), body=body)["hits"]["hits"]
-        return _record(hits[0]["_source"], hits[0]["_source"].get("content", "")) if hits else None
+    def find(self, workspace_id: str, query: Find) -> list[ObservationRecord]:
+        """The records (chunk 0s) of the workspace ``query`` matches, in its order, paged."""
+        page = MARK_PAGE if query.limit is None else min(MARK_PAGE, query.limit)
+        return self._paged(workspace_id, find_body(workspace_id, query, page), query.limit)
 
-    def newest(self, workspace_id: str) -> datetime | None:
-        """The latest chunk 0 of the workspace by ``occurred_at`` (one sorted hit)."""
-        query = {"bool": {"filter": [{"term": {"workspace_id": workspace_id}}, {"term": {"chunk_no": 0}}]}}
-        body = {"query": query, "size": 1, "_source": ["occurred_at"], "sort": [{"occurred_at": "desc"}]}
-        hits = self._call(self._client.search, index=self._index_of(workspace_id), body=body)["hits"]["hits"]
-        return from_iso(hits[0]["_source"]["occurred_at"]) if hits else None
+    def _paged(self, workspace_id: str, body: dict[str, Any], limit: int | None) -> list[ObservationRecord]:
+        """The records of a sorted search of chunk 0s (``body``, whose ``size`` is a page), page
+        after page (``search_after``) until ``limit`` or the last."""
+        found: list[ObservationRecord] = []
+        while hits := self._call(self._client.search, index=self._index_of(workspace_id), body=body)["hits"]["hits"]:
+            found += [
+                _record(h["_source"], h["_source"].get("content", ""))
+                for h in hits
+                if h["_source"].get("workspace_id") == workspace_id
+            ]
+            if limit is not None and len(found) >= limit:
+                return found[:limit]
+            if len(hits) < body["size"]:
+                break
+            body["search_after"] = hits[-1]["sort"]
+        return found
 
     def count(self, workspace_id: str) -> int:
         """Observations (chunk-0 documents) of the workspace."""

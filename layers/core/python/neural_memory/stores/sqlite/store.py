@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from neural_memory.clock import from_ms, to_ms
+from neural_memory.clock import to_ms
 from neural_memory.models import FacetCounts, Hit, ObservationRecord, Retrieved, UpsertOutcome
 from neural_memory.observability import logger
 from neural_memory.search.filters.model import LIST_FIELDS, code_ref_term, metadata_term, without_field
@@ -53,6 +53,7 @@ from neural_memory.stores.sqlite.db import (
     write_metadata_terms,
     write_model,
 )
+from neural_memory.stores.sqlite.find import find_sql
 from neural_memory.stores.sqlite.fts import COLUMN_WEIGHTS, Tokenizer
 from neural_memory.stores.sqlite.lock import ReadWriteLock
 from neural_memory.stores.sqlite.mirror import ChunkMirror, ChunkRow
@@ -76,6 +77,7 @@ if TYPE_CHECKING:
     from neural_memory.models import Vector
     from neural_memory.search.filters.model import Filter, MetadataScalar
     from neural_memory.stores.base import StaleMark
+    from neural_memory.stores.find import Find
 
 _RECORD_COLUMNS = ", ".join(f"o.{name}" for name in FIELD_NAMES)
 _UPDATABLE = [f for f in RECORD_FIELDS if f.name != "id"]
@@ -695,19 +697,10 @@ class SqliteStore:
         )
         return None if row is None else _record(row)
 
-    def previous_in_session(self, workspace_id: str, session_id: str, before: datetime) -> ObservationRecord | None:
-        """The latest observation of the session before ``before`` (the partial session index)."""
-        row = (
-            self._reader()
-            .conn.execute(
-                f"SELECT {_RECORD_COLUMNS} FROM observations o INDEXED BY observations_session "
-                "WHERE o.workspace_id = ? AND o.session_id = ? AND o.occurred_at < ? "
-                "ORDER BY o.occurred_at DESC LIMIT 1",
-                (workspace_id, session_id, to_ms(before)),
-            )
-            .fetchone()
-        )
-        return None if row is None else _record(row)
+    def find(self, workspace_id: str, query: Find) -> list[ObservationRecord]:
+        """The records of the workspace ``query`` matches, in its order (``stores/sqlite/find.py``)."""
+        sql, params = find_sql(_RECORD_COLUMNS, workspace_id, query)
+        return [_record(row) for row in self._reader().conn.execute(sql, params).fetchall()]
 
     def sharing_metadata(
         self, workspace_id: str, groups: Sequence[Sequence[tuple[str, MetadataScalar]]], live_at: datetime, limit: int
@@ -876,15 +869,6 @@ class SqliteStore:
         for target, by in rows:
             found.setdefault(str(target), []).append(str(by))
         return found
-
-    def newest(self, workspace_id: str) -> datetime | None:
-        """The end of the workspace's (workspace_id, occurred_at) index."""
-        row = (
-            self._reader()
-            .conn.execute("SELECT max(occurred_at) FROM observations WHERE workspace_id = ?", (workspace_id,))
-            .fetchone()
-        )
-        return None if row[0] is None else from_ms(int(row[0]))
 
     def count(self, workspace_id: str) -> int:
         """Observations held by the workspace."""

@@ -1,0 +1,32 @@
+"""What a feature asks a store for when it reads records by their fields (``Store.find``).
+
+``Find`` is to records what ``search/filters/model.Filter`` is to retrieval: pure data, rendered
+once by each store in its own dialect (SQL: ``stores/sqlite/find.py``; the query DSL:
+``stores/opensearch/dsl.py``), so a feature written over it exists once, above the port
+(CONTRIBUTING.md, "Stores: the port"). A condition a feature needs and ``Find`` cannot say yet is
+added here, to each renderer, and to the conformance suite's ``find`` cases.
+
+A ``Find`` with no condition matches every record of the workspace: expired (until purged),
+archived and superseded ones included. Records come in (``occurred_at``, ``id``) order, oldest
+first unless ``newest_first``, so a ``limit`` cuts the same records on every store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Find:
+    """Conditions on records, their order and how many to return (None: all)."""
+
+    # The records of this session only.
+    session_id: str | None = None
+    # Records that occurred strictly before this moment.
+    occurred_before: datetime | None = None
+    newest_first: bool = False
+    limit: int | None = None
