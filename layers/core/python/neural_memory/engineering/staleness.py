@@ -19,7 +19,8 @@ or tied with the new push's is recomputed whole.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from datetime import datetime
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from pydantic import ValidationError
 
@@ -28,11 +29,13 @@ from neural_memory.models import CodeRef
 from neural_memory.stores.base import CLAIM_TYPES, Referencing
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-    from datetime import datetime
+    from collections.abc import Mapping, Sequence
 
     from neural_memory.models import ObservationRecord
-    from neural_memory.stores.base import StaleMark, Store
+    from neural_memory.stores.base import Store
+
+# A mark: the marking push's commit and when it occurred (``possibly_stale``, ``stale_at``).
+StaleMark: TypeAlias = tuple[str, datetime]
 
 
 def code_refs_out(keys: Sequence[str] | None) -> list[CodeRef] | None:
@@ -105,7 +108,19 @@ def remark(
                 changes[holder.id] = decided
             else:
                 changes.pop(holder.id, None)
-    store.set_possibly_stale(workspace_id, changes)
+    set_marks(store, workspace_id, changes)
+
+
+def set_marks(store: Store, workspace_id: str, changes: Mapping[str, StaleMark | None]) -> None:
+    """Set ``possibly_stale`` and ``stale_at`` of these observations (None clears both); absent
+    ids are skipped."""
+    store.patch(
+        workspace_id,
+        {
+            i: {"possibly_stale": mark[0], "stale_at": mark[1]} if mark else {"possibly_stale": None, "stale_at": None}
+            for i, mark in changes.items()
+        },
+    )
 
 
 def _holder_mark(

@@ -98,7 +98,7 @@ def _remark(store: Store, workspace_id: str, marks: dict[str, str | None], store
         return
     by = store.superseders(workspace_id, sorted(marks))
     wanted = {observation_id: _latest(by, observation_id) for observation_id in marks}
-    store.set_superseded_by(workspace_id, {i: mark for i, mark in wanted.items() if mark != marks[i]})
+    store.patch(workspace_id, {i: {"superseded_by": mark} for i, mark in wanted.items() if mark != marks[i]})
 
 
 def _latest(by: dict[str, list[str]], observation_id: str) -> str | None:

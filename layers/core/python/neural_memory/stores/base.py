@@ -15,7 +15,7 @@ Contract for every implementation:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Protocol
 
 from neural_memory.models import Chunk, DomainModel, ObservationRecord
 
@@ -35,6 +35,10 @@ KNOWN_FIELDS = ("source", "observation_type", "actor_name")
 LIFECYCLE_FIELDS = frozenset(
     {"tier", "expires_at", "promoted_at", "promoted_by", "promotion_reason", "citations", "archived_at"}
 )
+
+# The record fields ``patch`` sets: marks no chunk's text or vector, nor the embedded store's
+# in-memory mirror, depends on (that store reads them at search time from partial indices).
+PATCHED_FIELDS = frozenset({"superseded_by", "possibly_stale", "stale_at"})
 
 
 def lifecycle_state(record: ObservationRecord | None) -> tuple[object, ...] | None:
@@ -77,11 +81,6 @@ class IndexedObservation(DomainModel):
     record: ObservationRecord
     chunks: list[Chunk]
     model_id: str | None = None
-
-
-StaleMark: TypeAlias = (
-    "tuple[str, datetime]"  # (the marking push's commit, when it occurred): ``possibly_stale``, ``stale_at``
-)
 
 
 # The observation types that state something about code, and so can go stale (``possibly_stale``)
@@ -201,10 +200,6 @@ class Store(Protocol):
         latest to occur first; ids nobody supersedes are absent."""
         ...
 
-    def set_superseded_by(self, workspace_id: str, changes: Mapping[str, str | None]) -> None:
-        """Set ``superseded_by`` of these observations (None clears it); absent ids are skipped."""
-        ...
-
     def referencing(
         self, workspace_id: str, refs: Sequence[str], live_at: datetime, scope: Referencing | None = None
     ) -> list[ObservationRecord]:
@@ -212,9 +207,9 @@ class Store(Protocol):
         ``refs`` (``repository:path``), the oldest first (ties by id); only those ``scope`` admits."""
         ...
 
-    def set_possibly_stale(self, workspace_id: str, changes: Mapping[str, StaleMark | None]) -> None:
-        """Set ``possibly_stale`` and ``stale_at`` of these observations (None clears both); absent
-        ids are skipped."""
+    def patch(self, workspace_id: str, changes: Mapping[str, Mapping[str, object]]) -> None:
+        """Set these ``PATCHED_FIELDS`` of these observations (by id: field -> value, None
+        clears one) on every chunk that carries them; absent ids are skipped."""
         ...
 
     def expiring_links(self, now: datetime) -> dict[str, list[str]]:

@@ -49,6 +49,7 @@ from neural_memory.stores.base import (
     CLAIM_TYPES,
     KNOWN_FIELDS,
     LIFECYCLE_FIELDS,
+    PATCHED_FIELDS,
     IndexedObservation,
     RecordChanged,
     Recurrence,
@@ -75,7 +76,6 @@ if TYPE_CHECKING:
 
     from neural_memory.models import Vector
     from neural_memory.search.filters.model import MetadataScalar
-    from neural_memory.stores.base import StaleMark
     from neural_memory.stores.find import Find
 
 MARK_PAGE = 5_000  # chunks read per request when marking an observation's chunks superseded
@@ -488,25 +488,19 @@ class OpenSearchStore:
                     found.setdefault(target, []).append(source["observation_id"])
         return found
 
-    def set_superseded_by(self, workspace_id: str, changes: Mapping[str, str | None]) -> None:
-        """Set (or clear, with None) ``superseded_by`` on every chunk of these observations."""
-        self._set_marks(workspace_id, "superseded_by", {i: {"superseded_by": mark} for i, mark in changes.items()})
-
-    def set_possibly_stale(self, workspace_id: str, changes: Mapping[str, StaleMark | None]) -> None:
-        """Set (or clear, with None) ``possibly_stale`` and ``stale_at`` on every chunk of these
-        observations."""
-        docs = {
-            i: {"possibly_stale": mark[0] if mark else None, "stale_at": to_iso(mark[1]) if mark else None}
-            for i, mark in changes.items()
-        }
-        self._set_marks(workspace_id, "possibly_stale", docs)
-
-    def _set_marks(self, workspace_id: str, field: str, changes: Mapping[str, dict[str, Any]]) -> None:
-        """Mark fields (``field``'s, named in errors) on every chunk of these observations."""
+    def patch(self, workspace_id: str, changes: Mapping[str, Mapping[str, object]]) -> None:
+        """Set (or clear, with None) ``PATCHED_FIELDS`` on every chunk of these observations."""
         if not changes:
             return
+        docs: dict[str, dict[str, Any]] = {}
+        for observation_id, fields in changes.items():
+            if not set(fields) <= PATCHED_FIELDS:
+                raise ValueError(f"patch sets only {sorted(PATCHED_FIELDS)}, not {sorted(set(fields))}")
+            docs[observation_id] = {
+                DOC_NAMES.get(f.name, f.name): f.to_document(fields[f.name]) for f in RECORD_FIELDS if f.name in fields
+            }
         query = {
-            "bool": {"filter": [{"term": {"workspace_id": workspace_id}}, {"terms": {"observation_id": list(changes)}}]}
+            "bool": {"filter": [{"term": {"workspace_id": workspace_id}}, {"terms": {"observation_id": list(docs)}}]}
         }
         # Page through the chunks (a long observation has hundreds), so none is left unmarked.
         body: dict[str, Any] = {
@@ -517,11 +511,11 @@ class OpenSearchStore:
         }
         marks: dict[str, dict[str, Any]] = {}
         while hits := self._call(self._client.search, index=self._index_of(workspace_id), body=body)["hits"]["hits"]:
-            marks |= {h["_id"]: changes[h["_source"]["observation_id"]] for h in hits}
+            marks |= {h["_id"]: docs[h["_source"]["observation_id"]] for h in hits}
             body["search_after"] = hits[-1]["sort"]
         refused = self._bulk(self._index_of(workspace_id), marks, op="update")
         if refused:
-            raise StoreRejected(f"OpenSearch refused {field} marks: " + "; ".join(list(refused.values())[:5]))
+            raise StoreRejected("OpenSearch refused marks: " + "; ".join(list(refused.values())[:5]))
 
     def _update_chunks(self, index: str, query: dict[str, Any], doc: dict[str, Any]) -> int:
         """Set the fields of ``doc`` on every chunk matching ``query`` in ``index`` (an alias over

@@ -29,6 +29,7 @@ from neural_memory.search.filters.model import LIST_FIELDS, code_ref_term, metad
 from neural_memory.stores.base import (
     KNOWN_FIELDS,
     LIFECYCLE_FIELDS,
+    PATCHED_FIELDS,
     IndexedObservation,
     RecordChanged,
     Recurrence,
@@ -76,7 +77,6 @@ if TYPE_CHECKING:
 
     from neural_memory.models import Vector
     from neural_memory.search.filters.model import Filter, MetadataScalar
-    from neural_memory.stores.base import StaleMark
     from neural_memory.stores.find import Find
 
 _RECORD_COLUMNS = ", ".join(f"o.{name}" for name in FIELD_NAMES)
@@ -460,31 +460,25 @@ class SqliteStore:
                 raise
         return True
 
-    def set_superseded_by(self, workspace_id: str, changes: Mapping[str, str | None]) -> None:
-        """Set (or clear, with None) ``superseded_by`` of these observations, in one transaction."""
-        self._set_marks(workspace_id, ("superseded_by",), {i: (mark,) for i, mark in changes.items()})
-
-    def set_possibly_stale(self, workspace_id: str, changes: Mapping[str, StaleMark | None]) -> None:
-        """Set (or clear, with None) ``possibly_stale`` and ``stale_at`` of these observations, in
-        one transaction."""
-        marks = {i: (mark[0], to_ms(mark[1])) if mark else (None, None) for i, mark in changes.items()}
-        self._set_marks(workspace_id, ("possibly_stale", "stale_at"), marks)
-
-    def _set_marks(
-        self, workspace_id: str, columns: tuple[str, ...], changes: Mapping[str, tuple[object, ...]]
-    ) -> None:
-        """Mark columns (names of this module, never a caller's) of these observations."""
-        if not changes:
+    def patch(self, workspace_id: str, changes: Mapping[str, Mapping[str, object]]) -> None:
+        """Set (or clear, with None) ``PATCHED_FIELDS`` of these observations in one transaction:
+        one statement per set of fields, the same for every id that sets them."""
+        by_fields: dict[tuple[str, ...], list[tuple[object, ...]]] = {}
+        for observation_id, fields in changes.items():
+            if not set(fields) <= PATCHED_FIELDS:
+                raise ValueError(f"patch sets only {sorted(PATCHED_FIELDS)}, not {sorted(set(fields))}")
+            names = tuple(sorted(fields))
+            values = tuple(_BY_NAME[name].to_sqlite(fields[name]) for name in names)
+            by_fields.setdefault(names, []).append((*values, workspace_id, observation_id))
+        if not by_fields:
             return
-        assignments = ", ".join(f"{column} = ?" for column in columns)
         with self._write_lock:
             conn = self._conn
             conn.execute("BEGIN IMMEDIATE")
             try:
-                conn.executemany(
-                    f"UPDATE observations SET {assignments} WHERE workspace_id = ? AND id = ?",
-                    [(*marks, workspace_id, target) for target, marks in changes.items()],
-                )
+                for names, rows in by_fields.items():  # names of PATCHED_FIELDS, never a caller's
+                    assignments = ", ".join(f"{name} = ?" for name in names)
+                    conn.executemany(f"UPDATE observations SET {assignments} WHERE workspace_id = ? AND id = ?", rows)
                 generation = bump_generation(conn)
                 self._commit(conn, generation, workspace_id, [], [])  # the mirror holds no marks
             except BaseException:
