@@ -524,6 +524,28 @@ def test_find_returns_every_record_of_its_workspace_in_time_then_id_order_either
     assert svc.store.find("nobody", Find()) == []
 
 
+def test_find_by_what_records_supersede_returns_those_naming_any_of_the_ids(svc: Service) -> None:
+    # Given a chain a <- b <- c, d superseding a and x, and the same links in another workspace
+    hour = timedelta(hours=1)
+    svc.index(
+        "acme",
+        [
+            note("a", "acme a", occurred_at=NOW - 4 * hour),
+            note("b", "acme b", occurred_at=NOW - 3 * hour, supersedes=["a"]),
+            note("c", "acme c", occurred_at=NOW - 2 * hour, supersedes=["b"]),
+            note("d", "acme d", occurred_at=NOW - 2 * hour, supersedes=["x", "a"]),
+        ],
+    )
+    svc.index("rival", [note("r", "rival", supersedes=["a"])])
+    # When found by what they supersede, Then those naming any of the ids, newest first, ties by id
+    assert [r.id for r in svc.store.find("acme", Find(supersedes_any=("a",), newest_first=True))] == ["d", "b"]
+    assert [r.id for r in svc.store.find("acme", Find(supersedes_any=("b", "x")))] == ["c", "d"]
+    assert svc.store.find("acme", Find(supersedes_any=("c",))) == []
+    # And as many ids as a batch's relink asks for at once
+    many = tuple(f"absent-{n}" for n in range(1500)) + ("x",)
+    assert [r.id for r in svc.store.find("acme", Find(supersedes_any=many))] == ["d"]
+
+
 def test_a_turn_written_alone_is_found_by_what_it_answers_and_shows_only_its_own_words(svc: Service) -> None:
     if isinstance(svc.store, OpenSearchStore):
         pytest.skip("osmem has no k-NN: this is the vector side of a turn's context (the keyword side: below)")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from neural_memory.engineering.keys import keys_of, shared
+from neural_memory.ingest.supersession import superseders
 from neural_memory.models import LineageEntry, LineageLink
 
 if TYPE_CHECKING:
@@ -82,7 +83,7 @@ def _newer(store: Store, workspace_id: str, subject: ObservationRecord) -> list[
     seen = {subject.id}
     frontier = [subject.id]
     while frontier and len(reached) < MAX_CHAIN:
-        by = store.superseders(workspace_id, frontier)
+        by = superseders(store, workspace_id, frontier)
         pairs = [(newer, older) for older in frontier for newer in by.get(older, []) if newer not in seen]
         records = store.get_many(workspace_id, [newer for newer, _ in pairs])
         frontier = []

@@ -195,11 +195,6 @@ class Store(Protocol):
         exclusions, the date range, TTL and supersession of ``flt`` (facets take nothing else)."""
         ...
 
-    def superseders(self, workspace_id: str, ids: Sequence[str]) -> dict[str, list[str]]:
-        """For each of ``ids`` that stored observations list in ``supersedes``, their ids, the
-        latest to occur first; ids nobody supersedes are absent."""
-        ...
-
     def referencing(
         self, workspace_id: str, refs: Sequence[str], live_at: datetime, scope: Referencing | None = None
     ) -> list[ObservationRecord]:

@@ -28,5 +28,7 @@ class Find:
     session_id: str | None = None
     # Records that occurred strictly before this moment.
     occurred_before: datetime | None = None
+    # Records whose ``supersedes`` names one of these ids.
+    supersedes_any: tuple[str, ...] = ()
     newest_first: bool = False
     limit: int | None = None

@@ -106,6 +106,8 @@ def find_body(workspace_id: str, query: Find, page: int) -> dict[str, Any]:
     clauses: list[dict[str, Any]] = [{"term": {"workspace_id": workspace_id}}, {"term": {"chunk_no": 0}}]
     if query.session_id is not None:
         clauses.append({"term": {"session_id": query.session_id}})
+    if query.supersedes_any:
+        clauses.append({"terms": {"supersedes": list(query.supersedes_any)}})
     if query.occurred_before is not None:
         clauses.append({"range": {"occurred_at": {"lt": to_iso(query.occurred_before)}}})
     order = "desc" if query.newest_first else "asc"

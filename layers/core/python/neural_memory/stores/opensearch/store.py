@@ -461,33 +461,6 @@ class OpenSearchStore:
             },
         )
 
-    def superseders(self, workspace_id: str, ids: Sequence[str]) -> dict[str, list[str]]:
-        """For each of ``ids`` that stored observations list in ``supersedes``, their ids, the
-        latest to occur first."""
-        if not ids:
-            return {}
-        query = {
-            "bool": {
-                "filter": [
-                    {"term": {"workspace_id": workspace_id}},
-                    {"term": {"chunk_no": 0}},
-                    {"terms": {"supersedes": list(ids)}},
-                ]
-            }
-        }
-        body = {"query": query, "size": 10_000, "_source": ["observation_id", "supersedes", "occurred_at"]}
-        hits = self._call(self._client.search, index=self._index_of(workspace_id), body=body)["hits"]["hits"]
-        found: dict[str, list[str]] = {}
-        newest_first = sorted(
-            hits, key=lambda h: (h["_source"]["occurred_at"], h["_source"]["observation_id"]), reverse=True
-        )
-        for hit in newest_first:
-            source = hit["_source"]
-            for target in source["supersedes"]:
-                if target in ids:
-                    found.setdefault(target, []).append(source["observation_id"])
-        return found
-
     def patch(self, workspace_id: str, changes: Mapping[str, Mapping[str, object]]) -> None:
         """Set (or clear, with None) ``PATCHED_FIELDS`` on every chunk of these observations."""
         if not changes:

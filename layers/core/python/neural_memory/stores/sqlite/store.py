@@ -841,29 +841,6 @@ class SqliteStore:
                 by_field[column] = [(str(value), int(count)) for value, count in rows]
         return FacetCounts(total=int(total), by_field=by_field)
 
-    def superseders(self, workspace_id: str, ids: Sequence[str]) -> dict[str, list[str]]:
-        """For each of ``ids`` that stored observations list in ``supersedes``, their ids, the
-        latest to occur first."""
-        if not ids:
-            return {}
-        rows = (
-            self._reader()
-            .conn.execute(
-                # The partial index holds only observations that supersede others (the planner
-                # would rather walk the whole workspace in time order).
-                "SELECT m.value, o.id "
-                "FROM observations o INDEXED BY observations_superseding, json_each(o.supersedes) m "
-                f"WHERE o.workspace_id = ? AND o.supersedes IS NOT NULL AND m.value IN ({', '.join('?' * len(ids))}) "
-                "ORDER BY o.occurred_at DESC, o.id DESC",
-                (workspace_id, *ids),
-            )
-            .fetchall()
-        )
-        found: dict[str, list[str]] = {}
-        for target, by in rows:
-            found.setdefault(str(target), []).append(str(by))
-        return found
-
     def count(self, workspace_id: str) -> int:
         """Observations held by the workspace."""
         row = self._reader().conn.execute("SELECT count(*) FROM observations WHERE workspace_id = ?", (workspace_id,))
