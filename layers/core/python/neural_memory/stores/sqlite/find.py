@@ -24,10 +24,10 @@ def find_sql(columns: str, workspace_id: str, query: Find) -> tuple[str, list[ob
     if query.session_id is not None:
         # The session's rows from their partial index, rather than the workspace walked in time
         # order until one of the session turns up (a chat turn's write asks this). The previous
-        # turn through here costs 36 us against the old dedicated statement's 27 (50k records,
-        # 200 sessions, 2,000 asks; 7 of the 9 us are the tie-break by id, sorted by SQLite among
-        # equal times): about 30 us per embedded batch of ingest, next to the model's ~0.5 s
-        # (bench.ingest_throughput --count 2000: within its own spread, 58-71 obs/s both ways).
+        # turn through here: 34 us against the old dedicated statement's 25 (bench.find_paths,
+        # 50k records; most of it the tie-break by id, sorted among equal times), about 30 us per
+        # embedded batch next to the model's ~0.5 s (bench.ingest_throughput --count 2000: within
+        # its own spread, 58-71 obs/s before and after).
         source = "observations o INDEXED BY observations_session"
         clauses.append("o.session_id = ?")
         params.append(query.session_id)
@@ -37,12 +37,12 @@ def find_sql(columns: str, workspace_id: str, query: Find) -> tuple[str, list[ob
         if query.session_id is None:
             source = "observations o INDEXED BY observations_superseding"
         # Each row's JSON list is searched for the ids' JSON text before it is parsed: of a
-        # thousand superseding rows a walk's read parses only the few that name one. 4,000
-        # decisions, a quarter superseding: ``superseders`` over this, 1.08 ms a read (asks of 1
-        # and of 10 ids), against 1.17 for the old dedicated statement's join, which parsed every
-        # row (one id, statement alone: 0.91 against 1.13 ms; 1.24 without the text search). A
-        # match of the text is only a candidate; json_each decides. Only for a few ids: SQLite
-        # refuses an expression deeper than 1,000 (a batch's relink asks for its every target).
+        # thousand superseding rows a walk's read parses only the few that name one
+        # (bench.find_paths, 4,000 decisions, a quarter superseding: ``superseders`` over this,
+        # 0.97 ms a read, against 1.08 for the old dedicated statement's join, which parsed every
+        # row; 1.24 without the text search). A match of the text is only a candidate; json_each
+        # decides. Only for a few ids: SQLite refuses an expression deeper than 1,000 (a batch's
+        # relink asks for its every target at once).
         clauses.append("o.supersedes IS NOT NULL")
         if len(query.supersedes_any) <= PREFILTERED_IDS:
             clauses.append(f"({' OR '.join('instr(o.supersedes, ?)' for _ in query.supersedes_any)})")
