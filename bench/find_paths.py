@@ -3,13 +3,16 @@ through ``Store.find`` against the dedicated statement the store ran before (kep
 the store no longer has it), on the same file, in interleaved rounds, after checking both answer
 the same.
 
-    python -m bench.find_paths [--turns 50000] [--decisions 4000] [--rounds 5]
+    python -m bench.find_paths [--turns 50000] [--decisions 4000] [--linked 20000] [--rounds 5]
 
 - previous turn: ``ingest/turn_context.previous_in_session`` (a chat turn's write asks it) over
   ``--turns`` records, half of them chat turns in 200 sessions; 2,000 asks at random moments.
 - superseders: ``ingest/supersession.superseders`` (each write naming ``supersedes`` walks it)
   over ``--decisions`` decisions, each fourth superseding the one four before it; asks of one id
   and of ten.
+- sharing metadata: ``engineering/lineage.sharing_metadata`` (a lineage read asks it) over
+  ``--linked`` records of one repository (its term in every row), each naming a pull request
+  number (ten records each) and a commit (five each); asks of the two keys a lineage holds.
 
 Printed: microseconds per call, the median of the rounds, each side.
 """
@@ -29,9 +32,11 @@ from typing import TYPE_CHECKING, Any
 os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")  # EMF lines would flood the terminal
 
 from neural_memory.clock import to_ms
+from neural_memory.engineering.lineage import sharing_metadata
 from neural_memory.ingest.supersession import superseders
 from neural_memory.ingest.turn_context import previous_in_session
 from neural_memory.models import ObservationIn
+from neural_memory.search.filters.model import metadata_term
 from neural_memory.service import Service
 from neural_memory.settings import Settings
 from neural_memory.stores.sqlite.store import _RECORD_COLUMNS, SqliteStore, _record
@@ -51,6 +56,12 @@ OLD_PREVIOUS_TURN = (
 OLD_SUPERSEDERS = (
     "SELECT m.value, o.id FROM observations o INDEXED BY observations_superseding, json_each(o.supersedes) m "
     "WHERE o.workspace_id = ? AND o.supersedes IS NOT NULL AND m.value IN ({}) ORDER BY o.occurred_at DESC, o.id DESC"
+)
+
+OLD_SHARING = (  # one read per group, merged in Python (``old_sharing``)
+    "SELECT {columns} FROM metadata_terms t0{joins} CROSS JOIN observations o "
+    "ON o.pk = t0.obs_pk WHERE t0.term = ? AND o.workspace_id = ? "
+    "AND (o.expires_at IS NULL OR o.expires_at > ?) ORDER BY o.occurred_at, o.id LIMIT ?"
 )
 
 
@@ -100,6 +111,24 @@ def _decisions(count: int) -> list[ObservationIn]:
     return made
 
 
+def _linked(count: int) -> list[ObservationIn]:
+    return [
+        ObservationIn.model_validate(
+            {
+                "id": f"o{i}",
+                "source": "github",
+                "observationType": "pull_request_merged",
+                "tier": "A",
+                "occurredAt": (NOW - timedelta(minutes=count - i)).isoformat(),
+                "title": f"change {i}",
+                "content": f"words of change {i}",
+                "metadata": {"repo": "acme/console", "number": i // 10, "commitSha": f"{i // 5:040x}"},
+            }
+        )
+        for i in range(count)
+    ]
+
+
 def _timed(sides: dict[str, Callable[[], object]], calls: int, rounds: int) -> dict[str, float]:
     """Microseconds per call of each side, the median of ``rounds`` interleaved rounds."""
     times: dict[str, list[float]] = {name: [] for name in sides}
@@ -115,6 +144,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--turns", type=int, default=50_000)
     parser.add_argument("--decisions", type=int, default=4_000)
+    parser.add_argument("--linked", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     discard_log_output()
@@ -167,6 +197,42 @@ def main() -> None:
             args.rounds,
         )
         print(f"superseders ({args.decisions} decisions): " + ", ".join(f"{k} {v:.1f} us" for k, v in linked.items()))
+        store.close()
+
+        store = _store(Path(tmp) / "linked", _linked(args.linked))
+        conn = store._reader().conn
+        keys = [
+            [(("number", n), ("repo", "acme/console")), (("commitSha", f"{n * 2 + 1:040x}"),)]
+            for n in range(0, args.linked // 10, max(args.linked // 2000, 1))
+        ]
+
+        def old_sharing(groups: list[tuple[tuple[str, Any], ...]]) -> list[str]:
+            found: dict[str, tuple[datetime, str]] = {}
+            for group in groups:
+                terms = [metadata_term(key, value) for key, value in group]
+                joins = "".join(
+                    f" CROSS JOIN metadata_terms t{n} ON t{n}.obs_pk = t0.obs_pk AND t{n}.term = ?"
+                    for n in range(1, len(terms))
+                )
+                sql = OLD_SHARING.format(columns=_RECORD_COLUMNS, joins=joins)
+                for row in conn.execute(sql, [*terms[1:], terms[0], "bench", to_ms(NOW), 22]):
+                    record = _record(row)
+                    found[record.id] = (record.occurred_at, record.id)
+            return [i for i, _ in sorted(found.items(), key=lambda item: item[1])][:22]
+
+        def new_sharing(groups: list[tuple[tuple[str, Any], ...]]) -> list[str]:
+            return [r.id for r in sharing_metadata(store, "bench", groups, NOW, 22)]
+
+        assert all(old_sharing(groups) == new_sharing(groups) for groups in keys)
+        shared = _timed(
+            {
+                "dedicated statement": lambda: [old_sharing(groups) for groups in keys],
+                "over find": lambda: [new_sharing(groups) for groups in keys],
+            },
+            len(keys),
+            args.rounds,
+        )
+        print(f"sharing metadata ({args.linked} records): " + ", ".join(f"{k} {v:.1f} us" for k, v in shared.items()))
         store.close()
 
 

@@ -1,5 +1,10 @@
 """The store protocol both backends implement.
 
+It is becoming a port of a few primitives with every feature written once above it
+(CONTRIBUTING.md, "Stores: the port"): ``find`` (``stores/find.py``) and ``patch`` are primitives,
+and the features moved so far are functions of the folder of their role over them; the other
+methods are still each store's own until they move.
+
 Contract for every implementation:
 - ``workspace_id`` is a required argument of every method and is part of every query; no
   method can read, search or delete across workspaces.
@@ -24,7 +29,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from neural_memory.models import FacetCounts, Retrieved, UpsertOutcome, Vector
-    from neural_memory.search.filters.model import Filter, MetadataScalar
+    from neural_memory.search.filters.model import Filter
     from neural_memory.stores.find import Find
 
 
@@ -146,15 +151,6 @@ class Store(Protocol):
         """The records of the workspace ``query`` matches (no condition: every one, expired,
         archived and superseded included), by ``occurred_at`` then ``id``, oldest first unless
         ``query.newest_first``, at most ``query.limit``."""
-        ...
-
-    def sharing_metadata(
-        self, workspace_id: str, groups: Sequence[Sequence[tuple[str, MetadataScalar]]], live_at: datetime, limit: int
-    ) -> list[ObservationRecord]:
-        """The observations of the workspace, live at ``live_at`` (superseded ones included), whose
-        metadata holds every (key, value) pair of at least one of ``groups`` (exactly, as metadata
-        filters match); the oldest first (ties by id), at most ``limit``. Each group's first pair
-        is its most selective: a store may start from it."""
         ...
 
     def delete(self, workspace_id: str, observation_id: str) -> bool:

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from neural_memory.search.filters.model import MetadataScalar
+
 
 @dataclass(frozen=True, slots=True)
 class Find:
@@ -30,5 +32,11 @@ class Find:
     occurred_before: datetime | None = None
     # Records whose ``supersedes`` names one of these ids.
     supersedes_any: tuple[str, ...] = ()
+    # Records whose metadata holds every (key, value) pair of at least one of these groups,
+    # exactly as metadata filters match (``metadata_term``); each group's first pair is its most
+    # selective (a store may start from it). An empty group matches nothing.
+    metadata_any: tuple[tuple[tuple[str, MetadataScalar], ...], ...] = ()
+    # Records not expired at this moment (``expires_at`` unset or after it).
+    live_at: datetime | None = None
     newest_first: bool = False
     limit: int | None = None

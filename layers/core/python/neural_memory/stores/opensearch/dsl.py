@@ -10,6 +10,8 @@ from neural_memory.clock import to_iso
 from neural_memory.search.filters.model import metadata_term
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from neural_memory.models import Vector
     from neural_memory.search.filters.model import Filter
     from neural_memory.stores.find import Find
@@ -23,17 +25,7 @@ def render_opensearch(flt: Filter) -> list[dict[str, Any]]:
     The same list goes into the lexical query's ``bool.filter`` and inside the ``knn`` clause's
     ``filter`` (efficient filtering), so both retrievers see exactly the same records.
     """
-    clauses: list[dict[str, Any]] = [
-        {
-            "bool": {
-                "should": [
-                    {"bool": {"must_not": [{"exists": {"field": "expires_at"}}]}},
-                    {"range": {"expires_at": {"gt": to_iso(flt.live_at)}}},
-                ],
-                "minimum_should_match": 1,
-            }
-        }
-    ]
+    clauses: list[dict[str, Any]] = [_live(flt.live_at)]
     clauses.extend(_condition_clauses(flt))
     if not flt.include_superseded:
         clauses.append({"bool": {"must_not": [{"exists": {"field": "superseded_by"}}]}})
@@ -53,6 +45,19 @@ def render_opensearch(flt: Filter) -> list[dict[str, Any]]:
         ]
         clauses.append({"bool": {"must_not": [{"bool": {"filter": later}}]}})
     return clauses
+
+
+def _live(moment: datetime) -> dict[str, Any]:
+    """Records not expired at ``moment``: no ``expires_at``, or one after it."""
+    return {
+        "bool": {
+            "should": [
+                {"bool": {"must_not": [{"exists": {"field": "expires_at"}}]}},
+                {"range": {"expires_at": {"gt": to_iso(moment)}}},
+            ],
+            "minimum_should_match": 1,
+        }
+    }
 
 
 def _condition_clauses(flt: Filter) -> list[dict[str, Any]]:
@@ -108,6 +113,16 @@ def find_body(workspace_id: str, query: Find, page: int) -> dict[str, Any]:
         clauses.append({"term": {"session_id": query.session_id}})
     if query.supersedes_any:
         clauses.append({"terms": {"supersedes": list(query.supersedes_any)}})
+    if query.metadata_any:
+        groups = [
+            {"bool": {"filter": [{"term": {"metadata_terms": metadata_term(key, value)}} for key, value in group]}}
+            for group in query.metadata_any
+            if group  # an empty group matches nothing
+        ]
+        nothing: dict[str, Any] = {"bool": {"must_not": [{"match_all": {}}]}}
+        clauses.append({"bool": {"should": groups, "minimum_should_match": 1}} if groups else nothing)
+    if query.live_at is not None:
+        clauses.append(_live(query.live_at))
     if query.occurred_before is not None:
         clauses.append({"range": {"occurred_at": {"lt": to_iso(query.occurred_before)}}})
     order = "desc" if query.newest_first else "asc"

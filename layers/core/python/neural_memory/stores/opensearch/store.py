@@ -40,7 +40,6 @@ from neural_memory.search.filters.model import (
     LIST_FIELDS,
     Filter,
     code_ref_term,
-    metadata_term,
     metadata_terms,
     without_field,
 )
@@ -75,7 +74,6 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from neural_memory.models import Vector
-    from neural_memory.search.filters.model import MetadataScalar
     from neural_memory.stores.find import Find
 
 MARK_PAGE = 5_000  # chunks read per request when marking an observation's chunks superseded
@@ -825,36 +823,6 @@ class OpenSearchStore:
             "sort": [{"occurred_at": "asc"}, {"observation_id": "asc"}],
         }
         return self._paged(workspace_id, body, scope.limit)
-
-    def sharing_metadata(
-        self, workspace_id: str, groups: Sequence[Sequence[tuple[str, MetadataScalar]]], live_at: datetime, limit: int
-    ) -> list[ObservationRecord]:
-        """Observations (chunk 0s) holding every pair of a group (see the ``Store`` protocol), in
-        one search: a ``should`` of one ``bool.filter`` of ``metadata_terms`` per group."""
-        wanted = [
-            {"bool": {"filter": [{"term": {"metadata_terms": metadata_term(key, value)}} for key, value in group]}}
-            for group in groups
-            if group
-        ]
-        if not wanted:
-            return []
-        query = {
-            "bool": {
-                "filter": [
-                    {"term": {"workspace_id": workspace_id}},
-                    {"term": {"chunk_no": 0}},
-                    *render_opensearch(Filter(live_at=live_at, include_superseded=True, include_archived=True)),
-                    {"bool": {"should": wanted, "minimum_should_match": 1}},
-                ]
-            }
-        }
-        body = {"query": query, "size": limit, "sort": [{"occurred_at": "asc"}, {"observation_id": "asc"}]}
-        hits = self._call(self._client.search, index=self._index_of(workspace_id), body=body)["hits"]["hits"]
-        return [
-            _record(h["_source"], h["_source"].get("content", ""))
-            for h in hits
-            if h["_source"].get("workspace_id") == workspace_id
-        ]
 
     def find(self, workspace_id: str, query: Find) -> list[ObservationRecord]:
         """The records (chunk 0s) of the workspace ``query`` matches, in its order, paged."""

@@ -7,6 +7,7 @@ import json
 from typing import TYPE_CHECKING
 
 from neural_memory.clock import to_ms
+from neural_memory.search.filters.model import metadata_term
 
 if TYPE_CHECKING:
     from neural_memory.stores.find import Find
@@ -18,24 +19,13 @@ PREFILTERED_IDS = 16
 def find_sql(columns: str, workspace_id: str, query: Find) -> tuple[str, list[object]]:
     """The statement selecting ``columns`` of the records of ``workspace_id`` that ``query``
     matches, in its order, and its parameters (values are bound, never spliced)."""
+    source, source_params = _source(query)
     clauses = ["o.workspace_id = ?"]
     params: list[object] = [workspace_id]
-    source = "observations o"
     if query.session_id is not None:
-        # The session's rows from their partial index, rather than the workspace walked in time
-        # order until one of the session turns up (a chat turn's write asks this). The previous
-        # turn through here: 34 us against the old dedicated statement's 25 (bench.find_paths,
-        # 50k records; most of it the tie-break by id, sorted among equal times), about 30 us per
-        # embedded batch next to the model's ~0.5 s (bench.ingest_throughput --count 2000: within
-        # its own spread, 58-71 obs/s before and after).
-        source = "observations o INDEXED BY observations_session"
         clauses.append("o.session_id = ?")
         params.append(query.session_id)
     if query.supersedes_any:
-        # From the partial index of the few observations that supersede others (the planner
-        # would rather walk the whole workspace in time order), unless the session's is named.
-        if query.session_id is None:
-            source = "observations o INDEXED BY observations_superseding"
         # Each row's JSON list is searched for the ids' JSON text before it is parsed: of a
         # thousand superseding rows a walk's read parses only the few that name one
         # (bench.find_paths, 4,000 decisions, a quarter superseding: ``superseders`` over this,
@@ -50,6 +40,9 @@ def find_sql(columns: str, workspace_id: str, query: Find) -> tuple[str, list[ob
         marks = ", ".join("?" * len(query.supersedes_any))
         clauses.append(f"EXISTS (SELECT 1 FROM json_each(o.supersedes) m WHERE m.value IN ({marks}))")
         params.extend(query.supersedes_any)
+    if query.live_at is not None:
+        clauses.append("(o.expires_at IS NULL OR o.expires_at > ?)")
+        params.append(to_ms(query.live_at))
     if query.occurred_before is not None:
         clauses.append("o.occurred_at < ?")
         params.append(to_ms(query.occurred_before))
@@ -59,4 +52,39 @@ def find_sql(columns: str, workspace_id: str, query: Find) -> tuple[str, list[ob
     if query.limit is not None:
         sql += " LIMIT ?"
         params.append(query.limit)
-    return sql, params
+    return sql, [*source_params, *params]
+
+
+def _source(query: Find) -> tuple[str, list[object]]:
+    """Where the rows are read from (``o``): the index of the sparsest condition ``query`` holds."""
+    if query.metadata_any:
+        # Per group, the rows of ``metadata_terms`` of its first pair joined with the others'
+        # on the same observation (CROSS JOIN keeps that order: a repository's term may be in
+        # every row); their union looked up by pk.
+        selects: list[str] = []
+        params: list[object] = []
+        for group in query.metadata_any:
+            terms = [metadata_term(key, value) for key, value in group]
+            if not terms:
+                continue  # an empty group matches nothing
+            joins = "".join(
+                f" CROSS JOIN metadata_terms t{n} ON t{n}.obs_pk = t0.obs_pk AND t{n}.term = ?"
+                for n in range(1, len(terms))
+            )
+            selects.append(f"SELECT t0.obs_pk FROM metadata_terms t0{joins} WHERE t0.term = ?")
+            params += [*terms[1:], terms[0]]
+        union = " UNION ".join(selects) or "SELECT NULL AS obs_pk WHERE 0"
+        return f"({union}) AS s CROSS JOIN observations o ON o.pk = s.obs_pk", params
+    if query.session_id is not None:
+        # The session's rows from their partial index, rather than the workspace walked in time
+        # order until one of the session turns up (a chat turn's write asks this). The previous
+        # turn through here: 34 us against the old dedicated statement's 25 (bench.find_paths,
+        # 50k records; most of it the tie-break by id, sorted among equal times), about 30 us per
+        # embedded batch next to the model's ~0.5 s (bench.ingest_throughput --count 2000: within
+        # its own spread, 58-71 obs/s before and after).
+        return "observations o INDEXED BY observations_session", []
+    if query.supersedes_any:
+        # From the partial index of the few observations that supersede others (the planner
+        # would rather walk the whole workspace in time order).
+        return "observations o INDEXED BY observations_superseding", []
+    return "observations o", []

@@ -696,32 +696,6 @@ class SqliteStore:
         sql, params = find_sql(_RECORD_COLUMNS, workspace_id, query)
         return [_record(row) for row in self._reader().conn.execute(sql, params).fetchall()]
 
-    def sharing_metadata(
-        self, workspace_id: str, groups: Sequence[Sequence[tuple[str, MetadataScalar]]], live_at: datetime, limit: int
-    ) -> list[ObservationRecord]:
-        """Observations holding every pair of a group (see the ``Store`` protocol): per group, one
-        read that starts from its first pair's rows of ``metadata_terms`` and joins the others on
-        the same observation (CROSS JOIN keeps that order: a repo's term may be in every row)."""
-        conn = self._reader().conn
-        found: dict[str, ObservationRecord] = {}
-        with _read_transaction(conn):
-            for group in groups:
-                terms = [metadata_term(key, value) for key, value in group]
-                if not terms:
-                    continue
-                joins = "".join(
-                    f" CROSS JOIN metadata_terms t{n} ON t{n}.obs_pk = t0.obs_pk AND t{n}.term = ?"
-                    for n in range(1, len(terms))
-                )
-                rows = conn.execute(
-                    f"SELECT {_RECORD_COLUMNS} FROM metadata_terms t0{joins} CROSS JOIN observations o "
-                    "ON o.pk = t0.obs_pk WHERE t0.term = ? AND o.workspace_id = ? "
-                    "AND (o.expires_at IS NULL OR o.expires_at > ?) ORDER BY o.occurred_at, o.id LIMIT ?",
-                    [*terms[1:], terms[0], workspace_id, to_ms(live_at), limit],
-                ).fetchall()
-                found.update((record.id, record) for record in map(_record, rows))
-        return sorted(found.values(), key=lambda record: (record.occurred_at, record.id))[:limit]
-
     def referencing(
         self, workspace_id: str, refs: Sequence[str], live_at: datetime, scope: Referencing | None = None
     ) -> list[ObservationRecord]:
