@@ -140,6 +140,19 @@ def _timed(sides: dict[str, Callable[[], object]], calls: int, rounds: int) -> d
     return {name: statistics.median(values) for name, values in times.items()}
 
 
+def _compare(
+    label: str, old: Callable[[Any], object], new: Callable[[Any], object], asks: list[Any], rounds: int
+) -> None:
+    """Check both sides answer every ask alike, then print each one's time per call."""
+    assert all(old(ask) == new(ask) for ask in asks), label
+    times = _timed(
+        {"dedicated statement": lambda: [old(ask) for ask in asks], "over find": lambda: [new(ask) for ask in asks]},
+        len(asks),
+        rounds,
+    )
+    print(f"{label}: " + ", ".join(f"{side} {value:.1f} us" for side, value in times.items()))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--turns", type=int, default=50_000)
@@ -155,24 +168,17 @@ def main() -> None:
         moments = [NOW - timedelta(minutes=rng.randrange(args.turns)) for _ in range(2000)]
         asks = [(f"s{rng.randrange(SESSIONS)}", moment) for moment in moments]
 
-        def old_turn(session: str, before: datetime) -> str | None:
+        def old_turn(ask: tuple[str, datetime]) -> str | None:
+            session, before = ask
             row = conn.execute(OLD_PREVIOUS_TURN, ("bench", session, to_ms(before))).fetchone()
             return None if row is None else _record(row).id
 
-        def new_turn(session: str, before: datetime) -> str | None:
+        def new_turn(ask: tuple[str, datetime]) -> str | None:
+            session, before = ask
             found = previous_in_session(store, "bench", session, before)
             return None if found is None else found.id
 
-        assert all(old_turn(*ask) == new_turn(*ask) for ask in asks)
-        turn = _timed(
-            {
-                "dedicated statement": lambda: [old_turn(*ask) for ask in asks],
-                "over find": lambda: [new_turn(*ask) for ask in asks],
-            },
-            len(asks),
-            args.rounds,
-        )
-        print(f"previous turn ({args.turns} records): " + ", ".join(f"{k} {v:.1f} us" for k, v in turn.items()))
+        _compare(f"previous turn ({args.turns} records)", old_turn, new_turn, asks, args.rounds)
         store.close()
 
         store = _store(Path(tmp) / "decisions", _decisions(args.decisions))
@@ -187,16 +193,13 @@ def main() -> None:
                 found.setdefault(str(target), []).append(str(by))
             return found
 
-        assert all(old_superseders(ids) == superseders(store, "bench", ids) for ids in wanted)
-        linked = _timed(
-            {
-                "dedicated statement": lambda: [old_superseders(ids) for ids in wanted],
-                "over find": lambda: [superseders(store, "bench", ids) for ids in wanted],
-            },
-            len(wanted),
+        _compare(
+            f"superseders ({args.decisions} decisions)",
+            old_superseders,
+            lambda ids: superseders(store, "bench", ids),
+            wanted,
             args.rounds,
         )
-        print(f"superseders ({args.decisions} decisions): " + ", ".join(f"{k} {v:.1f} us" for k, v in linked.items()))
         store.close()
 
         store = _store(Path(tmp) / "linked", _linked(args.linked))
@@ -223,16 +226,7 @@ def main() -> None:
         def new_sharing(groups: list[tuple[tuple[str, Any], ...]]) -> list[str]:
             return [r.id for r in sharing_metadata(store, "bench", groups, NOW, 22)]
 
-        assert all(old_sharing(groups) == new_sharing(groups) for groups in keys)
-        shared = _timed(
-            {
-                "dedicated statement": lambda: [old_sharing(groups) for groups in keys],
-                "over find": lambda: [new_sharing(groups) for groups in keys],
-            },
-            len(keys),
-            args.rounds,
-        )
-        print(f"sharing metadata ({args.linked} records): " + ", ".join(f"{k} {v:.1f} us" for k, v in shared.items()))
+        _compare(f"sharing metadata ({args.linked} records)", old_sharing, new_sharing, keys, args.rounds)
         store.close()
 
 
