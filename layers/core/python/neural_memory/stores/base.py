@@ -33,8 +33,6 @@ if TYPE_CHECKING:
     from neural_memory.stores.find import Find
 
 
-# The fields whose values autoFilters may infer (``known_values``).
-KNOWN_FIELDS = ("source", "observation_type", "actor_name")
 # The record fields ``restate`` sets in place: the tier lifecycle's, on which no chunk's text or
 # vector depends (a change of those is a new upsert).
 LIFECYCLE_FIELDS = frozenset(
@@ -176,11 +174,6 @@ class Store(Protocol):
     ) -> dict[tuple[str, int], Sequence[float]]:
         """The vectors ``model_id`` made of these (observation id, chunk number) chunks of the
         workspace; chunks without one (E tier, another model) are absent."""
-        ...
-
-    def known_values(self, workspace_id: str, limit: int) -> dict[str, list[str]]:
-        """The workspace's distinct ``source``, ``observation_type`` and ``actor_name`` values, the
-        most frequent first, at most ``limit`` of each."""
         ...
 
     def facets(self, workspace_id: str, flt: Filter, limit: int) -> FacetCounts:

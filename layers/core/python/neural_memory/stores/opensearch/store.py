@@ -46,7 +46,6 @@ from neural_memory.search.filters.model import (
 from neural_memory.settings import OPENSEARCH_BULK_MAX_BYTES
 from neural_memory.stores.base import (
     CLAIM_TYPES,
-    KNOWN_FIELDS,
     LIFECYCLE_FIELDS,
     PATCHED_FIELDS,
     IndexedObservation,
@@ -413,15 +412,6 @@ class OpenSearchStore:
                 if not missing:
                     break
         return found
-
-    def known_values(self, workspace_id: str, limit: int) -> dict[str, list[str]]:
-        """Distinct values by field, the most frequent first (terms aggregations over chunk 0s)."""
-        query = {"bool": {"filter": [{"term": {"workspace_id": workspace_id}}, {"term": {"chunk_no": 0}}]}}
-        aggs = {field: {"terms": {"field": field, "size": limit}} for field in KNOWN_FIELDS}
-        reply = self._call(
-            self._client.search, index=self._index_of(workspace_id), body={"query": query, "size": 0, "aggs": aggs}
-        )
-        return {field: [str(b["key"]) for b in reply["aggregations"][field]["buckets"]] for field in KNOWN_FIELDS}
 
     def facets(self, workspace_id: str, flt: Filter, limit: int) -> FacetCounts:
         """Counts by value of each list field (see the ``Store`` protocol): one request over the

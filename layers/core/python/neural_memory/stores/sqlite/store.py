@@ -27,7 +27,6 @@ from neural_memory.models import FacetCounts, Hit, ObservationRecord, Retrieved,
 from neural_memory.observability import logger
 from neural_memory.search.filters.model import LIST_FIELDS, code_ref_term, metadata_term, without_field
 from neural_memory.stores.base import (
-    KNOWN_FIELDS,
     LIFECYCLE_FIELDS,
     PATCHED_FIELDS,
     IndexedObservation,
@@ -779,19 +778,6 @@ class SqliteStore:
             for observation_id, chunk_no, blob in rows
             if (observation_id, chunk_no) in wanted
         }
-
-    def known_values(self, workspace_id: str, limit: int) -> dict[str, list[str]]:
-        """Distinct values by field, the most frequent first (one pass over the workspace)."""
-        conn = self._reader().conn
-        found: dict[str, list[str]] = {}
-        for column in KNOWN_FIELDS:
-            rows = conn.execute(
-                f"SELECT {column} FROM observations WHERE workspace_id = ? AND {column} IS NOT NULL "
-                f"GROUP BY {column} ORDER BY count(*) DESC, {column} LIMIT ?",
-                (workspace_id, limit),
-            ).fetchall()
-            found[column] = [str(value) for (value,) in rows]
-        return found
 
     def facets(self, workspace_id: str, flt: Filter, limit: int) -> FacetCounts:
         """Counts by value of each list field (see the ``Store`` protocol): one GROUP BY per field,
