@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from neural_memory.auth.factory import build_key_store
-from neural_memory.engineering.staleness import set_marks
+from neural_memory.engineering.staleness import referencing, set_marks
 from neural_memory.ingest.normalizers import normalize_eventbridge
 from neural_memory.local.gateway import LocalGateway
 from neural_memory.models import SearchRequest
@@ -128,8 +128,8 @@ def test_a_push_through_the_bus_marks_a_noted_path_stale(
     assert push is not None and "acme/console:src/auth/middleware.ts" in (push.code_refs or [])
     # And the store keeps to the workspace: rival can neither find nor mark acme's
     middleware = "acme/console:src/auth/middleware.ts"
-    assert [r.id for r in svc.store.referencing("rival", [middleware], NOW)] == ["rival"]
-    assert [r.id for r in svc.store.referencing("acme", [middleware], NOW)] == ["before", PUSH_ID, "after"]
+    assert [r.id for r in referencing(svc.store, "rival", [middleware], NOW)] == ["rival"]
+    assert [r.id for r in referencing(svc.store, "acme", [middleware], NOW)] == ["before", PUSH_ID, "after"]
     set_marks(svc.store, "rival", {"after": ("x" * 40, NOW)})
     assert _stale(svc, "after") is None
 
@@ -210,7 +210,7 @@ def test_every_observation_naming_a_path_is_found_however_many(svc: Service, mon
     monkeypatch.setattr(opensearch_store, "MARK_PAGE", 2)  # OpenSearch reads them page by page
     svc.index("acme", [_noted(f"n{i}", BEFORE + timedelta(minutes=i)) for i in range(5)])
     svc.index("acme", _normalized(_push()))
-    found = svc.store.referencing("acme", ["acme/console:docs/auth.md"], NOW)
+    found = referencing(svc.store, "acme", ["acme/console:docs/auth.md"], NOW)
     assert [r.id for r in found] == [f"n{i}" for i in range(5)]
     assert all(_stale(svc, f"n{i}") == FIX_SHA for i in range(5))
 
@@ -223,7 +223,7 @@ def test_an_archived_push_still_marks_and_links(svc: Service) -> None:
     svc.index("acme", [_noted("before", BEFORE, metadata={"commitSha": FIX_SHA})])
     # Then the archived push still marks it: archiving hides it from search, not from its history
     assert _stale(svc, "before") == FIX_SHA
-    assert [r.id for r in svc.store.referencing("acme", ["acme/console:src/auth/middleware.ts"], NOW)] == [
+    assert [r.id for r in referencing(svc.store, "acme", ["acme/console:src/auth/middleware.ts"], NOW)] == [
         "before",
         PUSH_ID,
     ]

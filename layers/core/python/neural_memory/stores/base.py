@@ -19,7 +19,6 @@ Contract for every implementation:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from neural_memory.models import Chunk, DomainModel, ObservationRecord
@@ -99,23 +98,6 @@ def touches_code(record: ObservationRecord) -> bool:
     return record.observation_type not in CLAIM_TYPES
 
 
-@dataclass(frozen=True)
-class Referencing:
-    """Which observations naming a path ``Store.referencing`` returns (every one by default).
-
-    ``before``/``after``: occurred strictly before/after; ``marked_from``: not marked, or marked by
-    a push that occurred at or after it (``stale_at``; a mark without one counts as such);
-    ``pushes``: GitHub pushes only; ``claims``: claims only (``CLAIM_TYPES``); ``limit``: at most
-    that many, the oldest."""
-
-    before: datetime | None = None
-    after: datetime | None = None
-    marked_from: datetime | None = None
-    pushes: bool = False
-    claims: bool = False
-    limit: int | None = None
-
-
 class Store(Protocol):
     """Observations of many workspaces, searchable lexically and by vector."""
 
@@ -182,13 +164,6 @@ class Store(Protocol):
         (``filters.without_field``), the most frequent first (ties by value), at most ``limit``
         per field; and how many match all of ``flt``. Reads the list conditions, their
         exclusions, the date range, TTL and supersession of ``flt`` (facets take nothing else)."""
-        ...
-
-    def referencing(
-        self, workspace_id: str, refs: Sequence[str], live_at: datetime, scope: Referencing | None = None
-    ) -> list[ObservationRecord]:
-        """The observations of the workspace, live at ``live_at``, whose ``code_refs`` hold one of
-        ``refs`` (``repository:path``), the oldest first (ties by id); only those ``scope`` admits."""
         ...
 
     def patch(self, workspace_id: str, changes: Mapping[str, Mapping[str, object]]) -> None:

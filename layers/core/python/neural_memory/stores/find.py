@@ -38,5 +38,16 @@ class Find:
     metadata_any: tuple[tuple[tuple[str, MetadataScalar], ...], ...] = ()
     # Records not expired at this moment (``expires_at`` unset or after it).
     live_at: datetime | None = None
+    # Records whose ``code_refs`` hold one of these (``repository:path``), matched as each store
+    # indexes them (``code_ref_term``: an event's every tail of a path, a claim's path as named).
+    code_refs: tuple[str, ...] = ()
+    # Records that occurred strictly after this moment.
+    occurred_after: datetime | None = None
+    # Records of these sources / observation types only.
+    sources: tuple[str, ...] = ()
+    observation_types: tuple[str, ...] = ()
+    # Records not marked possibly stale, or marked by a push that occurred at or after this moment
+    # (``stale_at``; a mark without one counts as such).
+    marked_from: datetime | None = None
     newest_first: bool = False
     limit: int | None = None

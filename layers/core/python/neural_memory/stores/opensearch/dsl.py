@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from neural_memory.clock import to_iso
-from neural_memory.search.filters.model import metadata_term
+from neural_memory.search.filters.model import code_ref_term, metadata_term
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -125,6 +125,17 @@ def find_body(workspace_id: str, query: Find, page: int) -> dict[str, Any]:
         clauses.append(_live(query.live_at))
     if query.occurred_before is not None:
         clauses.append({"range": {"occurred_at": {"lt": to_iso(query.occurred_before)}}})
+    if query.occurred_after is not None:
+        clauses.append({"range": {"occurred_at": {"gt": to_iso(query.occurred_after)}}})
+    if query.marked_from is not None:
+        unmarked = {"bool": {"must_not": [{"exists": {"field": "stale_at"}}]}}
+        later = {"range": {"stale_at": {"gte": to_iso(query.marked_from)}}}
+        clauses.append({"bool": {"should": [unmarked, later], "minimum_should_match": 1}})
+    for field, values in (("source", query.sources), ("observation_type", query.observation_types)):
+        if values:
+            clauses.append({"terms": {field: list(values)}})
+    if query.code_refs:
+        clauses.append({"terms": {"metadata_terms": sorted({code_ref_term(ref) for ref in query.code_refs})}})
     order = "desc" if query.newest_first else "asc"
     return {
         "query": {"bool": {"filter": clauses}},

@@ -30,6 +30,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from neural_memory.clock import from_iso, to_iso, to_ms, utcnow
+from neural_memory.engineering.staleness import referencing
 from neural_memory.ingest.lifecycle import with_recurrence_key
 from neural_memory.ingest.prepare import chunked
 from neural_memory.ingest.turn_context import add_stored_turn_context, previous_in_session
@@ -270,7 +271,7 @@ class Reindexer:
             (workspace_id, holder.id)
             for workspace_id, named in refs.items()
             if named
-            for holder in source.referencing(workspace_id, sorted(named), self._clock())
+            for holder in referencing(source, workspace_id, sorted(named), self._clock())
         }
         return found - _keys(records)
 

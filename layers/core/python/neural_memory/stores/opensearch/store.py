@@ -39,19 +39,16 @@ from neural_memory.observability import logger
 from neural_memory.search.filters.model import (
     LIST_FIELDS,
     Filter,
-    code_ref_term,
     metadata_terms,
     without_field,
 )
 from neural_memory.settings import OPENSEARCH_BULK_MAX_BYTES
 from neural_memory.stores.base import (
-    CLAIM_TYPES,
     LIFECYCLE_FIELDS,
     PATCHED_FIELDS,
     IndexedObservation,
     RecordChanged,
     Recurrence,
-    Referencing,
     lifecycle_state,
     touches_code,
 )
@@ -771,48 +768,6 @@ class OpenSearchStore:
             if d.get("found") and d["_source"].get("workspace_id") == workspace_id
         ]
         return {record.id: record for record in records}
-
-    def referencing(
-        self, workspace_id: str, refs: Sequence[str], live_at: datetime, scope: Referencing | None = None
-    ) -> list[ObservationRecord]:
-        """Observations (chunk 0s) whose code refs hold one of ``refs`` (their ``metadata_terms``),
-        within ``scope``."""
-        terms = sorted({code_ref_term(ref) for ref in refs})
-        if not terms:
-            return []
-        scope = scope or Referencing()
-        within: list[dict[str, Any]] = []
-        if scope.before is not None:
-            within.append({"range": {"occurred_at": {"lt": to_iso(scope.before)}}})
-        if scope.after is not None:
-            within.append({"range": {"occurred_at": {"gt": to_iso(scope.after)}}})
-        if scope.marked_from is not None:
-            unmarked = {"bool": {"must_not": [{"exists": {"field": "stale_at"}}]}}
-            later = {"range": {"stale_at": {"gte": to_iso(scope.marked_from)}}}
-            within.append({"bool": {"should": [unmarked, later], "minimum_should_match": 1}})
-        if scope.pushes:
-            within += [{"term": {"source": "github"}}, {"term": {"observation_type": "push"}}]
-        if scope.claims:
-            within.append({"terms": {"observation_type": list(CLAIM_TYPES)}})
-        query = {
-            "bool": {
-                "filter": [
-                    {"term": {"workspace_id": workspace_id}},
-                    {"term": {"chunk_no": 0}},
-                    *render_opensearch(Filter(live_at=live_at, include_superseded=True, include_archived=True)),
-                    {"terms": {"metadata_terms": terms}},
-                    *within,
-                ]
-            }
-        }
-        # Paged: a path every push touches (a lockfile) is named by more than one page holds.
-        page = MARK_PAGE if scope.limit is None else min(MARK_PAGE, scope.limit)
-        body: dict[str, Any] = {
-            "query": query,
-            "size": page,
-            "sort": [{"occurred_at": "asc"}, {"observation_id": "asc"}],
-        }
-        return self._paged(workspace_id, body, scope.limit)
 
     def find(self, workspace_id: str, query: Find) -> list[ObservationRecord]:
         """The records (chunk 0s) of the workspace ``query`` matches, in its order, paged."""

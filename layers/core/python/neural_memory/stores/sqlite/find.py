@@ -7,7 +7,9 @@ import json
 from typing import TYPE_CHECKING
 
 from neural_memory.clock import to_ms
-from neural_memory.search.filters.model import metadata_term
+from neural_memory.search.filters.model import code_ref_term, metadata_term
+from neural_memory.stores.base import CLAIM_TYPES
+from neural_memory.stores.sqlite.db import CLAIMS_CONDITION, CLAIMS_INDEX
 
 if TYPE_CHECKING:
     from neural_memory.stores.find import Find
@@ -26,26 +28,21 @@ def find_sql(columns: str, workspace_id: str, query: Find) -> tuple[str, list[ob
         clauses.append("o.session_id = ?")
         params.append(query.session_id)
     if query.supersedes_any:
-        # Each row's JSON list is searched for the ids' JSON text before it is parsed: of a
-        # thousand superseding rows a walk's read parses only the few that name one
-        # (bench.find_paths, 4,000 decisions, a quarter superseding: ``superseders`` over this,
-        # 0.97 ms a read, against 1.08 for the old dedicated statement's join, which parsed every
-        # row; 1.24 without the text search). A match of the text is only a candidate; json_each
-        # decides. Only for a few ids: SQLite refuses an expression deeper than 1,000 (a batch's
-        # relink asks for its every target at once).
-        clauses.append("o.supersedes IS NOT NULL")
-        if len(query.supersedes_any) <= PREFILTERED_IDS:
-            clauses.append(f"({' OR '.join('instr(o.supersedes, ?)' for _ in query.supersedes_any)})")
-            params.extend(json.dumps(target) for target in query.supersedes_any)  # as ``to_sqlite`` writes each
-        marks = ", ".join("?" * len(query.supersedes_any))
-        clauses.append(f"EXISTS (SELECT 1 FROM json_each(o.supersedes) m WHERE m.value IN ({marks}))")
-        params.extend(query.supersedes_any)
-    if query.live_at is not None:
-        clauses.append("(o.expires_at IS NULL OR o.expires_at > ?)")
-        params.append(to_ms(query.live_at))
-    if query.occurred_before is not None:
-        clauses.append("o.occurred_at < ?")
-        params.append(to_ms(query.occurred_before))
+        _supersedes(query.supersedes_any, clauses, params)
+    _times(query, clauses, params)
+    for column, values in (("source", query.sources), ("observation_type", query.observation_types)):
+        if values:  # names from here, never from a caller
+            clauses.append(f"o.{column} IN ({', '.join('?' * len(values))})")
+            params.extend(values)
+    if query.code_refs:
+        terms = sorted({code_ref_term(ref) for ref in query.code_refs})
+        marks = ", ".join("?" * len(terms))
+        if _claims(query):  # rows of the claims' partial index (``_source``): its condition, stated
+            clauses.append(CLAIMS_CONDITION)
+            clauses.append(f"EXISTS (SELECT 1 FROM metadata_terms t WHERE t.obs_pk = o.pk AND t.term IN ({marks}))")
+        else:
+            clauses.append(f"o.pk IN (SELECT t.obs_pk FROM metadata_terms t WHERE t.term IN ({marks}))")
+        params.extend(terms)
     direction = "DESC" if query.newest_first else "ASC"
     order = f"o.occurred_at {direction}, o.id {direction}"
     sql = f"SELECT {columns} FROM {source} WHERE {' AND '.join(clauses)} ORDER BY {order}"
@@ -53,6 +50,44 @@ def find_sql(columns: str, workspace_id: str, query: Find) -> tuple[str, list[ob
         sql += " LIMIT ?"
         params.append(query.limit)
     return sql, [*source_params, *params]
+
+
+def _supersedes(ids: tuple[str, ...], clauses: list[str], params: list[object]) -> None:
+    """The condition that ``supersedes`` names one of ``ids``."""
+    # Each row's JSON list is searched for the ids' JSON text before it is parsed: of a
+    # thousand superseding rows a walk's read parses only the few that name one
+    # (bench.find_paths, 4,000 decisions, a quarter superseding: ``superseders`` over this,
+    # 0.97 ms a read, against 1.08 for the old dedicated statement's join, which parsed every
+    # row; 1.24 without the text search). A match of the text is only a candidate; json_each
+    # decides. Only for a few ids: SQLite refuses an expression deeper than 1,000 (a batch's
+    # relink asks for its every target at once).
+    clauses.append("o.supersedes IS NOT NULL")
+    if len(ids) <= PREFILTERED_IDS:
+        clauses.append(f"({' OR '.join('instr(o.supersedes, ?)' for _ in ids)})")
+        params.extend(json.dumps(target) for target in ids)  # as ``to_sqlite`` writes each
+    clauses.append(f"EXISTS (SELECT 1 FROM json_each(o.supersedes) m WHERE m.value IN ({', '.join('?' * len(ids))}))")
+    params.extend(ids)
+
+
+def _times(query: Find, clauses: list[str], params: list[object]) -> None:
+    """The conditions on moments: expiry, occurrence, the staleness mark's push."""
+    if query.live_at is not None:
+        clauses.append("(o.expires_at IS NULL OR o.expires_at > ?)")
+        params.append(to_ms(query.live_at))
+    if query.occurred_before is not None:
+        clauses.append("o.occurred_at < ?")
+        params.append(to_ms(query.occurred_before))
+    if query.occurred_after is not None:
+        clauses.append("o.occurred_at > ?")
+        params.append(to_ms(query.occurred_after))
+    if query.marked_from is not None:
+        clauses.append("(o.stale_at IS NULL OR o.stale_at >= ?)")
+        params.append(to_ms(query.marked_from))
+
+
+def _claims(query: Find) -> bool:
+    """Whether ``query`` asks for claims naming code: the rows of the claims' partial index."""
+    return bool(query.code_refs) and bool(query.observation_types) and set(query.observation_types) <= set(CLAIM_TYPES)
 
 
 def _source(query: Find) -> tuple[str, list[object]]:
@@ -75,6 +110,12 @@ def _source(query: Find) -> tuple[str, list[object]]:
             params += [*terms[1:], terms[0]]
         union = " UNION ".join(selects) or "SELECT NULL AS obs_pk WHERE 0"
         return f"({union}) AS s CROSS JOIN observations o ON o.pk = s.obs_pk", params
+    if _claims(query):
+        # From the few claims naming code (a partial index), never from the terms: a path every
+        # push touches is named by thousands of pushes, and a push's write must not read them
+        # (docs/benchmarks.md, "What a push costs once many observations name its paths": 2,000
+        # pushes naming the path, 216.6 ms a push's write from the terms, 4.9 ms from here).
+        return f"observations o INDEXED BY {CLAIMS_INDEX}", []
     if query.session_id is not None:
         # The session's rows from their partial index, rather than the workspace walked in time
         # order until one of the session turns up (a chat turn's write asks this). The previous

@@ -25,21 +25,18 @@ import numpy as np
 from neural_memory.clock import to_ms
 from neural_memory.models import FacetCounts, Hit, ObservationRecord, Retrieved, UpsertOutcome
 from neural_memory.observability import logger
-from neural_memory.search.filters.model import LIST_FIELDS, code_ref_term, metadata_term, without_field
+from neural_memory.search.filters.model import LIST_FIELDS, metadata_term, without_field
 from neural_memory.stores.base import (
     LIFECYCLE_FIELDS,
     PATCHED_FIELDS,
     IndexedObservation,
     RecordChanged,
     Recurrence,
-    Referencing,
     lifecycle_state,
     touches_code,
 )
 from neural_memory.stores.record_fields import FIELD_NAMES, RECORD_FIELDS
 from neural_memory.stores.sqlite.db import (
-    CLAIMS_CONDITION,
-    CLAIMS_INDEX,
     LazyConnection,
     Model,
     Synchronous,
@@ -694,46 +691,6 @@ class SqliteStore:
         """The records of the workspace ``query`` matches, in its order (``stores/sqlite/find.py``)."""
         sql, params = find_sql(_RECORD_COLUMNS, workspace_id, query)
         return [_record(row) for row in self._reader().conn.execute(sql, params).fetchall()]
-
-    def referencing(
-        self, workspace_id: str, refs: Sequence[str], live_at: datetime, scope: Referencing | None = None
-    ) -> list[ObservationRecord]:
-        """Observations whose code refs hold one of ``refs`` (their terms in ``metadata_terms``),
-        within ``scope``."""
-        terms = sorted({code_ref_term(ref) for ref in refs})
-        if not terms:
-            return []
-        scope = scope or Referencing()
-        within, params = "", [*terms, workspace_id, to_ms(live_at)]
-        if scope.before is not None:
-            within, params = within + " AND o.occurred_at < ?", [*params, to_ms(scope.before)]
-        if scope.after is not None:
-            within, params = within + " AND o.occurred_at > ?", [*params, to_ms(scope.after)]
-        if scope.marked_from is not None:
-            within += " AND (o.stale_at IS NULL OR o.stale_at >= ?)"
-            params.append(to_ms(scope.marked_from))
-        if scope.pushes:
-            within += " AND o.source = 'github' AND o.observation_type = 'push'"
-        limit = "" if scope.limit is None else f" LIMIT {int(scope.limit)}"
-        marks = ", ".join("?" * len(terms))
-        if scope.claims:
-            # From the few claims naming code (a partial index), never from the terms: a path every
-            # push touches is named by thousands of pushes, and a push's write must not read them.
-            sql = (
-                f"SELECT {_RECORD_COLUMNS} FROM observations o INDEXED BY {CLAIMS_INDEX} "
-                f"WHERE o.workspace_id = ? AND {CLAIMS_CONDITION} AND (o.expires_at IS NULL OR o.expires_at > ?)"
-                f"{within} AND EXISTS (SELECT 1 FROM metadata_terms t WHERE t.obs_pk = o.pk AND t.term IN ({marks})) "
-                f"ORDER BY o.occurred_at, o.id{limit}"
-            )
-            params = [*params[len(terms) :], *terms]
-        else:
-            sql = (
-                f"SELECT {_RECORD_COLUMNS} FROM observations o WHERE o.pk IN (SELECT t.obs_pk FROM metadata_terms t "
-                f"WHERE t.term IN ({marks})) AND o.workspace_id = ? "
-                f"AND (o.expires_at IS NULL OR o.expires_at > ?){within} ORDER BY o.occurred_at, o.id{limit}"
-            )
-        rows = self._reader().conn.execute(sql, params).fetchall()
-        return [_record(row) for row in rows]
 
     def get_many(self, workspace_id: str, observation_ids: Sequence[str]) -> dict[str, ObservationRecord]:
         """The observations of this workspace among ``observation_ids``, by id (one read)."""
