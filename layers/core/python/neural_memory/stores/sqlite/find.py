@@ -71,18 +71,15 @@ def _supersedes(ids: tuple[str, ...], clauses: list[str], params: list[object]) 
 
 def _times(query: Find, clauses: list[str], params: list[object]) -> None:
     """The conditions on moments: expiry, occurrence, the staleness mark's push."""
-    if query.live_at is not None:
-        clauses.append("(o.expires_at IS NULL OR o.expires_at > ?)")
-        params.append(to_ms(query.live_at))
-    if query.occurred_before is not None:
-        clauses.append("o.occurred_at < ?")
-        params.append(to_ms(query.occurred_before))
-    if query.occurred_after is not None:
-        clauses.append("o.occurred_at > ?")
-        params.append(to_ms(query.occurred_after))
-    if query.marked_from is not None:
-        clauses.append("(o.stale_at IS NULL OR o.stale_at >= ?)")
-        params.append(to_ms(query.marked_from))
+    for moment, condition in (
+        (query.live_at, "(o.expires_at IS NULL OR o.expires_at > ?)"),
+        (query.occurred_before, "o.occurred_at < ?"),
+        (query.occurred_after, "o.occurred_at > ?"),
+        (query.marked_from, "(o.stale_at IS NULL OR o.stale_at >= ?)"),
+    ):
+        if moment is not None:
+            clauses.append(condition)
+            params.append(to_ms(moment))
 
 
 def _claims(query: Find) -> bool:
