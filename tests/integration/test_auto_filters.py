@@ -10,6 +10,7 @@ import httpx2
 import pytest
 from neural_memory.clock import to_iso
 from neural_memory.models import ObservationIn, SearchRequest
+from neural_memory.search.filters.inference import known_values
 
 from tests.helpers.pipeline import NOW, FakeClaude, claude_reply, note, service
 from tests.helpers.two_stores import svc  # noqa: F401  (the two-store fixture)
@@ -177,11 +178,11 @@ def test_known_values_come_from_the_workspace_alone(svc: Service) -> None:  # no
     _team(svc)
     svc.index("other", [note("x", "elsewhere", actor_name="eve")])
     # When the workspace's values are read, Then they are its own, the most frequent first
-    values = svc.store.known_values(WS, 10)
+    values = known_values(svc.store, WS, 10)
     assert values["actor_name"] == ["alice", "bob"]
     assert values["observation_type"] == ["push", "deployment_error"]
     assert values["source"] == ["github", "vercel"]
-    assert svc.store.known_values(WS, 1)["actor_name"] == ["alice"]
+    assert known_values(svc.store, WS, 1)["actor_name"] == ["alice"]
 
 
 def test_too_few_results_with_the_llms_filters_fall_back_too(settings: Settings) -> None:

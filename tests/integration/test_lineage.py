@@ -1,7 +1,7 @@
-"""Why an observation changed (``GET /v1/observations/{id}/lineage``), on both stores: the store's
-``sharing_metadata`` (exact pairs, expiry, order, limit, tenancy), the supersession chain both
-ways, the engineering keys the normalizers set, the sample events' failed deploy, and the route
-through the local gateway (200, 400 naming the field, 404 across workspaces)."""
+"""Why an observation changed (``GET /v1/observations/{id}/lineage``), on both stores:
+``lineage.sharing_metadata`` over each store (exact pairs, expiry, order, limit, tenancy), the
+supersession chain both ways, the engineering keys the normalizers set, the sample events' failed
+deploy, and the route through the local gateway (200, 400 naming the field, 404 across workspaces)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 from neural_memory.auth.keys import issue_key
 from neural_memory.auth.sqlite import SqliteKeyStore
 from neural_memory.clock import utcnow
+from neural_memory.engineering.lineage import sharing_metadata
 from neural_memory.errors import NotFound
 from neural_memory.ingest.files import expand, load_file
 from neural_memory.local.gateway import LocalGateway
@@ -68,14 +69,14 @@ def test_sharing_metadata_matches_every_pair_of_a_group_exactly_within_the_works
     svc.index("rival", [note("rival", "rival deploy", metadata={"commitSha": FIX_SHA, "number": 482})])
     groups = [(("number", 482), ("repo", "acme/console")), (("commitSha", FIX_SHA),)]
     # When the store is asked for either key
-    found = svc.store.sharing_metadata("acme", groups, NOW, 10)
+    found = sharing_metadata(svc.store, "acme", groups, NOW, 10)
     # Then both pairs of the first group hold (same type), the expired one is out, the superseded
     # one in, oldest first, and nothing of rival's
     assert [r.id for r in found] == ["v1", "pr", "deploy"]
     assert svc.store.get("acme", "v1").superseded_by == "v2"  # type: ignore[union-attr]
-    assert [r.id for r in svc.store.sharing_metadata("acme", groups, NOW, 2)] == ["v1", "pr"]
-    assert [r.id for r in svc.store.sharing_metadata("rival", groups, NOW, 10)] == ["rival"]
-    assert svc.store.sharing_metadata("nobody", groups, NOW, 10) == []
+    assert [r.id for r in sharing_metadata(svc.store, "acme", groups, NOW, 2)] == ["v1", "pr"]
+    assert [r.id for r in sharing_metadata(svc.store, "rival", groups, NOW, 10)] == ["rival"]
+    assert sharing_metadata(svc.store, "nobody", groups, NOW, 10) == []
 
 
 # ------------------------------------------------------------------ the service (both stores)

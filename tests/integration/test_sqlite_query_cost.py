@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
+from neural_memory.ingest.supersession import superseders
 from neural_memory.stores.sqlite.store import SqliteStore, _SqlRowLookup
 
 from tests.helpers.mirror_records import EMBEDDER, entry
@@ -49,7 +50,7 @@ def test_reads_of_a_few_observations_cost_the_same_in_a_small_and_a_large_store(
             store, lambda: store.chunk_vectors("acme", EMBEDDER.model_id, [(i, 0) for i in wanted])
         ),
         "get_many": _steps(store, lambda: store.get_many("acme", wanted)),
-        "superseders": _steps(store, lambda: store.superseders("acme", wanted)),
+        "superseders": _steps(store, lambda: superseders(store, "acme", wanted)),
         "superseded rows": _steps(store, lambda: _SqlRowLookup(store._reader().conn, "acme").superseded()),
     }
     # Then each costs a few thousand steps at most, whatever the store's size (a scan of 4000

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from neural_memory.auth.factory import build_key_store
+from neural_memory.engineering.staleness import referencing, set_marks
 from neural_memory.ingest.normalizers import normalize_eventbridge
 from neural_memory.local.gateway import LocalGateway
 from neural_memory.models import SearchRequest
@@ -25,8 +26,6 @@ from neural_memory.settings import Settings
 from neural_memory.stores.base import CLAIM_TYPES
 from neural_memory.stores.opensearch import store as opensearch_store
 from neural_memory.stores.opensearch.index import OpenSearchAdmin
-from neural_memory.stores.opensearch.store import OpenSearchStore
-from neural_memory.stores.sqlite.store import SqliteStore
 from opensearchpy import OpenSearch
 
 from functions.ingest import app as ingest_app
@@ -129,9 +128,9 @@ def test_a_push_through_the_bus_marks_a_noted_path_stale(
     assert push is not None and "acme/console:src/auth/middleware.ts" in (push.code_refs or [])
     # And the store keeps to the workspace: rival can neither find nor mark acme's
     middleware = "acme/console:src/auth/middleware.ts"
-    assert [r.id for r in svc.store.referencing("rival", [middleware], NOW)] == ["rival"]
-    assert [r.id for r in svc.store.referencing("acme", [middleware], NOW)] == ["before", PUSH_ID, "after"]
-    svc.store.set_possibly_stale("rival", {"after": ("x" * 40, NOW)})
+    assert [r.id for r in referencing(svc.store, "rival", [middleware], NOW)] == ["rival"]
+    assert [r.id for r in referencing(svc.store, "acme", [middleware], NOW)] == ["before", PUSH_ID, "after"]
+    set_marks(svc.store, "rival", {"after": ("x" * 40, NOW)})
     assert _stale(svc, "after") is None
 
 
@@ -211,7 +210,7 @@ def test_every_observation_naming_a_path_is_found_however_many(svc: Service, mon
     monkeypatch.setattr(opensearch_store, "MARK_PAGE", 2)  # OpenSearch reads them page by page
     svc.index("acme", [_noted(f"n{i}", BEFORE + timedelta(minutes=i)) for i in range(5)])
     svc.index("acme", _normalized(_push()))
-    found = svc.store.referencing("acme", ["acme/console:docs/auth.md"], NOW)
+    found = referencing(svc.store, "acme", ["acme/console:docs/auth.md"], NOW)
     assert [r.id for r in found] == [f"n{i}" for i in range(5)]
     assert all(_stale(svc, f"n{i}") == FIX_SHA for i in range(5))
 
@@ -224,7 +223,7 @@ def test_an_archived_push_still_marks_and_links(svc: Service) -> None:
     svc.index("acme", [_noted("before", BEFORE, metadata={"commitSha": FIX_SHA})])
     # Then the archived push still marks it: archiving hides it from search, not from its history
     assert _stale(svc, "before") == FIX_SHA
-    assert [r.id for r in svc.store.referencing("acme", ["acme/console:src/auth/middleware.ts"], NOW)] == [
+    assert [r.id for r in referencing(svc.store, "acme", ["acme/console:src/auth/middleware.ts"], NOW)] == [
         "before",
         PUSH_ID,
     ]
@@ -346,12 +345,7 @@ def test_a_claim_naming_a_file_in_its_text_goes_stale_by_its_path_its_tail_or_it
 def test_a_mark_made_before_its_push_time_was_kept_is_recomputed_at_the_next_push(svc: Service) -> None:
     # Given a note marked by the sample push before marks kept their push's time (stale_at unset)
     svc.index("acme", [_noted("before", BEFORE), *_normalized(_push())])
-    store = svc.store
-    if isinstance(store, SqliteStore):
-        store._set_marks("acme", ("possibly_stale", "stale_at"), {"before": ("0" * 40, None)})
-    else:
-        assert isinstance(store, OpenSearchStore)
-        store._set_marks("acme", "possibly_stale", {"before": {"possibly_stale": "0" * 40, "stale_at": None}})
+    svc.store.patch("acme", {"before": {"possibly_stale": "0" * 40, "stale_at": None}})
     # When a later push to the same path arrives, Then the note's mark is recomputed whole (the
     # earliest later push is the sample one) and keeps its time from now on
     svc.index("acme", _normalized(_push("d" * 40, "2025-12-14T09:00:00Z", ["docs/auth.md"])))

@@ -17,11 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from neural_memory.errors import ConfigurationError, StoreModelMismatch
+from neural_memory.ingest.turn_context import previous_in_session
 from neural_memory.models import Chunk, ObservationIn, ObservationRecord, SearchFilters
 from neural_memory.search import bm25
 from neural_memory.search.filters.model import Filter
 from neural_memory.service import Service
 from neural_memory.stores.base import IndexedObservation
+from neural_memory.stores.find import Find
 from neural_memory.stores.opensearch.dsl import cosine_from_score, knn_body, render_opensearch
 from neural_memory.stores.opensearch.index import OpenSearchAdmin
 from neural_memory.stores.opensearch.store import OpenSearchStore
@@ -493,11 +495,55 @@ def test_the_turn_before_in_a_session_is_found_in_its_workspace_and_session_only
     )
     svc.index("rival", [_turn("r1", "rival turn", 15)])
     # When asked for the turn before a moment, Then it is the latest strictly before, of that session
-    assert (found := svc.store.previous_in_session("acme", "chat-1", NOW)) is not None and found.id == "a2"
-    assert (found := svc.store.previous_in_session("acme", "chat-1", NOW - timedelta(minutes=20))) is not None
+    assert (found := previous_in_session(svc.store, "acme", "chat-1", NOW)) is not None and found.id == "a2"
+    assert (found := previous_in_session(svc.store, "acme", "chat-1", NOW - timedelta(minutes=20))) is not None
     assert found.id == "a1"
-    assert svc.store.previous_in_session("acme", "chat-1", NOW - timedelta(minutes=30)) is None
-    assert svc.store.previous_in_session("acme", "nope", NOW) is None
+    assert previous_in_session(svc.store, "acme", "chat-1", NOW - timedelta(minutes=30)) is None
+    assert previous_in_session(svc.store, "acme", "nope", NOW) is None
+
+
+def test_find_returns_every_record_of_its_workspace_in_time_then_id_order_either_way(svc: Service) -> None:
+    # Given two records at one moment, an older one past its window, and a record of another workspace
+    old = NOW - timedelta(days=8)
+    svc.index(
+        "acme",
+        [
+            note("b", "acme b", occurred_at=NOW - timedelta(hours=1)),
+            note("a", "acme a", occurred_at=NOW - timedelta(hours=1)),
+            note("pr-old", "acme PR", observation_type="pull_request_opened", occurred_at=old),
+            note("c", "acme c"),
+        ],
+    )
+    svc.index("rival", [note("r", "rival", occurred_at=NOW + timedelta(hours=1))])
+    # When found with no condition, Then every record of the workspace (the expired one too), ties by id
+    assert [r.id for r in svc.store.find("acme", Find())] == ["pr-old", "a", "b", "c"]
+    assert [r.id for r in svc.store.find("acme", Find(newest_first=True))] == ["c", "b", "a", "pr-old"]
+    # And a limit cuts the same records on every store
+    assert [r.id for r in svc.store.find("acme", Find(newest_first=True, limit=2))] == ["c", "b"]
+    assert [r.id for r in svc.store.find("acme", Find(occurred_before=NOW, limit=2))] == ["pr-old", "a"]
+    assert svc.store.find("nobody", Find()) == []
+
+
+def test_find_by_what_records_supersede_returns_those_naming_any_of_the_ids(svc: Service) -> None:
+    # Given a chain a <- b <- c, d superseding a and x, and the same links in another workspace
+    hour = timedelta(hours=1)
+    svc.index(
+        "acme",
+        [
+            note("a", "acme a", occurred_at=NOW - 4 * hour),
+            note("b", "acme b", occurred_at=NOW - 3 * hour, supersedes=["a"]),
+            note("c", "acme c", occurred_at=NOW - 2 * hour, supersedes=["b"]),
+            note("d", "acme d", occurred_at=NOW - 2 * hour, supersedes=["x", "a"]),
+        ],
+    )
+    svc.index("rival", [note("r", "rival", supersedes=["a"])])
+    # When found by what they supersede, Then those naming any of the ids, newest first, ties by id
+    assert [r.id for r in svc.store.find("acme", Find(supersedes_any=("a",), newest_first=True))] == ["d", "b"]
+    assert [r.id for r in svc.store.find("acme", Find(supersedes_any=("b", "x")))] == ["c", "d"]
+    assert svc.store.find("acme", Find(supersedes_any=("c",))) == []
+    # And as many ids as a batch's relink asks for at once
+    many = tuple(f"absent-{n}" for n in range(1500)) + ("x",)
+    assert [r.id for r in svc.store.find("acme", Find(supersedes_any=many))] == ["d"]
 
 
 def test_a_turn_written_alone_is_found_by_what_it_answers_and_shows_only_its_own_words(svc: Service) -> None:

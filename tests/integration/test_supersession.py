@@ -195,7 +195,7 @@ def test_a_write_whose_marks_fail_after_it_is_stored_says_what_was_stored_and_a_
     # observations themselves are committed)
     old = decision("old", 2).model_dump(mode="json", by_alias=True, exclude_none=True)
     assert ingest({"observations": [old]}, lambda_context)[0] == 200
-    real = service.store.set_superseded_by
+    real = service.store.patch
     failures = iter([OSError("disk I/O error")])
 
     def failing_once(workspace_id: str, changes: Any) -> None:
@@ -203,7 +203,7 @@ def test_a_write_whose_marks_fail_after_it_is_stored_says_what_was_stored_and_a_
             raise failure
         real(workspace_id, changes)
 
-    monkeypatch.setattr(service.store, "set_superseded_by", failing_once)
+    monkeypatch.setattr(service.store, "patch", failing_once)
     # When the newer decision is written
     new = decision("new", 1, "old").model_dump(mode="json", by_alias=True, exclude_none=True)
     status, body = ingest({"observations": [new]}, lambda_context)

@@ -31,7 +31,7 @@ from neural_memory.errors import (
 )
 from neural_memory.ingest import lifecycle, supersession
 from neural_memory.ingest.prepare import chunked, embedding_text, prepare
-from neural_memory.ingest.turn_context import add_stored_turn_context, add_turn_context, quoting
+from neural_memory.ingest.turn_context import add_stored_turn_context, add_turn_context, previous_in_session, quoting
 from neural_memory.models import (
     AnswerResponse,
     DeleteResponse,
@@ -313,7 +313,7 @@ class Service:
             outcome = self._pipeline.run(workspace_id, search, now)
         with timer.stage("retrieval"):  # who reviewed and merged, whose kind: the stored records
             records = self.store.get_many(workspace_id, [r.id for r in outcome.results])
-            clock = self.store.newest(workspace_id) or now
+            clock = expert_ranking.newest_observation(self.store, workspace_id) or now
         kinds: set[expert_ranking.ActorKind] = {"human"}
         kinds |= {"bot"} if request.include_bots else set()
         kinds |= {"agent"} if request.include_agents else set()
@@ -476,7 +476,7 @@ class Service:
 
     def _earlier_turn(self, workspace_id: str, session_id: str, before: datetime) -> ObservationRecord | None:
         """The session's latest observation before ``before`` (a chat turn's context)."""
-        return self.store.previous_in_session(workspace_id, session_id, before)
+        return previous_in_session(self.store, workspace_id, session_id, before)
 
     def embed_chunks(
         self, workspace_id: str, items: Sequence[IndexedObservation], cache: VectorCache | None = None

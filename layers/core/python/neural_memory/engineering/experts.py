@@ -31,12 +31,14 @@ from typing import TYPE_CHECKING, Literal
 
 from neural_memory.models import Expert, ExpertEvidence
 from neural_memory.models.chat_turns import CHAT_TURN_TYPES
+from neural_memory.stores.find import Find
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from datetime import datetime
 
     from neural_memory.models import ObservationRecord, SearchResult
+    from neural_memory.stores.base import Store
 
 ActorKind = Literal["human", "bot", "agent"]
 
@@ -106,6 +108,13 @@ def actor_kind(actor_name: str, record: ObservationRecord | None) -> ActorKind:
 
 def _agent_source(source: str) -> bool:
     return source in AGENT_SOURCES or source.startswith(AGENT_SOURCE_PREFIX)
+
+
+def newest_observation(store: Store, workspace_id: str) -> datetime | None:
+    """When the workspace's latest observation occurred (expired ones included), or None: the
+    clock ages count from."""
+    found = store.find(workspace_id, Find(newest_first=True, limit=1))
+    return found[0].occurred_at if found else None
 
 
 def age_factor(occurred_at: datetime, clock: datetime) -> float:

@@ -11,12 +11,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from neural_memory.engineering.keys import keys_of, shared
+from neural_memory.ingest.supersession import superseders
 from neural_memory.models import LineageEntry, LineageLink
+from neural_memory.stores.find import Find
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from datetime import datetime
 
     from neural_memory.models import LinkKind, ObservationRecord
+    from neural_memory.search.filters.model import MetadataScalar
     from neural_memory.stores.base import Store
 
 MAX_CHAIN = 100  # versions read each way: a chain longer than any real history stops here
@@ -45,7 +49,7 @@ def trace(
     keys = keys_of(subject)
     groups = [group for key in keys for group in key.groups]
     # Two more than the limit: the subject itself is among them, and one more says there are more.
-    related = store.sharing_metadata(workspace_id, groups, now, limit + 2) if groups else []
+    related = sharing_metadata(store, workspace_id, groups, now, limit + 2)
     related = [record for record in related if record.id != subject.id]
     for record in related[:limit]:
         for kind, key in shared(keys, record):
@@ -53,6 +57,23 @@ def trace(
     timeline = [_entry(found[i], links[i], subject.id) for i in found if i == subject.id or links[i]]
     timeline.sort(key=lambda entry: (entry.occurred_at, entry.id))
     return timeline, len(related) > limit
+
+
+def sharing_metadata(
+    store: Store,
+    workspace_id: str,
+    groups: Sequence[Sequence[tuple[str, MetadataScalar]]],
+    live_at: datetime,
+    limit: int,
+) -> list[ObservationRecord]:
+    """The observations of the workspace, live at ``live_at`` (superseded ones included), whose
+    metadata holds every (key, value) pair of at least one of ``groups`` (exactly, as metadata
+    filters match); the oldest first (ties by id), at most ``limit``. Each group's first pair is
+    its most selective: a store may start from it."""
+    wanted = tuple(tuple(group) for group in groups if group)
+    if not wanted:
+        return []
+    return store.find(workspace_id, Find(metadata_any=wanted, live_at=live_at, limit=limit))
 
 
 def _older(store: Store, workspace_id: str, subject: ObservationRecord) -> list[tuple[ObservationRecord, str]]:
@@ -82,7 +103,7 @@ def _newer(store: Store, workspace_id: str, subject: ObservationRecord) -> list[
     seen = {subject.id}
     frontier = [subject.id]
     while frontier and len(reached) < MAX_CHAIN:
-        by = store.superseders(workspace_id, frontier)
+        by = superseders(store, workspace_id, frontier)
         pairs = [(newer, older) for older in frontier for newer in by.get(older, []) if newer not in seen]
         records = store.get_many(workspace_id, [newer for newer, _ in pairs])
         frontier = []

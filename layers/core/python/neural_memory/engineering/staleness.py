@@ -19,20 +19,70 @@ or tied with the new push's is recomputed whole.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from pydantic import ValidationError
 
 from neural_memory.engineering.text_refs import ANY_REPOSITORY, MAX_PATH_CHARS, suffixes
 from neural_memory.models import CodeRef
-from neural_memory.stores.base import CLAIM_TYPES, Referencing
+from neural_memory.stores.base import CLAIM_TYPES
+from neural_memory.stores.find import Find
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-    from datetime import datetime
+    from collections.abc import Mapping, Sequence
 
     from neural_memory.models import ObservationRecord
-    from neural_memory.stores.base import StaleMark, Store
+    from neural_memory.stores.base import Store
+
+# A mark: the marking push's commit and when it occurred (``possibly_stale``, ``stale_at``).
+StaleMark: TypeAlias = tuple[str, datetime]
+
+
+@dataclass(frozen=True)
+class Referencing:
+    """Which observations naming a path ``referencing`` returns (every one by default).
+
+    ``before``/``after``: occurred strictly before/after; ``marked_from``: not marked, or marked by
+    a push that occurred at or after it (``stale_at``; a mark without one counts as such);
+    ``pushes``: GitHub pushes only; ``claims``: claims only (``CLAIM_TYPES``); ``limit``: at most
+    that many, the oldest."""
+
+    before: datetime | None = None
+    after: datetime | None = None
+    marked_from: datetime | None = None
+    pushes: bool = False
+    claims: bool = False
+    limit: int | None = None
+
+
+def referencing(
+    store: Store, workspace_id: str, refs: Sequence[str], live_at: datetime, scope: Referencing | None = None
+) -> list[ObservationRecord]:
+    """The observations of the workspace, live at ``live_at``, whose ``code_refs`` hold one of
+    ``refs`` (``repository:path``), the oldest first (ties by id); only those ``scope`` admits."""
+    if not refs:
+        return []
+    scope = scope or Referencing()
+    types: tuple[str, ...] = ("push",) if scope.pushes else ()
+    if scope.claims:
+        types = tuple(t for t in CLAIM_TYPES if not types or t in types)
+        if not types:
+            return []
+    return store.find(
+        workspace_id,
+        Find(
+            code_refs=tuple(refs),
+            live_at=live_at,
+            occurred_before=scope.before,
+            occurred_after=scope.after,
+            marked_from=scope.marked_from,
+            sources=("github",) if scope.pushes else (),
+            observation_types=types,
+            limit=scope.limit,
+        ),
+    )
 
 
 def code_refs_out(keys: Sequence[str] | None) -> list[CodeRef] | None:
@@ -95,7 +145,7 @@ def remark(
         [(deleted, True)] if deleted and _marks(deleted) else []
     ):
         scope = Referencing(before=push.occurred_at, marked_from=push.occurred_at, claims=True)
-        for holder in store.referencing(workspace_id, touched(push), now, scope):
+        for holder in referencing(store, workspace_id, touched(push), now, scope):
             if holder.id in ids:
                 continue
             decided = _holder_mark(store, workspace_id, holder, push, removed, holder.id in changes, now, batch_pushes)
@@ -105,7 +155,19 @@ def remark(
                 changes[holder.id] = decided
             else:
                 changes.pop(holder.id, None)
-    store.set_possibly_stale(workspace_id, changes)
+    set_marks(store, workspace_id, changes)
+
+
+def set_marks(store: Store, workspace_id: str, changes: Mapping[str, StaleMark | None]) -> None:
+    """Set ``possibly_stale`` and ``stale_at`` of these observations (None clears both); absent
+    ids are skipped."""
+    store.patch(
+        workspace_id,
+        {
+            i: {"possibly_stale": mark[0], "stale_at": mark[1]} if mark else {"possibly_stale": None, "stale_at": None}
+            for i, mark in changes.items()
+        },
+    )
 
 
 def _holder_mark(
@@ -175,8 +237,8 @@ def _earliest_later_push(
     candidates = [p for p in batch if p.occurred_at > record.occurred_at and refs & set(touched(p))]
     after, seen = record.occurred_at, 0
     while True:
-        page = store.referencing(
-            workspace_id, sorted(refs), now, Referencing(after=after, pushes=True, limit=PUSH_PAGE + seen)
+        page = referencing(
+            store, workspace_id, sorted(refs), now, Referencing(after=after, pushes=True, limit=PUSH_PAGE + seen)
         )[seen:]
         found = next((p for p in page if _marks(p)), None)
         if found is not None:

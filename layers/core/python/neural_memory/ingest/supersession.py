@@ -14,12 +14,27 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from neural_memory.errors import InvalidInput
+from neural_memory.stores.find import Find
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from neural_memory.models import ObservationRecord
     from neural_memory.stores.base import IndexedObservation, Store
+
+
+def superseders(store: Store, workspace_id: str, ids: Sequence[str]) -> dict[str, list[str]]:
+    """For each of ``ids`` that stored observations list in ``supersedes``, their ids, the latest
+    to occur first (ties by id); ids nobody supersedes are absent."""
+    if not ids:
+        return {}
+    wanted = set(ids)
+    found: dict[str, list[str]] = {}
+    for record in store.find(workspace_id, Find(supersedes_any=tuple(dict.fromkeys(ids)), newest_first=True)):
+        for target in record.supersedes or ():
+            if target in wanted:
+                found.setdefault(target, []).append(record.id)
+    return found
 
 
 def check_no_cycle(store: Store, workspace_id: str, items: Sequence[IndexedObservation]) -> None:
@@ -40,7 +55,7 @@ def check_no_cycle(store: Store, workspace_id: str, items: Sequence[IndexedObser
         while frontier:
             current = frontier.pop()
             above = [i for i, record in batch.items() if current in (record.supersedes or ())]
-            stored = store.superseders(workspace_id, [current]).get(current, [])
+            stored = superseders(store, workspace_id, [current]).get(current, [])
             above += [i for i in stored if i not in rewritten]  # a rewritten one's links are the batch's
             for upper in above:
                 if upper in targets:
@@ -96,9 +111,9 @@ def _remark(store: Store, workspace_id: str, marks: dict[str, str | None], store
         marks = marks | {observation_id: record.superseded_by for observation_id, record in found.items()}
     if not marks:
         return
-    by = store.superseders(workspace_id, sorted(marks))
+    by = superseders(store, workspace_id, sorted(marks))
     wanted = {observation_id: _latest(by, observation_id) for observation_id in marks}
-    store.set_superseded_by(workspace_id, {i: mark for i, mark in wanted.items() if mark != marks[i]})
+    store.patch(workspace_id, {i: {"superseded_by": mark} for i, mark in wanted.items() if mark != marks[i]})
 
 
 def _latest(by: dict[str, list[str]], observation_id: str) -> str | None:

@@ -23,13 +23,14 @@ from typing import TYPE_CHECKING
 from neural_memory.models import Chunk
 from neural_memory.models.chat_turns import is_chat_turn
 from neural_memory.search.tiers import embeds
+from neural_memory.stores.find import Find
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from datetime import datetime
 
     from neural_memory.models import ObservationRecord
-    from neural_memory.stores.base import IndexedObservation
+    from neural_memory.stores.base import IndexedObservation, Store
 
 
 def add_turn_context(
@@ -65,6 +66,13 @@ def add_stored_turn_context(
     rebuild (a reindex) reads records by id, so two turns of a batch need not be neighbours."""
     for item in items:
         add_turn_context([item], earlier, turns_before)
+
+
+def previous_in_session(store: Store, workspace_id: str, session_id: str, before: datetime) -> ObservationRecord | None:
+    """The latest observation of the session that occurred before ``before`` (a chat turn's
+    predecessor, read for its context), or None: what ``earlier`` asks."""
+    found = store.find(workspace_id, Find(session_id=session_id, occurred_before=before, newest_first=True, limit=1))
+    return found[0] if found else None
 
 
 MAX_WALK = 1_000  # turns read back from a session's newest to find those after a deleted one

@@ -1,5 +1,10 @@
 """The store protocol both backends implement.
 
+It is becoming a port of a few primitives with every feature written once above it
+(CONTRIBUTING.md, "Stores: the port"): ``find`` (``stores/find.py``) and ``patch`` are primitives,
+and the features moved so far are functions of the folder of their role over them; the other
+methods are still each store's own until they move.
+
 Contract for every implementation:
 - ``workspace_id`` is a required argument of every method and is part of every query; no
   method can read, search or delete across workspaces.
@@ -14,8 +19,7 @@ Contract for every implementation:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Protocol
 
 from neural_memory.models import Chunk, DomainModel, ObservationRecord
 
@@ -24,16 +28,19 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from neural_memory.models import FacetCounts, Retrieved, UpsertOutcome, Vector
-    from neural_memory.search.filters.model import Filter, MetadataScalar
+    from neural_memory.search.filters.model import Filter
+    from neural_memory.stores.find import Find
 
 
-# The fields whose values autoFilters may infer (``known_values``).
-KNOWN_FIELDS = ("source", "observation_type", "actor_name")
 # The record fields ``restate`` sets in place: the tier lifecycle's, on which no chunk's text or
 # vector depends (a change of those is a new upsert).
 LIFECYCLE_FIELDS = frozenset(
     {"tier", "expires_at", "promoted_at", "promoted_by", "promotion_reason", "citations", "archived_at"}
 )
+
+# The record fields ``patch`` sets: marks no chunk's text or vector, nor the embedded store's
+# in-memory mirror, depends on (that store reads them at search time from partial indices).
+PATCHED_FIELDS = frozenset({"superseded_by", "possibly_stale", "stale_at"})
 
 
 def lifecycle_state(record: ObservationRecord | None) -> tuple[object, ...] | None:
@@ -78,11 +85,6 @@ class IndexedObservation(DomainModel):
     model_id: str | None = None
 
 
-StaleMark: TypeAlias = (
-    "tuple[str, datetime]"  # (the marking push's commit, when it occurred): ``possibly_stale``, ``stale_at``
-)
-
-
 # The observation types that state something about code, and so can go stale (``possibly_stale``)
 # when a later push touches what they name. Events (pushes, deployments, CI runs, merged pull
 # requests) record what happened: they cannot.
@@ -94,23 +96,6 @@ def touches_code(record: ObservationRecord) -> bool:
     each path, ``metadata_terms``'s ``suffixes``) rather than code it names (a claim: matched as
     named)."""
     return record.observation_type not in CLAIM_TYPES
-
-
-@dataclass(frozen=True)
-class Referencing:
-    """Which observations naming a path ``Store.referencing`` returns (every one by default).
-
-    ``before``/``after``: occurred strictly before/after; ``marked_from``: not marked, or marked by
-    a push that occurred at or after it (``stale_at``; a mark without one counts as such);
-    ``pushes``: GitHub pushes only; ``claims``: claims only (``CLAIM_TYPES``); ``limit``: at most
-    that many, the oldest."""
-
-    before: datetime | None = None
-    after: datetime | None = None
-    marked_from: datetime | None = None
-    pushes: bool = False
-    claims: bool = False
-    limit: int | None = None
 
 
 class Store(Protocol):
@@ -142,18 +127,10 @@ class Store(Protocol):
         """The observations of this workspace among ``observation_ids``, by id (one read)."""
         ...
 
-    def previous_in_session(self, workspace_id: str, session_id: str, before: datetime) -> ObservationRecord | None:
-        """The latest observation of the session that occurred before ``before`` (a chat turn's
-        predecessor, read for its context), or None."""
-        ...
-
-    def sharing_metadata(
-        self, workspace_id: str, groups: Sequence[Sequence[tuple[str, MetadataScalar]]], live_at: datetime, limit: int
-    ) -> list[ObservationRecord]:
-        """The observations of the workspace, live at ``live_at`` (superseded ones included), whose
-        metadata holds every (key, value) pair of at least one of ``groups`` (exactly, as metadata
-        filters match); the oldest first (ties by id), at most ``limit``. Each group's first pair
-        is its most selective: a store may start from it."""
+    def find(self, workspace_id: str, query: Find) -> list[ObservationRecord]:
+        """The records of the workspace ``query`` matches (no condition: every one, expired,
+        archived and superseded included), by ``occurred_at`` then ``id``, oldest first unless
+        ``query.newest_first``, at most ``query.limit``."""
         ...
 
     def delete(self, workspace_id: str, observation_id: str) -> bool:
@@ -181,11 +158,6 @@ class Store(Protocol):
         workspace; chunks without one (E tier, another model) are absent."""
         ...
 
-    def known_values(self, workspace_id: str, limit: int) -> dict[str, list[str]]:
-        """The workspace's distinct ``source``, ``observation_type`` and ``actor_name`` values, the
-        most frequent first, at most ``limit`` of each."""
-        ...
-
     def facets(self, workspace_id: str, flt: Filter, limit: int) -> FacetCounts:
         """How many live observations of the workspace hold each value of every list field
         (``filters.LIST_FIELDS``), counted under ``flt`` without that field's own conditions
@@ -194,25 +166,9 @@ class Store(Protocol):
         exclusions, the date range, TTL and supersession of ``flt`` (facets take nothing else)."""
         ...
 
-    def superseders(self, workspace_id: str, ids: Sequence[str]) -> dict[str, list[str]]:
-        """For each of ``ids`` that stored observations list in ``supersedes``, their ids, the
-        latest to occur first; ids nobody supersedes are absent."""
-        ...
-
-    def set_superseded_by(self, workspace_id: str, changes: Mapping[str, str | None]) -> None:
-        """Set ``superseded_by`` of these observations (None clears it); absent ids are skipped."""
-        ...
-
-    def referencing(
-        self, workspace_id: str, refs: Sequence[str], live_at: datetime, scope: Referencing | None = None
-    ) -> list[ObservationRecord]:
-        """The observations of the workspace, live at ``live_at``, whose ``code_refs`` hold one of
-        ``refs`` (``repository:path``), the oldest first (ties by id); only those ``scope`` admits."""
-        ...
-
-    def set_possibly_stale(self, workspace_id: str, changes: Mapping[str, StaleMark | None]) -> None:
-        """Set ``possibly_stale`` and ``stale_at`` of these observations (None clears both); absent
-        ids are skipped."""
+    def patch(self, workspace_id: str, changes: Mapping[str, Mapping[str, object]]) -> None:
+        """Set these ``PATCHED_FIELDS`` of these observations (by id: field -> value, None
+        clears one) on every chunk that carries them; absent ids are skipped."""
         ...
 
     def expiring_links(self, now: datetime) -> dict[str, list[str]]:
@@ -257,10 +213,6 @@ class Store(Protocol):
     def archive_execution(self, occurred_before: datetime, now: datetime) -> int:
         """Mark ``archived_at = now`` on every E observation (of every workspace) that occurred at
         or before ``occurred_before`` and is not archived yet; returns how many."""
-        ...
-
-    def newest(self, workspace_id: str) -> datetime | None:
-        """When the workspace's latest observation occurred (expired ones included), or None."""
         ...
 
     def count(self, workspace_id: str) -> int:

@@ -16,6 +16,7 @@ import json
 import threading
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -23,10 +24,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from neural_memory.models import MAX_FILTER_VALUES, Timestamp
 from neural_memory.providers.llm.base import ToolCallFailed
 from neural_memory.providers.llm.claude_tool import DEFAULT_MODEL, AnthropicProvider
+from neural_memory.search.filters.model import Filter
 
 if TYPE_CHECKING:
-    from datetime import datetime
-
     from neural_memory.providers.llm.base import LlmProvider
     from neural_memory.providers.sdk_clients import ApiKey
     from neural_memory.stores.base import Store
@@ -66,6 +66,21 @@ class Proposal:
         return not (self.sources or self.observation_types or self.actor_names or self.start or self.end)
 
 
+# The fields whose values autoFilters may infer.
+KNOWN_FIELDS = ("source", "observation_type", "actor_name")
+# Counted from before any record could expire: known values include those of expired records
+# (until purged), superseded and archived ones.
+_EVERY_RECORD = Filter(live_at=datetime(1970, 1, 1, tzinfo=UTC), include_superseded=True, include_archived=True)
+
+
+def known_values(store: Store, workspace_id: str, limit: int) -> dict[str, list[str]]:
+    """The workspace's distinct ``source``, ``observation_type`` and ``actor_name`` values, the
+    most frequent first (ties by value), at most ``limit`` of each: the store's facets of every
+    record."""
+    counted = store.facets(workspace_id, _EVERY_RECORD, limit).by_field
+    return {field: [value for value, _ in counted.get(field, [])] for field in KNOWN_FIELDS}
+
+
 class KnownValuesCache:
     """Each workspace's values from the store, kept ``ttl_s`` seconds: reading them walks the
     workspace, and a new actor may wait a minute before it can be inferred."""
@@ -83,7 +98,7 @@ class KnownValuesCache:
             hit = self._cached.get(workspace_id)
         if hit is not None and now - hit[0] < self._ttl_s:
             return hit[1]
-        values = self._store.known_values(workspace_id, MAX_KNOWN)
+        values = known_values(self._store, workspace_id, MAX_KNOWN)
         known = KnownValues(
             sources=tuple(values.get("source", ())),
             observation_types=tuple(values.get("observation_type", ())),

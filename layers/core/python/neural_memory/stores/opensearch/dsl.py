@@ -1,16 +1,20 @@
 """The OpenSearch store's query dialect: the neutral ``Filter`` rendered as ``bool.filter`` clauses,
-the lexical and k-NN query bodies around them, and the k-NN score read back as a cosine."""
+the lexical and k-NN query bodies around them, the k-NN score read back as a cosine, and a
+``Find`` (``stores/find.py``) as a search of records (chunk 0s)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from neural_memory.clock import to_iso
-from neural_memory.search.filters.model import metadata_term
+from neural_memory.search.filters.model import code_ref_term, metadata_term
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from neural_memory.models import Vector
     from neural_memory.search.filters.model import Filter
+    from neural_memory.stores.find import Find
 
 NO_EMBEDDING = {"excludes": ["embedding"]}
 
@@ -21,17 +25,7 @@ def render_opensearch(flt: Filter) -> list[dict[str, Any]]:
     The same list goes into the lexical query's ``bool.filter`` and inside the ``knn`` clause's
     ``filter`` (efficient filtering), so both retrievers see exactly the same records.
     """
-    clauses: list[dict[str, Any]] = [
-        {
-            "bool": {
-                "should": [
-                    {"bool": {"must_not": [{"exists": {"field": "expires_at"}}]}},
-                    {"range": {"expires_at": {"gt": to_iso(flt.live_at)}}},
-                ],
-                "minimum_should_match": 1,
-            }
-        }
-    ]
+    clauses: list[dict[str, Any]] = [_live(flt.live_at)]
     clauses.extend(_condition_clauses(flt))
     if not flt.include_superseded:
         clauses.append({"bool": {"must_not": [{"exists": {"field": "superseded_by"}}]}})
@@ -51,6 +45,19 @@ def render_opensearch(flt: Filter) -> list[dict[str, Any]]:
         ]
         clauses.append({"bool": {"must_not": [{"bool": {"filter": later}}]}})
     return clauses
+
+
+def _live(moment: datetime) -> dict[str, Any]:
+    """Records not expired at ``moment``: no ``expires_at``, or one after it."""
+    return {
+        "bool": {
+            "should": [
+                {"bool": {"must_not": [{"exists": {"field": "expires_at"}}]}},
+                {"range": {"expires_at": {"gt": to_iso(moment)}}},
+            ],
+            "minimum_should_match": 1,
+        }
+    }
 
 
 def _condition_clauses(flt: Filter) -> list[dict[str, Any]]:
@@ -96,3 +103,43 @@ def cosine_from_score(score: float) -> float:
     """Undo faiss inner-product scoring (``1 + ip`` for ip >= 0, ``1 / (1 - ip)`` below) and clip."""
     cosine = score - 1.0 if score >= 1.0 else 1.0 - 1.0 / score if score > 0 else -1.0
     return min(1.0, max(0.0, cosine))
+
+
+def find_body(workspace_id: str, query: Find, page: int) -> dict[str, Any]:
+    """The search for the records (chunk 0s) of ``workspace_id`` that ``query`` matches, in its
+    order (``occurred_at``, then ``observation_id``: ``search_after`` pages on it), ``page`` at a time."""
+    clauses: list[dict[str, Any]] = [{"term": {"workspace_id": workspace_id}}, {"term": {"chunk_no": 0}}]
+    if query.session_id is not None:
+        clauses.append({"term": {"session_id": query.session_id}})
+    if query.supersedes_any:
+        clauses.append({"terms": {"supersedes": list(query.supersedes_any)}})
+    if query.metadata_any:
+        groups = [
+            {"bool": {"filter": [{"term": {"metadata_terms": metadata_term(key, value)}} for key, value in group]}}
+            for group in query.metadata_any
+            if group  # an empty group matches nothing
+        ]
+        nothing: dict[str, Any] = {"bool": {"must_not": [{"match_all": {}}]}}
+        clauses.append({"bool": {"should": groups, "minimum_should_match": 1}} if groups else nothing)
+    if query.live_at is not None:
+        clauses.append(_live(query.live_at))
+    if query.occurred_before is not None:
+        clauses.append({"range": {"occurred_at": {"lt": to_iso(query.occurred_before)}}})
+    if query.occurred_after is not None:
+        clauses.append({"range": {"occurred_at": {"gt": to_iso(query.occurred_after)}}})
+    if query.marked_from is not None:
+        unmarked = {"bool": {"must_not": [{"exists": {"field": "stale_at"}}]}}
+        later = {"range": {"stale_at": {"gte": to_iso(query.marked_from)}}}
+        clauses.append({"bool": {"should": [unmarked, later], "minimum_should_match": 1}})
+    for field, values in (("source", query.sources), ("observation_type", query.observation_types)):
+        if values:
+            clauses.append({"terms": {field: list(values)}})
+    if query.code_refs:
+        clauses.append({"terms": {"metadata_terms": sorted({code_ref_term(ref) for ref in query.code_refs})}})
+    order = "desc" if query.newest_first else "asc"
+    return {
+        "query": {"bool": {"filter": clauses}},
+        "size": page,
+        "_source": NO_EMBEDDING,
+        "sort": [{"occurred_at": order}, {"observation_id": order}],
+    }

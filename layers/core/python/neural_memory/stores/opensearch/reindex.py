@@ -30,9 +30,10 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from neural_memory.clock import from_iso, to_iso, to_ms, utcnow
+from neural_memory.engineering.staleness import referencing
 from neural_memory.ingest.lifecycle import with_recurrence_key
 from neural_memory.ingest.prepare import chunked
-from neural_memory.ingest.turn_context import add_stored_turn_context
+from neural_memory.ingest.turn_context import add_stored_turn_context, previous_in_session
 from neural_memory.stores.opensearch.index import ReindexBusy, space_of
 from neural_memory.stores.opensearch.store import OpenSearchStore
 from neural_memory.stores.opensearch.stored_vectors import StoredVectors
@@ -212,7 +213,7 @@ class Reindexer:
         for workspace_id, batch in by_workspace.items():
             items = [chunked(with_recurrence_key(record), self._service.chunking) for record in batch]
             if self._service.settings.turn_context:  # the chat turns' context chunks, as ingest wrote them
-                earlier = partial(self._service.store.previous_in_session, workspace_id)
+                earlier = partial(previous_in_session, self._service.store, workspace_id)
                 add_stored_turn_context(items, earlier, self._service.settings.turn_context)
             self._service.embed_chunks(workspace_id, items, self._vectors)
             outcome = target.upsert(workspace_id, items)
@@ -270,7 +271,7 @@ class Reindexer:
             (workspace_id, holder.id)
             for workspace_id, named in refs.items()
             if named
-            for holder in source.referencing(workspace_id, sorted(named), self._clock())
+            for holder in referencing(source, workspace_id, sorted(named), self._clock())
         }
         return found - _keys(records)
 

@@ -39,26 +39,23 @@ from neural_memory.observability import logger
 from neural_memory.search.filters.model import (
     LIST_FIELDS,
     Filter,
-    code_ref_term,
-    metadata_term,
     metadata_terms,
     without_field,
 )
 from neural_memory.settings import OPENSEARCH_BULK_MAX_BYTES
 from neural_memory.stores.base import (
-    CLAIM_TYPES,
-    KNOWN_FIELDS,
     LIFECYCLE_FIELDS,
+    PATCHED_FIELDS,
     IndexedObservation,
     RecordChanged,
     Recurrence,
-    Referencing,
     lifecycle_state,
     touches_code,
 )
 from neural_memory.stores.opensearch.dsl import (
     NO_EMBEDDING,
     cosine_from_score,
+    find_body,
     knn_body,
     lexical_body,
     render_opensearch,
@@ -73,8 +70,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from neural_memory.models import Vector
-    from neural_memory.search.filters.model import MetadataScalar
-    from neural_memory.stores.base import StaleMark
+    from neural_memory.stores.find import Find
 
 MARK_PAGE = 5_000  # chunks read per request when marking an observation's chunks superseded
 FACET_SHARD_SIZE = 1_000  # values per field each shard returns to a facets request (the API shows <= 100)
@@ -414,15 +410,6 @@ class OpenSearchStore:
                     break
         return found
 
-    def known_values(self, workspace_id: str, limit: int) -> dict[str, list[str]]:
-        """Distinct values by field, the most frequent first (terms aggregations over chunk 0s)."""
-        query = {"bool": {"filter": [{"term": {"workspace_id": workspace_id}}, {"term": {"chunk_no": 0}}]}}
-        aggs = {field: {"terms": {"field": field, "size": limit}} for field in KNOWN_FIELDS}
-        reply = self._call(
-            self._client.search, index=self._index_of(workspace_id), body={"query": query, "size": 0, "aggs": aggs}
-        )
-        return {field: [str(b["key"]) for b in reply["aggregations"][field]["buckets"]] for field in KNOWN_FIELDS}
-
     def facets(self, workspace_id: str, flt: Filter, limit: int) -> FacetCounts:
         """Counts by value of each list field (see the ``Store`` protocol): one request over the
         workspace's chunk 0s (one per observation), a filter aggregation per field holding a
@@ -459,52 +446,19 @@ class OpenSearchStore:
             },
         )
 
-    def superseders(self, workspace_id: str, ids: Sequence[str]) -> dict[str, list[str]]:
-        """For each of ``ids`` that stored observations list in ``supersedes``, their ids, the
-        latest to occur first."""
-        if not ids:
-            return {}
-        query = {
-            "bool": {
-                "filter": [
-                    {"term": {"workspace_id": workspace_id}},
-                    {"term": {"chunk_no": 0}},
-                    {"terms": {"supersedes": list(ids)}},
-                ]
-            }
-        }
-        body = {"query": query, "size": 10_000, "_source": ["observation_id", "supersedes", "occurred_at"]}
-        hits = self._call(self._client.search, index=self._index_of(workspace_id), body=body)["hits"]["hits"]
-        found: dict[str, list[str]] = {}
-        newest_first = sorted(
-            hits, key=lambda h: (h["_source"]["occurred_at"], h["_source"]["observation_id"]), reverse=True
-        )
-        for hit in newest_first:
-            source = hit["_source"]
-            for target in source["supersedes"]:
-                if target in ids:
-                    found.setdefault(target, []).append(source["observation_id"])
-        return found
-
-    def set_superseded_by(self, workspace_id: str, changes: Mapping[str, str | None]) -> None:
-        """Set (or clear, with None) ``superseded_by`` on every chunk of these observations."""
-        self._set_marks(workspace_id, "superseded_by", {i: {"superseded_by": mark} for i, mark in changes.items()})
-
-    def set_possibly_stale(self, workspace_id: str, changes: Mapping[str, StaleMark | None]) -> None:
-        """Set (or clear, with None) ``possibly_stale`` and ``stale_at`` on every chunk of these
-        observations."""
-        docs = {
-            i: {"possibly_stale": mark[0] if mark else None, "stale_at": to_iso(mark[1]) if mark else None}
-            for i, mark in changes.items()
-        }
-        self._set_marks(workspace_id, "possibly_stale", docs)
-
-    def _set_marks(self, workspace_id: str, field: str, changes: Mapping[str, dict[str, Any]]) -> None:
-        """Mark fields (``field``'s, named in errors) on every chunk of these observations."""
+    def patch(self, workspace_id: str, changes: Mapping[str, Mapping[str, object]]) -> None:
+        """Set (or clear, with None) ``PATCHED_FIELDS`` on every chunk of these observations."""
         if not changes:
             return
+        docs: dict[str, dict[str, Any]] = {}
+        for observation_id, fields in changes.items():
+            if not set(fields) <= PATCHED_FIELDS:
+                raise ValueError(f"patch sets only {sorted(PATCHED_FIELDS)}, not {sorted(set(fields))}")
+            docs[observation_id] = {
+                DOC_NAMES.get(f.name, f.name): f.to_document(fields[f.name]) for f in RECORD_FIELDS if f.name in fields
+            }
         query = {
-            "bool": {"filter": [{"term": {"workspace_id": workspace_id}}, {"terms": {"observation_id": list(changes)}}]}
+            "bool": {"filter": [{"term": {"workspace_id": workspace_id}}, {"terms": {"observation_id": list(docs)}}]}
         }
         # Page through the chunks (a long observation has hundreds), so none is left unmarked.
         body: dict[str, Any] = {
@@ -515,11 +469,11 @@ class OpenSearchStore:
         }
         marks: dict[str, dict[str, Any]] = {}
         while hits := self._call(self._client.search, index=self._index_of(workspace_id), body=body)["hits"]["hits"]:
-            marks |= {h["_id"]: changes[h["_source"]["observation_id"]] for h in hits}
+            marks |= {h["_id"]: docs[h["_source"]["observation_id"]] for h in hits}
             body["search_after"] = hits[-1]["sort"]
         refused = self._bulk(self._index_of(workspace_id), marks, op="update")
         if refused:
-            raise StoreRejected(f"OpenSearch refused {field} marks: " + "; ".join(list(refused.values())[:5]))
+            raise StoreRejected("OpenSearch refused marks: " + "; ".join(list(refused.values())[:5]))
 
     def _update_chunks(self, index: str, query: dict[str, Any], doc: dict[str, Any]) -> int:
         """Set the fields of ``doc`` on every chunk matching ``query`` in ``index`` (an alias over
@@ -815,46 +769,14 @@ class OpenSearchStore:
         ]
         return {record.id: record for record in records}
 
-    def referencing(
-        self, workspace_id: str, refs: Sequence[str], live_at: datetime, scope: Referencing | None = None
-    ) -> list[ObservationRecord]:
-        """Observations (chunk 0s) whose code refs hold one of ``refs`` (their ``metadata_terms``),
-        within ``scope``."""
-        terms = sorted({code_ref_term(ref) for ref in refs})
-        if not terms:
-            return []
-        scope = scope or Referencing()
-        within: list[dict[str, Any]] = []
-        if scope.before is not None:
-            within.append({"range": {"occurred_at": {"lt": to_iso(scope.before)}}})
-        if scope.after is not None:
-            within.append({"range": {"occurred_at": {"gt": to_iso(scope.after)}}})
-        if scope.marked_from is not None:
-            unmarked = {"bool": {"must_not": [{"exists": {"field": "stale_at"}}]}}
-            later = {"range": {"stale_at": {"gte": to_iso(scope.marked_from)}}}
-            within.append({"bool": {"should": [unmarked, later], "minimum_should_match": 1}})
-        if scope.pushes:
-            within += [{"term": {"source": "github"}}, {"term": {"observation_type": "push"}}]
-        if scope.claims:
-            within.append({"terms": {"observation_type": list(CLAIM_TYPES)}})
-        query = {
-            "bool": {
-                "filter": [
-                    {"term": {"workspace_id": workspace_id}},
-                    {"term": {"chunk_no": 0}},
-                    *render_opensearch(Filter(live_at=live_at, include_superseded=True, include_archived=True)),
-                    {"terms": {"metadata_terms": terms}},
-                    *within,
-                ]
-            }
-        }
-        # Paged: a path every push touches (a lockfile) is named by more than one page holds.
-        page = MARK_PAGE if scope.limit is None else min(MARK_PAGE, scope.limit)
-        body: dict[str, Any] = {
-            "query": query,
-            "size": page,
-            "sort": [{"occurred_at": "asc"}, {"observation_id": "asc"}],
-        }
+    def find(self, workspace_id: str, query: Find) -> list[ObservationRecord]:
+        """The records (chunk 0s) of the workspace ``query`` matches, in its order, paged."""
+        page = MARK_PAGE if query.limit is None else min(MARK_PAGE, query.limit)
+        return self._paged(workspace_id, find_body(workspace_id, query, page), query.limit)
+
+    def _paged(self, workspace_id: str, body: dict[str, Any], limit: int | None) -> list[ObservationRecord]:
+        """The records of a sorted search of chunk 0s (``body``, whose ``size`` is a page), page
+        after page (``search_after``) until ``limit`` or the last."""
         found: list[ObservationRecord] = []
         while hits := self._call(self._client.search, index=self._index_of(workspace_id), body=body)["hits"]["hits"]:
             found += [
@@ -862,63 +784,12 @@ class OpenSearchStore:
                 for h in hits
                 if h["_source"].get("workspace_id") == workspace_id
             ]
-            if scope.limit is not None and len(found) >= scope.limit:
-                return found[: scope.limit]
+            if limit is not None and len(found) >= limit:
+                return found[:limit]
+            if len(hits) < body["size"]:
+                break
             body["search_after"] = hits[-1]["sort"]
         return found
-
-    def sharing_metadata(
-        self, workspace_id: str, groups: Sequence[Sequence[tuple[str, MetadataScalar]]], live_at: datetime, limit: int
-    ) -> list[ObservationRecord]:
-        """Observations (chunk 0s) holding every pair of a group (see the ``Store`` protocol), in
-        one search: a ``should`` of one ``bool.filter`` of ``metadata_terms`` per group."""
-        wanted = [
-            {"bool": {"filter": [{"term": {"metadata_terms": metadata_term(key, value)}} for key, value in group]}}
-            for group in groups
-            if group
-        ]
-        if not wanted:
-            return []
-        query = {
-            "bool": {
-                "filter": [
-                    {"term": {"workspace_id": workspace_id}},
-                    {"term": {"chunk_no": 0}},
-                    *render_opensearch(Filter(live_at=live_at, include_superseded=True, include_archived=True)),
-                    {"bool": {"should": wanted, "minimum_should_match": 1}},
-                ]
-            }
-        }
-        body = {"query": query, "size": limit, "sort": [{"occurred_at": "asc"}, {"observation_id": "asc"}]}
-        hits = self._call(self._client.search, index=self._index_of(workspace_id), body=body)["hits"]["hits"]
-        return [
-            _record(h["_source"], h["_source"].get("content", ""))
-            for h in hits
-            if h["_source"].get("workspace_id") == workspace_id
-        ]
-
-    def previous_in_session(self, workspace_id: str, session_id: str, before: datetime) -> ObservationRecord | None:
-        """The latest observation (chunk 0) of the session before ``before``."""
-        query = {
-            "bool": {
-                "filter": [
-                    {"term": {"workspace_id": workspace_id}},
-                    {"term": {"session_id": session_id}},
-                    {"term": {"chunk_no": 0}},
-                    {"range": {"occurred_at": {"lt": to_iso(before)}}},
-                ]
-            }
-        }
-        body = {"query": query, "size": 1, "sort": [{"occurred_at": "desc"}]}
-        hits = self._call(self._client.search, index=self._index_of(workspace_id), body=body)["hits"]["hits"]
-        return _record(hits[0]["_source"], hits[0]["_source"].get("content", "")) if hits else None
-
-    def newest(self, workspace_id: str) -> datetime | None:
-        """The latest chunk 0 of the workspace by ``occurred_at`` (one sorted hit)."""
-        query = {"bool": {"filter": [{"term": {"workspace_id": workspace_id}}, {"term": {"chunk_no": 0}}]}}
-        body = {"query": query, "size": 1, "_source": ["occurred_at"], "sort": [{"occurred_at": "desc"}]}
-        hits = self._call(self._client.search, index=self._index_of(workspace_id), body=body)["hits"]["hits"]
-        return from_iso(hits[0]["_source"]["occurred_at"]) if hits else None
 
     def count(self, workspace_id: str) -> int:
         """Observations (chunk-0 documents) of the workspace."""

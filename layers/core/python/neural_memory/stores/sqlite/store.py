@@ -22,24 +22,21 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from neural_memory.clock import from_ms, to_ms
+from neural_memory.clock import to_ms
 from neural_memory.models import FacetCounts, Hit, ObservationRecord, Retrieved, UpsertOutcome
 from neural_memory.observability import logger
-from neural_memory.search.filters.model import LIST_FIELDS, code_ref_term, metadata_term, without_field
+from neural_memory.search.filters.model import LIST_FIELDS, metadata_term, without_field
 from neural_memory.stores.base import (
-    KNOWN_FIELDS,
     LIFECYCLE_FIELDS,
+    PATCHED_FIELDS,
     IndexedObservation,
     RecordChanged,
     Recurrence,
-    Referencing,
     lifecycle_state,
     touches_code,
 )
 from neural_memory.stores.record_fields import FIELD_NAMES, RECORD_FIELDS
 from neural_memory.stores.sqlite.db import (
-    CLAIMS_CONDITION,
-    CLAIMS_INDEX,
     LazyConnection,
     Model,
     Synchronous,
@@ -53,6 +50,7 @@ from neural_memory.stores.sqlite.db import (
     write_metadata_terms,
     write_model,
 )
+from neural_memory.stores.sqlite.find import find_sql
 from neural_memory.stores.sqlite.fts import COLUMN_WEIGHTS, Tokenizer
 from neural_memory.stores.sqlite.lock import ReadWriteLock
 from neural_memory.stores.sqlite.mirror import ChunkMirror, ChunkRow
@@ -75,7 +73,7 @@ if TYPE_CHECKING:
 
     from neural_memory.models import Vector
     from neural_memory.search.filters.model import Filter, MetadataScalar
-    from neural_memory.stores.base import StaleMark
+    from neural_memory.stores.find import Find
 
 _RECORD_COLUMNS = ", ".join(f"o.{name}" for name in FIELD_NAMES)
 _UPDATABLE = [f for f in RECORD_FIELDS if f.name != "id"]
@@ -458,31 +456,25 @@ class SqliteStore:
                 raise
         return True
 
-    def set_superseded_by(self, workspace_id: str, changes: Mapping[str, str | None]) -> None:
-        """Set (or clear, with None) ``superseded_by`` of these observations, in one transaction."""
-        self._set_marks(workspace_id, ("superseded_by",), {i: (mark,) for i, mark in changes.items()})
-
-    def set_possibly_stale(self, workspace_id: str, changes: Mapping[str, StaleMark | None]) -> None:
-        """Set (or clear, with None) ``possibly_stale`` and ``stale_at`` of these observations, in
-        one transaction."""
-        marks = {i: (mark[0], to_ms(mark[1])) if mark else (None, None) for i, mark in changes.items()}
-        self._set_marks(workspace_id, ("possibly_stale", "stale_at"), marks)
-
-    def _set_marks(
-        self, workspace_id: str, columns: tuple[str, ...], changes: Mapping[str, tuple[object, ...]]
-    ) -> None:
-        """Mark columns (names of this module, never a caller's) of these observations."""
-        if not changes:
+    def patch(self, workspace_id: str, changes: Mapping[str, Mapping[str, object]]) -> None:
+        """Set (or clear, with None) ``PATCHED_FIELDS`` of these observations in one transaction:
+        one statement per set of fields, the same for every id that sets them."""
+        by_fields: dict[tuple[str, ...], list[tuple[object, ...]]] = {}
+        for observation_id, fields in changes.items():
+            if not set(fields) <= PATCHED_FIELDS:
+                raise ValueError(f"patch sets only {sorted(PATCHED_FIELDS)}, not {sorted(set(fields))}")
+            names = tuple(sorted(fields))
+            values = tuple(_BY_NAME[name].to_sqlite(fields[name]) for name in names)
+            by_fields.setdefault(names, []).append((*values, workspace_id, observation_id))
+        if not by_fields:
             return
-        assignments = ", ".join(f"{column} = ?" for column in columns)
         with self._write_lock:
             conn = self._conn
             conn.execute("BEGIN IMMEDIATE")
             try:
-                conn.executemany(
-                    f"UPDATE observations SET {assignments} WHERE workspace_id = ? AND id = ?",
-                    [(*marks, workspace_id, target) for target, marks in changes.items()],
-                )
+                for names, rows in by_fields.items():  # names of PATCHED_FIELDS, never a caller's
+                    assignments = ", ".join(f"{name} = ?" for name in names)
+                    conn.executemany(f"UPDATE observations SET {assignments} WHERE workspace_id = ? AND id = ?", rows)
                 generation = bump_generation(conn)
                 self._commit(conn, generation, workspace_id, [], [])  # the mirror holds no marks
             except BaseException:
@@ -695,85 +687,10 @@ class SqliteStore:
         )
         return None if row is None else _record(row)
 
-    def previous_in_session(self, workspace_id: str, session_id: str, before: datetime) -> ObservationRecord | None:
-        """The latest observation of the session before ``before`` (the partial session index)."""
-        row = (
-            self._reader()
-            .conn.execute(
-                f"SELECT {_RECORD_COLUMNS} FROM observations o INDEXED BY observations_session "
-                "WHERE o.workspace_id = ? AND o.session_id = ? AND o.occurred_at < ? "
-                "ORDER BY o.occurred_at DESC LIMIT 1",
-                (workspace_id, session_id, to_ms(before)),
-            )
-            .fetchone()
-        )
-        return None if row is None else _record(row)
-
-    def sharing_metadata(
-        self, workspace_id: str, groups: Sequence[Sequence[tuple[str, MetadataScalar]]], live_at: datetime, limit: int
-    ) -> list[ObservationRecord]:
-        """Observations holding every pair of a group (see the ``Store`` protocol): per group, one
-        read that starts from its first pair's rows of ``metadata_terms`` and joins the others on
-        the same observation (CROSS JOIN keeps that order: a repo's term may be in every row)."""
-        conn = self._reader().conn
-        found: dict[str, ObservationRecord] = {}
-        with _read_transaction(conn):
-            for group in groups:
-                terms = [metadata_term(key, value) for key, value in group]
-                if not terms:
-                    continue
-                joins = "".join(
-                    f" CROSS JOIN metadata_terms t{n} ON t{n}.obs_pk = t0.obs_pk AND t{n}.term = ?"
-                    for n in range(1, len(terms))
-                )
-                rows = conn.execute(
-                    f"SELECT {_RECORD_COLUMNS} FROM metadata_terms t0{joins} CROSS JOIN observations o "
-                    "ON o.pk = t0.obs_pk WHERE t0.term = ? AND o.workspace_id = ? "
-                    "AND (o.expires_at IS NULL OR o.expires_at > ?) ORDER BY o.occurred_at, o.id LIMIT ?",
-                    [*terms[1:], terms[0], workspace_id, to_ms(live_at), limit],
-                ).fetchall()
-                found.update((record.id, record) for record in map(_record, rows))
-        return sorted(found.values(), key=lambda record: (record.occurred_at, record.id))[:limit]
-
-    def referencing(
-        self, workspace_id: str, refs: Sequence[str], live_at: datetime, scope: Referencing | None = None
-    ) -> list[ObservationRecord]:
-        """Observations whose code refs hold one of ``refs`` (their terms in ``metadata_terms``),
-        within ``scope``."""
-        terms = sorted({code_ref_term(ref) for ref in refs})
-        if not terms:
-            return []
-        scope = scope or Referencing()
-        within, params = "", [*terms, workspace_id, to_ms(live_at)]
-        if scope.before is not None:
-            within, params = within + " AND o.occurred_at < ?", [*params, to_ms(scope.before)]
-        if scope.after is not None:
-            within, params = within + " AND o.occurred_at > ?", [*params, to_ms(scope.after)]
-        if scope.marked_from is not None:
-            within += " AND (o.stale_at IS NULL OR o.stale_at >= ?)"
-            params.append(to_ms(scope.marked_from))
-        if scope.pushes:
-            within += " AND o.source = 'github' AND o.observation_type = 'push'"
-        limit = "" if scope.limit is None else f" LIMIT {int(scope.limit)}"
-        marks = ", ".join("?" * len(terms))
-        if scope.claims:
-            # From the few claims naming code (a partial index), never from the terms: a path every
-            # push touches is named by thousands of pushes, and a push's write must not read them.
-            sql = (
-                f"SELECT {_RECORD_COLUMNS} FROM observations o INDEXED BY {CLAIMS_INDEX} "
-                f"WHERE o.workspace_id = ? AND {CLAIMS_CONDITION} AND (o.expires_at IS NULL OR o.expires_at > ?)"
-                f"{within} AND EXISTS (SELECT 1 FROM metadata_terms t WHERE t.obs_pk = o.pk AND t.term IN ({marks})) "
-                f"ORDER BY o.occurred_at, o.id{limit}"
-            )
-            params = [*params[len(terms) :], *terms]
-        else:
-            sql = (
-                f"SELECT {_RECORD_COLUMNS} FROM observations o WHERE o.pk IN (SELECT t.obs_pk FROM metadata_terms t "
-                f"WHERE t.term IN ({marks})) AND o.workspace_id = ? "
-                f"AND (o.expires_at IS NULL OR o.expires_at > ?){within} ORDER BY o.occurred_at, o.id{limit}"
-            )
-        rows = self._reader().conn.execute(sql, params).fetchall()
-        return [_record(row) for row in rows]
+    def find(self, workspace_id: str, query: Find) -> list[ObservationRecord]:
+        """The records of the workspace ``query`` matches, in its order (``stores/sqlite/find.py``)."""
+        sql, params = find_sql(_RECORD_COLUMNS, workspace_id, query)
+        return [_record(row) for row in self._reader().conn.execute(sql, params).fetchall()]
 
     def get_many(self, workspace_id: str, observation_ids: Sequence[str]) -> dict[str, ObservationRecord]:
         """The observations of this workspace among ``observation_ids``, by id (one read)."""
@@ -819,19 +736,6 @@ class SqliteStore:
             if (observation_id, chunk_no) in wanted
         }
 
-    def known_values(self, workspace_id: str, limit: int) -> dict[str, list[str]]:
-        """Distinct values by field, the most frequent first (one pass over the workspace)."""
-        conn = self._reader().conn
-        found: dict[str, list[str]] = {}
-        for column in KNOWN_FIELDS:
-            rows = conn.execute(
-                f"SELECT {column} FROM observations WHERE workspace_id = ? AND {column} IS NOT NULL "
-                f"GROUP BY {column} ORDER BY count(*) DESC, {column} LIMIT ?",
-                (workspace_id, limit),
-            ).fetchall()
-            found[column] = [str(value) for (value,) in rows]
-        return found
-
     def facets(self, workspace_id: str, flt: Filter, limit: int) -> FacetCounts:
         """Counts by value of each list field (see the ``Store`` protocol): one GROUP BY per field,
         all in one read snapshot."""
@@ -853,38 +757,6 @@ class SqliteStore:
                 ).fetchall()
                 by_field[column] = [(str(value), int(count)) for value, count in rows]
         return FacetCounts(total=int(total), by_field=by_field)
-
-    def superseders(self, workspace_id: str, ids: Sequence[str]) -> dict[str, list[str]]:
-        """For each of ``ids`` that stored observations list in ``supersedes``, their ids, the
-        latest to occur first."""
-        if not ids:
-            return {}
-        rows = (
-            self._reader()
-            .conn.execute(
-                # The partial index holds only observations that supersede others (the planner
-                # would rather walk the whole workspace in time order).
-                "SELECT m.value, o.id "
-                "FROM observations o INDEXED BY observations_superseding, json_each(o.supersedes) m "
-                f"WHERE o.workspace_id = ? AND o.supersedes IS NOT NULL AND m.value IN ({', '.join('?' * len(ids))}) "
-                "ORDER BY o.occurred_at DESC, o.id DESC",
-                (workspace_id, *ids),
-            )
-            .fetchall()
-        )
-        found: dict[str, list[str]] = {}
-        for target, by in rows:
-            found.setdefault(str(target), []).append(str(by))
-        return found
-
-    def newest(self, workspace_id: str) -> datetime | None:
-        """The end of the workspace's (workspace_id, occurred_at) index."""
-        row = (
-            self._reader()
-            .conn.execute("SELECT max(occurred_at) FROM observations WHERE workspace_id = ?", (workspace_id,))
-            .fetchone()
-        )
-        return None if row[0] is None else from_ms(int(row[0]))
 
     def count(self, workspace_id: str) -> int:
         """Observations held by the workspace."""

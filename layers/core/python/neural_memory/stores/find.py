@@ -1,0 +1,53 @@
+"""What a feature asks a store for when it reads records by their fields (``Store.find``).
+
+``Find`` is to records what ``search/filters/model.Filter`` is to retrieval: pure data, rendered
+once by each store in its own dialect (SQL: ``stores/sqlite/find.py``; the query DSL:
+``stores/opensearch/dsl.py``), so a feature written over it exists once, above the port
+(CONTRIBUTING.md, "Stores: the port"). A condition a feature needs and ``Find`` cannot say yet is
+added here, to each renderer, and to the conformance suite's ``find`` cases.
+
+A ``Find`` with no condition matches every record of the workspace: expired (until purged),
+archived and superseded ones included. Records come in (``occurred_at``, ``id``) order, oldest
+first unless ``newest_first``, so a ``limit`` cuts the same records on every store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from neural_memory.search.filters.model import MetadataScalar
+
+
+@dataclass(frozen=True, slots=True)
+class Find:
+    """Conditions on records, their order and how many to return (None: all)."""
+
+    # The records of this session only.
+    session_id: str | None = None
+    # Records that occurred strictly before this moment.
+    occurred_before: datetime | None = None
+    # Records whose ``supersedes`` names one of these ids.
+    supersedes_any: tuple[str, ...] = ()
+    # Records whose metadata holds every (key, value) pair of at least one of these groups,
+    # exactly as metadata filters match (``metadata_term``); each group's first pair is its most
+    # selective (a store may start from it). An empty group matches nothing.
+    metadata_any: tuple[tuple[tuple[str, MetadataScalar], ...], ...] = ()
+    # Records not expired at this moment (``expires_at`` unset or after it).
+    live_at: datetime | None = None
+    # Records whose ``code_refs`` hold one of these (``repository:path``), matched as each store
+    # indexes them (``code_ref_term``: an event's every tail of a path, a claim's path as named).
+    code_refs: tuple[str, ...] = ()
+    # Records that occurred strictly after this moment.
+    occurred_after: datetime | None = None
+    # Records of these sources / observation types only.
+    sources: tuple[str, ...] = ()
+    observation_types: tuple[str, ...] = ()
+    # Records not marked possibly stale, or marked by a push that occurred at or after this moment
+    # (``stale_at``; a mark without one counts as such).
+    marked_from: datetime | None = None
+    newest_first: bool = False
+    limit: int | None = None

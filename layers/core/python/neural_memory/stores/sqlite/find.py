@@ -1,0 +1,128 @@
+"""``Find`` in SQL over the ``observations`` table (aliased ``o``): conditions as bound
+parameters, the order and the limit, and the partial index a sparse condition reads from."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from neural_memory.clock import to_ms
+from neural_memory.search.filters.model import code_ref_term, metadata_term
+from neural_memory.stores.base import CLAIM_TYPES
+from neural_memory.stores.sqlite.db import CLAIMS_CONDITION, CLAIMS_INDEX
+
+if TYPE_CHECKING:
+    from neural_memory.stores.find import Find
+
+# At most this many ids of ``Find.supersedes_any`` are searched for as text before parsing.
+PREFILTERED_IDS = 16
+
+
+def find_sql(columns: str, workspace_id: str, query: Find) -> tuple[str, list[object]]:
+    """The statement selecting ``columns`` of the records of ``workspace_id`` that ``query``
+    matches, in its order, and its parameters (values are bound, never spliced)."""
+    source, source_params = _source(query)
+    clauses = ["o.workspace_id = ?"]
+    params: list[object] = [workspace_id]
+    if query.session_id is not None:
+        clauses.append("o.session_id = ?")
+        params.append(query.session_id)
+    if query.supersedes_any:
+        _supersedes(query.supersedes_any, clauses, params)
+    _times(query, clauses, params)
+    for column, values in (("source", query.sources), ("observation_type", query.observation_types)):
+        if values:  # names from here, never from a caller
+            clauses.append(f"o.{column} IN ({', '.join('?' * len(values))})")
+            params.extend(values)
+    if query.code_refs:
+        terms = sorted({code_ref_term(ref) for ref in query.code_refs})
+        marks = ", ".join("?" * len(terms))
+        if _claims(query):  # rows of the claims' partial index (``_source``): its condition, stated
+            clauses.append(CLAIMS_CONDITION)
+            clauses.append(f"EXISTS (SELECT 1 FROM metadata_terms t WHERE t.obs_pk = o.pk AND t.term IN ({marks}))")
+        else:
+            clauses.append(f"o.pk IN (SELECT t.obs_pk FROM metadata_terms t WHERE t.term IN ({marks}))")
+        params.extend(terms)
+    direction = "DESC" if query.newest_first else "ASC"
+    order = f"o.occurred_at {direction}, o.id {direction}"
+    sql = f"SELECT {columns} FROM {source} WHERE {' AND '.join(clauses)} ORDER BY {order}"
+    if query.limit is not None:
+        sql += " LIMIT ?"
+        params.append(query.limit)
+    return sql, [*source_params, *params]
+
+
+def _supersedes(ids: tuple[str, ...], clauses: list[str], params: list[object]) -> None:
+    """The condition that ``supersedes`` names one of ``ids``."""
+    # Each row's JSON list is searched for the ids' JSON text before it is parsed: of a
+    # thousand superseding rows a walk's read parses only the few that name one
+    # (bench.find_paths, 4,000 decisions, a quarter superseding: ``superseders`` over this,
+    # 0.97 ms a read, against 1.08 for the old dedicated statement's join, which parsed every
+    # row; 1.24 without the text search). A match of the text is only a candidate; json_each
+    # decides. Only for a few ids: SQLite refuses an expression deeper than 1,000 (a batch's
+    # relink asks for its every target at once).
+    clauses.append("o.supersedes IS NOT NULL")
+    if len(ids) <= PREFILTERED_IDS:
+        clauses.append(f"({' OR '.join('instr(o.supersedes, ?)' for _ in ids)})")
+        params.extend(json.dumps(target) for target in ids)  # as ``to_sqlite`` writes each
+    clauses.append(f"EXISTS (SELECT 1 FROM json_each(o.supersedes) m WHERE m.value IN ({', '.join('?' * len(ids))}))")
+    params.extend(ids)
+
+
+def _times(query: Find, clauses: list[str], params: list[object]) -> None:
+    """The conditions on moments: expiry, occurrence, the staleness mark's push."""
+    for moment, condition in (
+        (query.live_at, "(o.expires_at IS NULL OR o.expires_at > ?)"),
+        (query.occurred_before, "o.occurred_at < ?"),
+        (query.occurred_after, "o.occurred_at > ?"),
+        (query.marked_from, "(o.stale_at IS NULL OR o.stale_at >= ?)"),
+    ):
+        if moment is not None:
+            clauses.append(condition)
+            params.append(to_ms(moment))
+
+
+def _claims(query: Find) -> bool:
+    """Whether ``query`` asks for claims naming code: the rows of the claims' partial index."""
+    return bool(query.code_refs) and bool(query.observation_types) and set(query.observation_types) <= set(CLAIM_TYPES)
+
+
+def _source(query: Find) -> tuple[str, list[object]]:
+    """Where the rows are read from (``o``): the index of the sparsest condition ``query`` holds."""
+    if query.metadata_any:
+        # Per group, the rows of ``metadata_terms`` of its first pair joined with the others'
+        # on the same observation (CROSS JOIN keeps that order: a repository's term may be in
+        # every row); their union looked up by pk.
+        selects: list[str] = []
+        params: list[object] = []
+        for group in query.metadata_any:
+            terms = [metadata_term(key, value) for key, value in group]
+            if not terms:
+                continue  # an empty group matches nothing
+            joins = "".join(
+                f" CROSS JOIN metadata_terms t{n} ON t{n}.obs_pk = t0.obs_pk AND t{n}.term = ?"
+                for n in range(1, len(terms))
+            )
+            selects.append(f"SELECT t0.obs_pk FROM metadata_terms t0{joins} WHERE t0.term = ?")
+            params += [*terms[1:], terms[0]]
+        union = " UNION ".join(selects) or "SELECT NULL AS obs_pk WHERE 0"
+        return f"({union}) AS s CROSS JOIN observations o ON o.pk = s.obs_pk", params
+    if _claims(query):
+        # From the few claims naming code (a partial index), never from the terms: a path every
+        # push touches is named by thousands of pushes, and a push's write must not read them
+        # (docs/benchmarks.md, "What a push costs once many observations name its paths": 2,000
+        # pushes naming the path, 216.6 ms a push's write from the terms, 4.9 ms from here).
+        return f"observations o INDEXED BY {CLAIMS_INDEX}", []
+    if query.session_id is not None:
+        # The session's rows from their partial index, rather than the workspace walked in time
+        # order until one of the session turns up (a chat turn's write asks this). The previous
+        # turn through here: 34 us against the old dedicated statement's 25 (bench.find_paths,
+        # 50k records; most of it the tie-break by id, sorted among equal times), about 30 us per
+        # embedded batch next to the model's ~0.5 s (bench.ingest_throughput --count 2000: within
+        # its own spread, 58-71 obs/s before and after).
+        return "observations o INDEXED BY observations_session", []
+    if query.supersedes_any:
+        # From the partial index of the few observations that supersede others (the planner
+        # would rather walk the whole workspace in time order).
+        return "observations o INDEXED BY observations_superseding", []
+    return "observations o", []
