@@ -5,9 +5,16 @@ and metrics and the environment reset after every test. Helpers that tests impor
 from __future__ import annotations
 
 import os
+import signal
 from typing import TYPE_CHECKING
 
 import pytest
+
+# A suite started in the background (`make test &`, a runner that starts it so) has SIGINT ignored,
+# and every process it starts inherits that: a `serve` the tests stop as Ctrl-C does would never
+# stop (killed after 60 s, its WAL left behind). Ctrl-C means what it means in a terminal.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "NeuralMemoryTest")
 os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "neural-memory-test")
