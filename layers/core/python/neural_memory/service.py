@@ -11,7 +11,7 @@ supersession, the tier lifecycle, expansion).
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from functools import partial
 from typing import TYPE_CHECKING, Literal
 
@@ -67,9 +67,6 @@ from neural_memory.search.filters.model import compile_filter, filter_fields
 from neural_memory.search.pipeline import SearchPipeline
 from neural_memory.search.tiers import embeds, visible_after
 from neural_memory.stores.base import RecordChanged, lifecycle_state
-
-# Later than any stored moment: where a walk back through a session starts.
-END_OF_TIME = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -573,7 +570,7 @@ class Service:
             return
         now = self._clock()
         earlier = partial(self._earlier_turn, workspace_id)
-        turns = quoting(deleted, earlier, self.settings.turn_context, END_OF_TIME)
+        turns = quoting(self.store, workspace_id, deleted, self.settings.turn_context)
         if not turns:
             return
         items = [chunked(record, self.chunking, now) for record in turns]

@@ -75,29 +75,13 @@ def previous_in_session(store: Store, workspace_id: str, session_id: str, before
     return found[0] if found else None
 
 
-MAX_WALK = 1_000  # turns read back from a session's newest to find those after a deleted one
-
-
-def quoting(
-    deleted: ObservationRecord,
-    earlier: Callable[[str, datetime], ObservationRecord | None],
-    turns_before: int,
-    newest: datetime,
-) -> list[ObservationRecord]:
-    """The stored turns whose context chunk quotes ``deleted``: the ``turns_before`` turns after it
-    in its session, read back from the session's newest (``earlier`` before ``newest``); at most
-    ``MAX_WALK`` turns are read (a turn deleted deeper in a longer session: none found)."""
+def quoting(store: Store, workspace_id: str, deleted: ObservationRecord, turns_before: int) -> list[ObservationRecord]:
+    """The stored turns whose context chunk quotes ``deleted``: the ``turns_before`` observations
+    after it in its session (one ``find``)."""
     if not deleted.session_id or not is_chat_turn(deleted.observation_type, deleted.session_id):
         return []
-    after: list[ObservationRecord] = []
-    moment = newest
-    for _ in range(MAX_WALK):
-        record = earlier(deleted.session_id, moment)
-        if record is None or record.occurred_at <= deleted.occurred_at:
-            return after[-turns_before:]
-        after.append(record)
-        moment = record.occurred_at
-    return []
+    after = Find(session_id=deleted.session_id, occurred_after=deleted.occurred_at, limit=turns_before)
+    return list(store.find(workspace_id, after))
 
 
 def stored_before(
