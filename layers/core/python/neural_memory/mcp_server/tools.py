@@ -37,6 +37,7 @@ from neural_memory.models import (
     SearchResponse,
 )
 from neural_memory.models.agent_notes import AgentNote  # noqa: TC001 (the SDK reads the tool's signature at run time)
+from neural_memory.models.types import RerankMode
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -110,6 +111,12 @@ Mode = Annotated[
     Literal["hybrid", "semantic", "keyword"],
     Field(description="hybrid (default: meaning and keywords), semantic (meaning only) or keyword (exact words)"),
 ]
+Rerank = Annotated[
+    RerankMode,
+    Field(description="How to reorder the candidates: fast (no rerank), balanced (default: Cohere where configured), "
+          "thorough (Cohere, then the LLM decides), local (a cross-encoder pulled with `neural-memory models pull`). "
+          "Each falls back to fast when its provider is missing; the reply's `degraded` says so."),
+]  # fmt: skip
 Filters = Annotated[
     SearchFilters | None,
     Field(description="Optional filters, combined with AND (docs/api.md): sourceTypes, observationTypes, "
@@ -169,8 +176,9 @@ def build_server(backend: MemoryBackend, clock: Callable[[], datetime] = utcnow)
         filters: Filters = None,
         topK: Annotated[int, Field(ge=1, le=100, description="How many memories at most (default 10).")] = 10,
         mode: Mode = "hybrid",
+        rerank: Rerank = "balanced",
     ) -> Annotated[CallToolResult, SearchResponse]:
-        reply = await _served(backend.search(_asking("query", query, topK, mode, filters)))
+        reply = await _served(backend.search(_asking("query", query, topK, mode, filters) | {"rerank": rerank}))
         return _result(search_summary(query, reply), reply)
 
     @server.tool(

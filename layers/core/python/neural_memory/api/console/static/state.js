@@ -3,7 +3,7 @@
 export const FIELDS = { sourceTypes: "source", observationTypes: "type", actorNames: "actor", tiers: "tier" };
 const CHOICES = {
   mode: ["hybrid", "semantic", "keyword"],
-  rerank: ["fast", "balanced", "thorough"],
+  rerank: ["fast", "balanced", "thorough", "local"],
   range: ["", "24h", "7d", "30d", "custom"],
   tab: ["results", "answer", "note"],
 };
