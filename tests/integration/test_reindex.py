@@ -274,6 +274,36 @@ def test_the_cli_reindexes_lists_and_drops(
     assert main(["reindex", *flags, "--drop", "nm-000001"]) == 1
 
 
+def test_the_cli_goes_on_past_a_workspace_another_run_holds(
+    old: Service, osmem_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from neural_memory.local.cli import main
+
+    monkeypatch.setenv("NM_OPENSEARCH_INDEX", ALIAS)
+    monkeypatch.setenv("NM_OPENSEARCH_REPLICAS", "0")
+    flags = ["--store", "opensearch", "--opensearch-url", osmem_url, "--embedder", "none", "--data-dir", str(tmp_path)]
+    assert main(["migrate-index", *flags]) == 0
+    client = old.store._client  # type: ignore[attr-defined]
+    acme, globex = workspace_alias(ALIAS, "acme"), workspace_alias(ALIAS, "globex")
+    held = OpenSearchAdmin(client, acme, replicas=0)
+    prefixed = Service(OpenSearchStore(client, ALIAS, refresh="true"), None, old.settings)  # as the CLI: no model
+    codes: list[int] = []
+
+    def the_cli_meanwhile(copied: int, total: int) -> None:
+        if not codes:
+            capsys.readouterr()
+            codes.append(main(["reindex", *flags, "--batch", "5"]))
+
+    # Given a reindex of acme's index under way (holding its claim), When the CLI reindexes every workspace
+    assert Reindexer(prefixed, held, batch_size=4).run(progress=the_cli_meanwhile).swapped  # on the clock the CLI reads
+    out, err = capsys.readouterr()
+    # Then it says acme is busy, still reindexes globex, and exits 1 so a script runs it again
+    assert codes == [1]
+    assert f"not now: another reindex into {acme}-000002 holds its claim" in err
+    assert f"busy, run again later: {acme}" in err
+    assert f"{globex}-000001 -> {globex}-000002: 1/1 observations copied" in out and "swapped in" in out
+
+
 def test_one_reindex_at_a_time(old: Service, settings: Settings) -> None:
     client = old.store._client  # type: ignore[attr-defined]
     admin = OpenSearchAdmin(client, ALIAS, replicas=0)

@@ -41,6 +41,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     # Workspaces created from now on are built for this model; the existing ones are reindexed.
     print(indices.put_template(*space_of(service.embedder)))
     swapped_all = True
+    busy_workspaces: list[str] = []
     for admin in admins:
         bar = None
 
@@ -53,8 +54,10 @@ def cmd_reindex(args: argparse.Namespace) -> int:
         try:
             report = Reindexer(service, admin, batch_size=args.batch).run(progress=progress, force=args.force)
         except ReindexBusy as busy:
+            # One workspace held by another run (the schedule, an operator) does not stop the others.
             print(f"not now: {busy}", file=sys.stderr)
-            return 1
+            busy_workspaces.append(admin.alias)
+            continue
         finally:
             if bar is not None:
                 bar.close()
@@ -64,7 +67,9 @@ def cmd_reindex(args: argparse.Namespace) -> int:
         if report.swapped and report.source:
             print(f"the old index {report.source} is kept: `neural-memory reindex --drop {report.source}` deletes it")
         swapped_all &= report.swapped or report.source is None
-    return 0 if swapped_all else 1
+    if busy_workspaces:
+        print(f"busy, run again later: {', '.join(busy_workspaces)}", file=sys.stderr)
+    return 0 if swapped_all and not busy_workspaces else 1
 
 
 def _list_or_drop(admins: list[OpenSearchAdmin], drop: str | None) -> int:
