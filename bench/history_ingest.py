@@ -4,8 +4,8 @@
 
 End to end, as ``neural-memory import git`` runs it (the real local model included): the clone's
 first-parent history read once, every push and merged pull request through the webhooks'
-normalizers and ``Service.index`` in batches, with the default settings (pushes are E, merged
-pull requests C: past their window they are written by their words only). Prints events/s over
+normalizers and ``Service.index`` in batches, with the default settings (pushes are E, never
+embedded; merged pull requests A, embedded by the local model). Prints events/s over
 the whole import, the seconds of the first and the last ``--window`` events, and their ratio: a
 per-event cost that grows with history shows as a ratio over 1 — and so does a history whose
 later events are of costlier kinds (a decade of pushes before pull requests, which are embedded,
