@@ -212,3 +212,25 @@ def test_the_paths_a_merge_of_the_main_line_brought_count_as_its_changes(repo: d
     assert touches[repo["merge"]] == ["src/app/cookies.py"]
     assert touches[repo["stable"]] == ["src/app/headers.py"]
     assert touches[repo["side"]] == ["src/app/headers.py"]
+
+
+def test_eval_history_finds_a_changelog_by_its_usual_names_or_the_one_named(tmp_path: Path) -> None:
+    from neural_memory.history.git import GitHistory, GitHistoryError
+    from neural_memory.local.history_eval import find_changelog, run
+
+    root = tmp_path / "named"
+    root.mkdir()
+    _git(root, "init", "-q", "-b", "main")
+    _commit(root, "docs/history.txt", "- Fix the parser for nested tags (#7)\n", "History in docs")
+    _commit(root, "src/notes.md", "- not a changelog (#8)\n", "A file under another folder")
+    history = GitHistory(root, repo="acme/named")
+    # Given no file of the usual list, When eval-history looks, Then a file named like a changelog
+    # in a docs folder is found (any case, .txt too), and nothing under other folders
+    assert find_changelog(history) == ("docs/history.txt", "- Fix the parser for nested tags (#7)\n")
+    # And a top-level one comes first
+    _commit(root, "NEWS", "- Add nested tags (#9)\n", "News at the top")
+    assert find_changelog(history) == ("NEWS", "- Add nested tags (#9)\n")
+    # And --changelog names one outright; a path the tree lacks is an error, not an empty score
+    assert find_changelog(history, "src/notes.md") == ("src/notes.md", "- not a changelog (#8)\n")
+    with pytest.raises(GitHistoryError, match="'CHANGES.md' is not a file"):
+        run(root, "acme/named", None, Settings(data_dir=tmp_path / "data"), "CHANGES.md")

@@ -95,12 +95,34 @@ def changelog_entries(text: str) -> list[ChangelogEntry]:
     return entries
 
 
-def find_changelog(history: GitHistory) -> tuple[str, str] | None:
-    """The first changelog file of ``CHANGELOGS`` in the branch's newest tree: (path, text)."""
-    for path in CHANGELOGS:
-        text = history.show(path)
+# Beyond the usual names: a file whose name (case aside) is one of these, with one of these
+# extensions or none, at the top of the tree or in a docs folder (``HISTORY.txt``, ``docs/changes.rst``).
+_CHANGELOG_STEMS = frozenset({"changes", "changelog", "history", "news", "release-notes", "releases", "whatsnew"})
+_CHANGELOG_SUFFIXES = ("", ".md", ".rst", ".txt", ".markdown")
+_DOCS_FOLDERS = ("", "docs/", "doc/", "doc/en/")
+
+
+def find_changelog(history: GitHistory, path: str | None = None) -> tuple[str, str] | None:
+    """The changelog in the branch's newest tree, (path, text): ``path`` when given, else the
+    first of ``CHANGELOGS``, else the first file of the tree named like one (``_CHANGELOG_STEMS``),
+    the top level before the docs folders."""
+    for candidate in [path] if path else CHANGELOGS:
+        text = history.show(candidate)
         if text is not None:
-            return path, text
+            return candidate, text
+    if path:
+        return None
+    files = history.files()
+    for folder in _DOCS_FOLDERS:
+        for name in sorted(files):
+            rest = name[len(folder) :] if name.startswith(folder) else None
+            if rest is None or "/" in rest:
+                continue
+            stem, dot, suffix = rest.lower().partition(".")
+            if stem in _CHANGELOG_STEMS and (dot + suffix) in _CHANGELOG_SUFFIXES:
+                text = history.show(name)
+                if text is not None:
+                    return name, text
     return None
 
 
@@ -443,10 +465,13 @@ def _events_marked(service: Service, history: GitHistory, shas: list[str]) -> in
     )
 
 
-def run(path: Path, repo: str | None, pr_tier: Tier | None, settings: Settings) -> dict[str, Any]:
-    """Import ``path``'s history into a temporary store and score it."""
+def run(
+    path: Path, repo: str | None, pr_tier: Tier | None, settings: Settings, changelog_path: str | None = None
+) -> dict[str, Any]:
+    """Import ``path``'s history into a temporary store and score it (changes against
+    ``changelog_path`` when given, else the changelog ``find_changelog`` finds)."""
     from neural_memory.clock import utcnow
-    from neural_memory.history.git import GitHistory
+    from neural_memory.history.git import GitHistory, GitHistoryError
     from neural_memory.local.eval_service import evaluation_service
 
     history = GitHistory(path, repo=repo)
@@ -454,7 +479,9 @@ def run(path: Path, repo: str | None, pr_tier: Tier | None, settings: Settings) 
         policy = {WORKSPACE: {"pull_request_merged": pr_tier}}
         settings = settings.model_copy(update={"workspace_tier_policy": policy})
     now = utcnow()
-    changelog = find_changelog(history)
+    changelog = find_changelog(history, changelog_path)
+    if changelog_path and changelog is None:
+        raise GitHistoryError(f"{changelog_path!r} is not a file of {history.branch}'s newest tree")
     entries = changelog_entries(changelog[1]) if changelog else []
     with evaluation_service(settings, clock=lambda: now) as service:
         facts = imported(history, service)

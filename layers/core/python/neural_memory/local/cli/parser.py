@@ -283,6 +283,9 @@ def build_parser() -> argparse.ArgumentParser:
     eval_history.add_argument("path", help="a clone (work tree or bare) of a repository with a changelog")
     eval_history.add_argument("--repo", help="owner/name, when the clone's origin does not say")
     eval_history.add_argument("--pr-tier", choices=["A", "C", "E"], help="the tier of merged PRs for this run")
+    eval_history.add_argument(
+        "--changelog", metavar="PATH", help="the changelog in the tree (default: CHANGES.rst, HISTORY.md, … found)"
+    )
     eval_history.add_argument("--json", action="store_true", help="print only the JSON line")
     data_dir(eval_history)
     eval_history.set_defaults(func=cmd_eval_history)

@@ -26,7 +26,7 @@ def cmd_eval_history(args: argparse.Namespace) -> int:
     if not (os.getenv("POWERTOOLS_LOG_LEVEL") or os.getenv("LOG_LEVEL")):
         logger.setLevel(logging.WARNING)  # a "search complete" line per search would bury the report
     try:
-        result = history_eval.run(Path(args.path), args.repo, args.pr_tier, cli_settings(args))
+        result = history_eval.run(Path(args.path), args.repo, args.pr_tier, cli_settings(args), args.changelog)
     except GitHistoryError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
