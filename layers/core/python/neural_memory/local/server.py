@@ -131,7 +131,12 @@ class LocalApiServer:
         """Stop serving: the event loop closes every socket and returns from ``serve_forever``."""
         from waitress import wasyncore
 
-        self._server.trigger.pull_trigger(lambda: wasyncore.close_all(self._server._map))
+        try:
+            self._server.trigger.pull_trigger(lambda: wasyncore.close_all(self._server._map))
+        except OSError:
+            # The loop's wake-up pipe is already closed (seen once in a loaded test run: EBADF at
+            # a fixture's teardown), so the loop cannot be asked: close every socket from here.
+            wasyncore.close_all(self._server._map)
 
     def server_close(self) -> None:
         """Let the worker threads finish their requests and stop."""
