@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from neural_memory.errors import ConfigurationError
+from neural_memory.ingest import lifecycle
 from neural_memory.models import SearchRequest
 from neural_memory.service import Service
 from neural_memory.stores.opensearch.index import OpenSearchAdmin
@@ -105,7 +106,7 @@ def test_an_index_of_a_deployment_takes_the_new_fields_at_the_bootstrap_and_ever
     fresh = SearchRequest.model_validate(body | {"filters": {"fresh": True}})
     assert "before" not in {r.id for r in service.search(WS, fresh, "r").results}
     # And the maintenance archives the E observations (archived_at)
-    assert service.store.archive_execution(NOW, NOW) == 2  # the CI run and the push
+    assert lifecycle.archive_execution(service.store, NOW, NOW) == 2  # the CI run and the push
 
 
 def test_a_bootstrap_that_reindexes_for_another_model_adds_the_fields_to_the_live_index_first(

@@ -17,6 +17,7 @@ from neural_memory.auth.keys import issue_key
 from neural_memory.auth.sqlite import SqliteKeyStore
 from neural_memory.clock import utcnow
 from neural_memory.errors import Conflict, NotFound
+from neural_memory.ingest import lifecycle
 from neural_memory.local.gateway import LocalGateway
 from neural_memory.models import AnswerRequest, SearchRequest
 from neural_memory.search.expansion import reply_bytes
@@ -248,10 +249,10 @@ def test_archiving_drops_the_vectors_a_recurrence_gave(svc: Service) -> None:  #
     assert all(svc.store.get(WS, f"e-{n}").embedded_at is not None for n in range(3))  # type: ignore[union-attr]
     chunks = [(f"e-{n}", 0) for n in range(3)]
     assert svc.embedder is not None and len(svc.store.chunk_vectors(WS, svc.embedder.model_id, chunks)) == 3
-    assert svc.store.vectors_due(NOW, 10) == {}
+    assert lifecycle.vectors_due(svc.store, NOW, 10) == {}
     # When the maintenance archives them, Then their vectors go, once, and they are still found by keyword
     assert svc.maintain(NOW) == {"purged": 0, "archived": 3, "unembedded": 3}
-    assert svc.store.vectors_due(NOW, 10) == {}
+    assert lifecycle.vectors_due(svc.store, NOW, 10) == {}
     assert svc.store.chunk_vectors(WS, svc.embedder.model_id, chunks) == {}
     assert {"e-0", "e-1", "e-2"} <= set(found(svc, "build failed", collapseDuplicates=False))
 

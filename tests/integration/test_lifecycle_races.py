@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from neural_memory.errors import Conflict
+from neural_memory.ingest import lifecycle
 from neural_memory.ingest.ids import recurrence_key
 from neural_memory.ingest.lifecycle import embedded
 from neural_memory.models import SearchRequest
@@ -106,7 +107,7 @@ def test_a_promotion_and_a_citation_made_while_a_post_is_written_are_kept(svc: S
     assert embedder.entered.wait(20)
     # When c1 is promoted and cited meanwhile
     service.promote(WS, "c1", "kept", "key:k", "r")
-    assert service.store.note_citations(WS, ["c1"]) == {"c1": 1}
+    assert lifecycle.note_citations(service.store, WS, ["c1"]) == {"c1": 1}
     embedder.release.set()
     writer.join(20)
     # Then the edit is stored, and so are the promotion and the count
@@ -154,10 +155,10 @@ def test_the_stores_conditional_writes_leave_a_changed_record_alone(svc: Service
     assert c1 is not None
     # restate: refused, naming the record as it is, when a checked value differs
     with pytest.raises(RecordChanged) as refused:
-        store.restate(WS, "c1", {"tier": "A", "expires_at": None}, {"tier": "E"})
+        lifecycle.restate(store, WS, "c1", {"tier": "A", "expires_at": None}, {"tier": "E"})
     assert refused.value.record.tier == "C" and store.get(WS, "c1") == c1
     # upsert: an item whose state was read before a change (a citation since) is left out
-    store.note_citations(WS, ["c1"])
+    lifecycle.note_citations(store, WS, ["c1"])
     edit = svc._prepare(WS, turn("c1", "retry policy, edited"), NOW)
     outcome = store.upsert(WS, [edit], {"c1": lifecycle_state(c1)})
     assert (outcome.stale, outcome.updated) == (["c1"], [])
@@ -307,7 +308,7 @@ def test_a_reindex_gives_older_e_observations_their_recurrence_key(osmem_url: st
         client.update(index="nm", id=doc_id(WS, observation_id, 0), body={"doc": {"recurrence_key": None}})
     client.indices.refresh(index="nm")
     key = recurrence_key("CI run 4121 failed", "Build 4121 failed after 221 s: test_login timed out")
-    assert old.store.recurrences(WS, [key], 10) == {}
+    assert lifecycle.recurrences(old.store, WS, [key], 10) == {}
     # When the index is rebuilt (for another model)
     model_b = HashEmbedder(dimension=32)
     new = Service(
@@ -315,5 +316,5 @@ def test_a_reindex_gives_older_e_observations_their_recurrence_key(osmem_url: st
     )
     assert Reindexer(new, admin, 100, clock=lambda: NOW + timedelta(minutes=2)).run().swapped
     # Then the copies carry the key, and the next occurrence recurs with them
-    assert new.store.recurrences(WS, [key], 10)[key].count == 2
+    assert lifecycle.recurrences(new.store, WS, [key], 10)[key].count == 2
     _recurs_with_the_older_ones(new)

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from neural_memory.ingest import lifecycle
 from neural_memory.search import bm25
 from neural_memory.search.filters.model import Filter
 from neural_memory.stores.sqlite.store import SqliteStore
@@ -114,7 +115,7 @@ def _apply(stores: list[SqliteStore], op: tuple[int, Any]) -> None:
         store.close()
         stores[which] = SqliteStore(store._path)
     else:
-        store.purge_expired(NOW)
+        lifecycle.purge_expired(store, NOW)
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

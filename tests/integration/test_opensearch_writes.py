@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from neural_memory.errors import ConfigurationError, StoreRejected
+from neural_memory.ingest import lifecycle
 from neural_memory.ingest.prepare import prepare
 from neural_memory.search.tiers import DEFAULT_POLICY
 from neural_memory.settings import Settings
@@ -140,7 +141,7 @@ def test_a_purge_larger_than_one_slice_completes(osmem_url: str) -> None:
     store.upsert("acme", [prepare(o, now=NOW, policy=DEFAULT_POLICY, ttl_days=7) for o in expired])
     store.upsert("acme", _items(2))  # not expired
     # When the purge runs 8 days later
-    purged = store.purge_expired(NOW + timedelta(days=8))
+    purged = lifecycle.purge_expired(store, NOW + timedelta(days=8))
     # Then every expired observation is gone, in several requests, and the others stay
     assert purged == 7
     assert store.count("acme") == 2

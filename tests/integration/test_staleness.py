@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from neural_memory.auth.factory import build_key_store
 from neural_memory.engineering.staleness import referencing, set_marks
+from neural_memory.ingest import lifecycle
 from neural_memory.ingest.normalizers import normalize_eventbridge
 from neural_memory.local.gateway import LocalGateway
 from neural_memory.models import SearchRequest
@@ -218,7 +219,7 @@ def test_every_observation_naming_a_path_is_found_however_many(svc: Service, mon
 def test_an_archived_push_still_marks_and_links(svc: Service) -> None:
     # Given the push (tier E), archived by the daily maintenance (left out of search by default)
     svc.index("acme", _normalized(_push()))
-    assert svc.store.archive_execution(AFTER, NOW) == 1
+    assert lifecycle.archive_execution(svc.store, AFTER, NOW) == 1
     # When a note about the code it touched, older than it, is written
     svc.index("acme", [_noted("before", BEFORE, metadata={"commitSha": FIX_SHA})])
     # Then the archived push still marks it: archiving hides it from search, not from its history

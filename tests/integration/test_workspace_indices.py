@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from neural_memory.errors import ConfigurationError
+from neural_memory.ingest import lifecycle
 from neural_memory.search.filters.model import Filter
 from neural_memory.service import Service
 from neural_memory.stores.opensearch.index import OpenSearchAdmin
@@ -48,7 +49,7 @@ def test_a_workspaces_first_write_creates_its_index_from_the_template(osmem_url:
     # create nothing, and a write is refused naming the bootstrap, leaving no index behind (never
     # one auto-created by a write to the alias)
     assert _found(svc, "acme", "deploy") == set() and svc.store.count("acme") == 0
-    assert svc.store.get("acme", "a1") is None and svc.store.purge_expired(NOW) == 0
+    assert svc.store.get("acme", "a1") is None and lifecycle.purge_expired(svc.store, NOW) == 0
     with pytest.raises(ConfigurationError, match="bootstrap"):
         svc.index("acme", [note("a1", "deploy note")])
     assert client.indices.get(index=f"{PREFIX}-ws-*") == {}

@@ -239,7 +239,7 @@ class Service:
         if not cited:
             return
         try:
-            counts = self.store.note_citations(workspace_id, cited)
+            counts = lifecycle.note_citations(self.store, workspace_id, cited)
             for observation_id, count in sorted(counts.items()):
                 if count >= self.settings.promote_after_citations:
                     try:
@@ -254,7 +254,7 @@ class Service:
 
     def _promote(self, workspace_id: str, observation_id: str, by: str, reason: str) -> ObservationRecord:
         """C -> A (``lifecycle.promotion``): ``NotFound`` or ``Conflict``, naming why. The store
-        promotes only the state checked (``restate``'s ``expected``), so of racing promotions one
+        promotes only the state checked (``lifecycle.restate``'s ``expected``), so of racing promotions one
         wins and the others get the ``Conflict`` naming who promoted it."""
         record = self.store.get(workspace_id, observation_id)
         for _ in range(PROMOTE_ATTEMPTS):
@@ -263,7 +263,7 @@ class Service:
             fields = lifecycle.promotion(record, self._clock(), by=by, reason=reason)
             checked = {"tier": record.tier, "expires_at": record.expires_at, "promoted_at": record.promoted_at}
             try:
-                promoted = self.store.restate(workspace_id, observation_id, fields, checked)
+                promoted = lifecycle.restate(self.store, workspace_id, observation_id, fields, checked)
             except RecordChanged as exc:  # promoted (or re-ingested) since it was read: judge it again
                 record = exc.record
                 continue
@@ -438,13 +438,22 @@ class Service:
                 batch.setdefault(record.recurrence_key, set()).add(record.id)
         if not batch:
             return []
-        stored = self.store.recurrences(workspace_id, sorted(batch), RECURRENCE_BATCH)
+
+        def occurrences(key: str, stored: int) -> int:
+            ids = batch[key]
+            rewritten = sum(1 for i in ids if (p := previous.get(i)) is not None and p.recurrence_key == key)
+            return stored - rewritten + len(ids)
+
+        # The earlier occurrences not embedded yet are listed only for the keys that now recur.
+        def recurring(key: str, stored: int) -> bool:
+            return occurrences(key, stored) >= needed
+
+        stored = lifecycle.recurrences(self.store, workspace_id, sorted(batch), RECURRENCE_BATCH, recurring)
         recurs: set[str] = set()
         earlier: list[str] = []
         for key, ids in batch.items():
             found = stored.get(key)
-            rewritten = sum(1 for i in ids if (p := previous.get(i)) is not None and p.recurrence_key == key)
-            if (found.count if found else 0) - rewritten + len(ids) >= needed:
+            if occurrences(key, found.count if found else 0) >= needed:
                 recurs.add(key)
                 earlier += [i for i in (found.unembedded if found else []) if i not in ids]
         for n, item in enumerate(items):
@@ -581,8 +590,8 @@ class Service:
     def purge_expired(self, now: datetime) -> int:
         """Delete every expired observation (all workspaces); what they superseded is current
         again. Returns how many went."""
-        released = self.store.expiring_links(now)
-        purged = self.store.purge_expired(now)
+        released = supersession.expiring_links(self.store, now)
+        purged = lifecycle.purge_expired(self.store, now)
         for workspace_id, targets in released.items():
             supersession.unmark_deleted(self.store, workspace_id, sorted(set(targets)))
         return purged
@@ -593,14 +602,14 @@ class Service:
         days = self.settings.archive_execution_after_days
         if not days:
             return 0
-        return self.store.archive_execution(now - timedelta(days=days), now)
+        return lifecycle.archive_execution(self.store, now - timedelta(days=days), now)
 
     def unembed_due(self, now: datetime) -> int:
         """Drop the vectors of the observations no longer embedded at ``now`` (``tiers.embeds``:
         C past its window, E archived): each is written again with lexical chunks only, if its
         lifecycle state is still the one read. Returns how many."""
         done, seen = 0, set[tuple[str, str]]()
-        while due := self.store.vectors_due(now, UNEMBED_BATCH):
+        while due := lifecycle.vectors_due(self.store, now, UNEMBED_BATCH):
             fresh = {(workspace_id, i) for workspace_id, ids in due.items() for i in ids} - seen
             if not fresh:  # nothing written since the last round: leave the rest to the next run
                 break

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from neural_memory.clock import from_iso, to_iso
 from neural_memory.errors import BackendUnavailable, StoreRejected
@@ -47,15 +47,16 @@ from neural_memory.stores.base import (
     LIFECYCLE_FIELDS,
     PATCHED_FIELDS,
     IndexedObservation,
-    RecordChanged,
-    Recurrence,
+    Patched,
     lifecycle_state,
     touches_code,
 )
+from neural_memory.stores.find import COUNTED_BY, Find, Matching
 from neural_memory.stores.opensearch.dsl import (
     NO_EMBEDDING,
     cosine_from_score,
     find_body,
+    find_query,
     knn_body,
     lexical_body,
     render_opensearch,
@@ -66,17 +67,17 @@ from neural_memory.stores.opensearch.workspace_indices import WorkspaceIndices, 
 from neural_memory.stores.record_fields import RECORD_FIELDS
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping, Sequence
+    from collections.abc import Callable, Iterator, Mapping, Sequence
     from datetime import datetime
 
     from neural_memory.models import Vector
-    from neural_memory.stores.find import Find
 
 MARK_PAGE = 5_000  # chunks read per request when marking an observation's chunks superseded
 FACET_SHARD_SIZE = 1_000  # values per field each shard returns to a facets request (the API shows <= 100)
 # Chunks one purge request deletes: each finishes well inside the client's timeout, however large
 # the whole purge is.
 PURGE_SLICE = 5_000
+COUNT_PAGE = 1_000  # values per page of a count by a field (a composite aggregation)
 _VERSION_CONFLICT = 409  # an ``if_seq_no``/``if_primary_term`` or ``create`` action lost its race
 _VECTOR_DIMENSION_MISMATCH = "Vector dimension mismatch"  # the k-NN plugin's refusal of a vector
 _UNKNOWN_FIELD = "strict_dynamic_mapping_exception"  # a field the index's strict mapping lacks
@@ -446,97 +447,95 @@ class OpenSearchStore:
             },
         )
 
-    def patch(self, workspace_id: str, changes: Mapping[str, Mapping[str, object]]) -> None:
-        """Set (or clear, with None) ``PATCHED_FIELDS`` on every chunk of these observations."""
-        if not changes:
-            return
-        docs: dict[str, dict[str, Any]] = {}
-        for observation_id, fields in changes.items():
-            if not set(fields) <= PATCHED_FIELDS:
-                raise ValueError(f"patch sets only {sorted(PATCHED_FIELDS)}, not {sorted(set(fields))}")
-            docs[observation_id] = {
-                DOC_NAMES.get(f.name, f.name): f.to_document(fields[f.name]) for f in RECORD_FIELDS if f.name in fields
-            }
-        query = {
-            "bool": {"filter": [{"term": {"workspace_id": workspace_id}}, {"terms": {"observation_id": list(docs)}}]}
-        }
-        # Page through the chunks (a long observation has hundreds), so none is left unmarked.
-        body: dict[str, Any] = {
-            "query": query,
-            "size": MARK_PAGE,
-            "_source": ["observation_id"],
-            "sort": [{"observation_id": "asc"}, {"chunk_no": "asc"}],
-        }
-        marks: dict[str, dict[str, Any]] = {}
-        while hits := self._call(self._client.search, index=self._index_of(workspace_id), body=body)["hits"]["hits"]:
-            marks |= {h["_id"]: docs[h["_source"]["observation_id"]] for h in hits}
-            body["search_after"] = hits[-1]["sort"]
-        refused = self._bulk(self._index_of(workspace_id), marks, op="update")
-        if refused:
-            raise StoreRejected("OpenSearch refused marks: " + "; ".join(list(refused.values())[:5]))
+    def patch(
+        self,
+        workspace_id: str,
+        changes: Mapping[str, Mapping[str, object]] | Matching,
+        expected: Mapping[str, Mapping[str, object]] | None = None,
+    ) -> Patched:
+        """Set (or clear, with None: a promoted observation's ``expires_at`` stops matching the
+        TTL filter) ``PATCHED_FIELDS`` on every chunk of these observations. With ``expected``,
+        chunk 0 (the record) is updated first, conditionally on the version whose values were
+        compared (``if_seq_no``/``if_primary_term``): of racing writers one wins, the others find
+        the record in ``changed``; its other chunks follow."""
+        index = self._index_of(workspace_id)
+        if isinstance(changes, Matching):
+            query = find_query(workspace_id, changes.find, every_chunk=True)
+            doc = _patch_doc(changes.fields)
+            return Patched(ids=self._update_chunks(index, query, lambda _: doc))
+        docs = {i: _patch_doc(fields) for i, fields in changes.items()}
+        outcome = Patched()
+        conditional = [i for i in docs if expected and i in expected]
+        if conditional and expected:
+            self._patch_first(workspace_id, {i: docs[i] for i in conditional}, expected, outcome)
+        # The conditioned ids' chunk 0s are written: their other chunks follow (never chunk 0
+        # again, which a later writer may have changed since).
+        written = list(outcome.ids)
+        for ids, from_chunk in (([i for i in docs if i not in conditional], 0), (written, 1)):
+            for start in range(0, len(ids), MARK_PAGE):
+                filters = [
+                    {"term": {"workspace_id": workspace_id}},
+                    {"terms": {"observation_id": ids[start : start + MARK_PAGE]}},
+                    {"range": {"chunk_no": {"gte": from_chunk}}},
+                ]
+                found = self._update_chunks(index, {"bool": {"filter": filters}}, docs.__getitem__)
+                if from_chunk == 0:
+                    outcome.ids += found
+        return outcome
 
-    def _update_chunks(self, index: str, query: dict[str, Any], doc: dict[str, Any]) -> int:
-        """Set the fields of ``doc`` on every chunk matching ``query`` in ``index`` (an alias over
+    def _patch_first(
+        self,
+        workspace_id: str,
+        docs: Mapping[str, dict[str, Any]],
+        expected: Mapping[str, Mapping[str, object]],
+        outcome: Patched,
+    ) -> None:
+        """Update the chunk 0s of ``docs`` whose record holds the values ``expected``,
+        conditionally on the version read; the others (and the losers of a race) go to
+        ``outcome.changed`` as they now stand, the written to ``outcome.ids``; absent ids to neither."""
+        index = self._index_of(workspace_id)
+        firsts = [doc_id(workspace_id, i, 0) for i in docs]
+        found = self._call(self._client.mget, index=index, body={"ids": firsts})["docs"]
+        actions: dict[str, dict[str, Any]] = {}
+        versions: dict[str, dict[str, Any]] = {}
+        for doc in found:
+            if not doc.get("found") or doc["_source"].get("workspace_id") != workspace_id:
+                continue
+            record = _record(doc["_source"], doc["_source"].get("content", ""))
+            if any(getattr(record, name) != value for name, value in expected[record.id].items()):
+                outcome.changed[record.id] = record
+                continue
+            actions[doc["_id"]] = docs[record.id]
+            versions[doc["_id"]] = {"if_seq_no": doc["_seq_no"], "if_primary_term": doc["_primary_term"]}
+        conflicts: set[str] = set()
+        refused = self._bulk(index, actions, op="update", conditions=versions, conflicts=conflicts)
+        if refused:
+            raise StoreRejected("OpenSearch refused lifecycle marks: " + "; ".join(list(refused.values())[:5]))
+        lost = [_observation_of(_id, workspace_id) for _id in sorted(conflicts)]
+        outcome.changed |= self.get_many(workspace_id, lost)
+        outcome.ids += [_observation_of(_id, workspace_id) for _id in actions if _id not in conflicts]
+
+    def _update_chunks(self, index: str, query: dict[str, Any], doc: Callable[[str], dict[str, Any]]) -> list[str]:
+        """Set the fields of ``doc`` (by observation id) on every chunk matching ``query`` in ``index`` (an alias over
         several: each chunk is updated in the index the search found it in), a page of ``MARK_PAGE`` at a
-        time (an observation may have hundreds); returns how many observations (chunk 0s) changed."""
+        time (an observation may have hundreds); returns the observations whose chunk 0 changed."""
         body: dict[str, Any] = {
             "query": query,
             "size": MARK_PAGE,
             "_source": ["workspace_id", "observation_id", "chunk_no"],
             "sort": [{"workspace_id": "asc"}, {"observation_id": "asc"}, {"chunk_no": "asc"}],
         }
-        changed = 0
+        changed: list[str] = []
         while hits := self._call(self._client.search, index=index, body=body)["hits"]["hits"]:
             found: dict[str, dict[str, dict[str, Any]]] = {}
             for h in hits:
-                found.setdefault(h["_index"], {})[h["_id"]] = doc
+                found.setdefault(h["_index"], {})[h["_id"]] = doc(h["_source"]["observation_id"])
             refused = {k: v for name, marks in found.items() for k, v in self._bulk(name, marks, op="update").items()}
             if refused:
                 raise StoreRejected("OpenSearch refused lifecycle marks: " + "; ".join(list(refused.values())[:5]))
-            changed += sum(1 for h in hits if h["_source"].get("chunk_no") == 0)
+            changed += [str(h["_source"]["observation_id"]) for h in hits if h["_source"].get("chunk_no") == 0]
             body["search_after"] = hits[-1]["sort"]
         return changed
-
-    def restate(
-        self,
-        workspace_id: str,
-        observation_id: str,
-        fields: Mapping[str, object],
-        expected: Mapping[str, object] | None = None,
-    ) -> ObservationRecord | None:
-        """Set lifecycle fields on every chunk of the observation (a null removes one, so a
-        promoted observation's ``expires_at`` stops matching the TTL filter). With ``expected``,
-        chunk 0 (the record) is updated first, conditionally on the version whose values were
-        compared (``if_seq_no``/``if_primary_term``): of racing callers one wins, the others get
-        ``RecordChanged``."""
-        if not fields or not set(fields) <= LIFECYCLE_FIELDS:
-            raise ValueError(f"restate sets only {sorted(LIFECYCLE_FIELDS)}, not {sorted(set(fields))}")
-        first = doc_id(workspace_id, observation_id, 0)
-        found = self._call(self._client.mget, index=self._index_of(workspace_id), body={"ids": [first]})["docs"][0]
-        if not found.get("found") or found["_source"].get("workspace_id") != workspace_id:
-            return None
-        doc = {DOC_NAMES.get(f.name, f.name): f.to_document(fields[f.name]) for f in RECORD_FIELDS if f.name in fields}
-        if expected:
-            record = _record(found["_source"], found["_source"].get("content", ""))
-            if any(getattr(record, name) != value for name, value in expected.items()):
-                raise RecordChanged(record)
-            conflicts: set[str] = set()
-            version = {first: {"if_seq_no": found["_seq_no"], "if_primary_term": found["_primary_term"]}}
-            refused = self._bulk(
-                self._index_of(workspace_id), {first: doc}, op="update", conditions=version, conflicts=conflicts
-            )
-            if refused:
-                raise StoreRejected("OpenSearch refused lifecycle marks: " + "; ".join(refused.values()))
-            if conflicts:
-                now = self.get(workspace_id, observation_id)
-                if now is None:
-                    return None
-                raise RecordChanged(now)
-        query = {
-            "bool": {"filter": [{"term": {"workspace_id": workspace_id}}, {"term": {"observation_id": observation_id}}]}
-        }
-        self._update_chunks(self._index_of(workspace_id), query, doc)
-        return self.get(workspace_id, observation_id)
 
     def embed_stored(self, workspace_id: str, items: Sequence[IndexedObservation]) -> list[str]:
         """Index these chunks (with vectors) and ``embedded_at`` over stored, unembedded
@@ -600,146 +599,37 @@ class OpenSearchStore:
         if marks and (refused := self._bulk(self._index_of(workspace_id), marks, op="update")):
             raise StoreRejected("OpenSearch refused lifecycle marks: " + "; ".join(list(refused.values())[:5]))
 
-    def note_citations(self, workspace_id: str, observation_ids: Sequence[str]) -> dict[str, int]:
-        """Read each chunk 0's count and write it plus one (the record is read from chunk 0). Not
-        atomic: two answers citing the same observation at the same moment may count once."""
-        current = self.get_many(workspace_id, observation_ids)
-        counts = {i: (record.citations or 0) + 1 for i, record in current.items()}
-        counted = {doc_id(workspace_id, i, 0): {"citations": n} for i, n in counts.items()}
-        refused = self._bulk(self._index_of(workspace_id), counted, op="update")
-        if refused:
-            raise StoreRejected("OpenSearch refused citation counts: " + "; ".join(list(refused.values())[:5]))
-        return counts
+    @overload
+    def delete(self, workspace_id: str, target: str) -> bool: ...
 
-    def archive_execution(self, occurred_before: datetime, now: datetime) -> int:
-        """Mark every chunk of the old, unarchived E observations of every workspace."""
-        query = {
-            "bool": {
-                "filter": [{"term": {"tier": "E"}}, {"range": {"occurred_at": {"lte": to_iso(occurred_before)}}}],
-                "must_not": [{"exists": {"field": "archived_at"}}],
+    @overload
+    def delete(self, workspace_id: str, target: Find) -> int: ...
+
+    def delete(self, workspace_id: str, target: str | Find) -> bool | int:
+        """Delete every chunk of the observation (by id) or of the records a ``Find`` matches,
+        ``purge_slice`` chunks a request (one synchronous request for all of them outlives any
+        client timeout once the index is large); returns how many observations went."""
+        index = self._index_of(workspace_id)
+        if isinstance(target, str):
+            query: dict[str, Any] = {
+                "bool": {"filter": [{"term": {"workspace_id": workspace_id}}, {"term": {"observation_id": target}}]}
             }
-        }
-        return self._update_chunks(self._all, query, {"archived_at": to_iso(now)})
-
-    def vectors_due(self, now: datetime, limit: int) -> dict[str, list[str]]:
-        """Chunks holding a vector of an expired C or an archived E observation, a page at a time
-        until ``limit`` observations are named."""
-        expired = {"bool": {"filter": [{"term": {"tier": "C"}}, {"range": {"expires_at": {"lte": to_iso(now)}}}]}}
-        archived = {"bool": {"filter": [{"term": {"tier": "E"}}, {"exists": {"field": "archived_at"}}]}}
-        body: dict[str, Any] = {
-            "query": {
-                "bool": {
-                    "filter": [{"exists": {"field": "embedding"}}],
-                    "should": [expired, archived],
-                    "minimum_should_match": 1,
-                }
-            },
-            "size": MARK_PAGE,
-            "_source": ["workspace_id", "observation_id"],
-            "sort": [{"workspace_id": "asc"}, {"observation_id": "asc"}, {"chunk_no": "asc"}],
-        }
-        found: dict[str, dict[str, None]] = {}
-        named = 0
-        while named < limit and (hits := self._call(self._client.search, index=self._all, body=body)["hits"]["hits"]):
-            for hit in hits:
-                ids = found.setdefault(str(hit["_source"]["workspace_id"]), {})
-                if hit["_source"]["observation_id"] not in ids and named < limit:
-                    ids[str(hit["_source"]["observation_id"])] = None
-                    named += 1
-            body["search_after"] = hits[-1]["sort"]
-        return {workspace_id: list(ids) for workspace_id, ids in found.items() if ids}
-
-    def recurrences(self, workspace_id: str, keys: Sequence[str], limit: int) -> dict[str, Recurrence]:
-        """Per key, in one ``_msearch``: how many chunk 0s hold it, and the earliest ``limit`` of
-        them without ``embedded_at``."""
-        wanted = list(dict.fromkeys(keys))
-        if not wanted:
-            return {}
-        lines: list[dict[str, Any]] = []
-        for key in wanted:
-            holding = [
-                {"term": {"workspace_id": workspace_id}},
-                {"term": {"chunk_no": 0}},
-                {"term": {"recurrence_key": key}},
-            ]
-            lines += [
-                {"index": self._index_of(workspace_id), "ignore_unavailable": True},
-                {"size": 0, "query": {"bool": {"filter": holding}}},
-            ]
-            unembedded = {"bool": {"filter": holding, "must_not": [{"exists": {"field": "embedded_at"}}]}}
-            lines += [
-                {"index": self._index_of(workspace_id), "ignore_unavailable": True},
-                {
-                    "size": limit,
-                    "_source": ["observation_id"],
-                    "query": unembedded,
-                    "sort": [{"occurred_at": "asc"}, {"observation_id": "asc"}],
-                },
-            ]
-        replies = self._call(self._client.msearch, index=self._index_of(workspace_id), body=lines)["responses"]
-        found: dict[str, Recurrence] = {}
-        for n, key in enumerate(wanted):
-            counted, listed = replies[2 * n], replies[2 * n + 1]
-            for reply in (counted, listed):
-                if "error" in reply:
-                    raise BackendUnavailable(f"OpenSearch recurrence count failed: {reply['error']}")
-            total = counted["hits"]["total"]
-            count = int(total["value"] if isinstance(total, dict) else total)
-            if count:
-                found[key] = Recurrence(
-                    count=count, unembedded=[h["_source"]["observation_id"] for h in listed["hits"]["hits"]]
-                )
-        return found
-
-    def delete(self, workspace_id: str, observation_id: str) -> bool:
-        """Delete every chunk of the observation in this workspace."""
-        query = {
-            "bool": {"filter": [{"term": {"workspace_id": workspace_id}}, {"term": {"observation_id": observation_id}}]}
-        }
-        reply = self._call(
-            self._client.delete_by_query, index=self._index_of(workspace_id), body={"query": query}, refresh=True
-        )
-        return int(reply.get("deleted", 0)) > 0
-
-    def expiring_links(self, now: datetime) -> dict[str, list[str]]:
-        """By workspace, the ids superseded by observations expired at ``now`` (their chunk 0s)."""
-        query = {
-            "bool": {
-                "filter": [
-                    {"term": {"chunk_no": 0}},
-                    {"exists": {"field": "supersedes"}},
-                    {"range": {"expires_at": {"lte": to_iso(now)}}},
-                ]
-            }
-        }
-        body = {"query": query, "size": 10_000, "_source": ["workspace_id", "supersedes"]}
-        found: dict[str, list[str]] = {}
-        for hit in self._call(self._client.search, index=self._all, body=body)["hits"]["hits"]:
-            found.setdefault(hit["_source"]["workspace_id"], []).extend(hit["_source"]["supersedes"])
-        return found
-
-    def purge_expired(self, now: datetime) -> int:
-        """Delete expired chunks of every workspace, ``purge_slice`` at a time (one synchronous
-        request for all of them outlives any client timeout once the index is large); returns
-        how many observations went."""
-        query = {"range": {"expires_at": {"lte": to_iso(now)}}}
-        parents = self._call(
-            self._client.count,
-            index=self._all,
-            body={"query": {"bool": {"filter": [query, {"term": {"chunk_no": 0}}]}}},
-        )
+            reply = self._call(self._client.delete_by_query, index=index, body={"query": query}, refresh=True)
+            return int(reply.get("deleted", 0)) > 0
+        records = self.count(workspace_id, target)
+        query = find_query(workspace_id, target, every_chunk=True)
         while True:
             # Refreshed after each slice, so the next one does not find what this one deleted.
             reply = self._call(
                 self._client.delete_by_query,
-                index=self._all,
+                index=index,
                 body={"query": query},
                 max_docs=self._purge_slice,
                 conflicts="proceed",
                 refresh=True,
             )
             if int(reply.get("deleted", 0)) < self._purge_slice:
-                return int(parents["count"])
+                return records
 
     # ------------------------------------------------------------------ reads
 
@@ -791,10 +681,34 @@ class OpenSearchStore:
             body["search_after"] = hits[-1]["sort"]
         return found
 
-    def count(self, workspace_id: str) -> int:
-        """Observations (chunk-0 documents) of the workspace."""
-        query = {"bool": {"filter": [{"term": {"workspace_id": workspace_id}}, {"term": {"chunk_no": 0}}]}}
-        return int(self._call(self._client.count, index=self._index_of(workspace_id), body={"query": query})["count"])
+    @overload
+    def count(self, workspace_id: str, query: Find | None = None) -> int: ...
+
+    @overload
+    def count(self, workspace_id: str | None, query: Find | None = None, *, by: str) -> dict[str, int]: ...
+
+    def count(
+        self, workspace_id: str | None, query: Find | None = None, *, by: str | None = None
+    ) -> int | dict[str, int]:
+        """Chunk 0s (one per observation) ``query`` matches: a count, or a composite aggregation
+        by ``by``, page after page (every workspace's, through the alias over all of them)."""
+        if workspace_id is None and by != "workspace_id":
+            raise ValueError("only a count by workspace_id is asked across workspaces")
+        index = self._all if workspace_id is None else self._index_of(workspace_id)
+        query_ = find_query(workspace_id, query or Find())
+        if by is None:
+            return int(self._call(self._client.count, index=index, body={"query": query_})["count"])
+        if by not in COUNTED_BY:
+            raise ValueError(f"count by one of {sorted(COUNTED_BY)}, not {by!r}")
+        counts: dict[str, int] = {}
+        composite: dict[str, Any] = {"size": COUNT_PAGE, "sources": [{"value": {"terms": {"field": by}}}]}
+        while True:
+            body = {"query": query_, "size": 0, "aggs": {"by": {"composite": composite}}}
+            found = self._call(self._client.search, index=index, body=body).get("aggregations", {}).get("by", {})
+            counts |= {str(b["key"]["value"]): int(b["doc_count"]) for b in found.get("buckets", [])}
+            if len(found.get("buckets", [])) < COUNT_PAGE or "after_key" not in found:
+                return counts
+            composite["after"] = found["after_key"]
 
     def retrieve(
         self,
@@ -949,3 +863,10 @@ def _record(source: dict[str, Any], content: str) -> ObservationRecord:
     """The record of a chunk document, with the observation's full ``content`` read from chunk 0."""
     values = {f.name: f.from_document(source.get(DOC_NAMES.get(f.name, f.name))) for f in RECORD_FIELDS}
     return ObservationRecord(**{**values, "content": content})
+
+
+def _patch_doc(fields: Mapping[str, object]) -> dict[str, Any]:
+    """The partial document setting ``fields`` (``PATCHED_FIELDS``; None clears one)."""
+    if not set(fields) <= PATCHED_FIELDS:
+        raise ValueError(f"patch sets only {sorted(PATCHED_FIELDS)}, not {sorted(set(fields))}")
+    return {DOC_NAMES.get(f.name, f.name): f.to_document(fields[f.name]) for f in RECORD_FIELDS if f.name in fields}

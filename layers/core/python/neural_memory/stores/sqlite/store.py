@@ -14,11 +14,10 @@ partitioned vectors and the reader/writer lock.
 from __future__ import annotations
 
 import array
-import json
 import threading
 from contextlib import contextmanager
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
@@ -27,14 +26,14 @@ from neural_memory.models import FacetCounts, Hit, ObservationRecord, Retrieved,
 from neural_memory.observability import logger
 from neural_memory.search.filters.model import LIST_FIELDS, metadata_term, without_field
 from neural_memory.stores.base import (
-    LIFECYCLE_FIELDS,
+    MIRRORED_FIELDS,
     PATCHED_FIELDS,
     IndexedObservation,
-    RecordChanged,
-    Recurrence,
+    Patched,
     lifecycle_state,
     touches_code,
 )
+from neural_memory.stores.find import Find, Matching
 from neural_memory.stores.record_fields import FIELD_NAMES, RECORD_FIELDS
 from neural_memory.stores.sqlite.db import (
     LazyConnection,
@@ -50,7 +49,7 @@ from neural_memory.stores.sqlite.db import (
     write_metadata_terms,
     write_model,
 )
-from neural_memory.stores.sqlite.find import find_sql
+from neural_memory.stores.sqlite.find import count_sql, find_sql
 from neural_memory.stores.sqlite.fts import COLUMN_WEIGHTS, Tokenizer
 from neural_memory.stores.sqlite.lock import ReadWriteLock
 from neural_memory.stores.sqlite.mirror import ChunkMirror, ChunkRow
@@ -66,14 +65,12 @@ from neural_memory.stores.sqlite.snapshot import (
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-    from datetime import datetime
     from pathlib import Path
 
     from numpy.typing import NDArray
 
     from neural_memory.models import Vector
     from neural_memory.search.filters.model import Filter, MetadataScalar
-    from neural_memory.stores.find import Find
 
 _RECORD_COLUMNS = ", ".join(f"o.{name}" for name in FIELD_NAMES)
 _UPDATABLE = [f for f in RECORD_FIELDS if f.name != "id"]
@@ -434,246 +431,108 @@ class SqliteStore:
         tokens = iter(self._tokenizer.rows(lexical))
         return [next(tokens) if item.chunks[n].lexical else ({}, 0) for _, item, n in written]
 
-    def delete(self, workspace_id: str, observation_id: str) -> bool:
-        """Delete the observation and its chunks; False if it is not in this workspace."""
+    @overload
+    def delete(self, workspace_id: str, target: str) -> bool: ...
+
+    @overload
+    def delete(self, workspace_id: str, target: Find) -> int: ...
+
+    def delete(self, workspace_id: str, target: str | Find) -> bool | int:
+        """Delete the observation (by id) or the records a ``Find`` matches, with their chunks,
+        in one transaction: whether the one named was there, or how many went."""
         with self._write_lock:
             conn = self._conn
             conn.execute("BEGIN IMMEDIATE")
             try:
-                row = conn.execute(
-                    "SELECT pk FROM observations WHERE workspace_id = ? AND id = ?", (workspace_id, observation_id)
-                ).fetchone()
-                if row is None:
+                pks = [pk for pk, _ in self._targets(conn, workspace_id, target)]
+                if not pks:  # nothing to delete: no new generation, no mirror reloaded anywhere
                     conn.execute("ROLLBACK")
-                    return False
-                chunks = [int(r[0]) for r in conn.execute("SELECT rowid FROM chunks WHERE obs_pk = ?", (row[0],))]
-                conn.execute("DELETE FROM chunks WHERE obs_pk = ?", (row[0],))
-                conn.execute("DELETE FROM observations WHERE pk = ?", (row[0],))
+                    return False if isinstance(target, str) else 0
+                chunks: list[int] = []
+                for start in range(0, len(pks), 500):
+                    batch = pks[start : start + 500]
+                    marks = ", ".join("?" * len(batch))
+                    rows = conn.execute(f"SELECT rowid FROM chunks WHERE obs_pk IN ({marks})", batch)
+                    chunks += [int(rowid) for (rowid,) in rows]
+                    conn.execute(f"DELETE FROM chunks WHERE obs_pk IN ({marks})", batch)
+                    conn.execute(f"DELETE FROM observations WHERE pk IN ({marks})", batch)
                 generation = bump_generation(conn)
                 self._commit(conn, generation, workspace_id, chunks, [])
             except BaseException:
                 rollback(conn)
                 raise
-        return True
+        return True if isinstance(target, str) else len(pks)
 
-    def patch(self, workspace_id: str, changes: Mapping[str, Mapping[str, object]]) -> None:
-        """Set (or clear, with None) ``PATCHED_FIELDS`` of these observations in one transaction:
-        one statement per set of fields, the same for every id that sets them."""
-        by_fields: dict[tuple[str, ...], list[tuple[object, ...]]] = {}
-        for observation_id, fields in changes.items():
-            if not set(fields) <= PATCHED_FIELDS:
-                raise ValueError(f"patch sets only {sorted(PATCHED_FIELDS)}, not {sorted(set(fields))}")
-            names = tuple(sorted(fields))
-            values = tuple(_BY_NAME[name].to_sqlite(fields[name]) for name in names)
-            by_fields.setdefault(names, []).append((*values, workspace_id, observation_id))
-        if not by_fields:
-            return
-        with self._write_lock:
-            conn = self._conn
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                for names, rows in by_fields.items():  # names of PATCHED_FIELDS, never a caller's
-                    assignments = ", ".join(f"{name} = ?" for name in names)
-                    conn.executemany(f"UPDATE observations SET {assignments} WHERE workspace_id = ? AND id = ?", rows)
-                generation = bump_generation(conn)
-                self._commit(conn, generation, workspace_id, [], [])  # the mirror holds no marks
-            except BaseException:
-                rollback(conn)
-                raise
+    @staticmethod
+    def _targets(conn: sqlite3.Connection, workspace_id: str, target: str | Find) -> list[tuple[int, str]]:
+        """(pk, id) of the records ``target`` names (an id, or a ``Find``), read on ``conn``."""
+        if isinstance(target, str):
+            sql = "SELECT pk, id FROM observations WHERE workspace_id = ? AND id = ?"
+            params: list[object] = [workspace_id, target]
+        else:
+            if target.holding_vectors:
+                raise ValueError("holding_vectors is a condition on records: find and count only")
+            sql, params = find_sql("o.pk, o.id", workspace_id, target)
+        return [(int(pk), str(observation_id)) for pk, observation_id in conn.execute(sql, params)]
 
-    def expiring_links(self, now: datetime) -> dict[str, list[str]]:
-        """By workspace, the ids superseded by observations expired at ``now`` (a partial index)."""
-        rows = (
-            self._reader()
-            .conn.execute(
-                "SELECT o.workspace_id, o.supersedes FROM observations o INDEXED BY observations_superseding "
-                "WHERE o.supersedes IS NOT NULL AND o.expires_at IS NOT NULL AND o.expires_at <= ?",
-                (to_ms(now),),
-            )
-            .fetchall()
-        )
-        found: dict[str, list[str]] = {}
-        for workspace_id, links in rows:
-            found.setdefault(str(workspace_id), []).extend(json.loads(links))
-        return found
-
-    def purge_expired(self, now: datetime) -> int:
-        """Delete expired observations and their chunks in one transaction; returns how many."""
-        with self._write_lock:
-            conn = self._conn
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                pks = [
-                    int(r[0])
-                    for r in conn.execute(
-                        "SELECT pk FROM observations WHERE expires_at IS NOT NULL AND expires_at <= ?", (to_ms(now),)
-                    )
-                ]
-                chunks: list[int] = []
-                for start in range(0, len(pks), 500):
-                    batch = pks[start : start + 500]
-                    marks = ", ".join("?" * len(batch))
-                    chunks.extend(
-                        int(r[0]) for r in conn.execute(f"SELECT rowid FROM chunks WHERE obs_pk IN ({marks})", batch)
-                    )
-                    conn.execute(f"DELETE FROM chunks WHERE obs_pk IN ({marks})", batch)
-                    conn.execute(f"DELETE FROM observations WHERE pk IN ({marks})", batch)
-                generation = bump_generation(conn)
-                self._commit(conn, generation, "", chunks, [])
-            except BaseException:
-                rollback(conn)
-                raise
-        return len(pks)
-
-    def vectors_due(self, now: datetime, limit: int) -> dict[str, list[str]]:
-        """Expired C (the expiry index) and archived, recurrence-embedded E observations with a
-        chunk still holding a vector."""
-        rows = (
-            self._reader()
-            .conn.execute(
-                "SELECT o.workspace_id, o.id FROM observations o WHERE ((o.tier = 'C' AND o.expires_at IS NOT NULL "
-                "AND o.expires_at <= ?) OR (o.tier = 'E' AND o.embedded_at IS NOT NULL AND o.archived_at IS NOT NULL)) "
-                "AND EXISTS (SELECT 1 FROM chunks c WHERE c.obs_pk = o.pk AND c.embedding IS NOT NULL) LIMIT ?",
-                (to_ms(now), limit),
-            )
-            .fetchall()
-        )
-        found: dict[str, list[str]] = {}
-        for workspace_id, observation_id in rows:
-            found.setdefault(str(workspace_id), []).append(str(observation_id))
-        return found
-
-    def restate(
+    def patch(
         self,
         workspace_id: str,
-        observation_id: str,
-        fields: Mapping[str, object],
-        expected: Mapping[str, object] | None = None,
-    ) -> ObservationRecord | None:
-        """Set lifecycle fields of the observation in one transaction, and its chunks' tier,
-        expiry and archived mark in the mirror; the record as it now stands, or None. With
-        ``expected``, only if the row still holds those values, read inside the transaction
-        (``BEGIN IMMEDIATE``: the writers of every process take turns), else ``RecordChanged``."""
-        if not fields or not set(fields) <= LIFECYCLE_FIELDS:
-            raise ValueError(f"restate sets only {sorted(LIFECYCLE_FIELDS)}, not {sorted(set(fields))}")
-        names = list(fields)
+        changes: Mapping[str, Mapping[str, object]] | Matching,
+        expected: Mapping[str, Mapping[str, object]] | None = None,
+    ) -> Patched:
+        """Set (or clear, with None) ``PATCHED_FIELDS`` in one transaction, ``expected`` read
+        inside it (``BEGIN IMMEDIATE``: the writers of every process take turns): one statement
+        per set of fields. The mirror restates the tier, expiry and archive of the chunks of
+        records whose ``MIRRORED_FIELDS`` changed; a patch of citations alone bumps no
+        generation (the mirror holds no count, so searches of other processes keep theirs)."""
+        outcome = Patched()
         with self._write_lock:
             conn = self._conn
             conn.execute("BEGIN IMMEDIATE")
             try:
-                row = conn.execute(
-                    "SELECT pk FROM observations WHERE workspace_id = ? AND id = ?", (workspace_id, observation_id)
-                ).fetchone()
-                if row is None:
-                    conn.execute("ROLLBACK")
-                    return None
+                if isinstance(changes, Matching):
+                    found = self._targets(conn, workspace_id, changes.find)
+                    by_id: dict[str, Mapping[str, object]] = {i: changes.fields for _, i in found}
+                    pks = {i: pk for pk, i in found}
+                else:
+                    by_id = dict(changes)
+                    pks = self._pks_by_id(conn, workspace_id, by_id)
                 if expected:
-                    now = _record(
-                        conn.execute(f"SELECT {_RECORD_COLUMNS} FROM observations o WHERE o.pk = ?", row).fetchone()
-                    )
-                    if any(getattr(now, name) != value for name, value in expected.items()):
-                        conn.execute("ROLLBACK")
-                        raise RecordChanged(now)
-                values = [_BY_NAME[name].to_sqlite(fields[name]) for name in names]
-                conn.execute(
-                    f"UPDATE observations SET {', '.join(f'{n} = ?' for n in names)} WHERE pk = ?", (*values, row[0])
-                )
-                record = _record(
-                    conn.execute(f"SELECT {_RECORD_COLUMNS} FROM observations o WHERE o.pk = ?", row).fetchone()
-                )
-                chunks = [int(r[0]) for r in conn.execute("SELECT rowid FROM chunks WHERE obs_pk = ?", row)]
-                expires = None if record.expires_at is None else to_ms(record.expires_at)
-                archived = record.archived_at is not None
-
-                def change(mirror: ChunkMirror) -> None:
-                    mirror.restate(chunks, tier=record.tier, expires_ms=expires, archived=archived)
-
+                    current = self._records_by_id(conn, workspace_id, [i for i in expected if i in pks])
+                    for i, values in expected.items():
+                        if (record := current.get(i)) is not None and any(
+                            getattr(record, name) != value for name, value in values.items()
+                        ):
+                            outcome.changed[i] = record
+                by_fields: dict[tuple[str, ...], list[tuple[object, ...]]] = {}
+                for i, fields in by_id.items():
+                    if not set(fields) <= PATCHED_FIELDS:
+                        raise ValueError(f"patch sets only {sorted(PATCHED_FIELDS)}, not {sorted(set(fields))}")
+                    if i in pks and i not in outcome.changed:
+                        names = tuple(sorted(fields))
+                        assigned = tuple(_BY_NAME[name].to_sqlite(fields[name]) for name in names)
+                        by_fields.setdefault(names, []).append((*assigned, pks[i]))
+                        outcome.ids.append(i)
+                if not outcome.ids:
+                    conn.execute("ROLLBACK")
+                    return outcome
+                for names, rows in by_fields.items():  # names of PATCHED_FIELDS, never a caller's
+                    assignments = ", ".join(f"{name} = ?" for name in names)
+                    conn.executemany(f"UPDATE observations SET {assignments} WHERE pk = ?", rows)
+                mirrored = [pks[i] for i in outcome.ids if MIRRORED_FIELDS & set(by_id[i])]
+                if not mirrored and all(set(names) <= {"citations"} for names in by_fields):
+                    conn.execute("COMMIT")
+                    return outcome
+                change = _restated(conn, mirrored) if mirrored else None
                 generation = bump_generation(conn)
                 self._commit(conn, generation, workspace_id, [], [], change)
             except BaseException:
                 rollback(conn)
                 raise
-        return record
-
-    def note_citations(self, workspace_id: str, observation_ids: Sequence[str]) -> dict[str, int]:
-        """One more citation for each, in one statement. No generation bump: the mirror holds
-        no count, so searches of other processes keep theirs."""
-        ids = list(dict.fromkeys(observation_ids))
-        if not ids:
-            return {}
-        with self._write_lock:
-            conn = self._conn
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                rows = conn.execute(
-                    "UPDATE observations SET citations = coalesce(citations, 0) + 1 "
-                    f"WHERE workspace_id = ? AND id IN ({', '.join('?' * len(ids))}) RETURNING id, citations",
-                    (workspace_id, *ids),
-                ).fetchall()
-                conn.execute("COMMIT")
-            except BaseException:
-                rollback(conn)
-                raise
-        return {str(observation_id): int(count) for observation_id, count in rows}
-
-    def archive_execution(self, occurred_before: datetime, now: datetime) -> int:
-        """Archive old E observations in one transaction (their chunks masked in the mirror)."""
-        with self._write_lock:
-            conn = self._conn
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                pks = [
-                    int(r[0])
-                    for r in conn.execute(
-                        "SELECT pk FROM observations INDEXED BY observations_unarchived_execution "
-                        "WHERE tier = 'E' AND archived_at IS NULL AND occurred_at <= ?",
-                        (to_ms(occurred_before),),
-                    )
-                ]
-                if not pks:  # nothing to mark: no new generation, so no process reloads its mirror
-                    conn.execute("ROLLBACK")
-                    return 0
-                chunks: list[int] = []
-                for start in range(0, len(pks), 500):
-                    batch = pks[start : start + 500]
-                    marks = ", ".join("?" * len(batch))
-                    chunks.extend(
-                        int(r[0]) for r in conn.execute(f"SELECT rowid FROM chunks WHERE obs_pk IN ({marks})", batch)
-                    )
-                    conn.execute(f"UPDATE observations SET archived_at = ? WHERE pk IN ({marks})", (to_ms(now), *batch))
-                generation = bump_generation(conn)
-                self._commit(conn, generation, "", [], [], lambda mirror: mirror.archive(chunks))
-            except BaseException:
-                rollback(conn)
-                raise
-        return len(pks)
+        return outcome
 
     # ------------------------------------------------------------------ reads
-
-    def recurrences(self, workspace_id: str, keys: Sequence[str], limit: int) -> dict[str, Recurrence]:
-        """Counts and not-yet-embedded ids per key, through the partial index of recurrence keys."""
-        wanted = list(dict.fromkeys(keys))
-        if not wanted:
-            return {}
-        conn = self._reader().conn
-        marks = ", ".join("?" * len(wanted))
-        found: dict[str, Recurrence] = {}
-        with _read_transaction(conn):
-            for key, count in conn.execute(
-                "SELECT recurrence_key, count(*) FROM observations INDEXED BY observations_recurrence "
-                f"WHERE workspace_id = ? AND recurrence_key IN ({marks}) GROUP BY recurrence_key",
-                (workspace_id, *wanted),
-            ):
-                found[str(key)] = Recurrence(count=int(count), unembedded=[])
-            for key, observation_id in conn.execute(
-                "SELECT recurrence_key, id FROM (SELECT recurrence_key, id, row_number() OVER "
-                "(PARTITION BY recurrence_key ORDER BY occurred_at, id) AS n FROM observations "
-                f"INDEXED BY observations_recurrence WHERE workspace_id = ? AND recurrence_key IN ({marks}) "
-                "AND embedded_at IS NULL) WHERE n <= ?",
-                (workspace_id, *wanted, limit),
-            ):
-                found[str(key)].unembedded.append(str(observation_id))
-        return found
 
     def get(self, workspace_id: str, observation_id: str) -> ObservationRecord | None:
         """The observation, or None if it is not in this workspace."""
@@ -758,10 +617,23 @@ class SqliteStore:
                 by_field[column] = [(str(value), int(count)) for value, count in rows]
         return FacetCounts(total=int(total), by_field=by_field)
 
-    def count(self, workspace_id: str) -> int:
-        """Observations held by the workspace."""
-        row = self._reader().conn.execute("SELECT count(*) FROM observations WHERE workspace_id = ?", (workspace_id,))
-        return int(row.fetchone()[0])
+    @overload
+    def count(self, workspace_id: str, query: Find | None = None) -> int: ...
+
+    @overload
+    def count(self, workspace_id: str | None, query: Find | None = None, *, by: str) -> dict[str, int]: ...
+
+    def count(
+        self, workspace_id: str | None, query: Find | None = None, *, by: str | None = None
+    ) -> int | dict[str, int]:
+        """How many records ``query`` matches, in total or by ``by`` (``stores/sqlite/find.py``)."""
+        if workspace_id is None and by != "workspace_id":
+            raise ValueError("only a count by workspace_id is asked across workspaces")
+        sql, params = count_sql(workspace_id, query or Find(), by)
+        rows = self._reader().conn.execute(sql, params).fetchall()
+        if by is None:
+            return int(rows[0][0])
+        return {str(value): int(count) for value, count in rows}
 
     def retrieve(
         self,
@@ -1045,3 +917,25 @@ def _load_mirror(conn: sqlite3.Connection, model_id: str | None, dimension: int,
         mirror.set_length(at, length)
     mirror.settle()
     return mirror
+
+
+def _restated(conn: sqlite3.Connection, pks: Sequence[int]) -> Callable[[ChunkMirror], None]:
+    """What the mirror restates once a patch of these records' tier, expiry or archive commits:
+    each one's chunks with the values now in its row (read on ``conn``, inside the patch)."""
+    rows: list[tuple[list[int], str, int | None, bool]] = []
+    for start in range(0, len(pks), 500):
+        batch = pks[start : start + 500]
+        marks = ", ".join("?" * len(batch))
+        chunks: dict[int, list[int]] = {}
+        for obs_pk, rowid in conn.execute(f"SELECT obs_pk, rowid FROM chunks WHERE obs_pk IN ({marks})", batch):
+            chunks.setdefault(int(obs_pk), []).append(int(rowid))
+        for pk, tier, expires_ms, archived in conn.execute(
+            f"SELECT pk, tier, expires_at, archived_at IS NOT NULL FROM observations WHERE pk IN ({marks})", batch
+        ):
+            rows.append((chunks.get(int(pk), []), str(tier), expires_ms, bool(archived)))
+
+    def change(mirror: ChunkMirror) -> None:
+        for chunks, tier, expires_ms, archived in rows:
+            mirror.restate(chunks, tier=tier, expires_ms=expires_ms, archived=archived)
+
+    return change
