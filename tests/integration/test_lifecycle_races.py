@@ -174,10 +174,10 @@ def test_the_stores_conditional_writes_leave_a_changed_record_alone(svc: Service
     assert e1 is not None
     item = embedded(e1.model_copy(update={"content_hash": "edited since"}), NOW, svc.chunking)
     svc.embed_chunks(WS, [item])
-    assert store.embed_stored(WS, [item]) == [] and store.get(WS, "e1") == e1
+    assert lifecycle.embed_stored(store, WS, [item]) == [] and store.get(WS, "e1") == e1
     item = embedded(e1, NOW, svc.chunking)
     svc.embed_chunks(WS, [item])
-    assert store.embed_stored(WS, [item]) == ["e1"] and store.embed_stored(WS, [item]) == []
+    assert lifecycle.embed_stored(store, WS, [item]) == ["e1"] and lifecycle.embed_stored(store, WS, [item]) == []
     assert store.get(WS, "e1") == e1.model_copy(update={"embedded_at": NOW})
 
 

@@ -465,14 +465,14 @@ class Service:
     def _embed_stored(self, workspace_id: str, ids: Sequence[str], now: datetime) -> None:
         """Embed stored E observations whose content recurred: the store writes only their chunks
         (with vectors) and ``embedded_at``, and only while their content is the one embedded
-        (``Store.embed_stored``), so an edit, supersession or archive made meanwhile stands.
+        (``lifecycle.embed_stored``), so an edit, supersession or archive made meanwhile stands.
         After the batch that made them recur is stored: a failure is logged, and the next
         occurrence tries again."""
         try:
             records = self.store.get_many(workspace_id, ids)
             items = [lifecycle.embedded(r, now, self.chunking) for r in records.values() if not embeds(r)]
             self.embed_chunks(workspace_id, items)
-            embedded = self.store.embed_stored(workspace_id, items)
+            embedded = lifecycle.embed_stored(self.store, workspace_id, items)
         except NeuralMemoryError as exc:
             logger.warning("recurring observations not embedded", extra={"reason": str(exc), "count": len(ids)})
             return

@@ -34,7 +34,7 @@ from neural_memory.ingest.prepare import chunked
 from neural_memory.models import DomainModel
 from neural_memory.observability import logger
 from neural_memory.search.tiers import embeds
-from neural_memory.stores.base import LIFECYCLE_FIELDS, IndexedObservation, RecordChanged
+from neural_memory.stores.base import LIFECYCLE_FIELDS, IndexedObservation, RecordChanged, lifecycle_state
 from neural_memory.stores.find import Find, Matching
 
 if TYPE_CHECKING:
@@ -238,3 +238,26 @@ def purge_expired(store: Store, now: datetime) -> int:
     chunks; returns how many. Queries already hide them: this reclaims the space."""
     expired = Find(expired_at=now)
     return sum(store.delete(ws, expired) for ws in sorted(store.count(None, expired, by="workspace_id")))
+
+
+def embed_stored(store: Store, workspace_id: str, items: Sequence[IndexedObservation]) -> list[str]:
+    """Give stored observations these chunks (with vectors) and ``embedded_at``, every other field
+    as stored, only while they are not embedded yet and their ``content_hash`` is the item's:
+    the records read, then written only if they still hold what was read (their lifecycle state
+    and content hash: ``upsert``'s ``expected``), so an edit, supersession or archive made
+    meanwhile stands. Returns the ids written."""
+    stored = store.get_many(workspace_id, [item.record.id for item in items])
+    kept: dict[str, IndexedObservation] = {}
+    expected: dict[str, Mapping[str, object] | None] = {}
+    for item in items:
+        record = stored.get(item.record.id)
+        if record is None or record.embedded_at is not None or record.content_hash != item.record.content_hash:
+            continue
+        embedded_now = record.model_copy(update={"embedded_at": item.record.embedded_at})
+        kept[record.id] = IndexedObservation(record=embedded_now, chunks=item.chunks, model_id=item.model_id)
+        expected[record.id] = {**(lifecycle_state(record) or {}), "content_hash": record.content_hash}
+    if not kept:
+        return []
+    outcome = store.upsert(workspace_id, list(kept.values()), expected)
+    lost = set(outcome.stale) | set(outcome.failed)
+    return [i for i in kept if i not in lost]

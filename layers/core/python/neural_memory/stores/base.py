@@ -45,22 +45,24 @@ PATCHED_FIELDS = LIFECYCLE_FIELDS | {"superseded_by", "possibly_stale", "stale_a
 MIRRORED_FIELDS = frozenset({"tier", "expires_at", "archived_at"})
 
 
-def lifecycle_state(record: ObservationRecord | None) -> tuple[object, ...] | None:
-    """What the lifecycle operations (promote, cite, archive, embed, supersede) change on a stored
-    record: an ingest that carried these over writes only if the store still holds them."""
+# What the lifecycle operations (promote, cite, archive, embed, supersede) change on a stored record.
+LIFECYCLE_STATE = ("tier", "expires_at", "promoted_at", "promoted_by", "promotion_reason", "citations",
+                   "archived_at", "embedded_at", "superseded_by")  # fmt: skip
+
+
+def lifecycle_state(record: ObservationRecord | None) -> dict[str, object] | None:
+    """The ``LIFECYCLE_STATE`` of a stored record (None for an absent one): an ingest that carried
+    these over writes only if the store still holds them (``Store.upsert``'s ``expected``)."""
     if record is None:
         return None
-    return (
-        record.tier,
-        record.expires_at,
-        record.promoted_at,
-        record.promoted_by,
-        record.promotion_reason,
-        record.citations,
-        record.archived_at,
-        record.embedded_at,
-        record.superseded_by,
-    )
+    return {name: getattr(record, name) for name in LIFECYCLE_STATE}
+
+
+def holds(record: ObservationRecord | None, expected: Mapping[str, object] | None) -> bool:
+    """Whether a stored record (None: absent) is as ``expected`` (field -> value; None: absent)."""
+    if expected is None or record is None:
+        return expected is None and record is None
+    return all(getattr(record, name) == value for name, value in expected.items())
 
 
 class RecordChanged(Exception):
@@ -108,18 +110,13 @@ class Store(Protocol):
         self,
         workspace_id: str,
         items: Sequence[IndexedObservation],
-        expected: Mapping[str, tuple[object, ...] | None] | None = None,
+        expected: Mapping[str, Mapping[str, object] | None] | None = None,
     ) -> UpsertOutcome:
         """Insert or replace each observation (and its chunks) in one batch. With ``expected``
-        (by id, the ``lifecycle_state`` the caller read, None for absent), an item whose
-        stored state is no longer that is not written but listed in ``stale`` (checked and
-        written atomically: in the write's transaction, or conditionally on chunk 0's version)."""
-        ...
-
-    def embed_stored(self, workspace_id: str, items: Sequence[IndexedObservation]) -> list[str]:
-        """Give stored observations these chunks (with vectors) and ``embedded_at``, leaving every
-        other field as stored, only while their ``content_hash`` is the item's and they are not
-        embedded yet (checked atomically with the write); returns the ids written."""
+        (by id: field -> value the caller read, such as its ``lifecycle_state``; None for
+        absent), an item whose stored record no longer ``holds`` that is not written but listed
+        in ``stale`` (checked and written atomically: in the write's transaction, or
+        conditionally on chunk 0's version)."""
         ...
 
     def get(self, workspace_id: str, observation_id: str) -> ObservationRecord | None:

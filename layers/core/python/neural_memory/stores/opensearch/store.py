@@ -48,6 +48,7 @@ from neural_memory.stores.base import (
     PATCHED_FIELDS,
     IndexedObservation,
     Patched,
+    holds,
     lifecycle_state,
     touches_code,
 )
@@ -130,7 +131,7 @@ class OpenSearchStore:
         self,
         workspace_id: str,
         items: Sequence[IndexedObservation],
-        expected: Mapping[str, tuple[object, ...] | None] | None = None,
+        expected: Mapping[str, Mapping[str, object] | None] | None = None,
     ) -> UpsertOutcome:
         """Bulk-index every chunk; retry only retryable item failures; drop chunks a shorter new
         version no longer has. An observation with a chunk refused for good is listed in
@@ -202,7 +203,7 @@ class OpenSearchStore:
         self,
         workspace_id: str,
         items: Sequence[IndexedObservation],
-        expected: Mapping[str, tuple[object, ...] | None],
+        expected: Mapping[str, Mapping[str, object] | None],
         firsts: list[dict[str, Any]],
         failed: dict[str, str],
     ) -> tuple[list[IndexedObservation], list[str]]:
@@ -215,7 +216,7 @@ class OpenSearchStore:
             if doc.get("found") and doc["_source"].get("workspace_id") == workspace_id:
                 record = _record(doc["_source"], doc["_source"].get("content", ""))
                 versions[record.id] = {"if_seq_no": doc["_seq_no"], "if_primary_term": doc["_primary_term"]}
-                if expected.get(record.id, lifecycle_state(record)) != lifecycle_state(record):
+                if record.id in expected and not holds(record, expected[record.id]):
                     stale.append(record.id)
         stale += [i for i, state in expected.items() if state is not None and i not in versions]
         latest = {item.record.id: item for item in items if item.record.id in expected and item.record.id not in stale}
@@ -536,48 +537,6 @@ class OpenSearchStore:
             changed += [str(h["_source"]["observation_id"]) for h in hits if h["_source"].get("chunk_no") == 0]
             body["search_after"] = hits[-1]["sort"]
         return changed
-
-    def embed_stored(self, workspace_id: str, items: Sequence[IndexedObservation]) -> list[str]:
-        """Index these chunks (with vectors) and ``embedded_at`` over stored, unembedded
-        observations whose ``content_hash`` is the item's, every other field copied from their
-        stored chunk 0; chunk 0 first, conditionally on the version read (``if_seq_no``), so a
-        concurrent edit, supersession or archive is never overwritten by an older copy."""
-        ids = list(dict.fromkeys(item.record.id for item in items))
-        if not ids:
-            return []
-        firsts = [doc_id(workspace_id, i, 0) for i in ids]
-        docs = self._call(self._client.mget, index=self._index_of(workspace_id), body={"ids": firsts})["docs"]
-        versions: dict[str, dict[str, Any]] = {}
-        current: dict[str, ObservationRecord] = {}
-        for doc in docs:
-            if doc.get("found") and doc["_source"].get("workspace_id") == workspace_id:
-                record = _record(doc["_source"], doc["_source"].get("content", ""))
-                current[record.id] = record
-                versions[record.id] = {"if_seq_no": doc["_seq_no"], "if_primary_term": doc["_primary_term"]}
-        kept: dict[str, IndexedObservation] = {}
-        for item in items:
-            stored = current.get(item.record.id)
-            if stored is None or stored.content_hash != item.record.content_hash or stored.embedded_at is not None:
-                continue
-            record = stored.model_copy(update={"embedded_at": item.record.embedded_at})
-            kept[record.id] = IndexedObservation(record=record, chunks=item.chunks, model_id=item.model_id)
-        claims = {doc_id(workspace_id, i, 0): self._document(workspace_id, item, 0) for i, item in kept.items()}
-        conflicts: set[str] = set()
-        conditions = {doc_id(workspace_id, i, 0): versions[i] for i in kept}
-        index = self._index_of(workspace_id)
-        lost = set(self._bulk(index, claims, conditions=conditions, conflicts=conflicts)) | conflicts
-        written = {i: item for i, item in kept.items() if doc_id(workspace_id, i, 0) not in lost}
-        rest = {
-            doc_id(workspace_id, i, chunk.chunk_no): self._document(workspace_id, item, chunk.chunk_no)
-            for i, item in written.items()
-            for chunk in item.chunks
-            if chunk.chunk_no > 0
-        }
-        refused = self._bulk(index, rest)
-        if refused:
-            raise StoreRejected("OpenSearch refused embedded chunks: " + "; ".join(list(refused.values())[:5]))
-        self._settle(workspace_id, written)
-        return list(written)
 
     def _settle(self, workspace_id: str, written: Mapping[str, IndexedObservation]) -> None:
         """After chunk 0 was claimed and the other chunks written from the same copy: a lifecycle

@@ -30,7 +30,7 @@ from neural_memory.stores.base import (
     PATCHED_FIELDS,
     IndexedObservation,
     Patched,
-    lifecycle_state,
+    holds,
     touches_code,
 )
 from neural_memory.stores.find import Find, Matching
@@ -186,10 +186,10 @@ class SqliteStore:
         self,
         workspace_id: str,
         items: Sequence[IndexedObservation],
-        expected: Mapping[str, tuple[object, ...] | None] | None = None,
+        expected: Mapping[str, Mapping[str, object] | None] | None = None,
     ) -> UpsertOutcome:
         """Insert or replace each observation and its chunks in one transaction; with
-        ``expected``, those whose stored lifecycle state changed are left out (``stale``), read
+        ``expected``, those whose stored record changed are left out (``stale``), read
         inside the transaction (``BEGIN IMMEDIATE``: no writer of any process in between)."""
         outcome = UpsertOutcome()
         # What the mirror must forget (chunks that existed before this batch) and the chunks alive
@@ -203,7 +203,7 @@ class SqliteStore:
             try:
                 if expected:
                     current = self._records_by_id(conn, workspace_id, list(expected))
-                    outcome.stale = [i for i, state in expected.items() if lifecycle_state(current.get(i)) != state]
+                    outcome.stale = [i for i, state in expected.items() if not holds(current.get(i), state)]
                     items = [item for item in items if item.record.id not in outcome.stale]
                     if not items:  # nothing to write: no new generation, no mirror reloaded anywhere
                         conn.execute("ROLLBACK")
@@ -255,46 +255,6 @@ class SqliteStore:
             )
             found.update((record.id, record) for record in map(_record, rows))
         return found
-
-    def embed_stored(self, workspace_id: str, items: Sequence[IndexedObservation]) -> list[str]:
-        """Replace the chunks of stored, unembedded observations by these (with vectors) and set
-        ``embedded_at``, touching no other column, while their ``content_hash`` is the item's:
-        checked in the write's transaction, so a concurrent edit, supersession or archive stands."""
-        removed: set[int] = set()
-        alive: dict[int, tuple[IndexedObservation, int]] = {}
-        embedded: list[str] = []
-        with self._write_lock:
-            conn = self._conn
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                current = self._records_by_id(conn, workspace_id, [item.record.id for item in items])
-                for item in items:
-                    record = current.get(item.record.id)
-                    if record is None or record.embedded_at is not None:
-                        continue
-                    if record.content_hash != item.record.content_hash:  # edited since it was read
-                        continue
-                    record = record.model_copy(update={"embedded_at": item.record.embedded_at})
-                    current[record.id] = record
-                    kept = IndexedObservation(record=record, chunks=item.chunks, model_id=item.model_id)
-                    self._check_model(conn, [kept])
-                    pk = conn.execute(
-                        "UPDATE observations SET embedded_at = ? WHERE workspace_id = ? AND id = ? RETURNING pk",
-                        (_BY_NAME["embedded_at"].to_sqlite(record.embedded_at), workspace_id, record.id),
-                    ).fetchone()[0]
-                    removed.update(int(r[0]) for r in conn.execute("SELECT rowid FROM chunks WHERE obs_pk = ?", (pk,)))
-                    conn.execute("DELETE FROM chunks WHERE obs_pk = ?", (pk,))
-                    alive.update((rowid, (kept, n)) for n, rowid in enumerate(self._write_chunks(conn, pk, kept)))
-                    embedded.append(record.id)
-                if not embedded:
-                    conn.execute("ROLLBACK")
-                    return []
-                generation = bump_generation(conn)
-                self._commit(conn, generation, workspace_id, removed, [(r, *where) for r, where in alive.items()])
-            except BaseException:
-                rollback(conn)
-                raise
-        return embedded
 
     def _check_model(self, conn: sqlite3.Connection, items: Sequence[IndexedObservation]) -> None:
         """Vectors are written only by the store's model (inside the write's transaction, so a
