@@ -39,7 +39,8 @@ from neural_memory.models import ObservationIn
 from neural_memory.search.filters.model import metadata_term
 from neural_memory.service import Service
 from neural_memory.settings import Settings
-from neural_memory.stores.sqlite.store import _RECORD_COLUMNS, SqliteStore, _record
+from neural_memory.stores.sqlite.rows import RECORD_COLUMNS, record_of
+from neural_memory.stores.sqlite.store import SqliteStore
 
 from bench.log_sink import discard_log_output
 
@@ -50,7 +51,7 @@ NOW = datetime(2026, 11, 1, tzinfo=UTC)
 SESSIONS = 200
 # The statements the store ran before the features moved (issue 36).
 OLD_PREVIOUS_TURN = (
-    f"SELECT {_RECORD_COLUMNS} FROM observations o INDEXED BY observations_session "
+    f"SELECT {RECORD_COLUMNS} FROM observations o INDEXED BY observations_session "
     "WHERE o.workspace_id = ? AND o.session_id = ? AND o.occurred_at < ? ORDER BY o.occurred_at DESC LIMIT 1"
 )
 OLD_SUPERSEDERS = (
@@ -171,7 +172,7 @@ def main() -> None:
         def old_turn(ask: tuple[str, datetime]) -> str | None:
             session, before = ask
             row = conn.execute(OLD_PREVIOUS_TURN, ("bench", session, to_ms(before))).fetchone()
-            return None if row is None else _record(row).id
+            return None if row is None else record_of(row).id
 
         def new_turn(ask: tuple[str, datetime]) -> str | None:
             session, before = ask
@@ -217,9 +218,9 @@ def main() -> None:
                     f" CROSS JOIN metadata_terms t{n} ON t{n}.obs_pk = t0.obs_pk AND t{n}.term = ?"
                     for n in range(1, len(terms))
                 )
-                sql = OLD_SHARING.format(columns=_RECORD_COLUMNS, joins=joins)
+                sql = OLD_SHARING.format(columns=RECORD_COLUMNS, joins=joins)
                 for row in conn.execute(sql, [*terms[1:], terms[0], "bench", to_ms(NOW), 22]):
-                    record = _record(row)
+                    record = record_of(row)
                     found[record.id] = (record.occurred_at, record.id)
             return [i for i, _ in sorted(found.items(), key=lambda item: item[1])][:22]
 

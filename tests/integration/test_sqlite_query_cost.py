@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 from neural_memory.ingest.supersession import superseders
-from neural_memory.stores.sqlite.store import SqliteStore, _SqlRowLookup
+from neural_memory.stores.sqlite.mirror_sql import SqlRowLookup
+from neural_memory.stores.sqlite.store import SqliteStore
 
 from tests.helpers.mirror_records import EMBEDDER, entry
 
@@ -51,7 +52,7 @@ def test_reads_of_a_few_observations_cost_the_same_in_a_small_and_a_large_store(
         ),
         "get_many": _steps(store, lambda: store.get_many("acme", wanted)),
         "superseders": _steps(store, lambda: superseders(store, "acme", wanted)),
-        "superseded rows": _steps(store, lambda: _SqlRowLookup(store._reader().conn, "acme").superseded()),
+        "superseded rows": _steps(store, lambda: SqlRowLookup(store._reader().conn, "acme").superseded()),
     }
     # Then each costs a few thousand steps at most, whatever the store's size (a scan of 4000
     # rows alone is tens of thousands)
@@ -67,7 +68,7 @@ def test_a_metadata_filter_reads_its_index_not_the_workspace(tmp_path: Path) -> 
             number = int(item.record.id[1:])
             item.record.metadata = {"repo": "acme/api" if number % 400 == 0 else "other", "n": number}
         store.upsert("acme", batch)
-    lookup = _SqlRowLookup(store._reader().conn, "acme")
+    lookup = SqlRowLookup(store._reader().conn, "acme")
     # When the rows holding repo = acme/api are read, Then exactly those ten come back, cheaply
     rows: list[int] = []
     steps = _steps(store, lambda: rows.extend(lookup.metadata([("repo", "acme/api")]).tolist()))
@@ -87,4 +88,4 @@ def test_a_file_from_before_the_metadata_index_is_indexed_when_opened(tmp_path: 
     store.close()
     # When it is opened again, Then its observations are found by their metadata
     reopened = SqliteStore(path)
-    assert _SqlRowLookup(reopened._reader().conn, "acme").metadata([("repo", "acme/api")]).size == 1
+    assert SqlRowLookup(reopened._reader().conn, "acme").metadata([("repo", "acme/api")]).size == 1
