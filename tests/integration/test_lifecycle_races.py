@@ -22,9 +22,10 @@ from neural_memory.models import SearchRequest
 from neural_memory.service import Service
 from neural_memory.settings import Settings
 from neural_memory.stores.base import RecordChanged, lifecycle_state
+from neural_memory.stores.opensearch.documents import doc_id
 from neural_memory.stores.opensearch.index import OpenSearchAdmin
 from neural_memory.stores.opensearch.reindex import Reindexer
-from neural_memory.stores.opensearch.store import OpenSearchStore, doc_id
+from neural_memory.stores.opensearch.store import OpenSearchStore
 from neural_memory.stores.sqlite.store import SqliteStore
 from opensearchpy import OpenSearch
 

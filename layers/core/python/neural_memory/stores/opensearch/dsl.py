@@ -1,13 +1,14 @@
 """The OpenSearch store's query dialect: the neutral ``Filter`` rendered as ``bool.filter`` clauses,
 the lexical and k-NN query bodies around them, the k-NN score read back as a cosine, and a
-``Find`` (``stores/find.py``) as a search of records (chunk 0s)."""
+``Find`` (``stores/find.py``) as a search of records (chunk 0s), and the facets request."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from neural_memory.clock import to_iso
-from neural_memory.search.filters.model import code_ref_term, metadata_term
+from neural_memory.models import FacetCounts
+from neural_memory.search.filters.model import LIST_FIELDS, code_ref_term, metadata_term, without_field
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from neural_memory.stores.find import Find
 
 NO_EMBEDDING = {"excludes": ["embedding"]}
+FACET_SHARD_SIZE = 1_000  # values per field each shard returns to a facets request (the API shows <= 100)
 
 
 def render_opensearch(flt: Filter) -> list[dict[str, Any]]:
@@ -189,3 +191,41 @@ def _moment_conditions(query: Find) -> list[dict[str, Any]]:
         later = {"range": {"stale_at": {"gte": to_iso(query.marked_from)}}}
         clauses.append({"bool": {"should": [unmarked, later], "minimum_should_match": 1}})
     return clauses
+
+
+def facets_body(workspace_id: str, flt: Filter, limit: int) -> dict[str, Any]:
+    """The facets request (``Store.facets``): over the workspace's chunk 0s (one per
+    observation), a filter aggregation per list field holding a terms aggregation, and one for
+    the total."""
+    query = {"bool": {"filter": [{"term": {"workspace_id": workspace_id}}, {"term": {"chunk_no": 0}}]}}
+    aggs: dict[str, Any] = {
+        field: {
+            "filter": {"bool": {"filter": render_opensearch(without_field(flt, field))}},
+            "aggs": {
+                "values": {
+                    "terms": {
+                        "field": field,
+                        "size": limit,
+                        # With several shards each returns its top values only: ask each for
+                        # many more, so the merged counts of the top `limit` are exact in practice.
+                        "shard_size": FACET_SHARD_SIZE,
+                        "order": [{"_count": "desc"}, {"_key": "asc"}],
+                    }
+                }
+            },
+        }
+        for field in LIST_FIELDS
+    }
+    aggs["matching"] = {"filter": {"bool": {"filter": render_opensearch(flt)}}}
+    return {"query": query, "size": 0, "aggs": aggs}
+
+
+def facet_counts(found: dict[str, Any]) -> FacetCounts:
+    """The counts of a facets request's aggregations."""
+    return FacetCounts(
+        total=int(found["matching"]["doc_count"]),
+        by_field={
+            field: [(str(b["key"]), int(b["doc_count"])) for b in found[field]["values"]["buckets"]]
+            for field in LIST_FIELDS
+        },
+    )

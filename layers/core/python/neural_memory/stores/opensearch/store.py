@@ -19,77 +19,60 @@
   same. Checking and replacing physical indices behind an alias is ``index.OpenSearchAdmin``'s
   (the maintenance function, ``serve`` and ``neural-memory reindex``), never a constructor's.
 
-Beside it in this folder: the index mapping (``mapping.py``), the query dialect (``dsl.py``), error
+This module is the ``Store`` port's OpenSearch implementation. Beside it in this folder, one
+concept each: records as chunk documents (``documents.py``), bulk writes (``bulk.py``), the query
+dialect (``dsl.py``: ``Filter``, ``Find``, facets), the index mapping (``mapping.py``), error
 translation (``errors.py``), the client (``client.py``), index admin (``index.py``), the workspace
-indices (``workspace_indices.py``), reindex and the migration from one index (``migration.py``).
-This module stays one (~670 lines) because it is one cohesive thing: the ``Store`` port's
-OpenSearch implementation, a single class whose methods share its bulk-write and request helpers.
+indices (``workspace_indices.py``), the stored vectors as the embedding cache
+(``stored_vectors.py``), whole-index reads (``scan.py``), reindex and the migration from one index
+(``migration.py``).
 """
 
 from __future__ import annotations
 
 import json
-import time
 from typing import TYPE_CHECKING, Any, overload
 
-from neural_memory.clock import from_iso, to_iso
 from neural_memory.errors import BackendUnavailable, StoreRejected
 from neural_memory.models import FacetCounts, Hit, ObservationRecord, Retrieved, UpsertOutcome
-from neural_memory.observability import logger
-from neural_memory.search.filters.model import (
-    LIST_FIELDS,
-    Filter,
-    metadata_terms,
-    without_field,
-)
 from neural_memory.settings import OPENSEARCH_BULK_MAX_BYTES
 from neural_memory.stores.base import (
     LIFECYCLE_FIELDS,
-    PATCHED_FIELDS,
     IndexedObservation,
     Patched,
     holds,
     lifecycle_state,
-    touches_code,
 )
 from neural_memory.stores.find import COUNTED_BY, Find, Matching
+from neural_memory.stores.opensearch.bulk import Bulk
+from neural_memory.stores.opensearch.documents import doc_id, document, observation_of, patch_doc, record_of
 from neural_memory.stores.opensearch.dsl import (
-    NO_EMBEDDING,
     cosine_from_score,
+    facet_counts,
+    facets_body,
     find_body,
     find_query,
     knn_body,
     lexical_body,
     render_opensearch,
 )
-from neural_memory.stores.opensearch.errors import RETRYABLE, WRITE_BLOCKED, RequestTooLarge, domain_error
+from neural_memory.stores.opensearch.errors import domain_error
 from neural_memory.stores.opensearch.mapping import DOC_NAMES
 from neural_memory.stores.opensearch.workspace_indices import WorkspaceIndices, all_alias, workspace_alias
 from neural_memory.stores.record_fields import RECORD_FIELDS
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Mapping, Sequence
-    from datetime import datetime
+    from collections.abc import Callable, Mapping, Sequence
 
     from neural_memory.models import Vector
+    from neural_memory.search.filters.model import Filter
 
 MARK_PAGE = 5_000  # chunks read per request when marking an observation's chunks superseded
-FACET_SHARD_SIZE = 1_000  # values per field each shard returns to a facets request (the API shows <= 100)
 # Chunks one purge request deletes: each finishes well inside the client's timeout, however large
 # the whole purge is.
 PURGE_SLICE = 5_000
 COUNT_PAGE = 1_000  # values per page of a count by a field (a composite aggregation)
-_VERSION_CONFLICT = 409  # an ``if_seq_no``/``if_primary_term`` or ``create`` action lost its race
-_VECTOR_DIMENSION_MISMATCH = "Vector dimension mismatch"  # the k-NN plugin's refusal of a vector
-_UNKNOWN_FIELD = "strict_dynamic_mapping_exception"  # a field the index's strict mapping lacks
-HASHES_PER_REQUEST = 1_000  # embedding hashes one lookup asks for (a terms query)
-HASH_ROUNDS = 3  # pages per lookup when copies of one text fill a page
 _READS = {"search", "count", "delete_by_query"}  # the requests that take ignore_unavailable
-
-
-def doc_id(workspace_id: str, observation_id: str, chunk_no: int) -> str:
-    """The deterministic document id of one chunk."""
-    return f"{workspace_id}:{observation_id}:{chunk_no}"
 
 
 class OpenSearchStore:
@@ -117,8 +100,7 @@ class OpenSearchStore:
         self._indices = WorkspaceIndices(client, index)
         self._created: set[str] = set()  # workspace indices known to exist (no check per write)
         self._refresh = refresh
-        self._max_retries = max_retries
-        self._bulk_max_bytes = bulk_max_bytes
+        self._bulk = Bulk(client, self._call, refresh, max_retries, bulk_max_bytes)
         self._purge_slice = purge_slice
 
     def _index_of(self, workspace_id: str) -> str:
@@ -162,7 +144,7 @@ class OpenSearchStore:
                 _id = doc_id(workspace_id, item.record.id, chunk.chunk_no)
                 owner[_id] = item.record.id
                 if not (expected and chunk.chunk_no == 0 and item.record.id in expected):  # claimed already
-                    actions[_id] = self._document(workspace_id, item, chunk.chunk_no)
+                    actions[_id] = document(workspace_id, item, chunk.chunk_no)
         for _id, reason in self._bulk(index, actions).items():
             outcome.failed.setdefault(owner[_id], reason)
         if expected:
@@ -214,144 +196,21 @@ class OpenSearchStore:
         stale: list[str] = []
         for doc in firsts:
             if doc.get("found") and doc["_source"].get("workspace_id") == workspace_id:
-                record = _record(doc["_source"], doc["_source"].get("content", ""))
+                record = record_of(doc["_source"], doc["_source"].get("content", ""))
                 versions[record.id] = {"if_seq_no": doc["_seq_no"], "if_primary_term": doc["_primary_term"]}
                 if record.id in expected and not holds(record, expected[record.id]):
                     stale.append(record.id)
         stale += [i for i, state in expected.items() if state is not None and i not in versions]
         latest = {item.record.id: item for item in items if item.record.id in expected and item.record.id not in stale}
-        actions = {doc_id(workspace_id, i, 0): self._document(workspace_id, item, 0) for i, item in latest.items()}
+        actions = {doc_id(workspace_id, i, 0): document(workspace_id, item, 0) for i, item in latest.items()}
         conditions = {doc_id(workspace_id, i, 0): versions.get(i, {"create": True}) for i in latest}
         conflicts: set[str] = set()
         index = self._index_of(workspace_id)
         for _id, reason in self._bulk(index, actions, conditions=conditions, conflicts=conflicts).items():
-            failed.setdefault(_observation_of(_id, workspace_id), reason)
-        stale += [_observation_of(_id, workspace_id) for _id in conflicts]
+            failed.setdefault(observation_of(_id, workspace_id), reason)
+        stale += [observation_of(_id, workspace_id) for _id in conflicts]
         lost = set(stale) | set(failed)
         return [item for item in items if item.record.id not in lost], sorted(set(stale))
-
-    @staticmethod
-    def _document(workspace_id: str, item: IndexedObservation, chunk_no: int) -> dict[str, Any]:
-        rec, chunk = item.record, item.chunks[chunk_no]
-        doc: dict[str, Any] = {
-            DOC_NAMES.get(f.name, f.name): f.to_document(getattr(rec, f.name))
-            for f in RECORD_FIELDS
-            if getattr(rec, f.name) is not None and (f.name != "content" or chunk_no == 0)
-        }
-        doc |= {"workspace_id": workspace_id, "chunk_no": chunk_no}
-        # A passage is searched through its vector only: without a text field its words count in
-        # no statistic of BM25's text field (the embedded store gives it no FTS5 row). Its title,
-        # a record field, is still indexed, so title statistics count passages too. No new field
-        # marks it: an index of the same schema (written to until a reindex swaps) takes it as is.
-        if chunk.lexical:
-            doc["text"] = chunk.text
-        if terms := metadata_terms(rec.metadata, rec.code_refs, suffixes=touches_code(rec)):
-            doc["metadata_terms"] = terms
-        if chunk.vector is not None:
-            doc["embedding"] = chunk.vector
-            doc["model_id"] = item.model_id
-            if chunk.embedding_hash is not None:
-                doc["embedding_hash"] = chunk.embedding_hash
-        return doc
-
-    def _bulk(
-        self,
-        index: str,
-        actions: dict[str, dict[str, Any]],
-        op: str = "index",
-        conditions: Mapping[str, Mapping[str, Any]] | None = None,
-        conflicts: set[str] | None = None,
-    ) -> dict[str, str]:
-        """In ``index``: ``index`` whole documents, or ``update`` some of their fields, by document id, in
-        requests of at most ``bulk_max_bytes``; retryable item failures are retried with backoff.
-        Returns the documents refused for good, with the reason. ``conditions`` (by document id)
-        make an action conditional (``if_seq_no``/``if_primary_term``, or ``create``: only if
-        absent); those that lose their race go to ``conflicts``, not the refused."""
-        pending = dict(actions)
-        refused: dict[str, str] = {}
-        for attempt in range(self._max_retries + 1):
-            retry: dict[str, dict[str, Any]] = {}
-            for request in self._requests(index, pending, op, conditions or {}):
-                self._send(index, request, pending, retry, refused, conflicts)
-            pending = retry
-            if not pending:
-                return refused
-            if attempt < self._max_retries:
-                time.sleep(0.2 * 2**attempt)
-        raise BackendUnavailable(f"OpenSearch kept refusing {len(pending)} documents (throttled or unavailable)")
-
-    def _requests(
-        self, index: str, actions: dict[str, dict[str, Any]], op: str, conditions: Mapping[str, Mapping[str, Any]]
-    ) -> list[list[tuple[str, str]]]:
-        """The actions as (document id, NDJSON lines), grouped into requests of at most
-        ``bulk_max_bytes`` each (a larger single document makes a request of its own)."""
-        requests: list[list[tuple[str, str]]] = [[]]
-        size = 0
-        for _id, doc in actions.items():
-            condition = dict(conditions.get(_id, {}))
-            action = "create" if condition.pop("create", False) else op
-            lines = json.dumps({action: {"_index": index, "_id": _id, **condition}}) + "\n"
-            lines += json.dumps(doc if op == "index" else {"doc": doc}) + "\n"
-            if requests[-1] and size + len(lines) > self._bulk_max_bytes:
-                requests.append([])
-                size = 0
-            requests[-1].append((_id, lines))
-            size += len(lines)
-        return [request for request in requests if request]
-
-    def _send(
-        self,
-        index: str,
-        request: list[tuple[str, str]],
-        actions: dict[str, dict[str, Any]],
-        retry: dict[str, dict[str, Any]],
-        refused: dict[str, str],
-        conflicts: set[str] | None = None,
-    ) -> None:
-        """One bulk request; its item failures sorted into ``retry`` and ``refused``. A request the
-        domain finds too large (413) is split in two; a single document that is, is refused."""
-        body = "".join(lines for _, lines in request)
-        try:
-            reply = self._call(self._client.bulk, index=index, body=body, refresh=self._refresh)
-        except RequestTooLarge:
-            if len(request) == 1:
-                refused[request[0][0]] = f"{len(body)} bytes, over the domain's request size limit (413)"
-                return
-            half = len(request) // 2
-            self._send(index, request[:half], actions, retry, refused, conflicts)
-            self._send(index, request[half:], actions, retry, refused, conflicts)
-            return
-        if not reply.get("errors"):
-            return
-        for entry in reply["items"]:
-            result = next(iter(entry.values()))
-            status = int(result.get("status", 200))
-            if status < 300:
-                continue
-            action = actions[result["_id"]]
-            said = json.dumps(result.get("error"))
-            if status == _VERSION_CONFLICT and conflicts is not None:
-                conflicts.add(result["_id"])
-            elif status in RETRYABLE or WRITE_BLOCKED in said:
-                # A write block is brief: a reindex replacing an index made before versioning
-                retry[result["_id"]] = action
-            elif "embedding_hash" in action and _UNKNOWN_FIELD in said and "embedding_hash" in said:
-                # An index created before the field, until the bootstrap adds it (``ensure_index``):
-                # stored without it, so this vector is found by nothing and its text embedded again once.
-                retry[result["_id"]] = {k: v for k, v in action.items() if k != "embedding_hash"}
-            elif "embedding" in action and _VECTOR_DIMENSION_MISMATCH in said:
-                # A writer already on a new model of another dimension, while the reindex for it
-                # runs: stored without its vector for now; the reindex's catch-up embeds it anew.
-                logger.warning(
-                    "vector of another dimension than the live index: stored without it", extra={"id": result["_id"]}
-                )
-                retry[result["_id"]] = {
-                    k: v for k, v in action.items() if k not in {"embedding", "model_id", "embedding_hash"}
-                }
-            else:
-                error = result.get("error")
-                reason = error.get("reason", status) if isinstance(error, dict) else error or status
-                refused[result["_id"]] = f"{reason} ({status})"
 
     def chunk_vectors(
         self, workspace_id: str, model_id: str, chunks: Sequence[tuple[str, int]]
@@ -375,78 +234,12 @@ class OpenSearchStore:
             and "embedding" in doc["_source"]
         }
 
-    def vectors_by_hash(self, workspace_id: str, model_id: str, hashes: Sequence[str]) -> dict[str, Vector]:
-        """The vectors ``model_id`` made of the workspace's chunks whose ``embedding_hash`` is one
-        of ``hashes``, by hash; an index without the field finds none. The same text in many
-        chunks has one vector: a page filled by its copies is followed by one for the hashes
-        still missing (at most ``HASH_ROUNDS``; what is left is simply embedded again)."""
-        wanted = list(dict.fromkeys(hashes))
-        found: dict[str, Vector] = {}
-        for start in range(0, len(wanted), HASHES_PER_REQUEST):
-            missing = wanted[start : start + HASHES_PER_REQUEST]
-            for _ in range(HASH_ROUNDS):
-                query = {
-                    "bool": {
-                        "filter": [
-                            {"term": {"workspace_id": workspace_id}},
-                            {"term": {"model_id": model_id}},
-                            {"terms": {"embedding_hash": missing}},
-                        ]
-                    }
-                }
-                body = {
-                    "query": query,
-                    "size": len(missing),
-                    "_source": ["embedding_hash", "embedding", "workspace_id"],
-                }
-                hits = self._call(self._client.search, index=self._index_of(workspace_id), body=body)["hits"]["hits"]
-                found |= {
-                    h["_source"]["embedding_hash"]: h["_source"]["embedding"]
-                    for h in hits
-                    if h["_source"].get("workspace_id") == workspace_id and "embedding" in h["_source"]
-                }
-                if len(hits) < len(missing):  # every match was on this page
-                    break
-                missing = [h for h in missing if h not in found]
-                if not missing:
-                    break
-        return found
-
     def facets(self, workspace_id: str, flt: Filter, limit: int) -> FacetCounts:
-        """Counts by value of each list field (see the ``Store`` protocol): one request over the
-        workspace's chunk 0s (one per observation), a filter aggregation per field holding a
-        terms aggregation, and one for the total."""
-        query = {"bool": {"filter": [{"term": {"workspace_id": workspace_id}}, {"term": {"chunk_no": 0}}]}}
-        aggs: dict[str, Any] = {
-            field: {
-                "filter": {"bool": {"filter": render_opensearch(without_field(flt, field))}},
-                "aggs": {
-                    "values": {
-                        "terms": {
-                            "field": field,
-                            "size": limit,
-                            # With several shards each returns its top values only: ask each for
-                            # many more, so the merged counts of the top `limit` are exact in practice.
-                            "shard_size": FACET_SHARD_SIZE,
-                            "order": [{"_count": "desc"}, {"_key": "asc"}],
-                        }
-                    }
-                },
-            }
-            for field in LIST_FIELDS
-        }
-        aggs["matching"] = {"filter": {"bool": {"filter": render_opensearch(flt)}}}
-        reply = self._call(
-            self._client.search, index=self._index_of(workspace_id), body={"query": query, "size": 0, "aggs": aggs}
-        )
-        found = reply["aggregations"]
-        return FacetCounts(
-            total=int(found["matching"]["doc_count"]),
-            by_field={
-                field: [(str(b["key"]), int(b["doc_count"])) for b in found[field]["values"]["buckets"]]
-                for field in LIST_FIELDS
-            },
-        )
+        """Counts by value of each list field (see the ``Store`` protocol): one request
+        (``dsl.facets_body``)."""
+        body = facets_body(workspace_id, flt, limit)
+        reply = self._call(self._client.search, index=self._index_of(workspace_id), body=body)
+        return facet_counts(reply["aggregations"])
 
     def patch(
         self,
@@ -462,9 +255,9 @@ class OpenSearchStore:
         index = self._index_of(workspace_id)
         if isinstance(changes, Matching):
             query = find_query(workspace_id, changes.find, every_chunk=True)
-            doc = _patch_doc(changes.fields)
+            doc = patch_doc(changes.fields)
             return Patched(ids=self._update_chunks(index, query, lambda _: doc))
-        docs = {i: _patch_doc(fields) for i, fields in changes.items()}
+        docs = {i: patch_doc(fields) for i, fields in changes.items()}
         outcome = Patched()
         conditional = [i for i in docs if expected and i in expected]
         if conditional and expected:
@@ -502,7 +295,7 @@ class OpenSearchStore:
         for doc in found:
             if not doc.get("found") or doc["_source"].get("workspace_id") != workspace_id:
                 continue
-            record = _record(doc["_source"], doc["_source"].get("content", ""))
+            record = record_of(doc["_source"], doc["_source"].get("content", ""))
             if any(getattr(record, name) != value for name, value in expected[record.id].items()):
                 outcome.changed[record.id] = record
                 continue
@@ -512,9 +305,9 @@ class OpenSearchStore:
         refused = self._bulk(index, actions, op="update", conditions=versions, conflicts=conflicts)
         if refused:
             raise StoreRejected("OpenSearch refused lifecycle marks: " + "; ".join(list(refused.values())[:5]))
-        lost = [_observation_of(_id, workspace_id) for _id in sorted(conflicts)]
+        lost = [observation_of(_id, workspace_id) for _id in sorted(conflicts)]
         outcome.changed |= self.get_many(workspace_id, lost)
-        outcome.ids += [_observation_of(_id, workspace_id) for _id in actions if _id not in conflicts]
+        outcome.ids += [observation_of(_id, workspace_id) for _id in actions if _id not in conflicts]
 
     def _update_chunks(self, index: str, query: dict[str, Any], doc: Callable[[str], dict[str, Any]]) -> list[str]:
         """Set the fields of ``doc`` (by observation id) on every chunk matching ``query`` in ``index`` (an alias over
@@ -602,7 +395,7 @@ class OpenSearchStore:
         doc = reply["docs"][0]
         if not doc.get("found") or doc["_source"].get("workspace_id") != workspace_id:
             return None
-        return _record(doc["_source"], doc["_source"].get("content", ""))
+        return record_of(doc["_source"], doc["_source"].get("content", ""))
 
     def get_many(self, workspace_id: str, observation_ids: Sequence[str]) -> dict[str, ObservationRecord]:
         """The observations of this workspace among ``observation_ids`` (their chunk 0s, one mget)."""
@@ -612,7 +405,7 @@ class OpenSearchStore:
         firsts = [doc_id(workspace_id, i, 0) for i in ids]
         reply = self._call(self._client.mget, index=self._index_of(workspace_id), body={"ids": firsts})
         records = [
-            _record(d["_source"], d["_source"].get("content", ""))
+            record_of(d["_source"], d["_source"].get("content", ""))
             for d in reply["docs"]
             if d.get("found") and d["_source"].get("workspace_id") == workspace_id
         ]
@@ -629,7 +422,7 @@ class OpenSearchStore:
         found: list[ObservationRecord] = []
         while hits := self._call(self._client.search, index=self._index_of(workspace_id), body=body)["hits"]["hits"]:
             found += [
-                _record(h["_source"], h["_source"].get("content", ""))
+                record_of(h["_source"], h["_source"].get("content", ""))
                 for h in hits
                 if h["_source"].get("workspace_id") == workspace_id
             ]
@@ -719,43 +512,11 @@ class OpenSearchStore:
         result.degraded = [f"{kind}:failed ({reason})" for kind, reason in failed.items()]
         return result
 
-    # ------------------------------------------------------------------ whole-index reads (reindex)
-
-    def scan(
-        self, after: Sequence[str] | None, size: int, since: datetime | None = None
-    ) -> list[tuple[str, ObservationRecord]]:
-        """Up to ``size`` observations of every workspace, in (workspace, id) order after the
-        sort key ``after``; with ``since``, only those written at or after it."""
-        hits = self._sorted_firsts(after, size, since, NO_EMBEDDING)
-        return [(h["_source"]["workspace_id"], _record(h["_source"], h["_source"].get("content", ""))) for h in hits]
-
-    def written(self) -> Iterator[tuple[tuple[str, str], datetime]]:
-        """Every observation's (workspace, id), in that order, with when it was written: page by
-        page, so two indices can be compared without holding either in memory."""
-        after: list[str] | None = None
-        while hits := self._sorted_firsts(after, 5_000, None, ["workspace_id", "observation_id", "ingested_at"]):
-            for h in hits:
-                yield (
-                    (h["_source"]["workspace_id"], h["_source"]["observation_id"]),
-                    from_iso(h["_source"]["ingested_at"]),
-                )
-            after = hits[-1]["sort"]
-
-    def _sorted_firsts(
-        self, after: Sequence[str] | None, size: int, since: datetime | None, source: Any
-    ) -> list[dict[str, Any]]:
-        filters: list[dict[str, Any]] = [{"term": {"chunk_no": 0}}]
-        if since is not None:
-            filters.append({"range": {"ingested_at": {"gte": to_iso(since)}}})
-        body: dict[str, Any] = {
-            "size": size,
-            "_source": source,
-            "query": {"bool": {"filter": filters}},
-            "sort": [{"workspace_id": "asc"}, {"observation_id": "asc"}],
-        }
-        if after:
-            body["search_after"] = list(after)
-        hits: list[dict[str, Any]] = self._call(self._client.search, index=self._all, body=body)["hits"]["hits"]
+    def search(self, workspace_id: str | None, body: dict[str, Any]) -> list[dict[str, Any]]:
+        """The hits of one search ``body`` in the workspace's index (every workspace's, with None):
+        this backend's own reads beside the port (``scan.py``, ``stored_vectors.py``)."""
+        index = self._all if workspace_id is None else self._index_of(workspace_id)
+        hits: list[dict[str, Any]] = self._call(self._client.search, index=index, body=body)["hits"]["hits"]
         return hits
 
     def _hits(self, workspace_id: str, hits: list[dict[str, Any]], score: Any) -> list[Hit]:
@@ -779,7 +540,7 @@ class OpenSearchStore:
             }
         return [
             Hit(
-                observation=_record(h["_source"], texts.get(h["_source"]["observation_id"], "")),
+                observation=record_of(h["_source"], texts.get(h["_source"]["observation_id"], "")),
                 chunk_no=int(h["_source"]["chunk_no"]),
                 score=float(score(float(h["_score"]))),
             )
@@ -810,22 +571,3 @@ class OpenSearchStore:
 def _index_missing(exc: Any) -> bool:
     """Whether an error reply says the index (or alias) does not exist."""
     return bool(exc.status_code == 404 and "index_not_found" in json.dumps(exc.info, default=str))
-
-
-def _observation_of(document_id: str, workspace_id: str) -> str:
-    """The observation id of a chunk's document id (``doc_id``; an observation id has no colon
-    at its end, but may hold colons: cut the workspace prefix and the chunk number suffix)."""
-    return document_id[len(workspace_id) + 1 :].rsplit(":", 1)[0]
-
-
-def _record(source: dict[str, Any], content: str) -> ObservationRecord:
-    """The record of a chunk document, with the observation's full ``content`` read from chunk 0."""
-    values = {f.name: f.from_document(source.get(DOC_NAMES.get(f.name, f.name))) for f in RECORD_FIELDS}
-    return ObservationRecord(**{**values, "content": content})
-
-
-def _patch_doc(fields: Mapping[str, object]) -> dict[str, Any]:
-    """The partial document setting ``fields`` (``PATCHED_FIELDS``; None clears one)."""
-    if not set(fields) <= PATCHED_FIELDS:
-        raise ValueError(f"patch sets only {sorted(PATCHED_FIELDS)}, not {sorted(set(fields))}")
-    return {DOC_NAMES.get(f.name, f.name): f.to_document(fields[f.name]) for f in RECORD_FIELDS if f.name in fields}
