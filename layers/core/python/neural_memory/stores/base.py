@@ -1,13 +1,13 @@
-"""The store protocol both backends implement.
-
-It is becoming a port of a few primitives with every feature written once above it
-(CONTRIBUTING.md, "Stores: the port"): ``find`` (``stores/find.py``) and ``patch`` are primitives,
-and the features moved so far are functions of the folder of their role over them; the other
-methods are still each store's own until they move.
+"""The store protocol both backends implement: a port of ten primitives (CONTRIBUTING.md, "Stores:
+the port"), with every feature written once above it, in the folder of its role, as a function of
+them: ``upsert`` (the write), ``get_many`` and ``get`` (the read), ``find`` and ``count`` (records
+by a ``stores/find.Find``), ``patch``, ``delete``, and the retrieval primitives ``retrieve``,
+``chunk_vectors`` and ``facets``.
 
 Contract for every implementation:
 - ``workspace_id`` is a required argument of every method and is part of every query; no
-  method can read, search or delete across workspaces.
+  method can read, search or delete across workspaces. The one question asked across them is
+  ``count(None, query, by="workspace_id")``: which workspaces maintenance has work in.
 - Scores in ``Retrieved`` are in [0, 1], higher is better: ``vector`` hits carry cosine
   similarity clipped to [0, 1] (vectors are unit length), ``lexical`` hits carry BM25 divided by
   the best BM25 of the same query (so the best lexical hit scores 1.0).
@@ -15,6 +15,8 @@ Contract for every implementation:
   service passes a ``live_at`` that hides nothing unless expired C observations are deleted);
   archived ones (``archived_at`` set) only with ``Filter.include_archived``.
 - Upsert is idempotent: the same (workspace, id) replaces the record and all its chunks.
+- A conditional write (``expected``) is checked and made as one step: in the write's transaction,
+  or conditionally on the version of chunk 0 (the record).
 """
 
 from __future__ import annotations
