@@ -67,6 +67,12 @@ def holds(record: ObservationRecord | None, expected: Mapping[str, object] | Non
     return all(getattr(record, name) == value for name, value in expected.items())
 
 
+def check_patched(fields: Mapping[str, object]) -> None:
+    """``ValueError`` for fields a ``patch`` does not set (not ``PATCHED_FIELDS``)."""
+    if not set(fields) <= PATCHED_FIELDS:
+        raise ValueError(f"patch sets only {sorted(PATCHED_FIELDS)}, not {sorted(set(fields))}")
+
+
 class RecordChanged(Exception):
     """A conditional write found the record changed since it was read; ``record`` is it now."""
 

@@ -84,3 +84,19 @@ class Matching:
 
     find: Find
     fields: Mapping[str, object]
+
+
+def check_count(workspace_id: str | None, by: str | None) -> None:
+    """``ValueError`` for a count the port does not ask: by a field not in ``COUNTED_BY``, or
+    across workspaces by anything but ``workspace_id``."""
+    if by is not None and by not in COUNTED_BY:
+        raise ValueError(f"count by one of {sorted(COUNTED_BY)}, not {by!r}")
+    if workspace_id is None and by != "workspace_id":
+        raise ValueError("only a count by workspace_id is asked across workspaces")
+
+
+def check_target(query: Find) -> None:
+    """``ValueError`` for a ``Find`` a ``patch`` or ``delete`` cannot take: ``holding_vectors``
+    is a condition on records (their chunks' vectors), for ``find`` and ``count`` only."""
+    if query.holding_vectors:
+        raise ValueError("holding_vectors is a condition on records: find and count only")

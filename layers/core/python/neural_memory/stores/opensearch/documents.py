@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from neural_memory.models import ObservationRecord
 from neural_memory.search.filters.model import metadata_terms
-from neural_memory.stores.base import PATCHED_FIELDS, touches_code
+from neural_memory.stores.base import check_patched, touches_code
 from neural_memory.stores.opensearch.mapping import DOC_NAMES
 from neural_memory.stores.record_fields import RECORD_FIELDS
 
@@ -63,6 +63,5 @@ def record_of(source: dict[str, Any], content: str) -> ObservationRecord:
 
 def patch_doc(fields: Mapping[str, object]) -> dict[str, Any]:
     """The partial document setting ``fields`` (``PATCHED_FIELDS``; None clears one)."""
-    if not set(fields) <= PATCHED_FIELDS:
-        raise ValueError(f"patch sets only {sorted(PATCHED_FIELDS)}, not {sorted(set(fields))}")
+    check_patched(fields)
     return {DOC_NAMES.get(f.name, f.name): f.to_document(fields[f.name]) for f in RECORD_FIELDS if f.name in fields}

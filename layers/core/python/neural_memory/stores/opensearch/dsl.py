@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from neural_memory.clock import to_iso
 from neural_memory.models import FacetCounts
 from neural_memory.search.filters.model import LIST_FIELDS, code_ref_term, metadata_term, without_field
+from neural_memory.stores.find import check_target
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -123,8 +124,8 @@ def find_query(workspace_id: str | None, query: Find, *, every_chunk: bool = Fal
     """The query matching the chunk 0s (the records; with ``every_chunk``, every chunk: each
     carries its record's fields) of ``workspace_id`` (of every workspace with None) that
     ``query`` matches."""
-    if every_chunk and query.holding_vectors:
-        raise ValueError("holding_vectors is a condition on records: find and count only")
+    if every_chunk:
+        check_target(query)
     clauses: list[dict[str, Any]] = []
     if workspace_id is not None:
         clauses.append({"term": {"workspace_id": workspace_id}})

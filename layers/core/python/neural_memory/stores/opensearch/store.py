@@ -43,7 +43,7 @@ from neural_memory.stores.base import (
     holds,
     lifecycle_state,
 )
-from neural_memory.stores.find import COUNTED_BY, Find, Matching
+from neural_memory.stores.find import Find, Matching, check_count
 from neural_memory.stores.opensearch.bulk import Bulk
 from neural_memory.stores.opensearch.documents import doc_id, document, observation_of, patch_doc, record_of
 from neural_memory.stores.opensearch.dsl import (
@@ -444,14 +444,11 @@ class OpenSearchStore:
     ) -> int | dict[str, int]:
         """Chunk 0s (one per observation) ``query`` matches: a count, or a composite aggregation
         by ``by``, page after page (every workspace's, through the alias over all of them)."""
-        if workspace_id is None and by != "workspace_id":
-            raise ValueError("only a count by workspace_id is asked across workspaces")
+        check_count(workspace_id, by)
         index = self._all if workspace_id is None else self._index_of(workspace_id)
         query_ = find_query(workspace_id, query or Find())
         if by is None:
             return int(self._call(self._client.count, index=index, body={"query": query_})["count"])
-        if by not in COUNTED_BY:
-            raise ValueError(f"count by one of {sorted(COUNTED_BY)}, not {by!r}")
         counts: dict[str, int] = {}
         composite: dict[str, Any] = {"size": COUNT_PAGE, "sources": [{"value": {"terms": {"field": by}}}]}
         while True:

@@ -10,7 +10,7 @@ from neural_memory.clock import to_ms
 from neural_memory.models import Tier
 from neural_memory.search.filters.model import code_ref_term, metadata_term
 from neural_memory.stores.base import CLAIM_TYPES
-from neural_memory.stores.find import COUNTED_BY
+from neural_memory.stores.find import check_count
 from neural_memory.stores.sqlite.db import CLAIMS_CONDITION, CLAIMS_INDEX
 
 if TYPE_CHECKING:
@@ -36,11 +36,10 @@ def find_sql(columns: str, workspace_id: str, query: Find) -> tuple[str, list[ob
 def count_sql(workspace_id: str | None, query: Find, by: str | None) -> tuple[str, list[object]]:
     """The statement counting the records ``query`` matches (of every workspace with None), in
     total or by the values of ``by`` (one of ``COUNTED_BY``), and its parameters."""
+    check_count(workspace_id, by)
     source, where, params = find_where(workspace_id, query)
     if by is None:
         return f"SELECT count(*) FROM {source} WHERE {where}", params
-    if by not in COUNTED_BY:
-        raise ValueError(f"count by one of {sorted(COUNTED_BY)}, not {by!r}")
     return f"SELECT o.{by}, count(*) FROM {source} WHERE {where} AND o.{by} IS NOT NULL GROUP BY o.{by}", params
 
 

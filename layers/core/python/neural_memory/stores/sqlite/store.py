@@ -23,8 +23,8 @@ import numpy as np
 
 from neural_memory.models import FacetCounts, Hit, ObservationRecord, Retrieved, UpsertOutcome
 from neural_memory.observability import logger
-from neural_memory.stores.base import MIRRORED_FIELDS, PATCHED_FIELDS, IndexedObservation, Patched, holds
-from neural_memory.stores.find import Find, Matching
+from neural_memory.stores.base import MIRRORED_FIELDS, IndexedObservation, Patched, check_patched, holds
+from neural_memory.stores.find import Find, Matching, check_target
 from neural_memory.stores.sqlite.db import (
     LazyConnection,
     Model,
@@ -313,8 +313,7 @@ class SqliteStore:
             sql = "SELECT pk, id FROM observations WHERE workspace_id = ? AND id = ?"
             params: list[object] = [workspace_id, target]
         else:
-            if target.holding_vectors:
-                raise ValueError("holding_vectors is a condition on records: find and count only")
+            check_target(target)
             sql, params = find_sql("o.pk, o.id", workspace_id, target)
         return [(int(pk), str(observation_id)) for pk, observation_id in conn.execute(sql, params)]
 
@@ -350,8 +349,7 @@ class SqliteStore:
                             outcome.changed[i] = record
                 by_fields: dict[tuple[str, ...], list[tuple[object, ...]]] = {}
                 for i, fields in by_id.items():
-                    if not set(fields) <= PATCHED_FIELDS:
-                        raise ValueError(f"patch sets only {sorted(PATCHED_FIELDS)}, not {sorted(set(fields))}")
+                    check_patched(fields)
                     if i in pks and i not in outcome.changed:
                         names = tuple(sorted(fields))
                         assigned = tuple(BY_NAME[name].to_sqlite(fields[name]) for name in names)
@@ -454,8 +452,6 @@ class SqliteStore:
         self, workspace_id: str | None, query: Find | None = None, *, by: str | None = None
     ) -> int | dict[str, int]:
         """How many records ``query`` matches, in total or by ``by`` (``stores/sqlite/find.py``)."""
-        if workspace_id is None and by != "workspace_id":
-            raise ValueError("only a count by workspace_id is asked across workspaces")
         sql, params = count_sql(workspace_id, query or Find(), by)
         rows = self._reader().conn.execute(sql, params).fetchall()
         if by is None:
