@@ -23,7 +23,7 @@ from neural_memory.models import Chunk, ObservationIn, ObservationRecord, Search
 from neural_memory.search import bm25
 from neural_memory.search.filters.model import Filter
 from neural_memory.service import Service
-from neural_memory.stores.base import IndexedObservation
+from neural_memory.stores.base import IndexedObservation, read_one
 from neural_memory.stores.find import Find
 from neural_memory.stores.opensearch.dsl import cosine_from_score, knn_body, render_opensearch
 from neural_memory.stores.opensearch.index import OpenSearchAdmin
@@ -109,8 +109,8 @@ def test_tenancy(svc: Service) -> None:
     svc.index("acme", [note("a1", "acme deploy")])
     svc.index("rival", [note("r1", "acme deploy")])
     assert _ids(svc) == {"a1"}
-    assert svc.store.get("rival", "a1") is None and svc.store.delete("rival", "a1") is False
-    assert svc.store.get("acme", "a1") is not None
+    assert read_one(svc.store, "rival", "a1") is None and svc.store.delete("rival", "a1") is False
+    assert read_one(svc.store, "acme", "a1") is not None
     assert (svc.store.count("acme"), svc.store.count("rival")) == (1, 1)
 
 
@@ -159,12 +159,12 @@ def test_ttl_tiers_and_purge(svc: Service) -> None:
     assert _ids(svc) == {"adr", "pr-new", "push", "pr-old"}
     hits = svc.store.retrieve("acme", text="acme", vector=None, model_id=None, flt=Filter(live_at=NOW), limit=10)
     assert {h.observation.id for h in hits.lexical} == {"adr", "pr-new", "push"}
-    assert svc.store.get("acme", "push").tier == "E"  # type: ignore[union-attr]
+    assert read_one(svc.store, "acme", "push").tier == "E"  # type: ignore[union-attr]
     assert lifecycle.purge_expired(svc.store, NOW) == 1
-    assert svc.store.get("acme", "pr-old") is None and svc.store.count("acme") == 3
+    assert read_one(svc.store, "acme", "pr-old") is None and svc.store.count("acme") == 3
 
 
-def test_upsert_is_idempotent_and_drops_stale_chunks(svc: Service) -> None:
+def test_write_is_idempotent_and_drops_stale_chunks(svc: Service) -> None:
     long_text = " ".join(f"Sentence {i} about the acme queue." for i in range(200))
     first = svc.index("acme", [note("doc", "acme runbook", long_text)])
     again = svc.index("acme", [note("doc", "acme runbook", long_text)])
@@ -172,7 +172,7 @@ def test_upsert_is_idempotent_and_drops_stale_chunks(svc: Service) -> None:
     # When the document becomes short, Then its old later chunks no longer match
     svc.index("acme", [note("doc", "acme runbook", "Now short.")])
     assert _ids(svc, query="Sentence 150") == set()
-    assert svc.store.get("acme", "doc").content == "Now short."  # type: ignore[union-attr]
+    assert read_one(svc.store, "acme", "doc").content == "Now short."  # type: ignore[union-attr]
 
 
 def test_a_hit_in_a_later_chunk_returns_the_whole_parent_once(svc: Service) -> None:
@@ -188,7 +188,7 @@ def test_a_hit_in_a_later_chunk_returns_the_whole_parent_once(svc: Service) -> N
 def test_delete_removes_every_chunk(svc: Service) -> None:
     svc.index("acme", [note("doc", "acme runbook", " ".join(["acme queue"] * 400))])
     assert svc.store.delete("acme", "doc") is True
-    assert svc.store.get("acme", "doc") is None and _ids(svc) == set()
+    assert read_one(svc.store, "acme", "doc") is None and _ids(svc) == set()
     assert svc.store.delete("acme", "doc") is False
 
 
@@ -345,10 +345,10 @@ def _every_field_set() -> ObservationRecord:
 def test_every_record_field_round_trips(svc: Service) -> None:
     # Given a record with every stored field set (fields come from ObservationRecord alone)
     record = _every_field_set()
-    svc.store.upsert("acme", [IndexedObservation(record=record, chunks=[Chunk(chunk_no=0, text=record.content)])])
+    svc.store.write("acme", [IndexedObservation(record=record, chunks=[Chunk(chunk_no=0, text=record.content)])])
     # When it is read back and retrieved, Then every field comes back as written: a store that
     # forgets a field of the model fails here, naming it
-    read = svc.store.get("acme", "roundtrip")
+    read = read_one(svc.store, "acme", "roundtrip")
     assert read is not None
     assert {name: getattr(read, name) for name in FIELD_NAMES} == {name: getattr(record, name) for name in FIELD_NAMES}
     later = record.occurred_at - timedelta(days=1)
@@ -440,7 +440,7 @@ def test_long_content_is_searched_by_bm25_in_windows_and_by_vector_in_passages(s
     # Given a long runbook (cut into passages for vectors and windows for BM25) and a short note
     body = " ".join(f"Step {i}: restart the worker." for i in range(150)) + " Finally renew the kerberos ticket."
     svc.index("acme", [note("runbook", "worker runbook", body), note("short", "kerberos", "renew the ticket")])
-    stored = svc.store.get("acme", "runbook")
+    stored = read_one(svc.store, "acme", "runbook")
     assert stored is not None
     layout = chunked(stored, svc.settings.chunking).chunks
     passages = [c.chunk_no for c in layout if c.role == "passage"]
@@ -605,7 +605,7 @@ def _long(obs_id: str, observation_type: str, tail: str, **extra: Any) -> Observ
 
 
 def _read(svc: Service, workspace: str, observation_id: str) -> ObservationRecord:
-    record = svc.store.get(workspace, observation_id)
+    record = read_one(svc.store, workspace, observation_id)
     assert record is not None, (workspace, observation_id)
     return record
 

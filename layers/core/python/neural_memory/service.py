@@ -66,7 +66,7 @@ from neural_memory.search.facets import facets_reply
 from neural_memory.search.filters.model import compile_filter, filter_fields
 from neural_memory.search.pipeline import SearchPipeline
 from neural_memory.search.tiers import embeds, visible_after
-from neural_memory.stores.base import RecordChanged, lifecycle_state
+from neural_memory.stores.base import RecordChanged, lifecycle_state, read_one
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -256,7 +256,7 @@ class Service:
         """C -> A (``lifecycle.promotion``): ``NotFound`` or ``Conflict``, naming why. The store
         promotes only the state checked (``lifecycle.restate``'s ``expected``), so of racing promotions one
         wins and the others get the ``Conflict`` naming who promoted it."""
-        record = self.store.get(workspace_id, observation_id)
+        record = read_one(self.store, workspace_id, observation_id)
         for _ in range(PROMOTE_ATTEMPTS):
             if record is None:
                 raise NotFound(f"observation {observation_id!r} not found")
@@ -309,7 +309,7 @@ class Service:
         with timer.stage("search"):
             outcome = self._pipeline.run(workspace_id, search, now)
         with timer.stage("retrieval"):  # who reviewed and merged, whose kind: the stored records
-            records = self.store.get_many(workspace_id, [r.id for r in outcome.results])
+            records = self.store.read(workspace_id, [r.id for r in outcome.results])
             clock = expert_ranking.newest_observation(self.store, workspace_id) or now
         kinds: set[expert_ranking.ActorKind] = {"human"}
         kinds |= {"bot"} if request.include_bots else set()
@@ -343,12 +343,12 @@ class Service:
         return chunking if self.embedder is not None else replace(chunking, passage_tokens=chunking.tokens)
 
     def index(self, workspace_id: str, observations: Sequence[ObservationIn]) -> UpsertOutcome:
-        """Prepare, embed (one batch call) and upsert; the same id updates in place. Observations
+        """Prepare, embed (one batch call) and write; the same id updates in place. Observations
         the store refuses for good are in the outcome's ``failed``; the others are stored.
 
         What the lifecycle gave a stored observation is carried over (``lifecycle.carried_over``)
         from a read before the write: the store writes an item only if its lifecycle state is
-        still the one read (``Store.upsert``'s ``expected``), so a promotion, citation, archive
+        still the one read (``Store.write``'s ``expected``), so a promotion, citation, archive
         or embedding made in between is never overwritten; those items are read and prepared
         again, up to ``INGEST_ATTEMPTS`` times."""
         now = self._clock()
@@ -362,7 +362,7 @@ class Service:
         for attempt in range(INGEST_ATTEMPTS):
             # Prepared anew on a retry: the turn context and vectors are written into the items.
             items = prepared if attempt == 0 else [self._prepare(workspace_id, o, now) for o in pending]
-            previous = self.store.get_many(workspace_id, [item.record.id for item in items])
+            previous = self.store.read(workspace_id, [item.record.id for item in items])
             items = [
                 lifecycle.carried_over(
                     item,
@@ -379,7 +379,7 @@ class Service:
             before |= supersession.previous_links(previous)
             self.embed_chunks(workspace_id, items)
             expected = {item.record.id: lifecycle_state(previous.get(item.record.id)) for item in items}
-            result = self.store.upsert(workspace_id, items, expected)
+            result = self.store.write(workspace_id, items, expected)
             outcome.created += result.created
             outcome.updated += result.updated
             outcome.failed |= result.failed
@@ -469,7 +469,7 @@ class Service:
         After the batch that made them recur is stored: a failure is logged, and the next
         occurrence tries again."""
         try:
-            records = self.store.get_many(workspace_id, ids)
+            records = self.store.read(workspace_id, ids)
             items = [lifecycle.embedded(r, now, self.chunking) for r in records.values() if not embeds(r)]
             self.embed_chunks(workspace_id, items)
             embedded = lifecycle.embed_stored(self.store, workspace_id, items)
@@ -544,7 +544,7 @@ class Service:
 
     def get(self, workspace_id: str, observation_id: str, request_id: str) -> ObservationOut:
         """One observation of the workspace, or ``NotFound``."""
-        record = self.store.get(workspace_id, observation_id)
+        record = read_one(self.store, workspace_id, observation_id)
         if record is None:
             raise NotFound(f"observation {observation_id!r} not found")
         return _out(record, request_id)
@@ -554,7 +554,7 @@ class Service:
         sharing an engineering key with it, oldest first (``engineering.lineage``); ``NotFound``
         if it is not in the workspace (or expired)."""
         now = self._clock()
-        record = self.store.get(workspace_id, observation_id)
+        record = read_one(self.store, workspace_id, observation_id)
         visible = self.visible_after(now)
         if record is None or (record.expires_at is not None and record.expires_at <= visible):
             raise NotFound(f"observation {observation_id!r} not found")
@@ -564,7 +564,7 @@ class Service:
     def delete(self, workspace_id: str, observation_id: str, request_id: str) -> DeleteResponse:
         """Delete one observation of the workspace with its chunks, or ``NotFound``; what it
         superseded is current again."""
-        record = self.store.get(workspace_id, observation_id)
+        record = read_one(self.store, workspace_id, observation_id)
         if record is None or not self.store.delete(workspace_id, observation_id):
             raise NotFound(f"observation {observation_id!r} not found")
         supersession.unmark_deleted(self.store, workspace_id, record.supersedes or [])
@@ -585,7 +585,7 @@ class Service:
         items = [chunked(record, self.chunking, now) for record in turns]
         add_stored_turn_context(items, earlier, self.settings.turn_context)
         self.embed_chunks(workspace_id, items)
-        self.store.upsert(workspace_id, items, {record.id: lifecycle_state(record) for record in turns})
+        self.store.write(workspace_id, items, {record.id: lifecycle_state(record) for record in turns})
 
     def purge_expired(self, now: datetime) -> int:
         """Delete every expired observation (all workspaces); what they superseded is current
@@ -615,10 +615,10 @@ class Service:
                 break
             seen |= fresh
             for workspace_id, ids in due.items():
-                records = self.store.get_many(workspace_id, ids)
+                records = self.store.read(workspace_id, ids)
                 items = [chunked(record, self.chunking, now) for record in records.values()]
                 expected = {record.id: lifecycle_state(record) for record in records.values()}
-                outcome = self.store.upsert(workspace_id, items, expected)
+                outcome = self.store.write(workspace_id, items, expected)
                 done += len(items) - len(outcome.stale) - len(outcome.failed)
         return done
 

@@ -34,7 +34,7 @@ from neural_memory.ingest.prepare import chunked
 from neural_memory.models import DomainModel
 from neural_memory.observability import logger
 from neural_memory.search.tiers import embeds
-from neural_memory.stores.base import LIFECYCLE_FIELDS, IndexedObservation, RecordChanged, lifecycle_state
+from neural_memory.stores.base import LIFECYCLE_FIELDS, IndexedObservation, RecordChanged, lifecycle_state, read_one
 from neural_memory.stores.find import Find, Matching
 
 if TYPE_CHECKING:
@@ -159,7 +159,7 @@ def restate(
         raise RecordChanged(patched.changed[observation_id])
     if observation_id not in patched.ids:
         return None
-    return store.get(workspace_id, observation_id)
+    return read_one(store, workspace_id, observation_id)
 
 
 def note_citations(store: Store, workspace_id: str, observation_ids: Sequence[str]) -> dict[str, int]:
@@ -167,7 +167,7 @@ def note_citations(store: Store, workspace_id: str, observation_ids: Sequence[st
     ids are skipped). Each count is written only over the count read (``patch``'s ``expected``),
     read again and retried when another answer counted meanwhile: two answers citing at once
     count twice, on every store."""
-    pending = store.get_many(workspace_id, observation_ids)
+    pending = store.read(workspace_id, observation_ids)
     counts: dict[str, int] = {}
     for _ in range(CITATION_ATTEMPTS):
         if not pending:
@@ -249,9 +249,9 @@ def embed_stored(store: Store, workspace_id: str, items: Sequence[IndexedObserva
     """Give stored observations these chunks (with vectors) and ``embedded_at``, every other field
     as stored, only while they are not embedded yet and their ``content_hash`` is the item's:
     the records read, then written only if they still hold what was read (their lifecycle state
-    and content hash: ``upsert``'s ``expected``), so an edit, supersession or archive made
+    and content hash: ``write``'s ``expected``), so an edit, supersession or archive made
     meanwhile stands. Returns the ids written."""
-    stored = store.get_many(workspace_id, [item.record.id for item in items])
+    stored = store.read(workspace_id, [item.record.id for item in items])
     kept: dict[str, IndexedObservation] = {}
     expected: dict[str, Mapping[str, object] | None] = {}
     for item in items:
@@ -263,6 +263,6 @@ def embed_stored(store: Store, workspace_id: str, items: Sequence[IndexedObserva
         expected[record.id] = {**(lifecycle_state(record) or {}), "content_hash": record.content_hash}
     if not kept:
         return []
-    outcome = store.upsert(workspace_id, list(kept.values()), expected)
+    outcome = store.write(workspace_id, list(kept.values()), expected)
     lost = set(outcome.stale) | set(outcome.failed)
     return [i for i in kept if i not in lost]

@@ -108,7 +108,7 @@ def _remark(store: Store, workspace_id: str, marks: dict[str, str | None], store
     read here; absent ids skipped) the latest observation that supersedes it, or none; only
     changed marks are written."""
     if stored:
-        found = store.get_many(workspace_id, stored)
+        found = store.read(workspace_id, stored)
         marks = marks | {observation_id: record.superseded_by for observation_id, record in found.items()}
     if not marks:
         return

@@ -1,7 +1,7 @@
-"""The store protocol both backends implement: a port of ten primitives (CONTRIBUTING.md, "Stores:
+"""The store protocol both backends implement: a port of nine primitives (CONTRIBUTING.md, "Stores:
 the port"), with every feature written once above it, in the folder of its role, as a function of
-them: ``upsert`` (the write), ``get_many`` and ``get`` (the read), ``find`` and ``count`` (records
-by a ``stores/find.Find``), ``patch``, ``delete``, and the retrieval primitives ``retrieve``,
+them: ``write``, ``read`` (``read_one``: a read of one), ``find`` and ``count`` (records by a
+``stores/find.Find``), ``patch``, ``delete``, and the retrieval primitives ``retrieve``,
 ``chunk_vectors`` and ``facets``.
 
 Contract for every implementation:
@@ -14,7 +14,7 @@ Contract for every implementation:
 - Records whose ``expires_at`` is at or before ``Filter.live_at`` are never returned (the
   service passes a ``live_at`` that hides nothing unless expired C observations are deleted);
   archived ones (``archived_at`` set) only with ``Filter.include_archived``.
-- Upsert is idempotent: the same (workspace, id) replaces the record and all its chunks.
+- A write is idempotent: the same (workspace, id) replaces the record and all its chunks.
 - A conditional write (``expected``) is checked and made as one step: in the write's transaction,
   or conditionally on the version of chunk 0 (the record).
 """
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 
 # The tier lifecycle's record fields, set in place (``ingest/lifecycle.restate``): no chunk's text
-# or vector depends on them (a change of those is a new upsert).
+# or vector depends on them (a change of those is a new write).
 LIFECYCLE_FIELDS = frozenset(
     {"tier", "expires_at", "promoted_at", "promoted_by", "promotion_reason", "citations", "archived_at"}
 )
@@ -54,7 +54,7 @@ LIFECYCLE_STATE = ("tier", "expires_at", "promoted_at", "promoted_by", "promotio
 
 def lifecycle_state(record: ObservationRecord | None) -> dict[str, object] | None:
     """The ``LIFECYCLE_STATE`` of a stored record (None for an absent one): an ingest that carried
-    these over writes only if the store still holds them (``Store.upsert``'s ``expected``)."""
+    these over writes only if the store still holds them (``Store.write``'s ``expected``)."""
     if record is None:
         return None
     return {name: getattr(record, name) for name in LIFECYCLE_STATE}
@@ -111,10 +111,15 @@ def touches_code(record: ObservationRecord) -> bool:
     return record.observation_type not in CLAIM_TYPES
 
 
+def read_one(store: Store, workspace_id: str, observation_id: str) -> ObservationRecord | None:
+    """The observation, or None if it is not in this workspace (``Store.read`` of one id)."""
+    return store.read(workspace_id, [observation_id]).get(observation_id)
+
+
 class Store(Protocol):
     """Observations of many workspaces, searchable lexically and by vector."""
 
-    def upsert(
+    def write(
         self,
         workspace_id: str,
         items: Sequence[IndexedObservation],
@@ -127,12 +132,9 @@ class Store(Protocol):
         conditionally on chunk 0's version)."""
         ...
 
-    def get(self, workspace_id: str, observation_id: str) -> ObservationRecord | None:
-        """The observation, or None if it is not in this workspace."""
-        ...
-
-    def get_many(self, workspace_id: str, observation_ids: Sequence[str]) -> dict[str, ObservationRecord]:
-        """The observations of this workspace among ``observation_ids``, by id (one read)."""
+    def read(self, workspace_id: str, observation_ids: Sequence[str]) -> dict[str, ObservationRecord]:
+        """The observations of this workspace among ``observation_ids``, by id (one read; one
+        record: ``read_one``)."""
         ...
 
     def find(self, workspace_id: str, query: Find) -> list[ObservationRecord]:

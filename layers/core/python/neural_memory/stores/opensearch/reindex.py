@@ -217,7 +217,7 @@ class Reindexer:
                 earlier = partial(previous_in_session, self._service.store, workspace_id)
                 add_stored_turn_context(items, earlier, self._service.settings.turn_context)
             self._service.embed_chunks(workspace_id, items, self._vectors)
-            outcome = target.upsert(workspace_id, items)
+            outcome = target.write(workspace_id, items)
             failed |= {(workspace_id, i): reason for i, reason in outcome.failed.items()}
         return failed
 
@@ -278,7 +278,7 @@ class Reindexer:
 
     @staticmethod
     def _records(store: OpenSearchStore, keys: set[Key]) -> Records:
-        return [(w, r) for w, ids in _by_workspace(keys).items() for r in store.get_many(w, ids).values()]
+        return [(w, r) for w, ids in _by_workspace(keys).items() for r in store.read(w, ids).values()]
 
     def _delete(self, state: ReindexState, source: OpenSearchStore, target: OpenSearchStore, gone: list[Key]) -> int:
         """Delete ``gone`` from the target, and copy again what they superseded (now current) and

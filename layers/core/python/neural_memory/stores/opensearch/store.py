@@ -1,6 +1,6 @@
 """The production store: an OpenSearch k-NN index, one document per chunk.
 
-- Document ``_id`` = ``{workspace}:{observation id}:{chunk}``: a retried or replayed upsert
+- Document ``_id`` = ``{workspace}:{observation id}:{chunk}``: a retried or replayed write
   overwrites in place. Chunk 0 also carries the parent's full text (not indexed), so results
   are rebuilt by one batch ``mget`` of their parents.
 - k-NN uses the faiss engine, HNSW, ``innerproduct`` on unit vectors (= cosine); the filter
@@ -109,7 +109,7 @@ class OpenSearchStore:
 
     # ------------------------------------------------------------------ writes
 
-    def upsert(
+    def write(
         self,
         workspace_id: str,
         items: Sequence[IndexedObservation],
@@ -306,7 +306,7 @@ class OpenSearchStore:
         if refused:
             raise StoreRejected("OpenSearch refused lifecycle marks: " + "; ".join(list(refused.values())[:5]))
         lost = [observation_of(_id, workspace_id) for _id in sorted(conflicts)]
-        outcome.changed |= self.get_many(workspace_id, lost)
+        outcome.changed |= self.read(workspace_id, lost)
         outcome.ids += [observation_of(_id, workspace_id) for _id in actions if _id not in conflicts]
 
     def _update_chunks(self, index: str, query: dict[str, Any], doc: Callable[[str], dict[str, Any]]) -> list[str]:
@@ -335,7 +335,7 @@ class OpenSearchStore:
         """After chunk 0 was claimed and the other chunks written from the same copy: a lifecycle
         change (a promotion, an archive, a supersession mark) that reached chunk 0 in between, but
         perhaps not every later chunk, is copied from chunk 0 onto them."""
-        now = self.get_many(workspace_id, list(written))
+        now = self.read(workspace_id, list(written))
         marks: dict[str, dict[str, Any]] = {}
         for observation_id, item in written.items():
             record = now.get(observation_id)
@@ -385,19 +385,7 @@ class OpenSearchStore:
 
     # ------------------------------------------------------------------ reads
 
-    def get(self, workspace_id: str, observation_id: str) -> ObservationRecord | None:
-        """Chunk 0 holds the record and the full text."""
-        reply = self._call(
-            self._client.mget,
-            index=self._index_of(workspace_id),
-            body={"ids": [doc_id(workspace_id, observation_id, 0)]},
-        )
-        doc = reply["docs"][0]
-        if not doc.get("found") or doc["_source"].get("workspace_id") != workspace_id:
-            return None
-        return record_of(doc["_source"], doc["_source"].get("content", ""))
-
-    def get_many(self, workspace_id: str, observation_ids: Sequence[str]) -> dict[str, ObservationRecord]:
+    def read(self, workspace_id: str, observation_ids: Sequence[str]) -> dict[str, ObservationRecord]:
         """The observations of this workspace among ``observation_ids`` (their chunk 0s, one mget)."""
         ids = list(dict.fromkeys(observation_ids))
         if not ids:

@@ -44,7 +44,7 @@ HASH_ROUNDS = 3  # pages per lookup when copies of one text fill a page
 class StoredVectors:
     """``VectorCache`` over ``OpenSearchStore`` indices, asked in order (a reindex: the old index,
     then the new one its catch-up writes to again): vectors found by ``embedding_hash``; nothing
-    to put (the upsert that follows stores them with their chunks), nothing to close."""
+    to put (the write that follows stores them with their chunks), nothing to close."""
 
     def __init__(self, *stores: OpenSearchStore) -> None:
         self._stores = stores

@@ -30,7 +30,7 @@ _UPDATE = f"UPDATE observations SET {', '.join(f'{f.name} = ?' for f in _UPDATAB
 BY_NAME = {f.name: f for f in RECORD_FIELDS}
 # Kinds ``RecordField.to_sqlite`` stores as they are: a written row reads every field in one call
 # and converts only the others (times, JSON) that are set, most being None, rather than calling
-# ``to_sqlite`` per column (28 columns, 100k rows at 100k: ~5% of an upsert).
+# ``to_sqlite`` per column (28 columns, 100k rows at 100k: ~5% of a write).
 _STORED_AS_IS = frozenset({"keyword", "text", "stored", "integer", "float", "boolean"})
 _FIELD_VALUES = attrgetter(*FIELD_NAMES)
 _CONVERTED = [(at, f.to_sqlite) for at, f in enumerate(RECORD_FIELDS) if f.kind not in _STORED_AS_IS]

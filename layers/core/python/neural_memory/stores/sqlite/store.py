@@ -156,7 +156,7 @@ class SqliteStore:
 
     # ------------------------------------------------------------------ writes
 
-    def upsert(
+    def write(
         self,
         workspace_id: str,
         items: Sequence[IndexedObservation],
@@ -375,24 +375,12 @@ class SqliteStore:
 
     # ------------------------------------------------------------------ reads
 
-    def get(self, workspace_id: str, observation_id: str) -> ObservationRecord | None:
-        """The observation, or None if it is not in this workspace."""
-        row = (
-            self._reader()
-            .conn.execute(
-                f"SELECT {RECORD_COLUMNS} FROM observations o WHERE o.workspace_id = ? AND o.id = ?",
-                (workspace_id, observation_id),
-            )
-            .fetchone()
-        )
-        return None if row is None else record_of(row)
-
     def find(self, workspace_id: str, query: Find) -> list[ObservationRecord]:
         """The records of the workspace ``query`` matches, in its order (``stores/sqlite/find.py``)."""
         sql, params = find_sql(RECORD_COLUMNS, workspace_id, query)
         return [record_of(row) for row in self._reader().conn.execute(sql, params).fetchall()]
 
-    def get_many(self, workspace_id: str, observation_ids: Sequence[str]) -> dict[str, ObservationRecord]:
+    def read(self, workspace_id: str, observation_ids: Sequence[str]) -> dict[str, ObservationRecord]:
         """The observations of this workspace among ``observation_ids``, by id (one read)."""
         ids = list(dict.fromkeys(observation_ids))
         if not ids:
