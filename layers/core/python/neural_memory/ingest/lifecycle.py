@@ -20,6 +20,12 @@
   promoted before a changed post named its tier.
 - **Concurrency**: the carry-over is read before the write; the store writes it only if the
   lifecycle state (``stores.base.lifecycle_state``) is still what was read, else the service reads again.
+
+Each move is written here once, over the store port's primitives (CONTRIBUTING.md, "Stores: the
+port"): ``restate`` and ``note_citations`` patch over the values read, ``recurrences`` counts and
+finds, ``embed_stored`` writes over the record read, and the daily maintenance (``archive_execution``,
+``vectors_due``, ``purge_expired``) counts which workspaces have work, then patches, finds or
+deletes by a ``Find`` in each.
 """
 
 from __future__ import annotations
