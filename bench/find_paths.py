@@ -13,6 +13,10 @@ the same.
 - sharing metadata: ``engineering/lineage.sharing_metadata`` (a lineage read asks it) over
   ``--linked`` records of one repository (its term in every row), each naming a pull request
   number (ten records each) and a commit (five each); asks of the two keys a lineage holds.
+- recurrences: ``ingest/lifecycle.recurrences`` (an ingest batch of E observations asks it, with
+  ``NM_EMBED_RECURRING_AFTER`` set) over ``--executions`` E records, each content occurring ten
+  times, none embedded; asks of a batch's 100 keys, every one recurring (the worst case: a count
+  by key, then a find per key), against the two statements the store ran for all keys at once.
 
 Printed: microseconds per call, the median of the rounds, each side.
 """
@@ -33,13 +37,15 @@ os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")  # EMF lines would 
 
 from neural_memory.clock import to_ms
 from neural_memory.engineering.lineage import sharing_metadata
+from neural_memory.ingest.lifecycle import recurrences
 from neural_memory.ingest.supersession import superseders
 from neural_memory.ingest.turn_context import previous_in_session
 from neural_memory.models import ObservationIn
 from neural_memory.search.filters.model import metadata_term
 from neural_memory.service import Service
 from neural_memory.settings import Settings
-from neural_memory.stores.sqlite.store import _RECORD_COLUMNS, SqliteStore, _record
+from neural_memory.stores.sqlite.rows import RECORD_COLUMNS, record_of
+from neural_memory.stores.sqlite.store import SqliteStore
 
 from bench.log_sink import discard_log_output
 
@@ -50,7 +56,7 @@ NOW = datetime(2026, 11, 1, tzinfo=UTC)
 SESSIONS = 200
 # The statements the store ran before the features moved (issue 36).
 OLD_PREVIOUS_TURN = (
-    f"SELECT {_RECORD_COLUMNS} FROM observations o INDEXED BY observations_session "
+    f"SELECT {RECORD_COLUMNS} FROM observations o INDEXED BY observations_session "
     "WHERE o.workspace_id = ? AND o.session_id = ? AND o.occurred_at < ? ORDER BY o.occurred_at DESC LIMIT 1"
 )
 OLD_SUPERSEDERS = (
@@ -58,6 +64,16 @@ OLD_SUPERSEDERS = (
     "WHERE o.workspace_id = ? AND o.supersedes IS NOT NULL AND m.value IN ({}) ORDER BY o.occurred_at DESC, o.id DESC"
 )
 
+OLD_RECURRENCE_COUNTS = (
+    "SELECT recurrence_key, count(*) FROM observations INDEXED BY observations_recurrence "
+    "WHERE workspace_id = ? AND recurrence_key IN ({}) GROUP BY recurrence_key"
+)
+OLD_UNEMBEDDED = (
+    "SELECT recurrence_key, id FROM (SELECT recurrence_key, id, row_number() OVER "
+    "(PARTITION BY recurrence_key ORDER BY occurred_at, id) AS n FROM observations "
+    "INDEXED BY observations_recurrence WHERE workspace_id = ? AND recurrence_key IN ({}) "
+    "AND embedded_at IS NULL) WHERE n <= ?"
+)
 OLD_SHARING = (  # one read per group, merged in Python (``old_sharing``)
     "SELECT {columns} FROM metadata_terms t0{joins} CROSS JOIN observations o "
     "ON o.pk = t0.obs_pk WHERE t0.term = ? AND o.workspace_id = ? "
@@ -129,6 +145,23 @@ def _linked(count: int) -> list[ObservationIn]:
     ]
 
 
+def _executions(count: int) -> list[ObservationIn]:
+    return [
+        ObservationIn.model_validate(
+            {
+                "id": f"o{i}",
+                "source": "vercel",
+                "observationType": "deployment_error",
+                "tier": "E",
+                "occurredAt": (NOW - timedelta(minutes=count - i)).isoformat(),
+                "title": f"deploy {i % (count // 10)} failed",
+                "content": f"Deployment {i % (count // 10)} failed: build step exited 1.",
+            }
+        )
+        for i in range(count)
+    ]
+
+
 def _timed(sides: dict[str, Callable[[], object]], calls: int, rounds: int) -> dict[str, float]:
     """Microseconds per call of each side, the median of ``rounds`` interleaved rounds."""
     times: dict[str, list[float]] = {name: [] for name in sides}
@@ -158,6 +191,7 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=50_000)
     parser.add_argument("--decisions", type=int, default=4_000)
     parser.add_argument("--linked", type=int, default=20_000)
+    parser.add_argument("--executions", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     discard_log_output()
@@ -171,7 +205,7 @@ def main() -> None:
         def old_turn(ask: tuple[str, datetime]) -> str | None:
             session, before = ask
             row = conn.execute(OLD_PREVIOUS_TURN, ("bench", session, to_ms(before))).fetchone()
-            return None if row is None else _record(row).id
+            return None if row is None else record_of(row).id
 
         def new_turn(ask: tuple[str, datetime]) -> str | None:
             session, before = ask
@@ -217,9 +251,9 @@ def main() -> None:
                     f" CROSS JOIN metadata_terms t{n} ON t{n}.obs_pk = t0.obs_pk AND t{n}.term = ?"
                     for n in range(1, len(terms))
                 )
-                sql = OLD_SHARING.format(columns=_RECORD_COLUMNS, joins=joins)
+                sql = OLD_SHARING.format(columns=RECORD_COLUMNS, joins=joins)
                 for row in conn.execute(sql, [*terms[1:], terms[0], "bench", to_ms(NOW), 22]):
-                    record = _record(row)
+                    record = record_of(row)
                     found[record.id] = (record.occurred_at, record.id)
             return [i for i, _ in sorted(found.items(), key=lambda item: item[1])][:22]
 
@@ -227,6 +261,33 @@ def main() -> None:
             return [r.id for r in sharing_metadata(store, "bench", groups, NOW, 22)]
 
         _compare(f"sharing metadata ({args.linked} records)", old_sharing, new_sharing, keys, args.rounds)
+        store.close()
+
+        store = _store(Path(tmp) / "executions", _executions(args.executions))
+        conn = store._reader().conn
+        every = sorted({str(key) for (key,) in conn.execute("SELECT DISTINCT recurrence_key FROM observations")})
+        batches = [every[start : start + 100] for start in range(0, min(len(every), 2000), 100)]
+
+        def old_recurrences(wanted: list[str]) -> dict[str, tuple[int, list[str]]]:
+            marks = ", ".join("?" * len(wanted))
+            found = {
+                str(key): (int(count), list[str]())
+                for key, count in conn.execute(OLD_RECURRENCE_COUNTS.format(marks), ("bench", *wanted))
+            }
+            for key, observation_id in conn.execute(OLD_UNEMBEDDED.format(marks), ("bench", *wanted, 100)):
+                found[str(key)][1].append(str(observation_id))
+            return found
+
+        def new_recurrences(wanted: list[str]) -> dict[str, tuple[int, list[str]]]:
+            return {key: (r.count, r.unembedded) for key, r in recurrences(store, "bench", wanted, 100).items()}
+
+        _compare(
+            f"recurrences of 100 keys ({args.executions} records)",
+            old_recurrences,
+            new_recurrences,
+            batches,
+            args.rounds,
+        )
         store.close()
 
 

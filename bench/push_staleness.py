@@ -24,6 +24,7 @@ os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")  # EMF lines would 
 from neural_memory.models import ObservationIn
 from neural_memory.service import Service
 from neural_memory.settings import Settings
+from neural_memory.stores.base import read_one
 from neural_memory.stores.sqlite.store import SqliteStore
 
 from bench.log_sink import discard_log_output
@@ -77,7 +78,7 @@ def main() -> None:
                 )
             # The marks are right: each push is marked by the next (the earliest later one on package.json)
             for n in (0, written // 2, written - 2):
-                record = store.get("acme", f"github-push-acme.console-{n:012x}")
+                record = read_one(store, "acme", f"github-push-acme.console-{n:012x}")
                 assert record is not None and record.possibly_stale == f"{n + 1:040x}", (n, record)
         finally:
             store.close()

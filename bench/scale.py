@@ -103,7 +103,7 @@ def _write(
         noisy = base + rng.normal(0, 0.02, base.shape).astype(np.float32)
         item.chunks[0].vector = (noisy / np.linalg.norm(noisy)).tolist()
         item.model_id = embedder.model_id
-    store.upsert("bench", items)
+    store.write("bench", items)
 
 
 def measure(data_dir: Path, searches: int, now: Any, label: str) -> dict[str, Any]:

@@ -55,7 +55,7 @@ def build(size: int, root: Path, embedder: OnnxLocalEmbedder, pool: int, now: ob
         item.chunks[0].vector = (noisy / np.linalg.norm(noisy)).tolist()
         item.model_id = embedder.model_id
     for start in tqdm(range(0, len(items), 1000), desc=f"indexing {size}", unit="k obs", file=sys.stderr):
-        store.upsert("bench", items[start : start + 1000])
+        store.write("bench", items[start : start + 1000])
     return Service(store, embedder, settings, clock=lambda: now)  # type: ignore[arg-type, return-value]
 
 

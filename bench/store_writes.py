@@ -3,7 +3,7 @@
     python -m bench.store_writes --base 3a13448 [--head REV] [--size 100000] [--batch 1000] [--round 1]
         [--profile DIR] [--synchronous normal|full] [--head-sql SQL ...]
 
-What ``bench.search_latency``'s ``build()`` times while indexing: ``SqliteStore.upsert("bench",
+What ``bench.search_latency``'s ``build()`` times while indexing: ``SqliteStore.write("bench",
 items[start:start + 1000])`` of prepared records whose vectors are already set, into one store
 growing to ``--size`` observations. Two worker processes do it, one importing this tree's
 ``neural_memory`` (or ``--head``'s, to measure an earlier state of the branch), the other the
@@ -152,6 +152,9 @@ def worker(spec: dict[str, Any]) -> None:
 
     out.write(RESULT + json.dumps(neural_memory.__file__) + "\n")  # which tree it runs
     out.flush()
+    # The store's write was called ``upsert`` before the port's renames (issue 36): a base
+    # revision from before them has only that name.
+    write = getattr(store, "write", None) or store.upsert
     for line in sys.stdin:
         times, written = [], []
         for start, stop in json.loads(line):
@@ -163,7 +166,7 @@ def worker(spec: dict[str, Any]) -> None:
                 profiler.enable()
             before = _bytes_written()
             began = time.perf_counter()
-            store.upsert("bench", batch)
+            write("bench", batch)
             times.append(time.perf_counter() - began)
             written.append(_bytes_written() - before)
             if profiler is not None:

@@ -19,6 +19,7 @@ from neural_memory.clock import utcnow
 from neural_memory.runtime import set_key_store
 from neural_memory.service import Service, set_service
 from neural_memory.settings import get_settings
+from neural_memory.stores.base import read_one
 from neural_memory.stores.sqlite.store import SqliteStore
 
 from functions.authorizer import app as authorizer_app
@@ -204,7 +205,7 @@ def test_maintenance_bootstraps_and_purges(
         # past the chat's window: its vectors go, the chat stays
         done = maintenance_app.lambda_handler(load_event("schedule/purge"), lambda_context)
         assert done == {"purged": 0, "archived": 0, "unembedded": 1}
-        assert service.store.get("acme", "old") is not None
+        assert read_one(service.store, "acme", "old") is not None
     finally:
         set_service(None)
 

@@ -14,8 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from neural_memory.errors import ConfigurationError
+from neural_memory.ingest import lifecycle
 from neural_memory.models import SearchRequest
 from neural_memory.service import Service
+from neural_memory.stores.base import read_one
 from neural_memory.stores.opensearch.index import OpenSearchAdmin
 from neural_memory.stores.opensearch.mapping import ADDED_IN_PLACE, SCHEMA_VERSION, index_body
 from neural_memory.stores.opensearch.reindex import bootstrap
@@ -87,7 +89,7 @@ def test_an_index_of_a_deployment_takes_the_new_fields_at_the_bootstrap_and_ever
     # Then an E write stores its recurrence key
     written = service.index(WS, [_failure("ci-1", 101), _turn("c1", "retry policy: back off on 429")])
     assert not written.failed and sorted(written.created) == ["c1", "ci-1"]
-    stored = service.store.get(WS, "ci-1")
+    stored = read_one(service.store, WS, "ci-1")
     assert stored is not None and stored.recurrence_key is not None
     # And a promotion records who and why
     promoted = service.promote(WS, "c1", "every client follows it", "key:3f9a1c0b7e42", "r")
@@ -99,13 +101,13 @@ def test_an_index_of_a_deployment_takes_the_new_fields_at_the_bootstrap_and_ever
     # And a push marks the note about its code stale, which filters.fresh leaves out
     written = service.index(WS, [_noted("before", BEFORE), *_normalized(_push())])
     assert not written.failed and PUSH_ID in written.created, written.failed
-    marked = service.store.get(WS, "before")
+    marked = read_one(service.store, WS, "before")
     assert marked is not None and marked.possibly_stale == FIX_SHA
     body = {"query": "auth sessions edge middleware", "topK": 50, "mode": "keyword", "llmFilter": False}
     fresh = SearchRequest.model_validate(body | {"filters": {"fresh": True}})
     assert "before" not in {r.id for r in service.search(WS, fresh, "r").results}
     # And the maintenance archives the E observations (archived_at)
-    assert service.store.archive_execution(NOW, NOW) == 2  # the CI run and the push
+    assert lifecycle.archive_execution(service.store, NOW, NOW) == 2  # the CI run and the push
 
 
 def test_a_bootstrap_that_reindexes_for_another_model_adds_the_fields_to_the_live_index_first(

@@ -133,7 +133,7 @@ def test_a_clone_is_imported_as_its_webhooks_would_have_delivered_it(
     try:
         pushes = {_push(repo[key]) for key in ("first", "merge", "squash", "stable")}
         prs = {_pr(7), _pr(9), _pr(11)}
-        held = service.store.get_many("acme", sorted(pushes | prs))
+        held = service.store.read("acme", sorted(pushes | prs))
         # Then each first-parent commit is a push, each merged PR (merge, squash, side line) a PR
         assert set(held) == pushes | prs and service.store.count("acme") == 7
         merged = held[_pr(7)]

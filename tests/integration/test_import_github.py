@@ -18,6 +18,7 @@ from neural_memory.local.gateway import LocalGateway
 from neural_memory.providers import embeddings
 from neural_memory.service import Service, set_service
 from neural_memory.settings import Settings
+from neural_memory.stores.base import read_one
 from neural_memory.stores.sqlite.store import SqliteStore
 
 from tests.helpers.events import NOW, load_event
@@ -84,7 +85,7 @@ def _stored(data: Path, ids: set[str]) -> tuple[int, set[str]]:
     """How many observations the acme workspace holds, and which of ``ids``."""
     store = SqliteStore(Settings(data_dir=data).sqlite_path)
     try:
-        return store.count("acme"), set(store.get_many("acme", sorted(ids)))
+        return store.count("acme"), set(store.read("acme", sorted(ids)))
     finally:
         store.close()
 
@@ -101,7 +102,7 @@ def test_a_repository_is_imported_as_its_webhooks_would_have_delivered_it(
     assert _stored(tmp_path, EXPECTED) == (len(EXPECTED), EXPECTED)
     # And a merged pull request carries what only the API knows: files, reviewers, merger, commits
     store = SqliteStore(Settings(data_dir=tmp_path).sqlite_path)
-    pr = store.get("acme", f"github-pr-{SLUG}-482-pull_request_merged")
+    pr = read_one(store, "acme", f"github-pr-{SLUG}-482-pull_request_merged")
     assert pr is not None and pr.metadata["mergedBy"] == "octocat" and pr.metadata["reviewers"] == ["mona"]
     assert pr.metadata["commits"] == 3 and pr.metadata["commitSha"] == "7f3a9b2c1d0e4f5a6b7c8d9e0f1a2b3c4d5e6f70"
     assert sorted(pr.code_refs or []) == [
@@ -110,10 +111,10 @@ def test_a_repository_is_imported_as_its_webhooks_would_have_delivered_it(
         f"{REPO}:src/hooks/useSessionRefresh.ts",
         f"{REPO}:src/middleware.ts",
     ]
-    comment = store.get("acme", f"github-comment-{SLUG}-9002")
+    comment = read_one(store, "acme", f"github-comment-{SLUG}-9002")
     assert comment is not None and comment.title == "Comment on #482: Move session refresh into edge middleware"
     assert comment.metadata["pull_request"] is True
-    closed = store.get("acme", f"github-pr-{SLUG}-471-pull_request_closed")
+    closed = read_one(store, "acme", f"github-pr-{SLUG}-471-pull_request_closed")
     assert closed is not None and "mergedBy" not in closed.metadata
     store.close()
     # And the list was read page by page, following Link, with the token
@@ -151,13 +152,13 @@ def test_importing_twice_or_a_webhook_after_the_import_creates_nothing_new(
             "X-GitHub-Delivery": "72d3162e-cc78-11e3-81ab-4c9367dc0958",
             "X-Hub-Signature-256": "sha256=" + hmac.new(GITHUB_SECRET.encode(), body, hashlib.sha256).hexdigest(),
         }
-        imported = service.store.get("acme", f"github-pr-{SLUG}-482-pull_request_merged")
+        imported = read_one(service.store, "acme", f"github-pr-{SLUG}-482-pull_request_merged")
         assert imported is not None and "importedText" in imported.metadata
         reply = LocalGateway(build_key_store(settings)).dispatch("POST", "/v1/webhooks/github", headers, body)
         # Then it updates the imported pull request: the workspace holds no more than before
         assert reply.status == 200, reply.body
         assert service.store.count("acme") == len(EXPECTED)
-        pr = service.store.get("acme", f"github-pr-{SLUG}-482-pull_request_merged")
+        pr = read_one(service.store, "acme", f"github-pr-{SLUG}-482-pull_request_merged")
         assert pr is not None and pr.title == "PR #482 merged: Move session refresh into edge middleware"
         # And what only the import knew (reviewers, merger, changed files) is kept, and still searched
         for key in ("reviewers", "mergedBy", "commits", "importedText"):
@@ -266,7 +267,7 @@ def test_into_a_running_api_with_its_key(
         # Then the API holds every observation, in the key's workspace
         assert code == 0, capsys.readouterr().err
         assert "14 created, 0 updated, 1 skipped, 0 failed" in capsys.readouterr().out
-        assert set(api.service.store.get_many("demo", sorted(EXPECTED))) == EXPECTED
+        assert set(api.service.store.read("demo", sorted(EXPECTED))) == EXPECTED
         # And again, from scratch: all updated
         assert _import(github, tmp_path / "client", "--api-url", api.url, "--key", api.key, "--restart") == 0
         assert "0 created, 14 updated" in capsys.readouterr().out

@@ -18,6 +18,7 @@ from neural_memory.local.gateway import LocalGateway
 from neural_memory.providers import embeddings
 from neural_memory.service import Service, set_service
 from neural_memory.settings import Settings
+from neural_memory.stores.base import read_one
 from neural_memory.stores.sqlite.store import SqliteStore
 
 from tests.helpers.events import NOW, load_event
@@ -61,7 +62,7 @@ def _import(stand_in: StandIn, data: Path, *extra: str) -> int:
 def _stored(data: Path) -> tuple[int, set[str]]:
     store = SqliteStore(Settings(data_dir=data).sqlite_path)
     try:
-        return store.count("acme"), set(store.get_many("acme", sorted(EXPECTED)))
+        return store.count("acme"), set(store.read("acme", sorted(EXPECTED)))
     finally:
         store.close()
 
@@ -76,7 +77,7 @@ def test_deployments_are_imported_with_their_state_and_commit(
     assert "5 created, 0 updated, 0 skipped, 0 failed" in out and "passed over 1 deployment(s)" in out
     assert _stored(tmp_path) == (len(EXPECTED), EXPECTED)
     store = SqliteStore(Settings(data_dir=tmp_path).sqlite_path)
-    failed = store.get("acme", "vercel-dpl_8Hn2Jk4Lm6Np8Qr0St2Uv4Wx-error")
+    failed = read_one(store, "acme", "vercel-dpl_8Hn2Jk4Lm6Np8Qr0St2Uv4Wx-error")
     store.close()
     assert failed is not None and failed.title == "Deployment failed: console (production)"
     assert failed.metadata["commitSha"] == "7f3a9b2c1d0e4f5a6b7c8d9e0f1a2b3c4d5e6f70"
@@ -115,7 +116,7 @@ def test_importing_twice_or_a_webhook_after_the_import_creates_nothing_new(
         # Then it updates the imported deployment: the workspace holds no more than before
         assert reply.status == 200, reply.body
         assert service.store.count("acme") == len(EXPECTED)
-        stored = service.store.get("acme", "vercel-dpl_3Fq5Rt7Yu9Io1Pa3Sd5Fg7Hj-succeeded")
+        stored = read_one(service.store, "acme", "vercel-dpl_3Fq5Rt7Yu9Io1Pa3Sd5Fg7Hj-succeeded")
         assert stored is not None and stored.occurred_at.isoformat() == "2025-12-12T11:00:00+00:00"
     finally:
         set_service(None)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from neural_memory.service import Service, set_service
 from neural_memory.settings import Settings
+from neural_memory.stores.base import read_one
 from neural_memory.stores.opensearch.index import OpenSearchAdmin
 from neural_memory.stores.opensearch.store import OpenSearchStore
 from opensearchpy import OpenSearch
@@ -85,8 +86,11 @@ def test_a_refused_document_fails_only_its_own_message(
     assert [f["itemIdentifier"] for f in reply["batchItemFailures"]] == ["msg-1", "msg-2"]
     assert domain.requests_too_large >= 1
     assert service.store.count("acme") == 3
-    assert service.store.get("acme", "note-fine") is not None
-    assert service.store.get("acme", "note-poisoned") is None and service.store.get("acme", "note-oversized") is None
+    assert read_one(service.store, "acme", "note-fine") is not None
+    assert (
+        read_one(service.store, "acme", "note-poisoned") is None
+        and read_one(service.store, "acme", "note-oversized") is None
+    )
     # And each failure names its reason in the function's log
     logged = caplog.text
     assert "failed to parse document" in logged and "over the domain's request size limit (413)" in logged
@@ -122,4 +126,4 @@ def test_the_api_names_each_refused_observation_with_a_422(
     body = json.loads(reply["body"])
     assert reply["statusCode"] == 422 and body["error"]["code"] == "store_rejected", body
     assert "bad-1: failed to parse document" in body["error"]["message"] and "(1 stored)" in body["error"]["message"]
-    assert service.store.get("acme", "ok-1") is not None and service.store.get("acme", "bad-1") is None
+    assert read_one(service.store, "acme", "ok-1") is not None and read_one(service.store, "acme", "bad-1") is None

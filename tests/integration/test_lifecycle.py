@@ -17,10 +17,12 @@ from neural_memory.auth.keys import issue_key
 from neural_memory.auth.sqlite import SqliteKeyStore
 from neural_memory.clock import utcnow
 from neural_memory.errors import Conflict, NotFound
+from neural_memory.ingest import lifecycle
 from neural_memory.local.gateway import LocalGateway
 from neural_memory.models import AnswerRequest, SearchRequest
 from neural_memory.search.expansion import reply_bytes
 from neural_memory.service import Service, set_service
+from neural_memory.stores.base import read_one
 from neural_memory.stores.sqlite.store import SqliteStore
 
 from functions.observations import app as observations_app
@@ -245,13 +247,13 @@ def test_the_daily_maintenance_archives_old_e_observations_and_keeps_them_found(
 def test_archiving_drops_the_vectors_a_recurrence_gave(svc: Service) -> None:  # noqa: F811
     # Given the same failure three times 40 days ago: embedded as it recurred
     svc.index(WS, [failure(f"e-{n}", 4121 + n, days_ago=40) for n in range(3)])
-    assert all(svc.store.get(WS, f"e-{n}").embedded_at is not None for n in range(3))  # type: ignore[union-attr]
+    assert all(read_one(svc.store, WS, f"e-{n}").embedded_at is not None for n in range(3))  # type: ignore[union-attr]
     chunks = [(f"e-{n}", 0) for n in range(3)]
     assert svc.embedder is not None and len(svc.store.chunk_vectors(WS, svc.embedder.model_id, chunks)) == 3
-    assert svc.store.vectors_due(NOW, 10) == {}
+    assert lifecycle.vectors_due(svc.store, NOW, 10) == {}
     # When the maintenance archives them, Then their vectors go, once, and they are still found by keyword
     assert svc.maintain(NOW) == {"purged": 0, "archived": 3, "unembedded": 3}
-    assert svc.store.vectors_due(NOW, 10) == {}
+    assert lifecycle.vectors_due(svc.store, NOW, 10) == {}
     assert svc.store.chunk_vectors(WS, svc.embedder.model_id, chunks) == {}
     assert {"e-0", "e-1", "e-2"} <= set(found(svc, "build failed", collapseDuplicates=False))
 

@@ -15,15 +15,17 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from neural_memory.errors import Conflict
+from neural_memory.ingest import lifecycle
 from neural_memory.ingest.ids import recurrence_key
 from neural_memory.ingest.lifecycle import embedded
 from neural_memory.models import SearchRequest
 from neural_memory.service import Service
 from neural_memory.settings import Settings
-from neural_memory.stores.base import RecordChanged, lifecycle_state
+from neural_memory.stores.base import RecordChanged, lifecycle_state, read_one
+from neural_memory.stores.opensearch.documents import doc_id
 from neural_memory.stores.opensearch.index import OpenSearchAdmin
 from neural_memory.stores.opensearch.reindex import Reindexer
-from neural_memory.stores.opensearch.store import OpenSearchStore, doc_id
+from neural_memory.stores.opensearch.store import OpenSearchStore
 from neural_memory.stores.sqlite.store import SqliteStore
 from opensearchpy import OpenSearch
 
@@ -106,7 +108,7 @@ def test_a_promotion_and_a_citation_made_while_a_post_is_written_are_kept(svc: S
     assert embedder.entered.wait(20)
     # When c1 is promoted and cited meanwhile
     service.promote(WS, "c1", "kept", "key:k", "r")
-    assert service.store.note_citations(WS, ["c1"]) == {"c1": 1}
+    assert lifecycle.note_citations(service.store, WS, ["c1"]) == {"c1": 1}
     embedder.release.set()
     writer.join(20)
     # Then the edit is stored, and so are the promotion and the count
@@ -150,34 +152,34 @@ def test_embedding_recurring_observations_keeps_a_supersession_and_an_edit_made_
 def test_the_stores_conditional_writes_leave_a_changed_record_alone(svc: Service) -> None:  # noqa: F811
     store = svc.store
     svc.index(WS, [turn("c1", "retry policy"), failure("e1", 4121)])
-    c1 = store.get(WS, "c1")
+    c1 = read_one(store, WS, "c1")
     assert c1 is not None
     # restate: refused, naming the record as it is, when a checked value differs
     with pytest.raises(RecordChanged) as refused:
-        store.restate(WS, "c1", {"tier": "A", "expires_at": None}, {"tier": "E"})
-    assert refused.value.record.tier == "C" and store.get(WS, "c1") == c1
-    # upsert: an item whose state was read before a change (a citation since) is left out
-    store.note_citations(WS, ["c1"])
+        lifecycle.restate(store, WS, "c1", {"tier": "A", "expires_at": None}, {"tier": "E"})
+    assert refused.value.record.tier == "C" and read_one(store, WS, "c1") == c1
+    # write: an item whose state was read before a change (a citation since) is left out
+    lifecycle.note_citations(store, WS, ["c1"])
     edit = svc._prepare(WS, turn("c1", "retry policy, edited"), NOW)
-    outcome = store.upsert(WS, [edit], {"c1": lifecycle_state(c1)})
+    outcome = store.write(WS, [edit], {"c1": lifecycle_state(c1)})
     assert (outcome.stale, outcome.updated) == (["c1"], [])
-    assert store.get(WS, "c1").content == "retry policy"  # type: ignore[union-attr]
+    assert read_one(store, WS, "c1").content == "retry policy"  # type: ignore[union-attr]
     # and one expected absent that exists is left out as well; one absent indeed is created
     new = svc._prepare(WS, turn("c2", "backoff"), NOW)
-    assert store.upsert(WS, [edit, new], {"c1": None, "c2": None}).model_dump(include={"stale", "created"}) == {
+    assert store.write(WS, [edit, new], {"c1": None, "c2": None}).model_dump(include={"stale", "created"}) == {
         "stale": ["c1"],
         "created": ["c2"],
     }
     # embed_stored: nothing for content edited since it was read, or a record already embedded
-    e1 = store.get(WS, "e1")
+    e1 = read_one(store, WS, "e1")
     assert e1 is not None
     item = embedded(e1.model_copy(update={"content_hash": "edited since"}), NOW, svc.chunking)
     svc.embed_chunks(WS, [item])
-    assert store.embed_stored(WS, [item]) == [] and store.get(WS, "e1") == e1
+    assert lifecycle.embed_stored(store, WS, [item]) == [] and read_one(store, WS, "e1") == e1
     item = embedded(e1, NOW, svc.chunking)
     svc.embed_chunks(WS, [item])
-    assert store.embed_stored(WS, [item]) == ["e1"] and store.embed_stored(WS, [item]) == []
-    assert store.get(WS, "e1") == e1.model_copy(update={"embedded_at": NOW})
+    assert lifecycle.embed_stored(store, WS, [item]) == ["e1"] and lifecycle.embed_stored(store, WS, [item]) == []
+    assert read_one(store, WS, "e1") == e1.model_copy(update={"embedded_at": NOW})
 
 
 # --------------------------------------------------------------------------- racing promotions
@@ -288,7 +290,7 @@ def test_the_embedded_store_backfills_recurrence_keys_of_older_e_observations(se
     # When the store opens it again, Then the keys are back, computed as new writes compute them
     store = SqliteStore(settings.sqlite_path)
     key = recurrence_key("CI run 4121 failed", "Build 4121 failed after 221 s: test_login timed out")
-    assert store.get(WS, "e1").recurrence_key == key == store.get(WS, "e2").recurrence_key  # type: ignore[union-attr]
+    assert read_one(store, WS, "e1").recurrence_key == key == read_one(store, WS, "e2").recurrence_key  # type: ignore[union-attr]
     # And the next occurrence recurs with them
     _recurs_with_the_older_ones(Service(store, HashEmbedder(), recurring, clock=lambda: NOW))
 
@@ -307,7 +309,7 @@ def test_a_reindex_gives_older_e_observations_their_recurrence_key(osmem_url: st
         client.update(index="nm", id=doc_id(WS, observation_id, 0), body={"doc": {"recurrence_key": None}})
     client.indices.refresh(index="nm")
     key = recurrence_key("CI run 4121 failed", "Build 4121 failed after 221 s: test_login timed out")
-    assert old.store.recurrences(WS, [key], 10) == {}
+    assert lifecycle.recurrences(old.store, WS, [key], 10) == {}
     # When the index is rebuilt (for another model)
     model_b = HashEmbedder(dimension=32)
     new = Service(
@@ -315,5 +317,5 @@ def test_a_reindex_gives_older_e_observations_their_recurrence_key(osmem_url: st
     )
     assert Reindexer(new, admin, 100, clock=lambda: NOW + timedelta(minutes=2)).run().swapped
     # Then the copies carry the key, and the next occurrence recurs with them
-    assert new.store.recurrences(WS, [key], 10)[key].count == 2
+    assert lifecycle.recurrences(new.store, WS, [key], 10)[key].count == 2
     _recurs_with_the_older_ones(new)

@@ -18,6 +18,7 @@ from neural_memory.errors import NotFound
 from neural_memory.ingest.files import expand, load_file
 from neural_memory.local.gateway import LocalGateway
 from neural_memory.service import Service, set_service
+from neural_memory.stores.base import read_one
 from neural_memory.stores.sqlite.store import SqliteStore
 
 from tests.helpers.events import EVENTS
@@ -73,7 +74,7 @@ def test_sharing_metadata_matches_every_pair_of_a_group_exactly_within_the_works
     # Then both pairs of the first group hold (same type), the expired one is out, the superseded
     # one in, oldest first, and nothing of rival's
     assert [r.id for r in found] == ["v1", "pr", "deploy"]
-    assert svc.store.get("acme", "v1").superseded_by == "v2"  # type: ignore[union-attr]
+    assert read_one(svc.store, "acme", "v1").superseded_by == "v2"  # type: ignore[union-attr]
     assert [r.id for r in sharing_metadata(svc.store, "acme", groups, NOW, 2)] == ["v1", "pr"]
     assert [r.id for r in sharing_metadata(svc.store, "rival", groups, NOW, 10)] == ["rival"]
     assert sharing_metadata(svc.store, "nobody", groups, NOW, 10) == []

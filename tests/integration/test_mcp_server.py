@@ -21,6 +21,7 @@ from neural_memory.models import (
     ObservationsResponse,
     SearchResponse,
 )
+from neural_memory.stores.base import read_one
 
 from tests.helpers.events import NOW
 from tests.helpers.local_api import RunningApi, running_local_api
@@ -156,7 +157,7 @@ def test_streamable_http_serves_a_remote_api_and_survives_its_errors(api: Runnin
         # When an agent works through it (see the session)
         anyio.run(_remote_session_over_http, url)
     # Then the note reached the API's store, and left it
-    assert api.service.store.get("demo", "http-note") is None
+    assert read_one(api.service.store, "demo", "http-note") is None
 
 
 def test_an_unusable_key_is_a_tool_error_not_a_crash(api: RunningApi) -> None:

@@ -13,8 +13,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from neural_memory.ingest import lifecycle
 from neural_memory.search import bm25
 from neural_memory.search.filters.model import Filter
+from neural_memory.stores.base import read_one
 from neural_memory.stores.sqlite.store import SqliteStore
 
 from tests.helpers.mirror_records import EMBEDDER, NOW, WORDS, entry
@@ -99,7 +101,7 @@ def _check(store: SqliteStore) -> None:
             vector_scores = [round(hit.score, 4) for hit in got.vector]
             assert vector_scores == pytest.approx(cosines, abs=ONE_IN_4TH), (workspace, query)
             for hit in (*got.lexical, *got.vector):  # no ghost: every hit is the record as stored now
-                assert store.get(workspace, hit.observation.id) == hit.observation
+                assert read_one(store, workspace, hit.observation.id) == hit.observation
 
 
 def _apply(stores: list[SqliteStore], op: tuple[int, Any]) -> None:
@@ -107,14 +109,14 @@ def _apply(stores: list[SqliteStore], op: tuple[int, Any]) -> None:
     store = stores[which]
     if kind == "upsert":
         workspace, batch = args
-        store.upsert(workspace, [entry(i, w, expired) for i, w, expired in batch])
+        store.write(workspace, [entry(i, w, expired) for i, w, expired in batch])
     elif kind == "delete":
         store.delete(*args)
     elif kind == "restart":
         store.close()
         stores[which] = SqliteStore(store._path)
     else:
-        store.purge_expired(NOW)
+        lifecycle.purge_expired(store, NOW)
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -139,9 +141,9 @@ def test_an_id_repeated_within_one_batch_leaves_no_stale_chunk(tmp_path: Path) -
     # shorter, so the first version's chunks are deleted inside the same transaction (and SQLite
     # may hand their rowids to the new chunks)
     store = SqliteStore(tmp_path / "store.sqlite3")
-    store.upsert("acme", [entry("seed", ["cache"], expired=False)])
+    store.write("acme", [entry("seed", ["cache"], expired=False)])
     _check(store)
-    store.upsert(
+    store.write(
         "acme",
         [
             entry("x", ["billing", "lock", "queue", "worker", "deploy", "failed"], expired=False),
@@ -156,7 +158,7 @@ def test_an_id_repeated_within_one_batch_leaves_no_stale_chunk(tmp_path: Path) -
     _check(store)
     # And after deleting it, a new document is not matched by the deleted one's words
     store.delete("acme", "x")
-    store.upsert("acme", [entry("y", ["console"], expired=False)])
+    store.write("acme", [entry("y", ["console"], expired=False)])
     assert store.retrieve("acme", text="session", vector=None, model_id=None, flt=flt, limit=10).lexical == []
     _check(store)
     assert len(store.retrieve("acme", text="console", vector=None, model_id=None, flt=flt, limit=5).lexical) == 1
@@ -177,7 +179,7 @@ def test_a_restart_loads_the_saved_mirror_instead_of_rebuilding_it(tmp_path: Pat
     # Given a store that searched (its mirror built) and closed (its mirror saved)
     path = tmp_path / "store.sqlite3"
     first = SqliteStore(path)
-    first.upsert("acme", [entry(i, ["deploy", "failed", w], expired=False) for i, w in zip(IDS, WORDS, strict=False)])
+    first.write("acme", [entry(i, ["deploy", "failed", w], expired=False) for i, w in zip(IDS, WORDS, strict=False)])
     before = _search_all(first)
     first.close()
     saved = _snapshot(path).stat().st_mtime_ns
@@ -193,7 +195,7 @@ def test_a_keyword_search_after_a_restart_uses_the_saved_mirror_with_its_vectors
     # Given a store whose mirror (with vectors) was saved when it closed
     path = tmp_path / "store.sqlite3"
     first = SqliteStore(path)
-    first.upsert("acme", [entry(i, ["deploy", w], expired=False) for i, w in zip(IDS, WORDS, strict=False)])
+    first.write("acme", [entry(i, ["deploy", w], expired=False) for i, w in zip(IDS, WORDS, strict=False)])
     before = _search_all(first)
     first.close()
     saved = _snapshot(path).stat().st_mtime_ns
@@ -208,12 +210,12 @@ def test_a_keyword_search_after_a_restart_uses_the_saved_mirror_with_its_vectors
 def test_a_stale_or_damaged_snapshot_is_rebuilt_never_used(tmp_path: Path) -> None:
     path = tmp_path / "store.sqlite3"
     store = SqliteStore(path)
-    store.upsert("acme", [entry("a", ["deploy", "failed"], expired=False)])
+    store.write("acme", [entry("a", ["deploy", "failed"], expired=False)])
     _search_all(store)
     store.close()
     # Given a write the snapshot did not see (another process, which did not close)
     other = SqliteStore(path)
-    other.upsert("acme", [entry("b", ["deploy", "failed", "again"], expired=False)])
+    other.write("acme", [entry("b", ["deploy", "failed", "again"], expired=False)])
     # Then a restart rebuilds: the new observation is found, every score is the oracle's
     restarted = SqliteStore(path)
     assert {i for i, _ in _search_all(restarted)} == {"a", "b"}
@@ -230,7 +232,7 @@ def test_a_file_from_before_passages_opens_with_every_chunk_searched_both_ways(t
     # Given a file written before chunks had roles (no `lexical` column) and no saved mirror
     path = tmp_path / "store.sqlite3"
     first = SqliteStore(path)
-    first.upsert("acme", [entry(i, ["deploy", "failed", w], expired=False) for i, w in zip(IDS, WORDS, strict=False)])
+    first.write("acme", [entry(i, ["deploy", "failed", w], expired=False) for i, w in zip(IDS, WORDS, strict=False)])
     before = _search_all(first)
     first._conn.execute("ALTER TABLE chunks DROP COLUMN lexical")
     first.close()
@@ -239,5 +241,5 @@ def test_a_file_from_before_passages_opens_with_every_chunk_searched_both_ways(t
     # passages and windows of new long content are told apart
     again = SqliteStore(path)
     assert _search_all(again) == before
-    again.upsert("acme", [entry("long", ["deploy", "queue", "worker", "failed", "lock"], expired=False)])
+    again.write("acme", [entry("long", ["deploy", "queue", "worker", "failed", "lock"], expired=False)])
     _check(again)

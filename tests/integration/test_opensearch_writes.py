@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from neural_memory.errors import ConfigurationError, StoreRejected
+from neural_memory.ingest import lifecycle
 from neural_memory.ingest.prepare import prepare
 from neural_memory.search.tiers import DEFAULT_POLICY
 from neural_memory.settings import Settings
+from neural_memory.stores.base import read_one
 from neural_memory.stores.opensearch.client import build_client
 from neural_memory.stores.opensearch.errors import RequestTooLarge, domain_error
 from neural_memory.stores.opensearch.index import OpenSearchAdmin
@@ -72,7 +74,7 @@ def test_throttled_items_alone_are_retried(osmem_url: str) -> None:
     faulty = FaultyBulk(client, 429)
     store = OpenSearchStore(faulty, "nm-w", refresh="true", single_index=True)
     # When six observations are upserted
-    store.upsert("acme", _items(6))
+    store.write("acme", _items(6))
     # Then the second bulk carried only the three throttled items, and all six are stored
     assert faulty.bulk_calls == [6, 3]
     assert store.count("acme") == 6
@@ -84,11 +86,11 @@ def test_items_rejected_for_good_fail_alone_with_their_reasons(osmem_url: str) -
     OpenSearchAdmin(client, "nm-w").ensure_index(64, "test-hash-64")
     store = OpenSearchStore(FaultyBulk(client, 400), "nm-w", refresh="true", single_index=True)
     # When four new observations are upserted
-    outcome = store.upsert("acme", _items(4))
+    outcome = store.write("acme", _items(4))
     # Then the refused ones are reported with the reason, not stored; the others are stored
     assert outcome.failed == {"n1": "injected 400 (400)", "n3": "injected 400 (400)"}
     assert outcome.created == ["n0", "n2"] and outcome.updated == []
-    assert store.count("acme") == 2 and store.get("acme", "n1") is None
+    assert store.count("acme") == 2 and read_one(store, "acme", "n1") is None
 
 
 def test_bulk_requests_are_split_by_bytes(osmem_url: str) -> None:
@@ -103,7 +105,7 @@ def test_bulk_requests_are_split_by_bytes(osmem_url: str) -> None:
         for i in range(6)
     ]
     # When they are upserted
-    outcome = store.upsert("acme", items)
+    outcome = store.write("acme", items)
     # Then no request carried more than 10 kB, and every observation is stored
     assert len(counting.bulk_calls) > 2 and max(counting.sizes) <= 10_000, counting.sizes
     assert outcome.failed == {} and store.count("acme") == 6
@@ -137,10 +139,10 @@ def test_a_purge_larger_than_one_slice_completes(osmem_url: str) -> None:
     OpenSearchAdmin(client, "nm-w").ensure_index(64, "test-hash-64")
     store = OpenSearchStore(client, "nm-w", refresh="true", purge_slice=3, single_index=True)
     expired = [note(f"old{i}", f"old note {i}", "word " * (300 * (i % 2)), tier="C") for i in range(7)]
-    store.upsert("acme", [prepare(o, now=NOW, policy=DEFAULT_POLICY, ttl_days=7) for o in expired])
-    store.upsert("acme", _items(2))  # not expired
+    store.write("acme", [prepare(o, now=NOW, policy=DEFAULT_POLICY, ttl_days=7) for o in expired])
+    store.write("acme", _items(2))  # not expired
     # When the purge runs 8 days later
-    purged = store.purge_expired(NOW + timedelta(days=8))
+    purged = lifecycle.purge_expired(store, NOW + timedelta(days=8))
     # Then every expired observation is gone, in several requests, and the others stay
     assert purged == 7
     assert store.count("acme") == 2

@@ -66,7 +66,7 @@ def test_partitioned_search_has_exact_scores_high_recall_and_survives_a_restart(
     monkeypatch.setattr(sqlite_store, "PARTITION_FROM", 1000)
     vectors = _vectors(COUNT, seed=1)
     store = SqliteStore(tmp_path / "memory.db")
-    store.upsert("acme", [_observation(i, v) for i, v in enumerate(vectors)])
+    store.write("acme", [_observation(i, v) for i, v in enumerate(vectors)])
     queries = _vectors(30, seed=2)
     github = Filter(live_at=NOW, sources=("github",))
 
@@ -101,7 +101,7 @@ def test_partitioned_search_has_exact_scores_high_recall_and_survives_a_restart(
     assert restarted_mirror is not None and restarted_mirror.partitioned is not None
     # and a new observation is found at once, a replaced one no longer under its old vector
     target = queries[0]
-    restarted.upsert("acme", [_observation(COUNT, target), _observation(0, -target)])
+    restarted.write("acme", [_observation(COUNT, target), _observation(0, -target)])
     top = found(restarted, target, Filter(live_at=NOW))
     assert top[0][0] == COUNT and top[0][1] == pytest.approx(1.0, abs=1e-5)
     assert 0 not in {i for i, _ in top}
@@ -112,7 +112,7 @@ def test_a_damaged_partitions_file_is_rebuilt_never_used(tmp_path: Path, monkeyp
     monkeypatch.setattr(sqlite_store, "PARTITION_FROM", 1000)
     vectors = _vectors(1500, seed=3)
     store = SqliteStore(tmp_path / "memory.db")
-    store.upsert("acme", [_observation(i, v) for i, v in enumerate(vectors)])
+    store.write("acme", [_observation(i, v) for i, v in enumerate(vectors)])
     flt = Filter(live_at=NOW)
     before = store.retrieve("acme", text=None, vector=vectors[5].tolist(), model_id=MODEL, flt=flt, limit=5).vector
     store.close()
@@ -134,12 +134,12 @@ def test_a_store_that_grows_past_the_threshold_moves_its_vectors_into_partitions
     monkeypatch.setattr(sqlite_store, "PARTITION_FROM", 1000)
     vectors = _vectors(1600, seed=4)
     store = SqliteStore(tmp_path / "memory.db")
-    store.upsert("acme", [_observation(i, v) for i, v in enumerate(vectors[:800])])
+    store.write("acme", [_observation(i, v) for i, v in enumerate(vectors[:800])])
     flt = Filter(live_at=NOW)
     store.retrieve("acme", text=None, vector=vectors[0].tolist(), model_id=MODEL, flt=flt, limit=5)
     assert store._mirror is not None and store._mirror.partitioned is None
     # When it grows past the threshold
-    store.upsert("acme", [_observation(i, v) for i, v in enumerate(vectors[800:], start=800)])
+    store.write("acme", [_observation(i, v) for i, v in enumerate(vectors[800:], start=800)])
     # Then its vectors are partitioned and old and new observations are found with exact scores
     mirror = store._mirror
     assert mirror is not None and mirror.partitioned is not None and len(mirror.partitioned) == 1600

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from neural_memory.search.filters.model import Filter
+from neural_memory.stores.base import read_one
 from neural_memory.stores.sqlite.store import SqliteStore
 
 from tests.helpers.pipeline import NOW, note, request, service
@@ -82,7 +83,7 @@ def test_under_the_delete_rule_a_collaborative_observation_goes_at_the_end_of_it
     assert {r.id for r in svc.search("acme", request("deploy", llm_filter=False), "r").results} == {"adr", "push"}
     # When the maintenance runs, Then only the expired record is deleted
     assert svc.maintain(NOW)["purged"] == 1
-    assert svc.store.get("acme", "pr-old") is None and svc.store.count("acme") == 2
+    assert read_one(svc.store, "acme", "pr-old") is None and svc.store.count("acme") == 2
 
 
 def test_recency_favours_the_newer_collaborative_observation(settings: Settings) -> None:

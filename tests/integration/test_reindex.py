@@ -11,6 +11,7 @@ import pytest
 from neural_memory.errors import ConfigurationError, NotFound
 from neural_memory.models import SearchRequest
 from neural_memory.service import Service
+from neural_memory.stores.base import read_one
 from neural_memory.stores.opensearch.index import OpenSearchAdmin, ReindexBusy
 from neural_memory.stores.opensearch.reindex import Reindexer, bootstrap
 from neural_memory.stores.opensearch.store import OpenSearchStore
@@ -112,13 +113,13 @@ def test_a_reindex_for_a_new_model_keeps_answering_and_swaps_atomically(
     expected = {f"a{i}" for i in range(1, 8)} | {"long", "old-plan", "new-plan", "a-late", "a1-fix", "a-b"}
     assert _found(new, "acme", "deploy incident review") == expected
     assert _found(new, "globex", "deploy") == {"g1"}
-    assert new.store.get("acme", "a0") is None
+    assert read_one(new.store, "acme", "a0") is None
     chunks = [("a1", 0), ("long", 0), ("long", 2), ("a-late", 0), ("a-b", 0)]
     vectors = new.store.chunk_vectors("acme", embedder.model_id, chunks)
     assert len(vectors) == 5 and all(len(v) == embedder.dimension for v in vectors.values())
     assert new.store.chunk_vectors("acme", HashEmbedder().model_id, [("a1", 0)]) == {}
     # And supersession marks follow the last write, made while the reindex ran
-    marks = {i: new.store.get("acme", i).superseded_by for i in ("old-plan", "new-plan", "a1", "a1-fix")}  # type: ignore[union-attr]
+    marks = {i: read_one(new.store, "acme", i).superseded_by for i in ("old-plan", "new-plan", "a1", "a1-fix")}  # type: ignore[union-attr]
     assert marks == {"old-plan": "new-plan", "new-plan": None, "a1": "a1-fix", "a1-fix": None}
     # And the old index is kept until dropped on request; the live one can never be dropped
     assert admin.versions() == ["nm-000001", "nm-000002"]
@@ -351,7 +352,7 @@ def test_writes_that_race_the_swap_are_caught_up_without_losing_later_ones(old: 
     found = _found(new, "acme", "deploy note")
     # The write and the edit that reached the old index after the last catch-up are in the new one
     assert {"racer", "a3", "fresh"} <= found
-    assert "edited just before the swap" in new.store.get("acme", "a3").content  # type: ignore[union-attr]
+    assert "edited just before the swap" in read_one(new.store, "acme", "a3").content  # type: ignore[union-attr]
     # The delete made in the old index just before the swap is made in the new one too; the
     # delete made in the new one after the swap is not undone; the write made after it stays
     assert "a2" not in found and "a4" not in found
@@ -420,7 +421,7 @@ def test_a_rolled_back_model_returns_to_the_kept_index_and_catches_up_only_what_
     model_a_service = _service(client, model_a, settings)
     found = _found(model_a_service, "acme", "deploy note")
     assert {"after", "a5"} <= found and "a6" not in found
-    assert "edited after the swap" in model_a_service.store.get("acme", "a5").content  # type: ignore[union-attr]
+    assert "edited after the swap" in read_one(model_a_service.store, "acme", "a5").content  # type: ignore[union-attr]
 
 
 def test_a_reindex_keeps_each_chat_turns_context(old: Service, embedder: OnnxLocalEmbedder, settings: Settings) -> None:

@@ -30,7 +30,7 @@ def test_searches_racing_writes_only_ever_return_records_that_hold_the_query_wor
     # another chunk's record)
     store = SqliteStore(tmp_path / "memory.db")
     ids = [f"obs-{i}" for i in range(12)]
-    store.upsert("acme", [entry(obs_id, [WORDS[i % len(WORDS)]], False) for i, obs_id in enumerate(ids)])
+    store.write("acme", [entry(obs_id, [WORDS[i % len(WORDS)]], False) for i, obs_id in enumerate(ids)])
     stop = threading.Event()
     failures: list[str] = []
     searches = [0]
@@ -39,7 +39,7 @@ def test_searches_racing_writes_only_ever_return_records_that_hold_the_query_wor
         rng = random.Random(1)
         while not stop.is_set():
             batch = [entry(rng.choice(ids), rng.sample(WORDS, rng.randint(1, 4)), False) for _ in range(3)]
-            store.upsert("acme", batch)
+            store.write("acme", batch)
             store.delete("acme", rng.choice(ids))
 
     def search(seed: int) -> None:

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 from neural_memory.ingest.supersession import superseders
-from neural_memory.stores.sqlite.store import SqliteStore, _SqlRowLookup
+from neural_memory.stores.sqlite.mirror_sql import SqlRowLookup
+from neural_memory.stores.sqlite.store import SqliteStore
 
 from tests.helpers.mirror_records import EMBEDDER, entry
 
@@ -42,16 +43,16 @@ def test_reads_of_a_few_observations_cost_the_same_in_a_small_and_a_large_store(
     store = SqliteStore(tmp_path / "memory.db")
     words = ["alpha", "beta", "gamma", "delta"]
     for start in range(0, size, 500):
-        store.upsert("acme", [entry(f"o{i}", [words[i % 4], f"w{i}"], False) for i in range(start, start + 500)])
+        store.write("acme", [entry(f"o{i}", [words[i % 4], f"w{i}"], False) for i in range(start, start + 500)])
     wanted = [f"o{i}" for i in range(0, 50, 5)]
     # When ten observations' vectors, records and supersession links are read
     costs = {
         "chunk_vectors": _steps(
             store, lambda: store.chunk_vectors("acme", EMBEDDER.model_id, [(i, 0) for i in wanted])
         ),
-        "get_many": _steps(store, lambda: store.get_many("acme", wanted)),
+        "get_many": _steps(store, lambda: store.read("acme", wanted)),
         "superseders": _steps(store, lambda: superseders(store, "acme", wanted)),
-        "superseded rows": _steps(store, lambda: _SqlRowLookup(store._reader().conn, "acme").superseded()),
+        "superseded rows": _steps(store, lambda: SqlRowLookup(store._reader().conn, "acme").superseded()),
     }
     # Then each costs a few thousand steps at most, whatever the store's size (a scan of 4000
     # rows alone is tens of thousands)
@@ -66,8 +67,8 @@ def test_a_metadata_filter_reads_its_index_not_the_workspace(tmp_path: Path) -> 
         for item in batch:
             number = int(item.record.id[1:])
             item.record.metadata = {"repo": "acme/api" if number % 400 == 0 else "other", "n": number}
-        store.upsert("acme", batch)
-    lookup = _SqlRowLookup(store._reader().conn, "acme")
+        store.write("acme", batch)
+    lookup = SqlRowLookup(store._reader().conn, "acme")
     # When the rows holding repo = acme/api are read, Then exactly those ten come back, cheaply
     rows: list[int] = []
     steps = _steps(store, lambda: rows.extend(lookup.metadata([("repo", "acme/api")]).tolist()))
@@ -80,11 +81,11 @@ def test_a_file_from_before_the_metadata_index_is_indexed_when_opened(tmp_path: 
     store = SqliteStore(path)
     item = entry("old", ["alpha"], False)
     item.record.metadata = {"repo": "acme/api"}
-    store.upsert("acme", [item])
+    store.write("acme", [item])
     conn = store._conn
     conn.execute("DELETE FROM metadata_terms")
     conn.execute("DELETE FROM meta WHERE key = 'metadata_terms'")
     store.close()
     # When it is opened again, Then its observations are found by their metadata
     reopened = SqliteStore(path)
-    assert _SqlRowLookup(reopened._reader().conn, "acme").metadata([("repo", "acme/api")]).size == 1
+    assert SqlRowLookup(reopened._reader().conn, "acme").metadata([("repo", "acme/api")]).size == 1

@@ -18,6 +18,7 @@ from neural_memory.models import SearchRequest
 from neural_memory.providers.embeddings.cache import EmbeddingCache
 from neural_memory.search.filters.model import Filter
 from neural_memory.service import Service
+from neural_memory.stores.base import read_one
 from neural_memory.stores.factory import ensure_store
 from neural_memory.stores.sqlite.reindex import ReindexBusy, ReindexReport, SqliteReindexer, _reindex_lock
 from neural_memory.stores.sqlite.store import SqliteStore
@@ -166,7 +167,7 @@ def test_a_write_during_the_reindex_gets_b_s_vector_even_at_the_swap(settings: S
 
     class WritesBeforeTheSwap(SqliteReindexer):
         def _swap(self, conn: sqlite3.Connection, report: ReindexReport) -> bool:
-            if served.store.get("acme", "last") is None:
+            if read_one(served.store, "acme", "last") is None:
                 served.index("acme", [at_swap])
             return super()._swap(conn, report)
 

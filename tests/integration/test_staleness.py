@@ -18,12 +18,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from neural_memory.auth.factory import build_key_store
 from neural_memory.engineering.staleness import referencing, set_marks
+from neural_memory.ingest import lifecycle
 from neural_memory.ingest.normalizers import normalize_eventbridge
 from neural_memory.local.gateway import LocalGateway
 from neural_memory.models import SearchRequest
 from neural_memory.service import Service, set_service
 from neural_memory.settings import Settings
-from neural_memory.stores.base import CLAIM_TYPES
+from neural_memory.stores.base import CLAIM_TYPES, read_one
 from neural_memory.stores.opensearch import store as opensearch_store
 from neural_memory.stores.opensearch.index import OpenSearchAdmin
 from opensearchpy import OpenSearch
@@ -88,7 +89,7 @@ def _sqs(*events: dict[str, Any]) -> dict[str, Any]:
 
 
 def _stale(svc: Service, obs_id: str, workspace: str = "acme") -> str | None:
-    record = svc.store.get(workspace, obs_id)
+    record = read_one(svc.store, workspace, obs_id)
     assert record is not None, obs_id
     return record.possibly_stale
 
@@ -124,7 +125,7 @@ def test_a_push_through_the_bus_marks_a_noted_path_stale(
     # When the same batch is delivered again, Then nothing changes
     assert ingest_app.lambda_handler(_sqs(_push()), lambda_context)["batchItemFailures"] == []
     assert (_stale(svc, "before"), _stale(svc, "after"), svc.store.count("acme")) == (FIX_SHA, None, 4)
-    push = svc.store.get("acme", PUSH_ID)
+    push = read_one(svc.store, "acme", PUSH_ID)
     assert push is not None and "acme/console:src/auth/middleware.ts" in (push.code_refs or [])
     # And the store keeps to the workspace: rival can neither find nor mark acme's
     middleware = "acme/console:src/auth/middleware.ts"
@@ -218,7 +219,7 @@ def test_every_observation_naming_a_path_is_found_however_many(svc: Service, mon
 def test_an_archived_push_still_marks_and_links(svc: Service) -> None:
     # Given the push (tier E), archived by the daily maintenance (left out of search by default)
     svc.index("acme", _normalized(_push()))
-    assert svc.store.archive_execution(AFTER, NOW) == 1
+    assert lifecycle.archive_execution(svc.store, AFTER, NOW) == 1
     # When a note about the code it touched, older than it, is written
     svc.index("acme", [_noted("before", BEFORE, metadata={"commitSha": FIX_SHA})])
     # Then the archived push still marks it: archiving hides it from search, not from its history
@@ -235,7 +236,7 @@ def test_an_archived_push_still_marks_and_links(svc: Service) -> None:
 def _expected_marks(svc: Service, workspace: str, ids: list[str]) -> dict[str, str | None]:
     """The marks the stored observations imply, computed the plain way: for each claim, the commit
     of the earliest push (ties by id) after it that touched one of its paths; events none."""
-    stored = svc.store.get_many(workspace, ids)
+    stored = svc.store.read(workspace, ids)
     pushes = [r for r in stored.values() if r.observation_type == "push"]
     expected: dict[str, str | None] = {}
     for record in stored.values():
@@ -274,13 +275,13 @@ def test_marks_are_the_same_whatever_the_order_of_arrival_batching_and_replays(s
             svc.index(workspace, shuffled[start : start + size])
             start += size
         svc.index(workspace, random.Random(seed).sample(everything, 3))  # replays
-        marks = {i: r.possibly_stale for i, r in svc.store.get_many(workspace, ids).items()}
+        marks = {i: r.possibly_stale for i, r in svc.store.read(workspace, ids).items()}
         assert marks == _expected_marks(svc, workspace, ids), seed
         assert sum(mark is not None for mark in marks.values()) == 4  # every note; no push
         # When a push is deleted, Then what it marked is marked again from what remains
         svc.delete(workspace, pushes[1].id, "r")
         left = [i for i in ids if i != pushes[1].id]
-        assert {i: r.possibly_stale for i, r in svc.store.get_many(workspace, left).items()} == _expected_marks(
+        assert {i: r.possibly_stale for i, r in svc.store.read(workspace, left).items()} == _expected_marks(
             svc, workspace, left
         )
 
@@ -303,7 +304,7 @@ def test_only_claims_go_stale_and_only_pushes_to_the_default_branch_mark(svc: Se
     svc.index("acme", _normalized(_push()))
     assert _stale(svc, "note") == FIX_SHA
     assert _stale(svc, "pr") is None and _stale(svc, "github-push-acme.console-eeeeeeeeeeee") is None
-    assert all(r.possibly_stale is None for r in svc.store.get_many("acme", [PUSH_ID, "pr"]).values())
+    assert all(r.possibly_stale is None for r in svc.store.read("acme", [PUSH_ID, "pr"]).values())
 
 
 def test_a_claim_naming_a_file_in_its_text_goes_stale_by_its_path_its_tail_or_its_name(svc: Service) -> None:
@@ -349,7 +350,7 @@ def test_a_mark_made_before_its_push_time_was_kept_is_recomputed_at_the_next_pus
     # When a later push to the same path arrives, Then the note's mark is recomputed whole (the
     # earliest later push is the sample one) and keeps its time from now on
     svc.index("acme", _normalized(_push("d" * 40, "2025-12-14T09:00:00Z", ["docs/auth.md"])))
-    record = svc.store.get("acme", "before")
+    record = read_one(svc.store, "acme", "before")
     assert record is not None and (record.possibly_stale, record.stale_at) == (
         FIX_SHA,
         datetime(2025, 12, 12, 9, 58, 30, tzinfo=UTC),

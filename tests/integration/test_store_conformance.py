@@ -17,12 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from neural_memory.errors import ConfigurationError, StoreModelMismatch
+from neural_memory.ingest import lifecycle
 from neural_memory.ingest.turn_context import previous_in_session
 from neural_memory.models import Chunk, ObservationIn, ObservationRecord, SearchFilters
 from neural_memory.search import bm25
 from neural_memory.search.filters.model import Filter
 from neural_memory.service import Service
-from neural_memory.stores.base import IndexedObservation
+from neural_memory.stores.base import IndexedObservation, read_one
 from neural_memory.stores.find import Find
 from neural_memory.stores.opensearch.dsl import cosine_from_score, knn_body, render_opensearch
 from neural_memory.stores.opensearch.index import OpenSearchAdmin
@@ -108,8 +109,8 @@ def test_tenancy(svc: Service) -> None:
     svc.index("acme", [note("a1", "acme deploy")])
     svc.index("rival", [note("r1", "acme deploy")])
     assert _ids(svc) == {"a1"}
-    assert svc.store.get("rival", "a1") is None and svc.store.delete("rival", "a1") is False
-    assert svc.store.get("acme", "a1") is not None
+    assert read_one(svc.store, "rival", "a1") is None and svc.store.delete("rival", "a1") is False
+    assert read_one(svc.store, "acme", "a1") is not None
     assert (svc.store.count("acme"), svc.store.count("rival")) == (1, 1)
 
 
@@ -158,12 +159,12 @@ def test_ttl_tiers_and_purge(svc: Service) -> None:
     assert _ids(svc) == {"adr", "pr-new", "push", "pr-old"}
     hits = svc.store.retrieve("acme", text="acme", vector=None, model_id=None, flt=Filter(live_at=NOW), limit=10)
     assert {h.observation.id for h in hits.lexical} == {"adr", "pr-new", "push"}
-    assert svc.store.get("acme", "push").tier == "E"  # type: ignore[union-attr]
-    assert svc.store.purge_expired(NOW) == 1
-    assert svc.store.get("acme", "pr-old") is None and svc.store.count("acme") == 3
+    assert read_one(svc.store, "acme", "push").tier == "E"  # type: ignore[union-attr]
+    assert lifecycle.purge_expired(svc.store, NOW) == 1
+    assert read_one(svc.store, "acme", "pr-old") is None and svc.store.count("acme") == 3
 
 
-def test_upsert_is_idempotent_and_drops_stale_chunks(svc: Service) -> None:
+def test_write_is_idempotent_and_drops_stale_chunks(svc: Service) -> None:
     long_text = " ".join(f"Sentence {i} about the acme queue." for i in range(200))
     first = svc.index("acme", [note("doc", "acme runbook", long_text)])
     again = svc.index("acme", [note("doc", "acme runbook", long_text)])
@@ -171,7 +172,7 @@ def test_upsert_is_idempotent_and_drops_stale_chunks(svc: Service) -> None:
     # When the document becomes short, Then its old later chunks no longer match
     svc.index("acme", [note("doc", "acme runbook", "Now short.")])
     assert _ids(svc, query="Sentence 150") == set()
-    assert svc.store.get("acme", "doc").content == "Now short."  # type: ignore[union-attr]
+    assert read_one(svc.store, "acme", "doc").content == "Now short."  # type: ignore[union-attr]
 
 
 def test_a_hit_in_a_later_chunk_returns_the_whole_parent_once(svc: Service) -> None:
@@ -187,7 +188,7 @@ def test_a_hit_in_a_later_chunk_returns_the_whole_parent_once(svc: Service) -> N
 def test_delete_removes_every_chunk(svc: Service) -> None:
     svc.index("acme", [note("doc", "acme runbook", " ".join(["acme queue"] * 400))])
     assert svc.store.delete("acme", "doc") is True
-    assert svc.store.get("acme", "doc") is None and _ids(svc) == set()
+    assert read_one(svc.store, "acme", "doc") is None and _ids(svc) == set()
     assert svc.store.delete("acme", "doc") is False
 
 
@@ -344,10 +345,10 @@ def _every_field_set() -> ObservationRecord:
 def test_every_record_field_round_trips(svc: Service) -> None:
     # Given a record with every stored field set (fields come from ObservationRecord alone)
     record = _every_field_set()
-    svc.store.upsert("acme", [IndexedObservation(record=record, chunks=[Chunk(chunk_no=0, text=record.content)])])
+    svc.store.write("acme", [IndexedObservation(record=record, chunks=[Chunk(chunk_no=0, text=record.content)])])
     # When it is read back and retrieved, Then every field comes back as written: a store that
     # forgets a field of the model fails here, naming it
-    read = svc.store.get("acme", "roundtrip")
+    read = read_one(svc.store, "acme", "roundtrip")
     assert read is not None
     assert {name: getattr(read, name) for name in FIELD_NAMES} == {name: getattr(record, name) for name in FIELD_NAMES}
     later = record.occurred_at - timedelta(days=1)
@@ -439,7 +440,7 @@ def test_long_content_is_searched_by_bm25_in_windows_and_by_vector_in_passages(s
     # Given a long runbook (cut into passages for vectors and windows for BM25) and a short note
     body = " ".join(f"Step {i}: restart the worker." for i in range(150)) + " Finally renew the kerberos ticket."
     svc.index("acme", [note("runbook", "worker runbook", body), note("short", "kerberos", "renew the ticket")])
-    stored = svc.store.get("acme", "runbook")
+    stored = read_one(svc.store, "acme", "runbook")
     assert stored is not None
     layout = chunked(stored, svc.settings.chunking).chunks
     passages = [c.chunk_no for c in layout if c.role == "passage"]
@@ -604,7 +605,7 @@ def _long(obs_id: str, observation_type: str, tail: str, **extra: Any) -> Observ
 
 
 def _read(svc: Service, workspace: str, observation_id: str) -> ObservationRecord:
-    record = svc.store.get(workspace, observation_id)
+    record = read_one(svc.store, workspace, observation_id)
     assert record is not None, (workspace, observation_id)
     return record
 
@@ -615,7 +616,7 @@ def test_restate_changes_every_chunk_and_only_lifecycle_fields(svc: Service) -> 
     svc.index("rival", [_long("c1", "conversation_turn", "zanzibar")])
     # When it is promoted in acme
     fields = {"tier": "A", "expires_at": None, "promoted_at": NOW, "promoted_by": "key:k", "promotion_reason": "why"}
-    record = svc.store.restate("acme", "c1", fields)
+    record = lifecycle.restate(svc.store, "acme", "c1", fields)
     # Then the record says so, and a search by the last chunk's word under tier A finds it after
     # it would have expired, while rival's copy is untouched
     assert record is not None and (record.tier, record.expires_at, record.promoted_by) == ("A", None, "key:k")
@@ -625,17 +626,17 @@ def test_restate_changes_every_chunk_and_only_lifecycle_fields(svc: Service) -> 
     assert svc.store.retrieve("rival", text="zanzibar", vector=None, model_id=None, flt=late, limit=5).lexical == []
     assert _read(svc, "rival", "c1").tier == "C"
     # And another workspace's id is not found; a field that is not the lifecycle's is refused
-    assert svc.store.restate("rival", "missing", {"tier": "A"}) is None
+    assert lifecycle.restate(svc.store, "rival", "missing", {"tier": "A"}) is None
     with pytest.raises(ValueError, match="restate sets only"):
-        svc.store.restate("acme", "c1", {"title": "renamed"})
+        lifecycle.restate(svc.store, "acme", "c1", {"title": "renamed"})
 
 
 def test_citations_count_per_workspace(svc: Service) -> None:
     svc.index("acme", [note("a", "alpha"), note("b", "beta")])
     svc.index("rival", [note("a", "alpha")])
-    assert svc.store.note_citations("acme", ["a", "b", "missing"]) == {"a": 1, "b": 1}
-    assert svc.store.note_citations("acme", ["a"]) == {"a": 2}
-    assert svc.store.note_citations("rival", ["b"]) == {}
+    assert lifecycle.note_citations(svc.store, "acme", ["a", "b", "missing"]) == {"a": 1, "b": 1}
+    assert lifecycle.note_citations(svc.store, "acme", ["a"]) == {"a": 2}
+    assert lifecycle.note_citations(svc.store, "rival", ["b"]) == {}
     assert _read(svc, "acme", "a").citations == 2
     assert _read(svc, "rival", "a").citations is None
 
@@ -652,10 +653,10 @@ def test_recurrences_count_a_key_and_list_the_earliest_not_yet_embedded(svc: Ser
     key = _read(svc, "acme", "e0").recurrence_key
     assert key is not None and key == _read(svc, "rival", "r").recurrence_key
     # When asked, Then acme's count, the earliest two not embedded, and nothing for unknown keys
-    found = svc.store.recurrences("acme", [key, "no-such-key"], 2)
+    found = lifecycle.recurrences(svc.store, "acme", [key, "no-such-key"], 2)
     assert {k: (r.count, r.unembedded) for k, r in found.items()} == {key: (4, ["e0", "e1"])}
-    assert svc.store.recurrences("rival", [key], 10)[key].count == 1
-    assert svc.store.recurrences("nobody", [key], 10) == {}
+    assert lifecycle.recurrences(svc.store, "rival", [key], 10)[key].count == 1
+    assert lifecycle.recurrences(svc.store, "nobody", [key], 10) == {}
 
 
 def test_archive_execution_marks_every_chunk_of_old_e_observations_of_every_workspace(svc: Service) -> None:
@@ -664,7 +665,7 @@ def test_archive_execution_marks_every_chunk_of_old_e_observations_of_every_work
     svc.index("acme", [_long("a1", "decision", "zanzibar", occurred_at=old)])
     svc.index("rival", [_long("e3", "ci_run", "zanzibar", occurred_at=old)])
     # When the archive runs for what occurred 30 days ago or more
-    assert svc.store.archive_execution(NOW - timedelta(days=30), NOW) == 2
+    assert lifecycle.archive_execution(svc.store, NOW - timedelta(days=30), NOW) == 2
     # Then no chunk of those is retrieved unless asked; the others are; and they are archived once
     for workspace, left, archived in (("acme", {"e2", "a1"}, {"e1"}), ("rival", set(), {"e3"})):
         hits = svc.store.retrieve(workspace, text="zanzibar", vector=None, model_id=None, flt=Filter(NOW), limit=9)
@@ -672,4 +673,4 @@ def test_archive_execution_marks_every_chunk_of_old_e_observations_of_every_work
         asked = Filter(NOW, include_archived=True)
         hits = svc.store.retrieve(workspace, text="zanzibar", vector=None, model_id=None, flt=asked, limit=9)
         assert {h.observation.id for h in hits.lexical if h.observation.archived_at == NOW} == archived
-    assert svc.store.archive_execution(NOW - timedelta(days=30), NOW) == 0
+    assert lifecycle.archive_execution(svc.store, NOW - timedelta(days=30), NOW) == 0

@@ -11,6 +11,7 @@ from neural_memory.clock import utcnow
 from neural_memory.local.gateway import LocalGateway
 from neural_memory.providers.embeddings.cache import EmbeddingCache
 from neural_memory.service import Service
+from neural_memory.stores.base import read_one
 from neural_memory.stores.sqlite.store import SqliteStore
 
 from functions.observations import app as observations_app
@@ -57,9 +58,9 @@ def test_the_store_itself_scopes_every_read_by_workspace(service: Service, lambd
     call(observations_app, load_event("api/observations_post"), lambda_context)
     # When the store is asked for them under another workspace
     # Then it finds nothing and deletes nothing
-    assert service.store.get("rival", "note-deploy-env-vars") is None
+    assert read_one(service.store, "rival", "note-deploy-env-vars") is None
     assert service.store.delete("rival", "note-deploy-env-vars") is False
-    assert service.store.get("acme", "note-deploy-env-vars") is not None
+    assert read_one(service.store, "acme", "note-deploy-env-vars") is not None
 
 
 def test_one_workspace_cannot_learn_from_the_embedding_cache_what_another_stored(settings: Settings) -> None:

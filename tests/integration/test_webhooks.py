@@ -17,6 +17,7 @@ from neural_memory.clock import utcnow
 from neural_memory.local.gateway import LocalGateway, LocalLambdaContext
 from neural_memory.service import Service, set_service
 from neural_memory.settings import Settings
+from neural_memory.stores.base import read_one
 from neural_memory.stores.sqlite.store import SqliteStore
 
 from tests.helpers.events import NOW, load_event
@@ -89,7 +90,7 @@ def test_a_signed_github_push_lands_in_the_routed_workspace(gateway: LocalGatewa
         "sentTo": "local",
         "skipped": None,
     }
-    stored = svc.store.get("acme", PUSH_ID)
+    stored = read_one(svc.store, "acme", PUSH_ID)
     assert stored is not None and (stored.source, stored.source_type) == ("github", "push")
     # And a redelivery of the same push updates the same observation
     assert _post(gateway, "github", body, headers)[0].status == 200

@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 from neural_memory.errors import ConfigurationError
+from neural_memory.ingest import lifecycle
 from neural_memory.search.filters.model import Filter
 from neural_memory.service import Service
+from neural_memory.stores.base import read_one
 from neural_memory.stores.opensearch.index import OpenSearchAdmin
 from neural_memory.stores.opensearch.migration import legacy_notice, migrate
 from neural_memory.stores.opensearch.reindex import Reindexer
@@ -48,7 +50,7 @@ def test_a_workspaces_first_write_creates_its_index_from_the_template(osmem_url:
     # create nothing, and a write is refused naming the bootstrap, leaving no index behind (never
     # one auto-created by a write to the alias)
     assert _found(svc, "acme", "deploy") == set() and svc.store.count("acme") == 0
-    assert svc.store.get("acme", "a1") is None and svc.store.purge_expired(NOW) == 0
+    assert read_one(svc.store, "acme", "a1") is None and lifecycle.purge_expired(svc.store, NOW) == 0
     with pytest.raises(ConfigurationError, match="bootstrap"):
         svc.index("acme", [note("a1", "deploy note")])
     assert client.indices.get(index=f"{PREFIX}-ws-*") == {}
@@ -90,9 +92,9 @@ def test_a_domain_that_refuses_an_mget_of_a_missing_index_reads_as_empty(osmem_u
     WorkspaceIndices(client, PREFIX, replicas=0).put_template(64, HashEmbedder().model_id)
     svc = _service(client, settings)
     # Then a workspace that never wrote holds nothing (no error), and its first write creates its index
-    assert svc.store.get("acme", "a1") is None and svc.store.get_many("acme", ["a1", "a2"]) == {}
+    assert read_one(svc.store, "acme", "a1") is None and svc.store.read("acme", ["a1", "a2"]) == {}
     assert svc.index("acme", [note("a1", "deploy note")]).created == ["a1"]
-    assert svc.store.get("acme", "a1") is not None
+    assert read_one(svc.store, "acme", "a1") is not None
     domain.shutdown()
 
 
@@ -106,7 +108,7 @@ def test_the_workspace_filter_still_guards_each_index(osmem_url: str, settings: 
     client.index(index=ACME, id="acme:x:0", body=planted | {"text": "deploy secret"}, refresh=True)
     # Then acme reads none of it: searched, fetched by id, counted
     assert _found(svc, "acme", "deploy secret") == {"a1"}
-    assert svc.store.get("acme", "x") is None and svc.store.count("acme") == 1
+    assert read_one(svc.store, "acme", "x") is None and svc.store.count("acme") == 1
 
 
 def test_the_maintenance_spans_every_workspace_index(osmem_url: str, settings: Settings) -> None:
@@ -128,8 +130,8 @@ def test_the_maintenance_spans_every_workspace_index(osmem_url: str, settings: S
     # When the daily maintenance runs, Then it purges and archives in both
     assert svc.maintain(NOW) == {"purged": 2, "archived": 2, "unembedded": 0}
     for workspace in ("acme", "rival"):
-        assert svc.store.get(workspace, "pr") is None and svc.store.count(workspace) == 2
-        assert svc.store.get(workspace, "push").archived_at is not None  # type: ignore[union-attr]
+        assert read_one(svc.store, workspace, "pr") is None and svc.store.count(workspace) == 2
+        assert read_one(svc.store, workspace, "push").archived_at is not None  # type: ignore[union-attr]
     # And after acme's index is reindexed (another model), the alias over every workspace names
     # each one's live index only: the maintenance never sees a workspace twice
     new = _service(client, settings, HashEmbedder(dimension=32))
@@ -162,7 +164,7 @@ def test_the_single_index_is_copied_per_workspace_without_overwriting(osmem_url:
     stored = client.get(index=ACME, id="acme:other:0")["_source"]
     assert stored == client.get(index=PREFIX, id="acme:other:0")["_source"] and "embedding" in stored
     # And the newer version was kept: none of the old long one's chunks came back
-    assert svc.store.get("acme", "doc").content == "Now short."  # type: ignore[union-attr]
+    assert read_one(svc.store, "acme", "doc").content == "Now short."  # type: ignore[union-attr]
     assert _found(svc, "acme", "Sentence 150") == set() and report.kept > 1
     # And the old index is marked, so neither the next bootstrap nor serve's start copies it again
     assert legacy_notice(indices) is None and migrate(indices).copied == 0

@@ -66,7 +66,7 @@ from neural_memory.search.facets import facets_reply
 from neural_memory.search.filters.model import compile_filter, filter_fields
 from neural_memory.search.pipeline import SearchPipeline
 from neural_memory.search.tiers import embeds, visible_after
-from neural_memory.stores.base import RecordChanged, lifecycle_state
+from neural_memory.stores.base import RecordChanged, lifecycle_state, read_one
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -239,7 +239,7 @@ class Service:
         if not cited:
             return
         try:
-            counts = self.store.note_citations(workspace_id, cited)
+            counts = lifecycle.note_citations(self.store, workspace_id, cited)
             for observation_id, count in sorted(counts.items()):
                 if count >= self.settings.promote_after_citations:
                     try:
@@ -254,16 +254,16 @@ class Service:
 
     def _promote(self, workspace_id: str, observation_id: str, by: str, reason: str) -> ObservationRecord:
         """C -> A (``lifecycle.promotion``): ``NotFound`` or ``Conflict``, naming why. The store
-        promotes only the state checked (``restate``'s ``expected``), so of racing promotions one
+        promotes only the state checked (``lifecycle.restate``'s ``expected``), so of racing promotions one
         wins and the others get the ``Conflict`` naming who promoted it."""
-        record = self.store.get(workspace_id, observation_id)
+        record = read_one(self.store, workspace_id, observation_id)
         for _ in range(PROMOTE_ATTEMPTS):
             if record is None:
                 raise NotFound(f"observation {observation_id!r} not found")
             fields = lifecycle.promotion(record, self._clock(), by=by, reason=reason)
             checked = {"tier": record.tier, "expires_at": record.expires_at, "promoted_at": record.promoted_at}
             try:
-                promoted = self.store.restate(workspace_id, observation_id, fields, checked)
+                promoted = lifecycle.restate(self.store, workspace_id, observation_id, fields, checked)
             except RecordChanged as exc:  # promoted (or re-ingested) since it was read: judge it again
                 record = exc.record
                 continue
@@ -309,7 +309,7 @@ class Service:
         with timer.stage("search"):
             outcome = self._pipeline.run(workspace_id, search, now)
         with timer.stage("retrieval"):  # who reviewed and merged, whose kind: the stored records
-            records = self.store.get_many(workspace_id, [r.id for r in outcome.results])
+            records = self.store.read(workspace_id, [r.id for r in outcome.results])
             clock = expert_ranking.newest_observation(self.store, workspace_id) or now
         kinds: set[expert_ranking.ActorKind] = {"human"}
         kinds |= {"bot"} if request.include_bots else set()
@@ -343,12 +343,12 @@ class Service:
         return chunking if self.embedder is not None else replace(chunking, passage_tokens=chunking.tokens)
 
     def index(self, workspace_id: str, observations: Sequence[ObservationIn]) -> UpsertOutcome:
-        """Prepare, embed (one batch call) and upsert; the same id updates in place. Observations
+        """Prepare, embed (one batch call) and write; the same id updates in place. Observations
         the store refuses for good are in the outcome's ``failed``; the others are stored.
 
         What the lifecycle gave a stored observation is carried over (``lifecycle.carried_over``)
         from a read before the write: the store writes an item only if its lifecycle state is
-        still the one read (``Store.upsert``'s ``expected``), so a promotion, citation, archive
+        still the one read (``Store.write``'s ``expected``), so a promotion, citation, archive
         or embedding made in between is never overwritten; those items are read and prepared
         again, up to ``INGEST_ATTEMPTS`` times."""
         now = self._clock()
@@ -362,7 +362,7 @@ class Service:
         for attempt in range(INGEST_ATTEMPTS):
             # Prepared anew on a retry: the turn context and vectors are written into the items.
             items = prepared if attempt == 0 else [self._prepare(workspace_id, o, now) for o in pending]
-            previous = self.store.get_many(workspace_id, [item.record.id for item in items])
+            previous = self.store.read(workspace_id, [item.record.id for item in items])
             items = [
                 lifecycle.carried_over(
                     item,
@@ -379,7 +379,7 @@ class Service:
             before |= supersession.previous_links(previous)
             self.embed_chunks(workspace_id, items)
             expected = {item.record.id: lifecycle_state(previous.get(item.record.id)) for item in items}
-            result = self.store.upsert(workspace_id, items, expected)
+            result = self.store.write(workspace_id, items, expected)
             outcome.created += result.created
             outcome.updated += result.updated
             outcome.failed |= result.failed
@@ -438,13 +438,22 @@ class Service:
                 batch.setdefault(record.recurrence_key, set()).add(record.id)
         if not batch:
             return []
-        stored = self.store.recurrences(workspace_id, sorted(batch), RECURRENCE_BATCH)
+
+        def occurrences(key: str, stored: int) -> int:
+            ids = batch[key]
+            rewritten = sum(1 for i in ids if (p := previous.get(i)) is not None and p.recurrence_key == key)
+            return stored - rewritten + len(ids)
+
+        # The earlier occurrences not embedded yet are listed only for the keys that now recur.
+        def recurring(key: str, stored: int) -> bool:
+            return occurrences(key, stored) >= needed
+
+        stored = lifecycle.recurrences(self.store, workspace_id, sorted(batch), RECURRENCE_BATCH, recurring)
         recurs: set[str] = set()
         earlier: list[str] = []
         for key, ids in batch.items():
             found = stored.get(key)
-            rewritten = sum(1 for i in ids if (p := previous.get(i)) is not None and p.recurrence_key == key)
-            if (found.count if found else 0) - rewritten + len(ids) >= needed:
+            if occurrences(key, found.count if found else 0) >= needed:
                 recurs.add(key)
                 earlier += [i for i in (found.unembedded if found else []) if i not in ids]
         for n, item in enumerate(items):
@@ -456,14 +465,14 @@ class Service:
     def _embed_stored(self, workspace_id: str, ids: Sequence[str], now: datetime) -> None:
         """Embed stored E observations whose content recurred: the store writes only their chunks
         (with vectors) and ``embedded_at``, and only while their content is the one embedded
-        (``Store.embed_stored``), so an edit, supersession or archive made meanwhile stands.
+        (``lifecycle.embed_stored``), so an edit, supersession or archive made meanwhile stands.
         After the batch that made them recur is stored: a failure is logged, and the next
         occurrence tries again."""
         try:
-            records = self.store.get_many(workspace_id, ids)
+            records = self.store.read(workspace_id, ids)
             items = [lifecycle.embedded(r, now, self.chunking) for r in records.values() if not embeds(r)]
             self.embed_chunks(workspace_id, items)
-            embedded = self.store.embed_stored(workspace_id, items)
+            embedded = lifecycle.embed_stored(self.store, workspace_id, items)
         except NeuralMemoryError as exc:
             logger.warning("recurring observations not embedded", extra={"reason": str(exc), "count": len(ids)})
             return
@@ -535,7 +544,7 @@ class Service:
 
     def get(self, workspace_id: str, observation_id: str, request_id: str) -> ObservationOut:
         """One observation of the workspace, or ``NotFound``."""
-        record = self.store.get(workspace_id, observation_id)
+        record = read_one(self.store, workspace_id, observation_id)
         if record is None:
             raise NotFound(f"observation {observation_id!r} not found")
         return _out(record, request_id)
@@ -545,7 +554,7 @@ class Service:
         sharing an engineering key with it, oldest first (``engineering.lineage``); ``NotFound``
         if it is not in the workspace (or expired)."""
         now = self._clock()
-        record = self.store.get(workspace_id, observation_id)
+        record = read_one(self.store, workspace_id, observation_id)
         visible = self.visible_after(now)
         if record is None or (record.expires_at is not None and record.expires_at <= visible):
             raise NotFound(f"observation {observation_id!r} not found")
@@ -555,7 +564,7 @@ class Service:
     def delete(self, workspace_id: str, observation_id: str, request_id: str) -> DeleteResponse:
         """Delete one observation of the workspace with its chunks, or ``NotFound``; what it
         superseded is current again."""
-        record = self.store.get(workspace_id, observation_id)
+        record = read_one(self.store, workspace_id, observation_id)
         if record is None or not self.store.delete(workspace_id, observation_id):
             raise NotFound(f"observation {observation_id!r} not found")
         supersession.unmark_deleted(self.store, workspace_id, record.supersedes or [])
@@ -576,13 +585,13 @@ class Service:
         items = [chunked(record, self.chunking, now) for record in turns]
         add_stored_turn_context(items, earlier, self.settings.turn_context)
         self.embed_chunks(workspace_id, items)
-        self.store.upsert(workspace_id, items, {record.id: lifecycle_state(record) for record in turns})
+        self.store.write(workspace_id, items, {record.id: lifecycle_state(record) for record in turns})
 
     def purge_expired(self, now: datetime) -> int:
         """Delete every expired observation (all workspaces); what they superseded is current
         again. Returns how many went."""
-        released = self.store.expiring_links(now)
-        purged = self.store.purge_expired(now)
+        released = supersession.expiring_links(self.store, now)
+        purged = lifecycle.purge_expired(self.store, now)
         for workspace_id, targets in released.items():
             supersession.unmark_deleted(self.store, workspace_id, sorted(set(targets)))
         return purged
@@ -593,23 +602,23 @@ class Service:
         days = self.settings.archive_execution_after_days
         if not days:
             return 0
-        return self.store.archive_execution(now - timedelta(days=days), now)
+        return lifecycle.archive_execution(self.store, now - timedelta(days=days), now)
 
     def unembed_due(self, now: datetime) -> int:
         """Drop the vectors of the observations no longer embedded at ``now`` (``tiers.embeds``:
         C past its window, E archived): each is written again with lexical chunks only, if its
         lifecycle state is still the one read. Returns how many."""
         done, seen = 0, set[tuple[str, str]]()
-        while due := self.store.vectors_due(now, UNEMBED_BATCH):
+        while due := lifecycle.vectors_due(self.store, now, UNEMBED_BATCH):
             fresh = {(workspace_id, i) for workspace_id, ids in due.items() for i in ids} - seen
             if not fresh:  # nothing written since the last round: leave the rest to the next run
                 break
             seen |= fresh
             for workspace_id, ids in due.items():
-                records = self.store.get_many(workspace_id, ids)
+                records = self.store.read(workspace_id, ids)
                 items = [chunked(record, self.chunking, now) for record in records.values()]
                 expected = {record.id: lifecycle_state(record) for record in records.values()}
-                outcome = self.store.upsert(workspace_id, items, expected)
+                outcome = self.store.write(workspace_id, items, expected)
                 done += len(items) - len(outcome.stale) - len(outcome.failed)
         return done
 

@@ -84,7 +84,7 @@ def _older(store: Store, workspace_id: str, subject: ObservationRecord) -> list[
     frontier = [(target, subject.id) for target in subject.supersedes or []]
     while frontier and len(reached) < MAX_CHAIN:
         wanted = [target for target, _ in frontier if target not in seen]
-        records = store.get_many(workspace_id, wanted)
+        records = store.read(workspace_id, wanted)
         step: list[tuple[str, str]] = []
         for target, by in frontier:
             if target in seen or target not in records:
@@ -105,7 +105,7 @@ def _newer(store: Store, workspace_id: str, subject: ObservationRecord) -> list[
     while frontier and len(reached) < MAX_CHAIN:
         by = superseders(store, workspace_id, frontier)
         pairs = [(newer, older) for older in frontier for newer in by.get(older, []) if newer not in seen]
-        records = store.get_many(workspace_id, [newer for newer, _ in pairs])
+        records = store.read(workspace_id, [newer for newer, _ in pairs])
         frontier = []
         for newer, older in pairs:
             if newer in seen or newer not in records:

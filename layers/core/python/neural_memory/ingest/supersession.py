@@ -18,6 +18,7 @@ from neural_memory.stores.find import Find
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from datetime import datetime
 
     from neural_memory.models import ObservationRecord
     from neural_memory.stores.base import IndexedObservation, Store
@@ -107,7 +108,7 @@ def _remark(store: Store, workspace_id: str, marks: dict[str, str | None], store
     read here; absent ids skipped) the latest observation that supersedes it, or none; only
     changed marks are written."""
     if stored:
-        found = store.get_many(workspace_id, stored)
+        found = store.read(workspace_id, stored)
         marks = marks | {observation_id: record.superseded_by for observation_id, record in found.items()}
     if not marks:
         return
@@ -120,3 +121,13 @@ def _latest(by: dict[str, list[str]], observation_id: str) -> str | None:
     """The latest observation that supersedes ``observation_id``, if any does."""
     found = by.get(observation_id)
     return found[0] if found else None
+
+
+def expiring_links(store: Store, now: datetime) -> dict[str, list[str]]:
+    """By workspace, the ids superseded by observations that expired at or before ``now`` (what a
+    purge at ``now`` will release): one count by workspace, then a find per workspace."""
+    expiring = Find(expired_at=now, superseding=True)
+    return {
+        ws: [target for record in store.find(ws, expiring) for target in record.supersedes or ()]
+        for ws in sorted(store.count(None, expiring, by="workspace_id"))
+    }

@@ -430,7 +430,7 @@ def staleness(service: Service, history: GitHistory, seed: int = 11) -> dict[str
     marked = {
         r.id
         for start in range(0, len(notes), 100)
-        for r in service.store.get_many(WORKSPACE, [n.id or "" for n in notes[start : start + 100]]).values()
+        for r in service.store.read(WORKSPACE, [n.id or "" for n in notes[start : start + 100]]).values()
         if r.possibly_stale
     }
     truly = set()
@@ -460,7 +460,7 @@ def _events_marked(service: Service, history: GitHistory, shas: list[str]) -> in
     return sum(
         1
         for start in range(0, len(ids), 500)
-        for record in service.store.get_many(WORKSPACE, ids[start : start + 500]).values()
+        for record in service.store.read(WORKSPACE, ids[start : start + 500]).values()
         if record.possibly_stale
     )
 

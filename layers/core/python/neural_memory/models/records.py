@@ -139,14 +139,14 @@ class Retrieved(DomainModel):
 
 
 class UpsertOutcome(DomainModel):
-    """Result of an upsert: every id in input order, which were new, which replaced a record, and
+    """Result of a write (``Store.write``): every id in input order, which were new, which replaced a record, and
     which the store refused (the others are stored all the same)."""
 
     ids: list[str] = Field(default_factory=list)
     created: list[str] = Field(default_factory=list)
     updated: list[str] = Field(default_factory=list)
     failed: dict[str, str] = Field(default_factory=dict)  # refused by the store for good: id -> reason
-    # Not written: their lifecycle state changed since the caller read it (``Store.upsert``'s
+    # Not written: their lifecycle state changed since the caller read it (``Store.write``'s
     # ``expected``); the caller reads them again and retries.
     stale: list[str] = Field(default_factory=list)
 

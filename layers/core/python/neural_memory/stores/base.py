@@ -1,64 +1,76 @@
-"""The store protocol both backends implement.
-
-It is becoming a port of a few primitives with every feature written once above it
-(CONTRIBUTING.md, "Stores: the port"): ``find`` (``stores/find.py``) and ``patch`` are primitives,
-and the features moved so far are functions of the folder of their role over them; the other
-methods are still each store's own until they move.
+"""The store protocol both backends implement: a port of nine primitives (CONTRIBUTING.md, "Stores:
+the port"), with every feature written once above it, in the folder of its role, as a function of
+them: ``write``, ``read`` (``read_one``: a read of one), ``find`` and ``count`` (records by a
+``stores/find.Find``), ``patch``, ``delete``, and the retrieval primitives ``retrieve``,
+``chunk_vectors`` and ``facets``.
 
 Contract for every implementation:
 - ``workspace_id`` is a required argument of every method and is part of every query; no
-  method can read, search or delete across workspaces.
+  method can read, search or delete across workspaces. The one question asked across them is
+  ``count(None, query, by="workspace_id")``: which workspaces maintenance has work in.
 - Scores in ``Retrieved`` are in [0, 1], higher is better: ``vector`` hits carry cosine
   similarity clipped to [0, 1] (vectors are unit length), ``lexical`` hits carry BM25 divided by
   the best BM25 of the same query (so the best lexical hit scores 1.0).
 - Records whose ``expires_at`` is at or before ``Filter.live_at`` are never returned (the
   service passes a ``live_at`` that hides nothing unless expired C observations are deleted);
   archived ones (``archived_at`` set) only with ``Filter.include_archived``.
-- Upsert is idempotent: the same (workspace, id) replaces the record and all its chunks.
+- A write is idempotent: the same (workspace, id) replaces the record and all its chunks.
+- A conditional write (``expected``) is checked and made as one step: in the write's transaction,
+  or conditionally on the version of chunk 0 (the record).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol, overload
 
 from neural_memory.models import Chunk, DomainModel, ObservationRecord
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
-    from datetime import datetime
 
     from neural_memory.models import FacetCounts, Retrieved, UpsertOutcome, Vector
     from neural_memory.search.filters.model import Filter
-    from neural_memory.stores.find import Find
+    from neural_memory.stores.find import Find, Matching
 
 
-# The record fields ``restate`` sets in place: the tier lifecycle's, on which no chunk's text or
-# vector depends (a change of those is a new upsert).
+# The tier lifecycle's record fields, set in place (``ingest/lifecycle.restate``): no chunk's text
+# or vector depends on them (a change of those is a new write).
 LIFECYCLE_FIELDS = frozenset(
     {"tier", "expires_at", "promoted_at", "promoted_by", "promotion_reason", "citations", "archived_at"}
 )
 
-# The record fields ``patch`` sets: marks no chunk's text or vector, nor the embedded store's
-# in-memory mirror, depends on (that store reads them at search time from partial indices).
-PATCHED_FIELDS = frozenset({"superseded_by", "possibly_stale", "stale_at"})
+# The record fields ``patch`` sets: the lifecycle's and the marks (supersession, staleness). Of
+# them the embedded store's in-memory mirror holds ``MIRRORED_FIELDS`` (and moves them with the
+# patch); it reads the marks at search time from partial indices.
+PATCHED_FIELDS = LIFECYCLE_FIELDS | {"superseded_by", "possibly_stale", "stale_at"}
+MIRRORED_FIELDS = frozenset({"tier", "expires_at", "archived_at"})
 
 
-def lifecycle_state(record: ObservationRecord | None) -> tuple[object, ...] | None:
-    """What the lifecycle operations (promote, cite, archive, embed, supersede) change on a stored
-    record: an ingest that carried these over writes only if the store still holds them."""
+# What the lifecycle operations (promote, cite, archive, embed, supersede) change on a stored record.
+LIFECYCLE_STATE = ("tier", "expires_at", "promoted_at", "promoted_by", "promotion_reason", "citations",
+                   "archived_at", "embedded_at", "superseded_by")  # fmt: skip
+
+
+def lifecycle_state(record: ObservationRecord | None) -> dict[str, object] | None:
+    """The ``LIFECYCLE_STATE`` of a stored record (None for an absent one): an ingest that carried
+    these over writes only if the store still holds them (``Store.write``'s ``expected``)."""
     if record is None:
         return None
-    return (
-        record.tier,
-        record.expires_at,
-        record.promoted_at,
-        record.promoted_by,
-        record.promotion_reason,
-        record.citations,
-        record.archived_at,
-        record.embedded_at,
-        record.superseded_by,
-    )
+    return {name: getattr(record, name) for name in LIFECYCLE_STATE}
+
+
+def holds(record: ObservationRecord | None, expected: Mapping[str, object] | None) -> bool:
+    """Whether a stored record (None: absent) is as ``expected`` (field -> value; None: absent)."""
+    if expected is None or record is None:
+        return expected is None and record is None
+    return all(getattr(record, name) == value for name, value in expected.items())
+
+
+def check_patched(fields: Mapping[str, object]) -> None:
+    """``ValueError`` for fields a ``patch`` does not set (not ``PATCHED_FIELDS``)."""
+    if not set(fields) <= PATCHED_FIELDS:
+        raise ValueError(f"patch sets only {sorted(PATCHED_FIELDS)}, not {sorted(set(fields))}")
 
 
 class RecordChanged(Exception):
@@ -69,12 +81,13 @@ class RecordChanged(Exception):
         self.record = record
 
 
-class Recurrence(DomainModel):
-    """How many observations of a workspace hold one recurrence key, and the ids of those of them
-    not embedded yet (at most the ``limit`` asked for, the earliest first)."""
+@dataclass
+class Patched:
+    """What a ``patch`` did: the ids it wrote, and those whose stored record no longer held the
+    values ``expected``, as they now stand (not written)."""
 
-    count: int
-    unembedded: list[str]
+    ids: list[str] = field(default_factory=list)
+    changed: dict[str, ObservationRecord] = field(default_factory=dict)
 
 
 class IndexedObservation(DomainModel):
@@ -98,33 +111,30 @@ def touches_code(record: ObservationRecord) -> bool:
     return record.observation_type not in CLAIM_TYPES
 
 
+def read_one(store: Store, workspace_id: str, observation_id: str) -> ObservationRecord | None:
+    """The observation, or None if it is not in this workspace (``Store.read`` of one id)."""
+    return store.read(workspace_id, [observation_id]).get(observation_id)
+
+
 class Store(Protocol):
     """Observations of many workspaces, searchable lexically and by vector."""
 
-    def upsert(
+    def write(
         self,
         workspace_id: str,
         items: Sequence[IndexedObservation],
-        expected: Mapping[str, tuple[object, ...] | None] | None = None,
+        expected: Mapping[str, Mapping[str, object] | None] | None = None,
     ) -> UpsertOutcome:
         """Insert or replace each observation (and its chunks) in one batch. With ``expected``
-        (by id, the ``lifecycle_state`` the caller read, None for absent), an item whose
-        stored state is no longer that is not written but listed in ``stale`` (checked and
-        written atomically: in the write's transaction, or conditionally on chunk 0's version)."""
+        (by id: field -> value the caller read, such as its ``lifecycle_state``; None for
+        absent), an item whose stored record no longer ``holds`` that is not written but listed
+        in ``stale`` (checked and written atomically: in the write's transaction, or
+        conditionally on chunk 0's version)."""
         ...
 
-    def embed_stored(self, workspace_id: str, items: Sequence[IndexedObservation]) -> list[str]:
-        """Give stored observations these chunks (with vectors) and ``embedded_at``, leaving every
-        other field as stored, only while their ``content_hash`` is the item's and they are not
-        embedded yet (checked atomically with the write); returns the ids written."""
-        ...
-
-    def get(self, workspace_id: str, observation_id: str) -> ObservationRecord | None:
-        """The observation, or None if it is not in this workspace."""
-        ...
-
-    def get_many(self, workspace_id: str, observation_ids: Sequence[str]) -> dict[str, ObservationRecord]:
-        """The observations of this workspace among ``observation_ids``, by id (one read)."""
+    def read(self, workspace_id: str, observation_ids: Sequence[str]) -> dict[str, ObservationRecord]:
+        """The observations of this workspace among ``observation_ids``, by id (one read; one
+        record: ``read_one``)."""
         ...
 
     def find(self, workspace_id: str, query: Find) -> list[ObservationRecord]:
@@ -133,8 +143,16 @@ class Store(Protocol):
         ``query.newest_first``, at most ``query.limit``."""
         ...
 
-    def delete(self, workspace_id: str, observation_id: str) -> bool:
-        """Delete the observation and its chunks; False if it was not in this workspace."""
+    @overload
+    def delete(self, workspace_id: str, target: str) -> bool: ...
+
+    @overload
+    def delete(self, workspace_id: str, target: Find) -> int: ...
+
+    def delete(self, workspace_id: str, target: str | Find) -> bool | int:
+        """Delete the observation named by id, or every record a ``Find`` matches (a condition
+        on records: not ``holding_vectors``), with their chunks: whether the one named by id was
+        in this workspace, or how many a ``Find`` matched."""
         ...
 
     def retrieve(
@@ -166,55 +184,31 @@ class Store(Protocol):
         exclusions, the date range, TTL and supersession of ``flt`` (facets take nothing else)."""
         ...
 
-    def patch(self, workspace_id: str, changes: Mapping[str, Mapping[str, object]]) -> None:
-        """Set these ``PATCHED_FIELDS`` of these observations (by id: field -> value, None
-        clears one) on every chunk that carries them; absent ids are skipped."""
-        ...
-
-    def expiring_links(self, now: datetime) -> dict[str, list[str]]:
-        """By workspace, the ids superseded by observations that expired at or before ``now``
-        (what a purge at ``now`` will release)."""
-        ...
-
-    def purge_expired(self, now: datetime) -> int:
-        """Delete every observation (of every workspace) that expired at or before ``now``, with
-        its chunks; returns how many. Queries already hide them: this reclaims the space."""
-        ...
-
-    def restate(
+    def patch(
         self,
         workspace_id: str,
-        observation_id: str,
-        fields: Mapping[str, object],
-        expected: Mapping[str, object] | None = None,
-    ) -> ObservationRecord | None:
-        """Set these ``LIFECYCLE_FIELDS`` of the observation in place (every chunk of it: a
-        promotion); the record as it now stands, or None if it is not in this workspace. With
-        ``expected`` (field -> value), only if the stored record still holds those values,
-        checked atomically with the write, else ``RecordChanged`` with the record as it is."""
+        changes: Mapping[str, Mapping[str, object]] | Matching,
+        expected: Mapping[str, Mapping[str, object]] | None = None,
+    ) -> Patched:
+        """Set ``PATCHED_FIELDS`` (None clears one) on every chunk of these observations: by id
+        (field -> value; absent ids are skipped), or one set of fields on every record a
+        ``Matching`` finds. With ``expected`` (by id: field -> value), an id whose stored record
+        no longer holds those values is not written but returned in ``changed`` as it now stands
+        (checked and written as one step: in the write's transaction, or conditionally on chunk
+        0's version)."""
         ...
 
-    def note_citations(self, workspace_id: str, observation_ids: Sequence[str]) -> dict[str, int]:
-        """Count one more answer citing each of these observations; their counts now, by id
-        (absent ids are skipped)."""
-        ...
+    @overload
+    def count(self, workspace_id: str, query: Find | None = None) -> int: ...
 
-    def recurrences(self, workspace_id: str, keys: Sequence[str], limit: int) -> dict[str, Recurrence]:
-        """For each of ``keys`` that stored observations hold as ``recurrence_key``, how many do
-        and which of them are not embedded yet (see ``Recurrence``); keys nobody holds are absent."""
-        ...
+    @overload
+    def count(self, workspace_id: str | None, query: Find | None = None, *, by: str) -> dict[str, int]: ...
 
-    def vectors_due(self, now: datetime, limit: int) -> dict[str, list[str]]:
-        """By workspace, the ids of observations (of every workspace, at most ``limit``) whose
-        chunks still hold vectors they no longer should at ``now`` (``tiers.embeds``): C whose
-        window ended at or before ``now``, and archived E."""
-        ...
-
-    def archive_execution(self, occurred_before: datetime, now: datetime) -> int:
-        """Mark ``archived_at = now`` on every E observation (of every workspace) that occurred at
-        or before ``occurred_before`` and is not archived yet; returns how many."""
-        ...
-
-    def count(self, workspace_id: str) -> int:
-        """How many observations the workspace holds (expired ones included until purged)."""
+    def count(
+        self, workspace_id: str | None, query: Find | None = None, *, by: str | None = None
+    ) -> int | dict[str, int]:
+        """How many records of the workspace ``query`` matches (None: all of them, expired ones
+        included until purged); with ``by`` (``COUNTED_BY``), by their value of that field
+        (records without one are not counted). ``workspace_id`` None counts across workspaces,
+        only by ``workspace_id``: which workspaces maintenance has work in."""
         ...

@@ -1,13 +1,15 @@
 """The OpenSearch store's query dialect: the neutral ``Filter`` rendered as ``bool.filter`` clauses,
 the lexical and k-NN query bodies around them, the k-NN score read back as a cosine, and a
-``Find`` (``stores/find.py``) as a search of records (chunk 0s)."""
+``Find`` (``stores/find.py``) as a search of records (chunk 0s), and the facets request."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from neural_memory.clock import to_iso
-from neural_memory.search.filters.model import code_ref_term, metadata_term
+from neural_memory.models import FacetCounts
+from neural_memory.search.filters.model import LIST_FIELDS, code_ref_term, metadata_term, without_field
+from neural_memory.stores.find import check_target
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -17,6 +19,7 @@ if TYPE_CHECKING:
     from neural_memory.stores.find import Find
 
 NO_EMBEDDING = {"excludes": ["embedding"]}
+FACET_SHARD_SIZE = 1_000  # values per field each shard returns to a facets request (the API shows <= 100)
 
 
 def render_opensearch(flt: Filter) -> list[dict[str, Any]]:
@@ -108,11 +111,47 @@ def cosine_from_score(score: float) -> float:
 def find_body(workspace_id: str, query: Find, page: int) -> dict[str, Any]:
     """The search for the records (chunk 0s) of ``workspace_id`` that ``query`` matches, in its
     order (``occurred_at``, then ``observation_id``: ``search_after`` pages on it), ``page`` at a time."""
-    clauses: list[dict[str, Any]] = [{"term": {"workspace_id": workspace_id}}, {"term": {"chunk_no": 0}}]
+    order = "desc" if query.newest_first else "asc"
+    return {
+        "query": find_query(workspace_id, query),
+        "size": page,
+        "_source": NO_EMBEDDING,
+        "sort": [{"occurred_at": order}, {"observation_id": order}],
+    }
+
+
+def find_query(workspace_id: str | None, query: Find, *, every_chunk: bool = False) -> dict[str, Any]:
+    """The query matching the chunk 0s (the records; with ``every_chunk``, every chunk: each
+    carries its record's fields) of ``workspace_id`` (of every workspace with None) that
+    ``query`` matches."""
+    if every_chunk:
+        check_target(query)
+    clauses: list[dict[str, Any]] = []
+    if workspace_id is not None:
+        clauses.append({"term": {"workspace_id": workspace_id}})
+    if not every_chunk:
+        clauses.append({"term": {"chunk_no": 0}})
+    clauses += [*_value_conditions(query), *_moment_conditions(query)]
+    absent: list[dict[str, Any]] = []
+    for flag, field in ((query.archived, "archived_at"), (query.embedded, "embedded_at")):
+        if flag is not None:
+            (clauses if flag else absent).append({"exists": {"field": field}})
+    if query.holding_vectors:
+        # Chunk 0 of an embedded observation always holds a vector (``prepare.chunked`` numbers
+        # the passages first), and none once its vectors went.
+        clauses.append({"exists": {"field": "embedding"}})
+    return {"bool": {"filter": clauses, "must_not": absent}} if absent else {"bool": {"filter": clauses}}
+
+
+def _value_conditions(query: Find) -> list[dict[str, Any]]:
+    """``query``'s conditions on the values of record fields."""
+    clauses: list[dict[str, Any]] = []
     if query.session_id is not None:
         clauses.append({"term": {"session_id": query.session_id}})
     if query.supersedes_any:
         clauses.append({"terms": {"supersedes": list(query.supersedes_any)}})
+    if query.superseding:
+        clauses.append({"exists": {"field": "supersedes"}})
     if query.metadata_any:
         groups = [
             {"bool": {"filter": [{"term": {"metadata_terms": metadata_term(key, value)}} for key, value in group]}}
@@ -121,25 +160,73 @@ def find_body(workspace_id: str, query: Find, page: int) -> dict[str, Any]:
         ]
         nothing: dict[str, Any] = {"bool": {"must_not": [{"match_all": {}}]}}
         clauses.append({"bool": {"should": groups, "minimum_should_match": 1}} if groups else nothing)
-    if query.live_at is not None:
-        clauses.append(_live(query.live_at))
-    if query.occurred_before is not None:
-        clauses.append({"range": {"occurred_at": {"lt": to_iso(query.occurred_before)}}})
-    if query.occurred_after is not None:
-        clauses.append({"range": {"occurred_at": {"gt": to_iso(query.occurred_after)}}})
-    if query.marked_from is not None:
-        unmarked = {"bool": {"must_not": [{"exists": {"field": "stale_at"}}]}}
-        later = {"range": {"stale_at": {"gte": to_iso(query.marked_from)}}}
-        clauses.append({"bool": {"should": [unmarked, later], "minimum_should_match": 1}})
-    for field, values in (("source", query.sources), ("observation_type", query.observation_types)):
+    for field, values in (
+        ("source", query.sources),
+        ("observation_type", query.observation_types),
+        ("tier", query.tiers),
+        ("recurrence_key", query.recurrence_keys),
+    ):
         if values:
             clauses.append({"terms": {field: list(values)}})
     if query.code_refs:
         clauses.append({"terms": {"metadata_terms": sorted({code_ref_term(ref) for ref in query.code_refs})}})
-    order = "desc" if query.newest_first else "asc"
-    return {
-        "query": {"bool": {"filter": clauses}},
-        "size": page,
-        "_source": NO_EMBEDDING,
-        "sort": [{"occurred_at": order}, {"observation_id": order}],
+    return clauses
+
+
+def _moment_conditions(query: Find) -> list[dict[str, Any]]:
+    """``query``'s conditions on moments: expiry, occurrence, the staleness mark's push."""
+    clauses: list[dict[str, Any]] = []
+    if query.live_at is not None:
+        clauses.append(_live(query.live_at))
+    if query.expired_at is not None:
+        clauses.append({"range": {"expires_at": {"lte": to_iso(query.expired_at)}}})
+    for moment, bound in (
+        (query.occurred_before, "lt"),
+        (query.occurred_after, "gt"),
+        (query.occurred_by, "lte"),
+    ):
+        if moment is not None:
+            clauses.append({"range": {"occurred_at": {bound: to_iso(moment)}}})
+    if query.marked_from is not None:
+        unmarked = {"bool": {"must_not": [{"exists": {"field": "stale_at"}}]}}
+        later = {"range": {"stale_at": {"gte": to_iso(query.marked_from)}}}
+        clauses.append({"bool": {"should": [unmarked, later], "minimum_should_match": 1}})
+    return clauses
+
+
+def facets_body(workspace_id: str, flt: Filter, limit: int) -> dict[str, Any]:
+    """The facets request (``Store.facets``): over the workspace's chunk 0s (one per
+    observation), a filter aggregation per list field holding a terms aggregation, and one for
+    the total."""
+    query = {"bool": {"filter": [{"term": {"workspace_id": workspace_id}}, {"term": {"chunk_no": 0}}]}}
+    aggs: dict[str, Any] = {
+        field: {
+            "filter": {"bool": {"filter": render_opensearch(without_field(flt, field))}},
+            "aggs": {
+                "values": {
+                    "terms": {
+                        "field": field,
+                        "size": limit,
+                        # With several shards each returns its top values only: ask each for
+                        # many more, so the merged counts of the top `limit` are exact in practice.
+                        "shard_size": FACET_SHARD_SIZE,
+                        "order": [{"_count": "desc"}, {"_key": "asc"}],
+                    }
+                }
+            },
+        }
+        for field in LIST_FIELDS
     }
+    aggs["matching"] = {"filter": {"bool": {"filter": render_opensearch(flt)}}}
+    return {"query": query, "size": 0, "aggs": aggs}
+
+
+def facet_counts(found: dict[str, Any]) -> FacetCounts:
+    """The counts of a facets request's aggregations."""
+    return FacetCounts(
+        total=int(found["matching"]["doc_count"]),
+        by_field={
+            field: [(str(b["key"]), int(b["doc_count"])) for b in found[field]["values"]["buckets"]]
+            for field in LIST_FIELDS
+        },
+    )

@@ -35,6 +35,7 @@ from neural_memory.ingest.lifecycle import with_recurrence_key
 from neural_memory.ingest.prepare import chunked
 from neural_memory.ingest.turn_context import add_stored_turn_context, previous_in_session
 from neural_memory.stores.opensearch.index import ReindexBusy, space_of
+from neural_memory.stores.opensearch.scan import scan, written
 from neural_memory.stores.opensearch.store import OpenSearchStore
 from neural_memory.stores.opensearch.stored_vectors import StoredVectors
 
@@ -193,7 +194,7 @@ class Reindexer:
             return
         while True:
             self._step(state)
-            batch = source.scan(state.cursor, self._batch)
+            batch = scan(source, state.cursor, self._batch)
             if not batch:
                 break
             state.failed |= self._write(target, batch)
@@ -216,7 +217,7 @@ class Reindexer:
                 earlier = partial(previous_in_session, self._service.store, workspace_id)
                 add_stored_turn_context(items, earlier, self._service.settings.turn_context)
             self._service.embed_chunks(workspace_id, items, self._vectors)
-            outcome = target.upsert(workspace_id, items)
+            outcome = target.write(workspace_id, items)
             failed |= {(workspace_id, i): reason for i, reason in outcome.failed.items()}
         return failed
 
@@ -244,14 +245,14 @@ class Reindexer:
             state.failed = self._write(target, retried)
             report.caught_up += len(retried)
         self._admin.refresh(state.target)
-        gone = [key for key, _ in _only_in(target.written(), source.written())]
+        gone = [key for key, _ in _only_in(written(target), written(source))]
         report.removed += self._delete(state, source, target, gone)
         state.caught_up_to = to_iso(round_start)
         self._step(state, force_save=True)
 
     def _changed(self, source: OpenSearchStore, since: datetime) -> Iterator[Records]:
         after: list[str] | None = None
-        while page := source.scan(after, self._batch, since=since):
+        while page := scan(source, after, self._batch, since=since):
             yield page
             after = [page[-1][0], page[-1][1].id]
 
@@ -277,7 +278,7 @@ class Reindexer:
 
     @staticmethod
     def _records(store: OpenSearchStore, keys: set[Key]) -> Records:
-        return [(w, r) for w, ids in _by_workspace(keys).items() for r in store.get_many(w, ids).values()]
+        return [(w, r) for w, ids in _by_workspace(keys).items() for r in store.read(w, ids).values()]
 
     def _delete(self, state: ReindexState, source: OpenSearchStore, target: OpenSearchStore, gone: list[Key]) -> int:
         """Delete ``gone`` from the target, and copy again what they superseded (now current) and
@@ -309,7 +310,7 @@ class Reindexer:
             except BaseException:  # stopped (deadline, Ctrl-C, error): the index takes writes again
                 self._admin.block_writes(state.source, blocked=False)
                 raise
-        snapshot = {_digest(key): to_ms(written) for key, written in target.written()}
+        snapshot = {_digest(key): to_ms(written) for key, written in written(target)}
         state.swapped_at = to_iso(self._clock())  # when the source stopped taking writes
         self._admin.swap(state)
         return snapshot
@@ -346,7 +347,7 @@ class Reindexer:
             self._admin.refresh(state.target)
             gone = [
                 key
-                for key, written in _only_in(target.written(), source.written())
+                for key, written in _only_in(written(target), written(source))
                 if snapshot.get(_digest(key)) == to_ms(written)
             ]
             report.removed += self._delete(state, source, target, gone)
@@ -358,11 +359,11 @@ def _only_in(
     """The entries of ``ours`` whose key ``theirs`` lacks: both are in key order (the indices'
     (workspace, id) sort, UTF-8 byte order = code point order), merged a page at a time."""
     other = next(theirs, None)
-    for key, written in ours:
+    for key, at in ours:
         while other is not None and other[0] < key:
             other = next(theirs, None)
         if other is None or other[0] != key:
-            yield key, written
+            yield key, at
 
 
 def _digest(key: Key) -> int:

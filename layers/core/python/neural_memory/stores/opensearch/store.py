@@ -1,6 +1,6 @@
 """The production store: an OpenSearch k-NN index, one document per chunk.
 
-- Document ``_id`` = ``{workspace}:{observation id}:{chunk}``: a retried or replayed upsert
+- Document ``_id`` = ``{workspace}:{observation id}:{chunk}``: a retried or replayed write
   overwrites in place. Chunk 0 also carries the parent's full text (not indexed), so results
   are rebuilt by one batch ``mget`` of their parents.
 - k-NN uses the faiss engine, HNSW, ``innerproduct`` on unit vectors (= cosine); the filter
@@ -19,75 +19,60 @@
   same. Checking and replacing physical indices behind an alias is ``index.OpenSearchAdmin``'s
   (the maintenance function, ``serve`` and ``neural-memory reindex``), never a constructor's.
 
-Beside it in this folder: the index mapping (``mapping.py``), the query dialect (``dsl.py``), error
+This module is the ``Store`` port's OpenSearch implementation. Beside it in this folder, one
+concept each: records as chunk documents (``documents.py``), bulk writes (``bulk.py``), the query
+dialect (``dsl.py``: ``Filter``, ``Find``, facets), the index mapping (``mapping.py``), error
 translation (``errors.py``), the client (``client.py``), index admin (``index.py``), the workspace
-indices (``workspace_indices.py``), reindex and the migration from one index (``migration.py``).
-This module stays one (~670 lines) because it is one cohesive thing: the ``Store`` port's
-OpenSearch implementation, a single class whose methods share its bulk-write and request helpers.
+indices (``workspace_indices.py``), the stored vectors as the embedding cache
+(``stored_vectors.py``), whole-index reads (``scan.py``), reindex and the migration from one index
+(``migration.py``).
 """
 
 from __future__ import annotations
 
 import json
-import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
-from neural_memory.clock import from_iso, to_iso
 from neural_memory.errors import BackendUnavailable, StoreRejected
 from neural_memory.models import FacetCounts, Hit, ObservationRecord, Retrieved, UpsertOutcome
-from neural_memory.observability import logger
-from neural_memory.search.filters.model import (
-    LIST_FIELDS,
-    Filter,
-    metadata_terms,
-    without_field,
-)
 from neural_memory.settings import OPENSEARCH_BULK_MAX_BYTES
 from neural_memory.stores.base import (
     LIFECYCLE_FIELDS,
-    PATCHED_FIELDS,
     IndexedObservation,
-    RecordChanged,
-    Recurrence,
+    Patched,
+    holds,
     lifecycle_state,
-    touches_code,
 )
+from neural_memory.stores.find import Find, Matching, check_count
+from neural_memory.stores.opensearch.bulk import Bulk
+from neural_memory.stores.opensearch.documents import doc_id, document, observation_of, patch_doc, record_of
 from neural_memory.stores.opensearch.dsl import (
-    NO_EMBEDDING,
     cosine_from_score,
+    facet_counts,
+    facets_body,
     find_body,
+    find_query,
     knn_body,
     lexical_body,
     render_opensearch,
 )
-from neural_memory.stores.opensearch.errors import RETRYABLE, WRITE_BLOCKED, RequestTooLarge, domain_error
+from neural_memory.stores.opensearch.errors import domain_error
 from neural_memory.stores.opensearch.mapping import DOC_NAMES
 from neural_memory.stores.opensearch.workspace_indices import WorkspaceIndices, all_alias, workspace_alias
 from neural_memory.stores.record_fields import RECORD_FIELDS
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping, Sequence
-    from datetime import datetime
+    from collections.abc import Callable, Mapping, Sequence
 
     from neural_memory.models import Vector
-    from neural_memory.stores.find import Find
+    from neural_memory.search.filters.model import Filter
 
 MARK_PAGE = 5_000  # chunks read per request when marking an observation's chunks superseded
-FACET_SHARD_SIZE = 1_000  # values per field each shard returns to a facets request (the API shows <= 100)
 # Chunks one purge request deletes: each finishes well inside the client's timeout, however large
 # the whole purge is.
 PURGE_SLICE = 5_000
-_VERSION_CONFLICT = 409  # an ``if_seq_no``/``if_primary_term`` or ``create`` action lost its race
-_VECTOR_DIMENSION_MISMATCH = "Vector dimension mismatch"  # the k-NN plugin's refusal of a vector
-_UNKNOWN_FIELD = "strict_dynamic_mapping_exception"  # a field the index's strict mapping lacks
-HASHES_PER_REQUEST = 1_000  # embedding hashes one lookup asks for (a terms query)
-HASH_ROUNDS = 3  # pages per lookup when copies of one text fill a page
+COUNT_PAGE = 1_000  # values per page of a count by a field (a composite aggregation)
 _READS = {"search", "count", "delete_by_query"}  # the requests that take ignore_unavailable
-
-
-def doc_id(workspace_id: str, observation_id: str, chunk_no: int) -> str:
-    """The deterministic document id of one chunk."""
-    return f"{workspace_id}:{observation_id}:{chunk_no}"
 
 
 class OpenSearchStore:
@@ -115,8 +100,7 @@ class OpenSearchStore:
         self._indices = WorkspaceIndices(client, index)
         self._created: set[str] = set()  # workspace indices known to exist (no check per write)
         self._refresh = refresh
-        self._max_retries = max_retries
-        self._bulk_max_bytes = bulk_max_bytes
+        self._bulk = Bulk(client, self._call, refresh, max_retries, bulk_max_bytes)
         self._purge_slice = purge_slice
 
     def _index_of(self, workspace_id: str) -> str:
@@ -125,11 +109,11 @@ class OpenSearchStore:
 
     # ------------------------------------------------------------------ writes
 
-    def upsert(
+    def write(
         self,
         workspace_id: str,
         items: Sequence[IndexedObservation],
-        expected: Mapping[str, tuple[object, ...] | None] | None = None,
+        expected: Mapping[str, Mapping[str, object] | None] | None = None,
     ) -> UpsertOutcome:
         """Bulk-index every chunk; retry only retryable item failures; drop chunks a shorter new
         version no longer has. An observation with a chunk refused for good is listed in
@@ -160,7 +144,7 @@ class OpenSearchStore:
                 _id = doc_id(workspace_id, item.record.id, chunk.chunk_no)
                 owner[_id] = item.record.id
                 if not (expected and chunk.chunk_no == 0 and item.record.id in expected):  # claimed already
-                    actions[_id] = self._document(workspace_id, item, chunk.chunk_no)
+                    actions[_id] = document(workspace_id, item, chunk.chunk_no)
         for _id, reason in self._bulk(index, actions).items():
             outcome.failed.setdefault(owner[_id], reason)
         if expected:
@@ -201,7 +185,7 @@ class OpenSearchStore:
         self,
         workspace_id: str,
         items: Sequence[IndexedObservation],
-        expected: Mapping[str, tuple[object, ...] | None],
+        expected: Mapping[str, Mapping[str, object] | None],
         firsts: list[dict[str, Any]],
         failed: dict[str, str],
     ) -> tuple[list[IndexedObservation], list[str]]:
@@ -212,144 +196,21 @@ class OpenSearchStore:
         stale: list[str] = []
         for doc in firsts:
             if doc.get("found") and doc["_source"].get("workspace_id") == workspace_id:
-                record = _record(doc["_source"], doc["_source"].get("content", ""))
+                record = record_of(doc["_source"], doc["_source"].get("content", ""))
                 versions[record.id] = {"if_seq_no": doc["_seq_no"], "if_primary_term": doc["_primary_term"]}
-                if expected.get(record.id, lifecycle_state(record)) != lifecycle_state(record):
+                if record.id in expected and not holds(record, expected[record.id]):
                     stale.append(record.id)
         stale += [i for i, state in expected.items() if state is not None and i not in versions]
         latest = {item.record.id: item for item in items if item.record.id in expected and item.record.id not in stale}
-        actions = {doc_id(workspace_id, i, 0): self._document(workspace_id, item, 0) for i, item in latest.items()}
+        actions = {doc_id(workspace_id, i, 0): document(workspace_id, item, 0) for i, item in latest.items()}
         conditions = {doc_id(workspace_id, i, 0): versions.get(i, {"create": True}) for i in latest}
         conflicts: set[str] = set()
         index = self._index_of(workspace_id)
         for _id, reason in self._bulk(index, actions, conditions=conditions, conflicts=conflicts).items():
-            failed.setdefault(_observation_of(_id, workspace_id), reason)
-        stale += [_observation_of(_id, workspace_id) for _id in conflicts]
+            failed.setdefault(observation_of(_id, workspace_id), reason)
+        stale += [observation_of(_id, workspace_id) for _id in conflicts]
         lost = set(stale) | set(failed)
         return [item for item in items if item.record.id not in lost], sorted(set(stale))
-
-    @staticmethod
-    def _document(workspace_id: str, item: IndexedObservation, chunk_no: int) -> dict[str, Any]:
-        rec, chunk = item.record, item.chunks[chunk_no]
-        doc: dict[str, Any] = {
-            DOC_NAMES.get(f.name, f.name): f.to_document(getattr(rec, f.name))
-            for f in RECORD_FIELDS
-            if getattr(rec, f.name) is not None and (f.name != "content" or chunk_no == 0)
-        }
-        doc |= {"workspace_id": workspace_id, "chunk_no": chunk_no}
-        # A passage is searched through its vector only: without a text field its words count in
-        # no statistic of BM25's text field (the embedded store gives it no FTS5 row). Its title,
-        # a record field, is still indexed, so title statistics count passages too. No new field
-        # marks it: an index of the same schema (written to until a reindex swaps) takes it as is.
-        if chunk.lexical:
-            doc["text"] = chunk.text
-        if terms := metadata_terms(rec.metadata, rec.code_refs, suffixes=touches_code(rec)):
-            doc["metadata_terms"] = terms
-        if chunk.vector is not None:
-            doc["embedding"] = chunk.vector
-            doc["model_id"] = item.model_id
-            if chunk.embedding_hash is not None:
-                doc["embedding_hash"] = chunk.embedding_hash
-        return doc
-
-    def _bulk(
-        self,
-        index: str,
-        actions: dict[str, dict[str, Any]],
-        op: str = "index",
-        conditions: Mapping[str, Mapping[str, Any]] | None = None,
-        conflicts: set[str] | None = None,
-    ) -> dict[str, str]:
-        """In ``index``: ``index`` whole documents, or ``update`` some of their fields, by document id, in
-        requests of at most ``bulk_max_bytes``; retryable item failures are retried with backoff.
-        Returns the documents refused for good, with the reason. ``conditions`` (by document id)
-        make an action conditional (``if_seq_no``/``if_primary_term``, or ``create``: only if
-        absent); those that lose their race go to ``conflicts``, not the refused."""
-        pending = dict(actions)
-        refused: dict[str, str] = {}
-        for attempt in range(self._max_retries + 1):
-            retry: dict[str, dict[str, Any]] = {}
-            for request in self._requests(index, pending, op, conditions or {}):
-                self._send(index, request, pending, retry, refused, conflicts)
-            pending = retry
-            if not pending:
-                return refused
-            if attempt < self._max_retries:
-                time.sleep(0.2 * 2**attempt)
-        raise BackendUnavailable(f"OpenSearch kept refusing {len(pending)} documents (throttled or unavailable)")
-
-    def _requests(
-        self, index: str, actions: dict[str, dict[str, Any]], op: str, conditions: Mapping[str, Mapping[str, Any]]
-    ) -> list[list[tuple[str, str]]]:
-        """The actions as (document id, NDJSON lines), grouped into requests of at most
-        ``bulk_max_bytes`` each (a larger single document makes a request of its own)."""
-        requests: list[list[tuple[str, str]]] = [[]]
-        size = 0
-        for _id, doc in actions.items():
-            condition = dict(conditions.get(_id, {}))
-            action = "create" if condition.pop("create", False) else op
-            lines = json.dumps({action: {"_index": index, "_id": _id, **condition}}) + "\n"
-            lines += json.dumps(doc if op == "index" else {"doc": doc}) + "\n"
-            if requests[-1] and size + len(lines) > self._bulk_max_bytes:
-                requests.append([])
-                size = 0
-            requests[-1].append((_id, lines))
-            size += len(lines)
-        return [request for request in requests if request]
-
-    def _send(
-        self,
-        index: str,
-        request: list[tuple[str, str]],
-        actions: dict[str, dict[str, Any]],
-        retry: dict[str, dict[str, Any]],
-        refused: dict[str, str],
-        conflicts: set[str] | None = None,
-    ) -> None:
-        """One bulk request; its item failures sorted into ``retry`` and ``refused``. A request the
-        domain finds too large (413) is split in two; a single document that is, is refused."""
-        body = "".join(lines for _, lines in request)
-        try:
-            reply = self._call(self._client.bulk, index=index, body=body, refresh=self._refresh)
-        except RequestTooLarge:
-            if len(request) == 1:
-                refused[request[0][0]] = f"{len(body)} bytes, over the domain's request size limit (413)"
-                return
-            half = len(request) // 2
-            self._send(index, request[:half], actions, retry, refused, conflicts)
-            self._send(index, request[half:], actions, retry, refused, conflicts)
-            return
-        if not reply.get("errors"):
-            return
-        for entry in reply["items"]:
-            result = next(iter(entry.values()))
-            status = int(result.get("status", 200))
-            if status < 300:
-                continue
-            action = actions[result["_id"]]
-            said = json.dumps(result.get("error"))
-            if status == _VERSION_CONFLICT and conflicts is not None:
-                conflicts.add(result["_id"])
-            elif status in RETRYABLE or WRITE_BLOCKED in said:
-                # A write block is brief: a reindex replacing an index made before versioning
-                retry[result["_id"]] = action
-            elif "embedding_hash" in action and _UNKNOWN_FIELD in said and "embedding_hash" in said:
-                # An index created before the field, until the bootstrap adds it (``ensure_index``):
-                # stored without it, so this vector is found by nothing and its text embedded again once.
-                retry[result["_id"]] = {k: v for k, v in action.items() if k != "embedding_hash"}
-            elif "embedding" in action and _VECTOR_DIMENSION_MISMATCH in said:
-                # A writer already on a new model of another dimension, while the reindex for it
-                # runs: stored without its vector for now; the reindex's catch-up embeds it anew.
-                logger.warning(
-                    "vector of another dimension than the live index: stored without it", extra={"id": result["_id"]}
-                )
-                retry[result["_id"]] = {
-                    k: v for k, v in action.items() if k not in {"embedding", "model_id", "embedding_hash"}
-                }
-            else:
-                error = result.get("error")
-                reason = error.get("reason", status) if isinstance(error, dict) else error or status
-                refused[result["_id"]] = f"{reason} ({status})"
 
     def chunk_vectors(
         self, workspace_id: str, model_id: str, chunks: Sequence[tuple[str, int]]
@@ -373,218 +234,108 @@ class OpenSearchStore:
             and "embedding" in doc["_source"]
         }
 
-    def vectors_by_hash(self, workspace_id: str, model_id: str, hashes: Sequence[str]) -> dict[str, Vector]:
-        """The vectors ``model_id`` made of the workspace's chunks whose ``embedding_hash`` is one
-        of ``hashes``, by hash; an index without the field finds none. The same text in many
-        chunks has one vector: a page filled by its copies is followed by one for the hashes
-        still missing (at most ``HASH_ROUNDS``; what is left is simply embedded again)."""
-        wanted = list(dict.fromkeys(hashes))
-        found: dict[str, Vector] = {}
-        for start in range(0, len(wanted), HASHES_PER_REQUEST):
-            missing = wanted[start : start + HASHES_PER_REQUEST]
-            for _ in range(HASH_ROUNDS):
-                query = {
-                    "bool": {
-                        "filter": [
-                            {"term": {"workspace_id": workspace_id}},
-                            {"term": {"model_id": model_id}},
-                            {"terms": {"embedding_hash": missing}},
-                        ]
-                    }
-                }
-                body = {
-                    "query": query,
-                    "size": len(missing),
-                    "_source": ["embedding_hash", "embedding", "workspace_id"],
-                }
-                hits = self._call(self._client.search, index=self._index_of(workspace_id), body=body)["hits"]["hits"]
-                found |= {
-                    h["_source"]["embedding_hash"]: h["_source"]["embedding"]
-                    for h in hits
-                    if h["_source"].get("workspace_id") == workspace_id and "embedding" in h["_source"]
-                }
-                if len(hits) < len(missing):  # every match was on this page
-                    break
-                missing = [h for h in missing if h not in found]
-                if not missing:
-                    break
-        return found
-
     def facets(self, workspace_id: str, flt: Filter, limit: int) -> FacetCounts:
-        """Counts by value of each list field (see the ``Store`` protocol): one request over the
-        workspace's chunk 0s (one per observation), a filter aggregation per field holding a
-        terms aggregation, and one for the total."""
-        query = {"bool": {"filter": [{"term": {"workspace_id": workspace_id}}, {"term": {"chunk_no": 0}}]}}
-        aggs: dict[str, Any] = {
-            field: {
-                "filter": {"bool": {"filter": render_opensearch(without_field(flt, field))}},
-                "aggs": {
-                    "values": {
-                        "terms": {
-                            "field": field,
-                            "size": limit,
-                            # With several shards each returns its top values only: ask each for
-                            # many more, so the merged counts of the top `limit` are exact in practice.
-                            "shard_size": FACET_SHARD_SIZE,
-                            "order": [{"_count": "desc"}, {"_key": "asc"}],
-                        }
-                    }
-                },
-            }
-            for field in LIST_FIELDS
-        }
-        aggs["matching"] = {"filter": {"bool": {"filter": render_opensearch(flt)}}}
-        reply = self._call(
-            self._client.search, index=self._index_of(workspace_id), body={"query": query, "size": 0, "aggs": aggs}
-        )
-        found = reply["aggregations"]
-        return FacetCounts(
-            total=int(found["matching"]["doc_count"]),
-            by_field={
-                field: [(str(b["key"]), int(b["doc_count"])) for b in found[field]["values"]["buckets"]]
-                for field in LIST_FIELDS
-            },
-        )
+        """Counts by value of each list field (see the ``Store`` protocol): one request
+        (``dsl.facets_body``)."""
+        body = facets_body(workspace_id, flt, limit)
+        reply = self._call(self._client.search, index=self._index_of(workspace_id), body=body)
+        return facet_counts(reply["aggregations"])
 
-    def patch(self, workspace_id: str, changes: Mapping[str, Mapping[str, object]]) -> None:
-        """Set (or clear, with None) ``PATCHED_FIELDS`` on every chunk of these observations."""
-        if not changes:
-            return
-        docs: dict[str, dict[str, Any]] = {}
-        for observation_id, fields in changes.items():
-            if not set(fields) <= PATCHED_FIELDS:
-                raise ValueError(f"patch sets only {sorted(PATCHED_FIELDS)}, not {sorted(set(fields))}")
-            docs[observation_id] = {
-                DOC_NAMES.get(f.name, f.name): f.to_document(fields[f.name]) for f in RECORD_FIELDS if f.name in fields
-            }
-        query = {
-            "bool": {"filter": [{"term": {"workspace_id": workspace_id}}, {"terms": {"observation_id": list(docs)}}]}
-        }
-        # Page through the chunks (a long observation has hundreds), so none is left unmarked.
-        body: dict[str, Any] = {
-            "query": query,
-            "size": MARK_PAGE,
-            "_source": ["observation_id"],
-            "sort": [{"observation_id": "asc"}, {"chunk_no": "asc"}],
-        }
-        marks: dict[str, dict[str, Any]] = {}
-        while hits := self._call(self._client.search, index=self._index_of(workspace_id), body=body)["hits"]["hits"]:
-            marks |= {h["_id"]: docs[h["_source"]["observation_id"]] for h in hits}
-            body["search_after"] = hits[-1]["sort"]
-        refused = self._bulk(self._index_of(workspace_id), marks, op="update")
+    def patch(
+        self,
+        workspace_id: str,
+        changes: Mapping[str, Mapping[str, object]] | Matching,
+        expected: Mapping[str, Mapping[str, object]] | None = None,
+    ) -> Patched:
+        """Set (or clear, with None: a promoted observation's ``expires_at`` stops matching the
+        TTL filter) ``PATCHED_FIELDS`` on every chunk of these observations. With ``expected``,
+        chunk 0 (the record) is updated first, conditionally on the version whose values were
+        compared (``if_seq_no``/``if_primary_term``): of racing writers one wins, the others find
+        the record in ``changed``; its other chunks follow."""
+        index = self._index_of(workspace_id)
+        if isinstance(changes, Matching):
+            query = find_query(workspace_id, changes.find, every_chunk=True)
+            doc = patch_doc(changes.fields)
+            return Patched(ids=self._update_chunks(index, query, lambda _: doc))
+        docs = {i: patch_doc(fields) for i, fields in changes.items()}
+        outcome = Patched()
+        conditional = [i for i in docs if expected and i in expected]
+        if conditional and expected:
+            self._patch_first(workspace_id, {i: docs[i] for i in conditional}, expected, outcome)
+        # The conditioned ids' chunk 0s are written: their other chunks follow (never chunk 0
+        # again, which a later writer may have changed since).
+        written = list(outcome.ids)
+        for ids, from_chunk in (([i for i in docs if i not in conditional], 0), (written, 1)):
+            for start in range(0, len(ids), MARK_PAGE):
+                filters = [
+                    {"term": {"workspace_id": workspace_id}},
+                    {"terms": {"observation_id": ids[start : start + MARK_PAGE]}},
+                    {"range": {"chunk_no": {"gte": from_chunk}}},
+                ]
+                found = self._update_chunks(index, {"bool": {"filter": filters}}, docs.__getitem__)
+                if from_chunk == 0:
+                    outcome.ids += found
+        return outcome
+
+    def _patch_first(
+        self,
+        workspace_id: str,
+        docs: Mapping[str, dict[str, Any]],
+        expected: Mapping[str, Mapping[str, object]],
+        outcome: Patched,
+    ) -> None:
+        """Update the chunk 0s of ``docs`` whose record holds the values ``expected``,
+        conditionally on the version read; the others (and the losers of a race) go to
+        ``outcome.changed`` as they now stand, the written to ``outcome.ids``; absent ids to neither."""
+        index = self._index_of(workspace_id)
+        firsts = [doc_id(workspace_id, i, 0) for i in docs]
+        found = self._call(self._client.mget, index=index, body={"ids": firsts})["docs"]
+        actions: dict[str, dict[str, Any]] = {}
+        versions: dict[str, dict[str, Any]] = {}
+        for doc in found:
+            if not doc.get("found") or doc["_source"].get("workspace_id") != workspace_id:
+                continue
+            record = record_of(doc["_source"], doc["_source"].get("content", ""))
+            if any(getattr(record, name) != value for name, value in expected[record.id].items()):
+                outcome.changed[record.id] = record
+                continue
+            actions[doc["_id"]] = docs[record.id]
+            versions[doc["_id"]] = {"if_seq_no": doc["_seq_no"], "if_primary_term": doc["_primary_term"]}
+        conflicts: set[str] = set()
+        refused = self._bulk(index, actions, op="update", conditions=versions, conflicts=conflicts)
         if refused:
-            raise StoreRejected("OpenSearch refused marks: " + "; ".join(list(refused.values())[:5]))
+            raise StoreRejected("OpenSearch refused lifecycle marks: " + "; ".join(list(refused.values())[:5]))
+        lost = [observation_of(_id, workspace_id) for _id in sorted(conflicts)]
+        outcome.changed |= self.read(workspace_id, lost)
+        outcome.ids += [observation_of(_id, workspace_id) for _id in actions if _id not in conflicts]
 
-    def _update_chunks(self, index: str, query: dict[str, Any], doc: dict[str, Any]) -> int:
-        """Set the fields of ``doc`` on every chunk matching ``query`` in ``index`` (an alias over
+    def _update_chunks(self, index: str, query: dict[str, Any], doc: Callable[[str], dict[str, Any]]) -> list[str]:
+        """Set the fields of ``doc`` (by observation id) on every chunk matching ``query`` in ``index`` (an alias over
         several: each chunk is updated in the index the search found it in), a page of ``MARK_PAGE`` at a
-        time (an observation may have hundreds); returns how many observations (chunk 0s) changed."""
+        time (an observation may have hundreds); returns the observations whose chunk 0 changed."""
         body: dict[str, Any] = {
             "query": query,
             "size": MARK_PAGE,
             "_source": ["workspace_id", "observation_id", "chunk_no"],
             "sort": [{"workspace_id": "asc"}, {"observation_id": "asc"}, {"chunk_no": "asc"}],
         }
-        changed = 0
+        changed: list[str] = []
         while hits := self._call(self._client.search, index=index, body=body)["hits"]["hits"]:
             found: dict[str, dict[str, dict[str, Any]]] = {}
             for h in hits:
-                found.setdefault(h["_index"], {})[h["_id"]] = doc
+                found.setdefault(h["_index"], {})[h["_id"]] = doc(h["_source"]["observation_id"])
             refused = {k: v for name, marks in found.items() for k, v in self._bulk(name, marks, op="update").items()}
             if refused:
                 raise StoreRejected("OpenSearch refused lifecycle marks: " + "; ".join(list(refused.values())[:5]))
-            changed += sum(1 for h in hits if h["_source"].get("chunk_no") == 0)
+            changed += [str(h["_source"]["observation_id"]) for h in hits if h["_source"].get("chunk_no") == 0]
             body["search_after"] = hits[-1]["sort"]
         return changed
-
-    def restate(
-        self,
-        workspace_id: str,
-        observation_id: str,
-        fields: Mapping[str, object],
-        expected: Mapping[str, object] | None = None,
-    ) -> ObservationRecord | None:
-        """Set lifecycle fields on every chunk of the observation (a null removes one, so a
-        promoted observation's ``expires_at`` stops matching the TTL filter). With ``expected``,
-        chunk 0 (the record) is updated first, conditionally on the version whose values were
-        compared (``if_seq_no``/``if_primary_term``): of racing callers one wins, the others get
-        ``RecordChanged``."""
-        if not fields or not set(fields) <= LIFECYCLE_FIELDS:
-            raise ValueError(f"restate sets only {sorted(LIFECYCLE_FIELDS)}, not {sorted(set(fields))}")
-        first = doc_id(workspace_id, observation_id, 0)
-        found = self._call(self._client.mget, index=self._index_of(workspace_id), body={"ids": [first]})["docs"][0]
-        if not found.get("found") or found["_source"].get("workspace_id") != workspace_id:
-            return None
-        doc = {DOC_NAMES.get(f.name, f.name): f.to_document(fields[f.name]) for f in RECORD_FIELDS if f.name in fields}
-        if expected:
-            record = _record(found["_source"], found["_source"].get("content", ""))
-            if any(getattr(record, name) != value for name, value in expected.items()):
-                raise RecordChanged(record)
-            conflicts: set[str] = set()
-            version = {first: {"if_seq_no": found["_seq_no"], "if_primary_term": found["_primary_term"]}}
-            refused = self._bulk(
-                self._index_of(workspace_id), {first: doc}, op="update", conditions=version, conflicts=conflicts
-            )
-            if refused:
-                raise StoreRejected("OpenSearch refused lifecycle marks: " + "; ".join(refused.values()))
-            if conflicts:
-                now = self.get(workspace_id, observation_id)
-                if now is None:
-                    return None
-                raise RecordChanged(now)
-        query = {
-            "bool": {"filter": [{"term": {"workspace_id": workspace_id}}, {"term": {"observation_id": observation_id}}]}
-        }
-        self._update_chunks(self._index_of(workspace_id), query, doc)
-        return self.get(workspace_id, observation_id)
-
-    def embed_stored(self, workspace_id: str, items: Sequence[IndexedObservation]) -> list[str]:
-        """Index these chunks (with vectors) and ``embedded_at`` over stored, unembedded
-        observations whose ``content_hash`` is the item's, every other field copied from their
-        stored chunk 0; chunk 0 first, conditionally on the version read (``if_seq_no``), so a
-        concurrent edit, supersession or archive is never overwritten by an older copy."""
-        ids = list(dict.fromkeys(item.record.id for item in items))
-        if not ids:
-            return []
-        firsts = [doc_id(workspace_id, i, 0) for i in ids]
-        docs = self._call(self._client.mget, index=self._index_of(workspace_id), body={"ids": firsts})["docs"]
-        versions: dict[str, dict[str, Any]] = {}
-        current: dict[str, ObservationRecord] = {}
-        for doc in docs:
-            if doc.get("found") and doc["_source"].get("workspace_id") == workspace_id:
-                record = _record(doc["_source"], doc["_source"].get("content", ""))
-                current[record.id] = record
-                versions[record.id] = {"if_seq_no": doc["_seq_no"], "if_primary_term": doc["_primary_term"]}
-        kept: dict[str, IndexedObservation] = {}
-        for item in items:
-            stored = current.get(item.record.id)
-            if stored is None or stored.content_hash != item.record.content_hash or stored.embedded_at is not None:
-                continue
-            record = stored.model_copy(update={"embedded_at": item.record.embedded_at})
-            kept[record.id] = IndexedObservation(record=record, chunks=item.chunks, model_id=item.model_id)
-        claims = {doc_id(workspace_id, i, 0): self._document(workspace_id, item, 0) for i, item in kept.items()}
-        conflicts: set[str] = set()
-        conditions = {doc_id(workspace_id, i, 0): versions[i] for i in kept}
-        index = self._index_of(workspace_id)
-        lost = set(self._bulk(index, claims, conditions=conditions, conflicts=conflicts)) | conflicts
-        written = {i: item for i, item in kept.items() if doc_id(workspace_id, i, 0) not in lost}
-        rest = {
-            doc_id(workspace_id, i, chunk.chunk_no): self._document(workspace_id, item, chunk.chunk_no)
-            for i, item in written.items()
-            for chunk in item.chunks
-            if chunk.chunk_no > 0
-        }
-        refused = self._bulk(index, rest)
-        if refused:
-            raise StoreRejected("OpenSearch refused embedded chunks: " + "; ".join(list(refused.values())[:5]))
-        self._settle(workspace_id, written)
-        return list(written)
 
     def _settle(self, workspace_id: str, written: Mapping[str, IndexedObservation]) -> None:
         """After chunk 0 was claimed and the other chunks written from the same copy: a lifecycle
         change (a promotion, an archive, a supersession mark) that reached chunk 0 in between, but
         perhaps not every later chunk, is copied from chunk 0 onto them."""
-        now = self.get_many(workspace_id, list(written))
+        now = self.read(workspace_id, list(written))
         marks: dict[str, dict[str, Any]] = {}
         for observation_id, item in written.items():
             record = now.get(observation_id)
@@ -600,162 +351,41 @@ class OpenSearchStore:
         if marks and (refused := self._bulk(self._index_of(workspace_id), marks, op="update")):
             raise StoreRejected("OpenSearch refused lifecycle marks: " + "; ".join(list(refused.values())[:5]))
 
-    def note_citations(self, workspace_id: str, observation_ids: Sequence[str]) -> dict[str, int]:
-        """Read each chunk 0's count and write it plus one (the record is read from chunk 0). Not
-        atomic: two answers citing the same observation at the same moment may count once."""
-        current = self.get_many(workspace_id, observation_ids)
-        counts = {i: (record.citations or 0) + 1 for i, record in current.items()}
-        counted = {doc_id(workspace_id, i, 0): {"citations": n} for i, n in counts.items()}
-        refused = self._bulk(self._index_of(workspace_id), counted, op="update")
-        if refused:
-            raise StoreRejected("OpenSearch refused citation counts: " + "; ".join(list(refused.values())[:5]))
-        return counts
+    @overload
+    def delete(self, workspace_id: str, target: str) -> bool: ...
 
-    def archive_execution(self, occurred_before: datetime, now: datetime) -> int:
-        """Mark every chunk of the old, unarchived E observations of every workspace."""
-        query = {
-            "bool": {
-                "filter": [{"term": {"tier": "E"}}, {"range": {"occurred_at": {"lte": to_iso(occurred_before)}}}],
-                "must_not": [{"exists": {"field": "archived_at"}}],
+    @overload
+    def delete(self, workspace_id: str, target: Find) -> int: ...
+
+    def delete(self, workspace_id: str, target: str | Find) -> bool | int:
+        """Delete every chunk of the observation (by id) or of the records a ``Find`` matches,
+        ``purge_slice`` chunks a request (one synchronous request for all of them outlives any
+        client timeout once the index is large); returns how many observations went."""
+        index = self._index_of(workspace_id)
+        if isinstance(target, str):
+            query: dict[str, Any] = {
+                "bool": {"filter": [{"term": {"workspace_id": workspace_id}}, {"term": {"observation_id": target}}]}
             }
-        }
-        return self._update_chunks(self._all, query, {"archived_at": to_iso(now)})
-
-    def vectors_due(self, now: datetime, limit: int) -> dict[str, list[str]]:
-        """Chunks holding a vector of an expired C or an archived E observation, a page at a time
-        until ``limit`` observations are named."""
-        expired = {"bool": {"filter": [{"term": {"tier": "C"}}, {"range": {"expires_at": {"lte": to_iso(now)}}}]}}
-        archived = {"bool": {"filter": [{"term": {"tier": "E"}}, {"exists": {"field": "archived_at"}}]}}
-        body: dict[str, Any] = {
-            "query": {
-                "bool": {
-                    "filter": [{"exists": {"field": "embedding"}}],
-                    "should": [expired, archived],
-                    "minimum_should_match": 1,
-                }
-            },
-            "size": MARK_PAGE,
-            "_source": ["workspace_id", "observation_id"],
-            "sort": [{"workspace_id": "asc"}, {"observation_id": "asc"}, {"chunk_no": "asc"}],
-        }
-        found: dict[str, dict[str, None]] = {}
-        named = 0
-        while named < limit and (hits := self._call(self._client.search, index=self._all, body=body)["hits"]["hits"]):
-            for hit in hits:
-                ids = found.setdefault(str(hit["_source"]["workspace_id"]), {})
-                if hit["_source"]["observation_id"] not in ids and named < limit:
-                    ids[str(hit["_source"]["observation_id"])] = None
-                    named += 1
-            body["search_after"] = hits[-1]["sort"]
-        return {workspace_id: list(ids) for workspace_id, ids in found.items() if ids}
-
-    def recurrences(self, workspace_id: str, keys: Sequence[str], limit: int) -> dict[str, Recurrence]:
-        """Per key, in one ``_msearch``: how many chunk 0s hold it, and the earliest ``limit`` of
-        them without ``embedded_at``."""
-        wanted = list(dict.fromkeys(keys))
-        if not wanted:
-            return {}
-        lines: list[dict[str, Any]] = []
-        for key in wanted:
-            holding = [
-                {"term": {"workspace_id": workspace_id}},
-                {"term": {"chunk_no": 0}},
-                {"term": {"recurrence_key": key}},
-            ]
-            lines += [
-                {"index": self._index_of(workspace_id), "ignore_unavailable": True},
-                {"size": 0, "query": {"bool": {"filter": holding}}},
-            ]
-            unembedded = {"bool": {"filter": holding, "must_not": [{"exists": {"field": "embedded_at"}}]}}
-            lines += [
-                {"index": self._index_of(workspace_id), "ignore_unavailable": True},
-                {
-                    "size": limit,
-                    "_source": ["observation_id"],
-                    "query": unembedded,
-                    "sort": [{"occurred_at": "asc"}, {"observation_id": "asc"}],
-                },
-            ]
-        replies = self._call(self._client.msearch, index=self._index_of(workspace_id), body=lines)["responses"]
-        found: dict[str, Recurrence] = {}
-        for n, key in enumerate(wanted):
-            counted, listed = replies[2 * n], replies[2 * n + 1]
-            for reply in (counted, listed):
-                if "error" in reply:
-                    raise BackendUnavailable(f"OpenSearch recurrence count failed: {reply['error']}")
-            total = counted["hits"]["total"]
-            count = int(total["value"] if isinstance(total, dict) else total)
-            if count:
-                found[key] = Recurrence(
-                    count=count, unembedded=[h["_source"]["observation_id"] for h in listed["hits"]["hits"]]
-                )
-        return found
-
-    def delete(self, workspace_id: str, observation_id: str) -> bool:
-        """Delete every chunk of the observation in this workspace."""
-        query = {
-            "bool": {"filter": [{"term": {"workspace_id": workspace_id}}, {"term": {"observation_id": observation_id}}]}
-        }
-        reply = self._call(
-            self._client.delete_by_query, index=self._index_of(workspace_id), body={"query": query}, refresh=True
-        )
-        return int(reply.get("deleted", 0)) > 0
-
-    def expiring_links(self, now: datetime) -> dict[str, list[str]]:
-        """By workspace, the ids superseded by observations expired at ``now`` (their chunk 0s)."""
-        query = {
-            "bool": {
-                "filter": [
-                    {"term": {"chunk_no": 0}},
-                    {"exists": {"field": "supersedes"}},
-                    {"range": {"expires_at": {"lte": to_iso(now)}}},
-                ]
-            }
-        }
-        body = {"query": query, "size": 10_000, "_source": ["workspace_id", "supersedes"]}
-        found: dict[str, list[str]] = {}
-        for hit in self._call(self._client.search, index=self._all, body=body)["hits"]["hits"]:
-            found.setdefault(hit["_source"]["workspace_id"], []).extend(hit["_source"]["supersedes"])
-        return found
-
-    def purge_expired(self, now: datetime) -> int:
-        """Delete expired chunks of every workspace, ``purge_slice`` at a time (one synchronous
-        request for all of them outlives any client timeout once the index is large); returns
-        how many observations went."""
-        query = {"range": {"expires_at": {"lte": to_iso(now)}}}
-        parents = self._call(
-            self._client.count,
-            index=self._all,
-            body={"query": {"bool": {"filter": [query, {"term": {"chunk_no": 0}}]}}},
-        )
+            reply = self._call(self._client.delete_by_query, index=index, body={"query": query}, refresh=True)
+            return int(reply.get("deleted", 0)) > 0
+        records = self.count(workspace_id, target)
+        query = find_query(workspace_id, target, every_chunk=True)
         while True:
             # Refreshed after each slice, so the next one does not find what this one deleted.
             reply = self._call(
                 self._client.delete_by_query,
-                index=self._all,
+                index=index,
                 body={"query": query},
                 max_docs=self._purge_slice,
                 conflicts="proceed",
                 refresh=True,
             )
             if int(reply.get("deleted", 0)) < self._purge_slice:
-                return int(parents["count"])
+                return records
 
     # ------------------------------------------------------------------ reads
 
-    def get(self, workspace_id: str, observation_id: str) -> ObservationRecord | None:
-        """Chunk 0 holds the record and the full text."""
-        reply = self._call(
-            self._client.mget,
-            index=self._index_of(workspace_id),
-            body={"ids": [doc_id(workspace_id, observation_id, 0)]},
-        )
-        doc = reply["docs"][0]
-        if not doc.get("found") or doc["_source"].get("workspace_id") != workspace_id:
-            return None
-        return _record(doc["_source"], doc["_source"].get("content", ""))
-
-    def get_many(self, workspace_id: str, observation_ids: Sequence[str]) -> dict[str, ObservationRecord]:
+    def read(self, workspace_id: str, observation_ids: Sequence[str]) -> dict[str, ObservationRecord]:
         """The observations of this workspace among ``observation_ids`` (their chunk 0s, one mget)."""
         ids = list(dict.fromkeys(observation_ids))
         if not ids:
@@ -763,7 +393,7 @@ class OpenSearchStore:
         firsts = [doc_id(workspace_id, i, 0) for i in ids]
         reply = self._call(self._client.mget, index=self._index_of(workspace_id), body={"ids": firsts})
         records = [
-            _record(d["_source"], d["_source"].get("content", ""))
+            record_of(d["_source"], d["_source"].get("content", ""))
             for d in reply["docs"]
             if d.get("found") and d["_source"].get("workspace_id") == workspace_id
         ]
@@ -780,7 +410,7 @@ class OpenSearchStore:
         found: list[ObservationRecord] = []
         while hits := self._call(self._client.search, index=self._index_of(workspace_id), body=body)["hits"]["hits"]:
             found += [
-                _record(h["_source"], h["_source"].get("content", ""))
+                record_of(h["_source"], h["_source"].get("content", ""))
                 for h in hits
                 if h["_source"].get("workspace_id") == workspace_id
             ]
@@ -791,10 +421,31 @@ class OpenSearchStore:
             body["search_after"] = hits[-1]["sort"]
         return found
 
-    def count(self, workspace_id: str) -> int:
-        """Observations (chunk-0 documents) of the workspace."""
-        query = {"bool": {"filter": [{"term": {"workspace_id": workspace_id}}, {"term": {"chunk_no": 0}}]}}
-        return int(self._call(self._client.count, index=self._index_of(workspace_id), body={"query": query})["count"])
+    @overload
+    def count(self, workspace_id: str, query: Find | None = None) -> int: ...
+
+    @overload
+    def count(self, workspace_id: str | None, query: Find | None = None, *, by: str) -> dict[str, int]: ...
+
+    def count(
+        self, workspace_id: str | None, query: Find | None = None, *, by: str | None = None
+    ) -> int | dict[str, int]:
+        """Chunk 0s (one per observation) ``query`` matches: a count, or a composite aggregation
+        by ``by``, page after page (every workspace's, through the alias over all of them)."""
+        check_count(workspace_id, by)
+        index = self._all if workspace_id is None else self._index_of(workspace_id)
+        query_ = find_query(workspace_id, query or Find())
+        if by is None:
+            return int(self._call(self._client.count, index=index, body={"query": query_})["count"])
+        counts: dict[str, int] = {}
+        composite: dict[str, Any] = {"size": COUNT_PAGE, "sources": [{"value": {"terms": {"field": by}}}]}
+        while True:
+            body = {"query": query_, "size": 0, "aggs": {"by": {"composite": composite}}}
+            found = self._call(self._client.search, index=index, body=body).get("aggregations", {}).get("by", {})
+            counts |= {str(b["key"]["value"]): int(b["doc_count"]) for b in found.get("buckets", [])}
+            if len(found.get("buckets", [])) < COUNT_PAGE or "after_key" not in found:
+                return counts
+            composite["after"] = found["after_key"]
 
     def retrieve(
         self,
@@ -846,43 +497,11 @@ class OpenSearchStore:
         result.degraded = [f"{kind}:failed ({reason})" for kind, reason in failed.items()]
         return result
 
-    # ------------------------------------------------------------------ whole-index reads (reindex)
-
-    def scan(
-        self, after: Sequence[str] | None, size: int, since: datetime | None = None
-    ) -> list[tuple[str, ObservationRecord]]:
-        """Up to ``size`` observations of every workspace, in (workspace, id) order after the
-        sort key ``after``; with ``since``, only those written at or after it."""
-        hits = self._sorted_firsts(after, size, since, NO_EMBEDDING)
-        return [(h["_source"]["workspace_id"], _record(h["_source"], h["_source"].get("content", ""))) for h in hits]
-
-    def written(self) -> Iterator[tuple[tuple[str, str], datetime]]:
-        """Every observation's (workspace, id), in that order, with when it was written: page by
-        page, so two indices can be compared without holding either in memory."""
-        after: list[str] | None = None
-        while hits := self._sorted_firsts(after, 5_000, None, ["workspace_id", "observation_id", "ingested_at"]):
-            for h in hits:
-                yield (
-                    (h["_source"]["workspace_id"], h["_source"]["observation_id"]),
-                    from_iso(h["_source"]["ingested_at"]),
-                )
-            after = hits[-1]["sort"]
-
-    def _sorted_firsts(
-        self, after: Sequence[str] | None, size: int, since: datetime | None, source: Any
-    ) -> list[dict[str, Any]]:
-        filters: list[dict[str, Any]] = [{"term": {"chunk_no": 0}}]
-        if since is not None:
-            filters.append({"range": {"ingested_at": {"gte": to_iso(since)}}})
-        body: dict[str, Any] = {
-            "size": size,
-            "_source": source,
-            "query": {"bool": {"filter": filters}},
-            "sort": [{"workspace_id": "asc"}, {"observation_id": "asc"}],
-        }
-        if after:
-            body["search_after"] = list(after)
-        hits: list[dict[str, Any]] = self._call(self._client.search, index=self._all, body=body)["hits"]["hits"]
+    def search(self, workspace_id: str | None, body: dict[str, Any]) -> list[dict[str, Any]]:
+        """The hits of one search ``body`` in the workspace's index (every workspace's, with None):
+        this backend's own reads beside the port (``scan.py``, ``stored_vectors.py``)."""
+        index = self._all if workspace_id is None else self._index_of(workspace_id)
+        hits: list[dict[str, Any]] = self._call(self._client.search, index=index, body=body)["hits"]["hits"]
         return hits
 
     def _hits(self, workspace_id: str, hits: list[dict[str, Any]], score: Any) -> list[Hit]:
@@ -906,7 +525,7 @@ class OpenSearchStore:
             }
         return [
             Hit(
-                observation=_record(h["_source"], texts.get(h["_source"]["observation_id"], "")),
+                observation=record_of(h["_source"], texts.get(h["_source"]["observation_id"], "")),
                 chunk_no=int(h["_source"]["chunk_no"]),
                 score=float(score(float(h["_score"]))),
             )
@@ -937,15 +556,3 @@ class OpenSearchStore:
 def _index_missing(exc: Any) -> bool:
     """Whether an error reply says the index (or alias) does not exist."""
     return bool(exc.status_code == 404 and "index_not_found" in json.dumps(exc.info, default=str))
-
-
-def _observation_of(document_id: str, workspace_id: str) -> str:
-    """The observation id of a chunk's document id (``doc_id``; an observation id has no colon
-    at its end, but may hold colons: cut the workspace prefix and the chunk number suffix)."""
-    return document_id[len(workspace_id) + 1 :].rsplit(":", 1)[0]
-
-
-def _record(source: dict[str, Any], content: str) -> ObservationRecord:
-    """The record of a chunk document, with the observation's full ``content`` read from chunk 0."""
-    values = {f.name: f.from_document(source.get(DOC_NAMES.get(f.name, f.name))) for f in RECORD_FIELDS}
-    return ObservationRecord(**{**values, "content": content})

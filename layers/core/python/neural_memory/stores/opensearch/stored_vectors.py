@@ -37,11 +37,14 @@ if TYPE_CHECKING:
     from neural_memory.models import Vector
     from neural_memory.stores.opensearch.store import OpenSearchStore
 
+HASHES_PER_REQUEST = 1_000  # embedding hashes one lookup asks for (a terms query)
+HASH_ROUNDS = 3  # pages per lookup when copies of one text fill a page
+
 
 class StoredVectors:
     """``VectorCache`` over ``OpenSearchStore`` indices, asked in order (a reindex: the old index,
     then the new one its catch-up writes to again): vectors found by ``embedding_hash``; nothing
-    to put (the upsert that follows stores them with their chunks), nothing to close."""
+    to put (the write that follows stores them with their chunks), nothing to close."""
 
     def __init__(self, *stores: OpenSearchStore) -> None:
         self._stores = stores
@@ -57,7 +60,7 @@ class StoredVectors:
             if not missing:
                 break
             try:
-                found |= store.vectors_by_hash(workspace_id, model_id, missing)
+                found |= vectors_by_hash(store, workspace_id, model_id, missing)
             except StoreRejected as exc:
                 logger.warning("stored vectors lookup failed; embedding instead", extra={"reason": str(exc)})
         return {keys[digest]: vector for digest, vector in found.items() if digest in keys}
@@ -67,3 +70,43 @@ class StoredVectors:
 
     def close(self) -> None:
         """Nothing: the store owns the client."""
+
+
+def vectors_by_hash(
+    store: OpenSearchStore, workspace_id: str, model_id: str, hashes: Sequence[str]
+) -> dict[str, Vector]:
+    """The vectors ``model_id`` made of the workspace's chunks whose ``embedding_hash`` is one
+    of ``hashes``, by hash; an index without the field finds none. The same text in many
+    chunks has one vector: a page filled by its copies is followed by one for the hashes
+    still missing (at most ``HASH_ROUNDS``; what is left is simply embedded again)."""
+    wanted = list(dict.fromkeys(hashes))
+    found: dict[str, Vector] = {}
+    for start in range(0, len(wanted), HASHES_PER_REQUEST):
+        missing = wanted[start : start + HASHES_PER_REQUEST]
+        for _ in range(HASH_ROUNDS):
+            query = {
+                "bool": {
+                    "filter": [
+                        {"term": {"workspace_id": workspace_id}},
+                        {"term": {"model_id": model_id}},
+                        {"terms": {"embedding_hash": missing}},
+                    ]
+                }
+            }
+            body = {
+                "query": query,
+                "size": len(missing),
+                "_source": ["embedding_hash", "embedding", "workspace_id"],
+            }
+            hits = store.search(workspace_id, body)
+            found |= {
+                h["_source"]["embedding_hash"]: h["_source"]["embedding"]
+                for h in hits
+                if h["_source"].get("workspace_id") == workspace_id and "embedding" in h["_source"]
+            }
+            if len(hits) < len(missing):  # every match was on this page
+                break
+            missing = [h for h in missing if h not in found]
+            if not missing:
+                break
+    return found

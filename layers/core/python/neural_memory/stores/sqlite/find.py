@@ -4,11 +4,13 @@ parameters, the order and the limit, and the partial index a sparse condition re
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, get_args
 
 from neural_memory.clock import to_ms
+from neural_memory.models import Tier
 from neural_memory.search.filters.model import code_ref_term, metadata_term
 from neural_memory.stores.base import CLAIM_TYPES
+from neural_memory.stores.find import check_count
 from neural_memory.stores.sqlite.db import CLAIMS_CONDITION, CLAIMS_INDEX
 
 if TYPE_CHECKING:
@@ -21,16 +23,50 @@ PREFILTERED_IDS = 16
 def find_sql(columns: str, workspace_id: str, query: Find) -> tuple[str, list[object]]:
     """The statement selecting ``columns`` of the records of ``workspace_id`` that ``query``
     matches, in its order, and its parameters (values are bound, never spliced)."""
+    source, where, params = find_where(workspace_id, query)
+    direction = "DESC" if query.newest_first else "ASC"
+    order = f"o.occurred_at {direction}, o.id {direction}"
+    sql = f"SELECT {columns} FROM {source} WHERE {where} ORDER BY {order}"
+    if query.limit is not None:
+        sql += " LIMIT ?"
+        params.append(query.limit)
+    return sql, params
+
+
+def count_sql(workspace_id: str | None, query: Find, by: str | None) -> tuple[str, list[object]]:
+    """The statement counting the records ``query`` matches (of every workspace with None), in
+    total or by the values of ``by`` (one of ``COUNTED_BY``), and its parameters."""
+    check_count(workspace_id, by)
+    source, where, params = find_where(workspace_id, query)
+    if by is None:
+        return f"SELECT count(*) FROM {source} WHERE {where}", params
+    return f"SELECT o.{by}, count(*) FROM {source} WHERE {where} AND o.{by} IS NOT NULL GROUP BY o.{by}", params
+
+
+def find_where(workspace_id: str | None, query: Find) -> tuple[str, str, list[object]]:
+    """Where the records ``query`` matches are read from (``o``), the condition and its
+    parameters, in that order (values are bound, never spliced; a tier, one of the model's
+    literals, is written out, so a partial index on it applies)."""
     source, source_params = _source(query)
-    clauses = ["o.workspace_id = ?"]
-    params: list[object] = [workspace_id]
+    clauses: list[str] = []
+    params: list[object] = []
+    if workspace_id is not None:
+        clauses.append("o.workspace_id = ?")
+        params.append(workspace_id)
     if query.session_id is not None:
         clauses.append("o.session_id = ?")
         params.append(query.session_id)
     if query.supersedes_any:
         _supersedes(query.supersedes_any, clauses, params)
+    elif query.superseding:
+        clauses.append("o.supersedes IS NOT NULL")
     _times(query, clauses, params)
-    for column, values in (("source", query.sources), ("observation_type", query.observation_types)):
+    _lifecycle(query, clauses)
+    for column, values in (
+        ("source", query.sources),
+        ("observation_type", query.observation_types),
+        ("recurrence_key", query.recurrence_keys),
+    ):
         if values:  # names from here, never from a caller
             clauses.append(f"o.{column} IN ({', '.join('?' * len(values))})")
             params.extend(values)
@@ -43,13 +79,23 @@ def find_sql(columns: str, workspace_id: str, query: Find) -> tuple[str, list[ob
         else:
             clauses.append(f"o.pk IN (SELECT t.obs_pk FROM metadata_terms t WHERE t.term IN ({marks}))")
         params.extend(terms)
-    direction = "DESC" if query.newest_first else "ASC"
-    order = f"o.occurred_at {direction}, o.id {direction}"
-    sql = f"SELECT {columns} FROM {source} WHERE {' AND '.join(clauses)} ORDER BY {order}"
-    if query.limit is not None:
-        sql += " LIMIT ?"
-        params.append(query.limit)
-    return sql, [*source_params, *params]
+    return source, " AND ".join(clauses) or "1", [*source_params, *params]
+
+
+def _lifecycle(query: Find, clauses: list[str]) -> None:
+    """The conditions on the tier lifecycle: tiers, archive, recurrence embedding, vectors held."""
+    if query.tiers:
+        unknown = set(query.tiers) - set(get_args(Tier))
+        if unknown:
+            raise ValueError(f"no such tier: {sorted(unknown)}")
+        # Written out (the model's literals, checked above): ``tier = 'E'`` is what the partial
+        # index of unarchived E observations is declared on.
+        clauses.append(" OR ".join(f"o.tier = '{tier}'" for tier in query.tiers).join("()"))
+    for flag, column in ((query.archived, "archived_at"), (query.embedded, "embedded_at")):
+        if flag is not None:
+            clauses.append(f"o.{column} IS {'NOT NULL' if flag else 'NULL'}")
+    if query.holding_vectors:
+        clauses.append("EXISTS (SELECT 1 FROM chunks c WHERE c.obs_pk = o.pk AND c.embedding IS NOT NULL)")
 
 
 def _supersedes(ids: tuple[str, ...], clauses: list[str], params: list[object]) -> None:
@@ -76,6 +122,8 @@ def _times(query: Find, clauses: list[str], params: list[object]) -> None:
         (query.occurred_before, "o.occurred_at < ?"),
         (query.occurred_after, "o.occurred_at > ?"),
         (query.marked_from, "(o.stale_at IS NULL OR o.stale_at >= ?)"),
+        (query.occurred_by, "o.occurred_at <= ?"),
+        (query.expired_at, "o.expires_at IS NOT NULL AND o.expires_at <= ?"),
     ):
         if moment is not None:
             clauses.append(condition)
@@ -121,8 +169,14 @@ def _source(query: Find) -> tuple[str, list[object]]:
         # embedded batch next to the model's ~0.5 s (bench.ingest_throughput --count 2000: within
         # its own spread, 58-71 obs/s before and after).
         return "observations o INDEXED BY observations_session", []
-    if query.supersedes_any:
+    if query.supersedes_any or query.superseding:
         # From the partial index of the few observations that supersede others (the planner
         # would rather walk the whole workspace in time order).
         return "observations o INDEXED BY observations_superseding", []
+    if query.recurrence_keys:
+        # From the partial index of recurrence keys, as the store's ``recurrences`` read them.
+        return "observations o INDEXED BY observations_recurrence", []
+    if query.tiers == ("E",) and query.archived is False:
+        # The archive's candidates from their partial index (unarchived E, by occurrence).
+        return "observations o INDEXED BY observations_unarchived_execution", []
     return "observations o", []

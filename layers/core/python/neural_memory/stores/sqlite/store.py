@@ -5,37 +5,26 @@ Tenancy: every statement carries ``workspace_id``, and the mirror masks by works
 Hostile input: filter values and text are bound parameters; query text reaches FTS5 only as
 plain text to tokenize (never as MATCH syntax), so no FTS5 syntax from a caller is interpreted.
 
-One module (~930 lines) because it is one cohesive thing: the ``Store`` port's SQLite implementation,
-a single class whose writes, reads and SQL share one connection, lock and mirror. Its helpers live
-beside it: the schema and connections (``db.py``), FTS5 (``fts.py``), the mirror and its snapshot,
-partitioned vectors and the reader/writer lock.
+This module is the ``Store`` port's SQLite implementation: one class whose writes and reads share
+one connection, lock and mirror. Its parts live beside it, one concept each: records as rows and
+the statements a write runs (``rows.py``), ``Find`` in SQL (``find.py``), facets (``facets.py``),
+the schema and connections (``db.py``), FTS5 (``fts.py``), the mirror (``mirror.py``) and its SQL
+side (``mirror_sql.py``), its snapshot, partitioned vectors and the reader/writer lock.
 """
 
 from __future__ import annotations
 
 import array
-import json
 import threading
 from contextlib import contextmanager
-from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
 
-from neural_memory.clock import to_ms
 from neural_memory.models import FacetCounts, Hit, ObservationRecord, Retrieved, UpsertOutcome
 from neural_memory.observability import logger
-from neural_memory.search.filters.model import LIST_FIELDS, metadata_term, without_field
-from neural_memory.stores.base import (
-    LIFECYCLE_FIELDS,
-    PATCHED_FIELDS,
-    IndexedObservation,
-    RecordChanged,
-    Recurrence,
-    lifecycle_state,
-    touches_code,
-)
-from neural_memory.stores.record_fields import FIELD_NAMES, RECORD_FIELDS
+from neural_memory.stores.base import MIRRORED_FIELDS, IndexedObservation, Patched, check_patched, holds
+from neural_memory.stores.find import Find, Matching, check_target
 from neural_memory.stores.sqlite.db import (
     LazyConnection,
     Model,
@@ -47,14 +36,31 @@ from neural_memory.stores.sqlite.db import (
     read_generation,
     read_model,
     rollback,
-    write_metadata_terms,
     write_model,
 )
-from neural_memory.stores.sqlite.find import find_sql
-from neural_memory.stores.sqlite.fts import COLUMN_WEIGHTS, Tokenizer
+from neural_memory.stores.sqlite.facets import facet_counts
+from neural_memory.stores.sqlite.find import count_sql, find_sql
+from neural_memory.stores.sqlite.fts import Tokenizer
 from neural_memory.stores.sqlite.lock import ReadWriteLock
-from neural_memory.stores.sqlite.mirror import ChunkMirror, ChunkRow
-from neural_memory.stores.sqlite.partitions import PARTITION_FROM, TRAINING_SAMPLE, PartitionedVectors, partitions_for
+from neural_memory.stores.sqlite.mirror_sql import (
+    SqlRowLookup,
+    chunk_rows,
+    load_mirror,
+    rescored,
+    restated,
+    serves,
+)
+from neural_memory.stores.sqlite.partitions import PARTITION_FROM
+from neural_memory.stores.sqlite.rows import (
+    BY_NAME,
+    RECORD_COLUMNS,
+    pks_by_id,
+    record_of,
+    records_by_id,
+    records_of_chunks,
+    write_chunks,
+    write_record,
+)
 from neural_memory.stores.sqlite.snapshot import (
     SnapshotState,
     load_snapshot,
@@ -66,49 +72,14 @@ from neural_memory.stores.sqlite.snapshot import (
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-    from datetime import datetime
     from pathlib import Path
 
-    from numpy.typing import NDArray
-
     from neural_memory.models import Vector
-    from neural_memory.search.filters.model import Filter, MetadataScalar
-    from neural_memory.stores.find import Find
+    from neural_memory.search.filters.model import Filter
+    from neural_memory.stores.sqlite.mirror import ChunkMirror
 
-_RECORD_COLUMNS = ", ".join(f"o.{name}" for name in FIELD_NAMES)
-_UPDATABLE = [f for f in RECORD_FIELDS if f.name != "id"]
-_INSERT = (
-    f"INSERT INTO observations (workspace_id, {', '.join(FIELD_NAMES)}) "
-    f"VALUES (?, {', '.join('?' * len(FIELD_NAMES))}) RETURNING pk"
-)
 # Approximate (partitioned) vector search fetches this many times ``limit`` before exact re-scoring.
 CANDIDATES = 2
-_UPDATE = f"UPDATE observations SET {', '.join(f'{f.name} = ?' for f in _UPDATABLE)} WHERE pk = ?"
-_BY_NAME = {f.name: f for f in RECORD_FIELDS}
-# Kinds ``RecordField.to_sqlite`` stores as they are: a written row reads every field in one call
-# and converts only the others (times, JSON) that are set, most being None, rather than calling
-# ``to_sqlite`` per column (28 columns, 100k rows at 100k: ~5% of an upsert).
-_STORED_AS_IS = frozenset({"keyword", "text", "stored", "integer", "float", "boolean"})
-_FIELD_VALUES = attrgetter(*FIELD_NAMES)
-_CONVERTED = [(at, f.to_sqlite) for at, f in enumerate(RECORD_FIELDS) if f.kind not in _STORED_AS_IS]
-_ID_AT = FIELD_NAMES.index("id")
-
-
-def _column_values(record: ObservationRecord) -> list[Any]:
-    """The record's column values in ``FIELD_NAMES`` order, as ``RecordField.to_sqlite`` makes them."""
-    values = list(_FIELD_VALUES(record))
-    for at, to_sqlite in _CONVERTED:
-        if values[at] is not None:
-            values[at] = to_sqlite(values[at])
-    return values
-
-
-def _record(row: Sequence[Any]) -> ObservationRecord:
-    # Rows were validated as records when written: read back without validating again (a search
-    # reads dozens per request).
-    return ObservationRecord.model_construct(
-        **{f.name: f.from_sqlite(value) for f, value in zip(RECORD_FIELDS, row, strict=True)}
-    )
 
 
 class _Reader:
@@ -185,14 +156,14 @@ class SqliteStore:
 
     # ------------------------------------------------------------------ writes
 
-    def upsert(
+    def write(
         self,
         workspace_id: str,
         items: Sequence[IndexedObservation],
-        expected: Mapping[str, tuple[object, ...] | None] | None = None,
+        expected: Mapping[str, Mapping[str, object] | None] | None = None,
     ) -> UpsertOutcome:
         """Insert or replace each observation and its chunks in one transaction; with
-        ``expected``, those whose stored lifecycle state changed are left out (``stale``), read
+        ``expected``, those whose stored record changed are left out (``stale``), read
         inside the transaction (``BEGIN IMMEDIATE``: no writer of any process in between)."""
         outcome = UpsertOutcome()
         # What the mirror must forget (chunks that existed before this batch) and the chunks alive
@@ -205,8 +176,8 @@ class SqliteStore:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 if expected:
-                    current = self._records_by_id(conn, workspace_id, list(expected))
-                    outcome.stale = [i for i, state in expected.items() if lifecycle_state(current.get(i)) != state]
+                    current = records_by_id(conn, workspace_id, list(expected))
+                    outcome.stale = [i for i, state in expected.items() if not holds(current.get(i), state)]
                     items = [item for item in items if item.record.id not in outcome.stale]
                     if not items:  # nothing to write: no new generation, no mirror reloaded anywhere
                         conn.execute("ROLLBACK")
@@ -214,90 +185,22 @@ class SqliteStore:
                 self._check_model(conn, items)
                 # One read of the batch's stored pks rather than one per item; a repeated id finds
                 # the row its first occurrence wrote.
-                pks = self._pks_by_id(conn, workspace_id, {item.record.id for item in items})
+                pks = pks_by_id(conn, workspace_id, {item.record.id for item in items})
                 for item in items:
-                    pk, old_chunks = self._write_record(conn, workspace_id, item, pks.get(item.record.id))
+                    pk, old_chunks = write_record(conn, workspace_id, item, pks.get(item.record.id))
                     pks[item.record.id] = pk
                     outcome.ids.append(item.record.id)
                     (outcome.updated if old_chunks is not None else outcome.created).append(item.record.id)
                     for rowid in old_chunks or ():
                         if alive.pop(rowid, None) is None:
                             removed.add(rowid)
-                    alive.update((rowid, (item, n)) for n, rowid in enumerate(self._write_chunks(conn, pk, item)))
+                    alive.update((rowid, (item, n)) for n, rowid in enumerate(write_chunks(conn, pk, item)))
                 generation = bump_generation(conn)
                 self._commit(conn, generation, workspace_id, removed, [(r, *where) for r, where in alive.items()])
             except BaseException:
                 rollback(conn)
                 raise
         return outcome
-
-    @staticmethod
-    def _pks_by_id(conn: sqlite3.Connection, workspace_id: str, ids: Iterable[str]) -> dict[str, int]:
-        """The pks of the workspace's observations among ``ids``, read on ``conn`` (inside its transaction)."""
-        found: dict[str, int] = {}
-        wanted = list(ids)
-        for start in range(0, len(wanted), 500):
-            batch = wanted[start : start + 500]
-            rows = conn.execute(
-                f"SELECT id, pk FROM observations WHERE workspace_id = ? AND id IN ({', '.join('?' * len(batch))})",
-                (workspace_id, *batch),
-            )
-            found.update((str(observation_id), int(pk)) for observation_id, pk in rows)
-        return found
-
-    @staticmethod
-    def _records_by_id(conn: sqlite3.Connection, workspace_id: str, ids: Sequence[str]) -> dict[str, ObservationRecord]:
-        """The workspace's records among ``ids``, read on ``conn`` (inside its transaction)."""
-        found: dict[str, ObservationRecord] = {}
-        for start in range(0, len(ids), 500):
-            batch = ids[start : start + 500]
-            rows = conn.execute(
-                f"SELECT {_RECORD_COLUMNS} FROM observations o WHERE o.workspace_id = ? "
-                f"AND o.id IN ({', '.join('?' * len(batch))})",
-                (workspace_id, *batch),
-            )
-            found.update((record.id, record) for record in map(_record, rows))
-        return found
-
-    def embed_stored(self, workspace_id: str, items: Sequence[IndexedObservation]) -> list[str]:
-        """Replace the chunks of stored, unembedded observations by these (with vectors) and set
-        ``embedded_at``, touching no other column, while their ``content_hash`` is the item's:
-        checked in the write's transaction, so a concurrent edit, supersession or archive stands."""
-        removed: set[int] = set()
-        alive: dict[int, tuple[IndexedObservation, int]] = {}
-        embedded: list[str] = []
-        with self._write_lock:
-            conn = self._conn
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                current = self._records_by_id(conn, workspace_id, [item.record.id for item in items])
-                for item in items:
-                    record = current.get(item.record.id)
-                    if record is None or record.embedded_at is not None:
-                        continue
-                    if record.content_hash != item.record.content_hash:  # edited since it was read
-                        continue
-                    record = record.model_copy(update={"embedded_at": item.record.embedded_at})
-                    current[record.id] = record
-                    kept = IndexedObservation(record=record, chunks=item.chunks, model_id=item.model_id)
-                    self._check_model(conn, [kept])
-                    pk = conn.execute(
-                        "UPDATE observations SET embedded_at = ? WHERE workspace_id = ? AND id = ? RETURNING pk",
-                        (_BY_NAME["embedded_at"].to_sqlite(record.embedded_at), workspace_id, record.id),
-                    ).fetchone()[0]
-                    removed.update(int(r[0]) for r in conn.execute("SELECT rowid FROM chunks WHERE obs_pk = ?", (pk,)))
-                    conn.execute("DELETE FROM chunks WHERE obs_pk = ?", (pk,))
-                    alive.update((rowid, (kept, n)) for n, rowid in enumerate(self._write_chunks(conn, pk, kept)))
-                    embedded.append(record.id)
-                if not embedded:
-                    conn.execute("ROLLBACK")
-                    return []
-                generation = bump_generation(conn)
-                self._commit(conn, generation, workspace_id, removed, [(r, *where) for r, where in alive.items()])
-            except BaseException:
-                rollback(conn)
-                raise
-        return embedded
 
     def _check_model(self, conn: sqlite3.Connection, items: Sequence[IndexedObservation]) -> None:
         """Vectors are written only by the store's model (inside the write's transaction, so a
@@ -340,47 +243,6 @@ class SqliteStore:
                 logger.exception("the in-memory index missed a committed write; rebuilding it on next use")
                 self._mirror = None
 
-    def _write_record(
-        self, conn: sqlite3.Connection, workspace_id: str, item: IndexedObservation, existing: int | None
-    ) -> tuple[int, list[int] | None]:
-        """Write the observation row (``existing``: the pk of its stored row, if any); returns its
-        pk and, if it existed, the rowids of its old chunks."""
-        rec = item.record
-        if existing is None:
-            row = conn.execute(_INSERT, (workspace_id, *_column_values(rec))).fetchone()
-            write_metadata_terms(conn, int(row[0]), rec.metadata, rec.code_refs, suffixes=touches_code(rec))
-            return int(row[0]), None
-        pk = existing
-        old = [int(r[0]) for r in conn.execute("SELECT rowid FROM chunks WHERE obs_pk = ?", (pk,))]
-        conn.execute("DELETE FROM chunks WHERE obs_pk = ?", (pk,))
-        values = _column_values(rec)
-        del values[_ID_AT]  # the columns of ``_UPDATABLE``
-        conn.execute(_UPDATE, (*values, pk))
-        conn.execute("DELETE FROM metadata_terms WHERE obs_pk = ?", (pk,))
-        write_metadata_terms(conn, pk, rec.metadata, rec.code_refs, suffixes=touches_code(rec))
-        return pk, old
-
-    @staticmethod
-    def _write_chunks(conn: sqlite3.Connection, pk: int, item: IndexedObservation) -> list[int]:
-        """Insert the chunks and the FTS5 rows of those searched lexically (a passage has none, so
-        it counts in no BM25 statistic); returns the new chunk rowids in chunk order."""
-        rowids = []
-        for chunk in item.chunks:
-            blob = None if chunk.vector is None else np.asarray(chunk.vector, dtype=np.float32).tobytes()
-            model_id = item.model_id if blob is not None else None
-            rowid = conn.execute(
-                "INSERT INTO chunks (obs_pk, chunk_no, text, model_id, embedding, lexical) VALUES (?, ?, ?, ?, ?, ?) "
-                "RETURNING rowid",
-                (pk, chunk.chunk_no, chunk.text, model_id, blob, int(chunk.lexical)),
-            ).fetchone()[0]
-            if chunk.lexical:
-                conn.execute(
-                    "INSERT INTO chunks_fts (rowid, title, text) VALUES (?, ?, ?)",
-                    (rowid, item.record.title, chunk.text),
-                )
-            rowids.append(int(rowid))
-        return rowids
-
     def _sync_mirror(
         self,
         generation: int,
@@ -401,29 +263,7 @@ class SqliteStore:
         mirror.remove(removed)
         if tokens is None:  # the mirror was loaded while this write was being made
             tokens = self._tokens(written)
-        rows = []
-        for (rowid, item, n), (terms, length) in zip(written, tokens, strict=True):
-            rec, chunk = item.record, item.chunks[n]
-            same_model = chunk.vector is not None and item.model_id == mirror.model_id
-            rows.append(
-                ChunkRow(
-                    chunk_rowid=rowid,
-                    workspace_id=workspace_id,
-                    source=rec.source,
-                    observation_type=rec.observation_type,
-                    actor_name=rec.actor_name,
-                    tier=rec.tier,
-                    session_id=rec.session_id,
-                    occurred_ms=to_ms(rec.occurred_at),
-                    expires_ms=None if rec.expires_at is None else to_ms(rec.expires_at),
-                    vector=np.asarray(chunk.vector, dtype=np.float32) if same_model else None,
-                    terms=terms,
-                    length=length,
-                    lexical=chunk.lexical,
-                    archived=rec.archived_at is not None,
-                )
-            )
-        mirror.add(rows)
+        mirror.add(chunk_rows(mirror, workspace_id, written, tokens))
         if change is not None:
             change(mirror)
         mirror.generation = generation
@@ -434,265 +274,113 @@ class SqliteStore:
         tokens = iter(self._tokenizer.rows(lexical))
         return [next(tokens) if item.chunks[n].lexical else ({}, 0) for _, item, n in written]
 
-    def delete(self, workspace_id: str, observation_id: str) -> bool:
-        """Delete the observation and its chunks; False if it is not in this workspace."""
+    @overload
+    def delete(self, workspace_id: str, target: str) -> bool: ...
+
+    @overload
+    def delete(self, workspace_id: str, target: Find) -> int: ...
+
+    def delete(self, workspace_id: str, target: str | Find) -> bool | int:
+        """Delete the observation (by id) or the records a ``Find`` matches, with their chunks,
+        in one transaction: whether the one named was there, or how many went."""
         with self._write_lock:
             conn = self._conn
             conn.execute("BEGIN IMMEDIATE")
             try:
-                row = conn.execute(
-                    "SELECT pk FROM observations WHERE workspace_id = ? AND id = ?", (workspace_id, observation_id)
-                ).fetchone()
-                if row is None:
+                pks = [pk for pk, _ in self._targets(conn, workspace_id, target)]
+                if not pks:  # nothing to delete: no new generation, no mirror reloaded anywhere
                     conn.execute("ROLLBACK")
-                    return False
-                chunks = [int(r[0]) for r in conn.execute("SELECT rowid FROM chunks WHERE obs_pk = ?", (row[0],))]
-                conn.execute("DELETE FROM chunks WHERE obs_pk = ?", (row[0],))
-                conn.execute("DELETE FROM observations WHERE pk = ?", (row[0],))
+                    return False if isinstance(target, str) else 0
+                chunks: list[int] = []
+                for start in range(0, len(pks), 500):
+                    batch = pks[start : start + 500]
+                    marks = ", ".join("?" * len(batch))
+                    rows = conn.execute(f"SELECT rowid FROM chunks WHERE obs_pk IN ({marks})", batch)
+                    chunks += [int(rowid) for (rowid,) in rows]
+                    conn.execute(f"DELETE FROM chunks WHERE obs_pk IN ({marks})", batch)
+                    conn.execute(f"DELETE FROM observations WHERE pk IN ({marks})", batch)
                 generation = bump_generation(conn)
                 self._commit(conn, generation, workspace_id, chunks, [])
             except BaseException:
                 rollback(conn)
                 raise
-        return True
+        return True if isinstance(target, str) else len(pks)
 
-    def patch(self, workspace_id: str, changes: Mapping[str, Mapping[str, object]]) -> None:
-        """Set (or clear, with None) ``PATCHED_FIELDS`` of these observations in one transaction:
-        one statement per set of fields, the same for every id that sets them."""
-        by_fields: dict[tuple[str, ...], list[tuple[object, ...]]] = {}
-        for observation_id, fields in changes.items():
-            if not set(fields) <= PATCHED_FIELDS:
-                raise ValueError(f"patch sets only {sorted(PATCHED_FIELDS)}, not {sorted(set(fields))}")
-            names = tuple(sorted(fields))
-            values = tuple(_BY_NAME[name].to_sqlite(fields[name]) for name in names)
-            by_fields.setdefault(names, []).append((*values, workspace_id, observation_id))
-        if not by_fields:
-            return
-        with self._write_lock:
-            conn = self._conn
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                for names, rows in by_fields.items():  # names of PATCHED_FIELDS, never a caller's
-                    assignments = ", ".join(f"{name} = ?" for name in names)
-                    conn.executemany(f"UPDATE observations SET {assignments} WHERE workspace_id = ? AND id = ?", rows)
-                generation = bump_generation(conn)
-                self._commit(conn, generation, workspace_id, [], [])  # the mirror holds no marks
-            except BaseException:
-                rollback(conn)
-                raise
+    @staticmethod
+    def _targets(conn: sqlite3.Connection, workspace_id: str, target: str | Find) -> list[tuple[int, str]]:
+        """(pk, id) of the records ``target`` names (an id, or a ``Find``), read on ``conn``."""
+        if isinstance(target, str):
+            sql = "SELECT pk, id FROM observations WHERE workspace_id = ? AND id = ?"
+            params: list[object] = [workspace_id, target]
+        else:
+            check_target(target)
+            sql, params = find_sql("o.pk, o.id", workspace_id, target)
+        return [(int(pk), str(observation_id)) for pk, observation_id in conn.execute(sql, params)]
 
-    def expiring_links(self, now: datetime) -> dict[str, list[str]]:
-        """By workspace, the ids superseded by observations expired at ``now`` (a partial index)."""
-        rows = (
-            self._reader()
-            .conn.execute(
-                "SELECT o.workspace_id, o.supersedes FROM observations o INDEXED BY observations_superseding "
-                "WHERE o.supersedes IS NOT NULL AND o.expires_at IS NOT NULL AND o.expires_at <= ?",
-                (to_ms(now),),
-            )
-            .fetchall()
-        )
-        found: dict[str, list[str]] = {}
-        for workspace_id, links in rows:
-            found.setdefault(str(workspace_id), []).extend(json.loads(links))
-        return found
-
-    def purge_expired(self, now: datetime) -> int:
-        """Delete expired observations and their chunks in one transaction; returns how many."""
-        with self._write_lock:
-            conn = self._conn
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                pks = [
-                    int(r[0])
-                    for r in conn.execute(
-                        "SELECT pk FROM observations WHERE expires_at IS NOT NULL AND expires_at <= ?", (to_ms(now),)
-                    )
-                ]
-                chunks: list[int] = []
-                for start in range(0, len(pks), 500):
-                    batch = pks[start : start + 500]
-                    marks = ", ".join("?" * len(batch))
-                    chunks.extend(
-                        int(r[0]) for r in conn.execute(f"SELECT rowid FROM chunks WHERE obs_pk IN ({marks})", batch)
-                    )
-                    conn.execute(f"DELETE FROM chunks WHERE obs_pk IN ({marks})", batch)
-                    conn.execute(f"DELETE FROM observations WHERE pk IN ({marks})", batch)
-                generation = bump_generation(conn)
-                self._commit(conn, generation, "", chunks, [])
-            except BaseException:
-                rollback(conn)
-                raise
-        return len(pks)
-
-    def vectors_due(self, now: datetime, limit: int) -> dict[str, list[str]]:
-        """Expired C (the expiry index) and archived, recurrence-embedded E observations with a
-        chunk still holding a vector."""
-        rows = (
-            self._reader()
-            .conn.execute(
-                "SELECT o.workspace_id, o.id FROM observations o WHERE ((o.tier = 'C' AND o.expires_at IS NOT NULL "
-                "AND o.expires_at <= ?) OR (o.tier = 'E' AND o.embedded_at IS NOT NULL AND o.archived_at IS NOT NULL)) "
-                "AND EXISTS (SELECT 1 FROM chunks c WHERE c.obs_pk = o.pk AND c.embedding IS NOT NULL) LIMIT ?",
-                (to_ms(now), limit),
-            )
-            .fetchall()
-        )
-        found: dict[str, list[str]] = {}
-        for workspace_id, observation_id in rows:
-            found.setdefault(str(workspace_id), []).append(str(observation_id))
-        return found
-
-    def restate(
+    def patch(
         self,
         workspace_id: str,
-        observation_id: str,
-        fields: Mapping[str, object],
-        expected: Mapping[str, object] | None = None,
-    ) -> ObservationRecord | None:
-        """Set lifecycle fields of the observation in one transaction, and its chunks' tier,
-        expiry and archived mark in the mirror; the record as it now stands, or None. With
-        ``expected``, only if the row still holds those values, read inside the transaction
-        (``BEGIN IMMEDIATE``: the writers of every process take turns), else ``RecordChanged``."""
-        if not fields or not set(fields) <= LIFECYCLE_FIELDS:
-            raise ValueError(f"restate sets only {sorted(LIFECYCLE_FIELDS)}, not {sorted(set(fields))}")
-        names = list(fields)
+        changes: Mapping[str, Mapping[str, object]] | Matching,
+        expected: Mapping[str, Mapping[str, object]] | None = None,
+    ) -> Patched:
+        """Set (or clear, with None) ``PATCHED_FIELDS`` in one transaction, ``expected`` read
+        inside it (``BEGIN IMMEDIATE``: the writers of every process take turns): one statement
+        per set of fields. The mirror restates the tier, expiry and archive of the chunks of
+        records whose ``MIRRORED_FIELDS`` changed; a patch of citations alone bumps no
+        generation (the mirror holds no count, so searches of other processes keep theirs)."""
+        outcome = Patched()
         with self._write_lock:
             conn = self._conn
             conn.execute("BEGIN IMMEDIATE")
             try:
-                row = conn.execute(
-                    "SELECT pk FROM observations WHERE workspace_id = ? AND id = ?", (workspace_id, observation_id)
-                ).fetchone()
-                if row is None:
-                    conn.execute("ROLLBACK")
-                    return None
+                if isinstance(changes, Matching):
+                    found = self._targets(conn, workspace_id, changes.find)
+                    by_id: dict[str, Mapping[str, object]] = {i: changes.fields for _, i in found}
+                    pks = {i: pk for pk, i in found}
+                else:
+                    by_id = dict(changes)
+                    pks = pks_by_id(conn, workspace_id, by_id)
                 if expected:
-                    now = _record(
-                        conn.execute(f"SELECT {_RECORD_COLUMNS} FROM observations o WHERE o.pk = ?", row).fetchone()
-                    )
-                    if any(getattr(now, name) != value for name, value in expected.items()):
-                        conn.execute("ROLLBACK")
-                        raise RecordChanged(now)
-                values = [_BY_NAME[name].to_sqlite(fields[name]) for name in names]
-                conn.execute(
-                    f"UPDATE observations SET {', '.join(f'{n} = ?' for n in names)} WHERE pk = ?", (*values, row[0])
-                )
-                record = _record(
-                    conn.execute(f"SELECT {_RECORD_COLUMNS} FROM observations o WHERE o.pk = ?", row).fetchone()
-                )
-                chunks = [int(r[0]) for r in conn.execute("SELECT rowid FROM chunks WHERE obs_pk = ?", row)]
-                expires = None if record.expires_at is None else to_ms(record.expires_at)
-                archived = record.archived_at is not None
-
-                def change(mirror: ChunkMirror) -> None:
-                    mirror.restate(chunks, tier=record.tier, expires_ms=expires, archived=archived)
-
+                    current = records_by_id(conn, workspace_id, [i for i in expected if i in pks])
+                    for i, values in expected.items():
+                        if (record := current.get(i)) is not None and any(
+                            getattr(record, name) != value for name, value in values.items()
+                        ):
+                            outcome.changed[i] = record
+                by_fields: dict[tuple[str, ...], list[tuple[object, ...]]] = {}
+                for i, fields in by_id.items():
+                    check_patched(fields)
+                    if i in pks and i not in outcome.changed:
+                        names = tuple(sorted(fields))
+                        assigned = tuple(BY_NAME[name].to_sqlite(fields[name]) for name in names)
+                        by_fields.setdefault(names, []).append((*assigned, pks[i]))
+                        outcome.ids.append(i)
+                if not outcome.ids:
+                    conn.execute("ROLLBACK")
+                    return outcome
+                for names, rows in by_fields.items():  # names of PATCHED_FIELDS, never a caller's
+                    assignments = ", ".join(f"{name} = ?" for name in names)
+                    conn.executemany(f"UPDATE observations SET {assignments} WHERE pk = ?", rows)
+                mirrored = [pks[i] for i in outcome.ids if MIRRORED_FIELDS & set(by_id[i])]
+                if not mirrored and all(set(names) <= {"citations"} for names in by_fields):
+                    conn.execute("COMMIT")
+                    return outcome
+                change = restated(conn, mirrored) if mirrored else None
                 generation = bump_generation(conn)
                 self._commit(conn, generation, workspace_id, [], [], change)
             except BaseException:
                 rollback(conn)
                 raise
-        return record
-
-    def note_citations(self, workspace_id: str, observation_ids: Sequence[str]) -> dict[str, int]:
-        """One more citation for each, in one statement. No generation bump: the mirror holds
-        no count, so searches of other processes keep theirs."""
-        ids = list(dict.fromkeys(observation_ids))
-        if not ids:
-            return {}
-        with self._write_lock:
-            conn = self._conn
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                rows = conn.execute(
-                    "UPDATE observations SET citations = coalesce(citations, 0) + 1 "
-                    f"WHERE workspace_id = ? AND id IN ({', '.join('?' * len(ids))}) RETURNING id, citations",
-                    (workspace_id, *ids),
-                ).fetchall()
-                conn.execute("COMMIT")
-            except BaseException:
-                rollback(conn)
-                raise
-        return {str(observation_id): int(count) for observation_id, count in rows}
-
-    def archive_execution(self, occurred_before: datetime, now: datetime) -> int:
-        """Archive old E observations in one transaction (their chunks masked in the mirror)."""
-        with self._write_lock:
-            conn = self._conn
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                pks = [
-                    int(r[0])
-                    for r in conn.execute(
-                        "SELECT pk FROM observations INDEXED BY observations_unarchived_execution "
-                        "WHERE tier = 'E' AND archived_at IS NULL AND occurred_at <= ?",
-                        (to_ms(occurred_before),),
-                    )
-                ]
-                if not pks:  # nothing to mark: no new generation, so no process reloads its mirror
-                    conn.execute("ROLLBACK")
-                    return 0
-                chunks: list[int] = []
-                for start in range(0, len(pks), 500):
-                    batch = pks[start : start + 500]
-                    marks = ", ".join("?" * len(batch))
-                    chunks.extend(
-                        int(r[0]) for r in conn.execute(f"SELECT rowid FROM chunks WHERE obs_pk IN ({marks})", batch)
-                    )
-                    conn.execute(f"UPDATE observations SET archived_at = ? WHERE pk IN ({marks})", (to_ms(now), *batch))
-                generation = bump_generation(conn)
-                self._commit(conn, generation, "", [], [], lambda mirror: mirror.archive(chunks))
-            except BaseException:
-                rollback(conn)
-                raise
-        return len(pks)
+        return outcome
 
     # ------------------------------------------------------------------ reads
 
-    def recurrences(self, workspace_id: str, keys: Sequence[str], limit: int) -> dict[str, Recurrence]:
-        """Counts and not-yet-embedded ids per key, through the partial index of recurrence keys."""
-        wanted = list(dict.fromkeys(keys))
-        if not wanted:
-            return {}
-        conn = self._reader().conn
-        marks = ", ".join("?" * len(wanted))
-        found: dict[str, Recurrence] = {}
-        with _read_transaction(conn):
-            for key, count in conn.execute(
-                "SELECT recurrence_key, count(*) FROM observations INDEXED BY observations_recurrence "
-                f"WHERE workspace_id = ? AND recurrence_key IN ({marks}) GROUP BY recurrence_key",
-                (workspace_id, *wanted),
-            ):
-                found[str(key)] = Recurrence(count=int(count), unembedded=[])
-            for key, observation_id in conn.execute(
-                "SELECT recurrence_key, id FROM (SELECT recurrence_key, id, row_number() OVER "
-                "(PARTITION BY recurrence_key ORDER BY occurred_at, id) AS n FROM observations "
-                f"INDEXED BY observations_recurrence WHERE workspace_id = ? AND recurrence_key IN ({marks}) "
-                "AND embedded_at IS NULL) WHERE n <= ?",
-                (workspace_id, *wanted, limit),
-            ):
-                found[str(key)].unembedded.append(str(observation_id))
-        return found
-
-    def get(self, workspace_id: str, observation_id: str) -> ObservationRecord | None:
-        """The observation, or None if it is not in this workspace."""
-        row = (
-            self._reader()
-            .conn.execute(
-                f"SELECT {_RECORD_COLUMNS} FROM observations o WHERE o.workspace_id = ? AND o.id = ?",
-                (workspace_id, observation_id),
-            )
-            .fetchone()
-        )
-        return None if row is None else _record(row)
-
     def find(self, workspace_id: str, query: Find) -> list[ObservationRecord]:
         """The records of the workspace ``query`` matches, in its order (``stores/sqlite/find.py``)."""
-        sql, params = find_sql(_RECORD_COLUMNS, workspace_id, query)
-        return [_record(row) for row in self._reader().conn.execute(sql, params).fetchall()]
+        sql, params = find_sql(RECORD_COLUMNS, workspace_id, query)
+        return [record_of(row) for row in self._reader().conn.execute(sql, params).fetchall()]
 
-    def get_many(self, workspace_id: str, observation_ids: Sequence[str]) -> dict[str, ObservationRecord]:
+    def read(self, workspace_id: str, observation_ids: Sequence[str]) -> dict[str, ObservationRecord]:
         """The observations of this workspace among ``observation_ids``, by id (one read)."""
         ids = list(dict.fromkeys(observation_ids))
         if not ids:
@@ -700,13 +388,13 @@ class SqliteStore:
         rows = (
             self._reader()
             .conn.execute(
-                f"SELECT {_RECORD_COLUMNS} FROM observations o "
+                f"SELECT {RECORD_COLUMNS} FROM observations o "
                 f"WHERE o.workspace_id = ? AND o.id IN ({', '.join('?' * len(ids))})",
                 (workspace_id, *ids),
             )
             .fetchall()
         )
-        records = [_record(row) for row in rows]
+        records = [record_of(row) for row in rows]
         return {record.id: record for record in records}
 
     def chunk_vectors(
@@ -737,31 +425,26 @@ class SqliteStore:
         }
 
     def facets(self, workspace_id: str, flt: Filter, limit: int) -> FacetCounts:
-        """Counts by value of each list field (see the ``Store`` protocol): one GROUP BY per field,
-        all in one read snapshot."""
-        if flt.metadata or flt.any_of or flt.exclude_session_id is not None:
-            raise ValueError("facets read list, date, TTL and supersession conditions only")
+        """Counts by value of each list field (``facets.py``), all in one read snapshot."""
         conn = self._reader().conn
-        by_field: dict[str, list[tuple[str, int]]] = {}
         with _read_transaction(conn):
-            where, params = _facet_conditions(flt)
-            total = conn.execute(
-                f"SELECT count(*) FROM observations o WHERE o.workspace_id = ? AND {where}", [workspace_id, *params]
-            ).fetchone()[0]
-            for column in LIST_FIELDS:  # names from the model, never from a caller
-                where, params = _facet_conditions(without_field(flt, column))
-                rows = conn.execute(
-                    f"SELECT o.{column}, count(*) FROM observations o WHERE o.workspace_id = ? AND {where} "
-                    f"AND o.{column} IS NOT NULL GROUP BY o.{column} ORDER BY count(*) DESC, o.{column} LIMIT ?",
-                    [workspace_id, *params, limit],
-                ).fetchall()
-                by_field[column] = [(str(value), int(count)) for value, count in rows]
-        return FacetCounts(total=int(total), by_field=by_field)
+            return facet_counts(conn, workspace_id, flt, limit)
 
-    def count(self, workspace_id: str) -> int:
-        """Observations held by the workspace."""
-        row = self._reader().conn.execute("SELECT count(*) FROM observations WHERE workspace_id = ?", (workspace_id,))
-        return int(row.fetchone()[0])
+    @overload
+    def count(self, workspace_id: str, query: Find | None = None) -> int: ...
+
+    @overload
+    def count(self, workspace_id: str | None, query: Find | None = None, *, by: str) -> dict[str, int]: ...
+
+    def count(
+        self, workspace_id: str | None, query: Find | None = None, *, by: str | None = None
+    ) -> int | dict[str, int]:
+        """How many records ``query`` matches, in total or by ``by`` (``stores/sqlite/find.py``)."""
+        sql, params = count_sql(workspace_id, query or Find(), by)
+        rows = self._reader().conn.execute(sql, params).fetchall()
+        if by is None:
+            return int(rows[0][0])
+        return {str(value): int(count) for value, count in rows}
 
     def retrieve(
         self,
@@ -782,16 +465,18 @@ class SqliteStore:
                 if want is not None:
                     self._refuse_other_model(reader.conn, generation, want)
                 mirror = self._mirror
-                if mirror is not None and mirror.generation == generation and _serves(mirror, want):
-                    keep = mirror.mask(workspace_id, flt, _SqlRowLookup(reader.conn, workspace_id))
+                if mirror is not None and mirror.generation == generation and serves(mirror, want):
+                    keep = mirror.mask(workspace_id, flt, SqlRowLookup(reader.conn, workspace_id))
                     lexical = mirror.lexical_search(keep, terms, limit, workspace_id) if terms else []
                     query = np.asarray(vector, dtype=np.float32)
                     wanted = limit * CANDIDATES if mirror.partitioned is not None else limit
                     semantic = mirror.vector_search(keep, query, wanted) if want else []
                     if mirror.partitioned is not None:  # approximate candidates, exact scores
-                        semantic = _rescored(reader.conn, semantic, query, limit)
+                        semantic = rescored(reader.conn, semantic, query, limit)
                     # Same snapshot as the mirror's generation: a rowid cannot name another chunk.
-                    records = _records(reader.conn, workspace_id, {rowid for rowid, _ in (*lexical, *semantic)})
+                    records = records_of_chunks(
+                        reader.conn, workspace_id, {rowid for rowid, _ in (*lexical, *semantic)}
+                    )
                     break
             with self._mirror_lock.writing():
                 self._refresh_mirror(reader.conn, want)
@@ -836,13 +521,13 @@ class SqliteStore:
         mirror's write lock, so no write of this process commits meanwhile."""
         with _read_transaction(conn) as generation:
             mirror = self._mirror
-            if mirror is not None and mirror.generation == generation and _serves(mirror, want):
+            if mirror is not None and mirror.generation == generation and serves(mirror, want):
                 return  # another thread refreshed it first
             # A keyword search takes a saved mirror of any model rather than rebuild one without vectors.
             loaded = load_snapshot(self._snapshot, generation, want)
             if loaded is None:
                 model_id, dimension = want or (None, 1)
-                loaded = _load_mirror(conn, model_id, dimension, generation)
+                loaded = load_mirror(conn, model_id, dimension, generation, PARTITION_FROM)
                 save_snapshot(loaded, self._snapshot)
             elif loaded.partition_if_large(PARTITION_FROM):  # saved while the store was smaller
                 save_snapshot(loaded, self._snapshot)
@@ -857,63 +542,8 @@ class SqliteStore:
             state = snapshot_state(self._snapshot, generation)
             if state != "current":
                 model_id, dimension = read_model(conn) or (None, 1)
-                save_snapshot(_load_mirror(conn, model_id, dimension, generation), self._snapshot)
+                save_snapshot(load_mirror(conn, model_id, dimension, generation, PARTITION_FROM), self._snapshot)
         return state, generation
-
-
-def _fill_partitions(conn: sqlite3.Connection, mirror: ChunkMirror, sample: NDArray[np.float32], parts: int) -> None:
-    """Train the mirror's partitioned vectors on ``sample``, then stream every vector into them."""
-    mirror.partitioned = PartitionedVectors.train(sample, parts)
-    cursor = conn.execute("SELECT rowid, embedding FROM chunks WHERE model_id = ?", (mirror.model_id,))
-    while batch := cursor.fetchmany(16384):
-        positions = mirror.positions_of(np.fromiter((rowid for rowid, _ in batch), dtype=np.int64, count=len(batch)))
-        vectors = np.frombuffer(b"".join(blob for _, blob in batch), dtype=np.float32).reshape(len(batch), -1)
-        present = positions >= 0
-        mirror.add_vectors(positions[present], vectors[present])
-
-
-def _rescored(
-    conn: sqlite3.Connection, hits: list[tuple[int, float]], query: NDArray[np.float32], limit: int
-) -> list[tuple[int, float]]:
-    """Exact cosines (clipped to [0, 1]) of approximate vector hits, from their float32 vectors; best ``limit``."""
-    if not hits:
-        return []
-    rowids = [rowid for rowid, _ in hits]
-    rows = conn.execute(
-        f"SELECT rowid, embedding FROM chunks WHERE rowid IN ({', '.join('?' * len(rowids))})", rowids
-    ).fetchall()
-    scored = [
-        (int(rowid), min(1.0, max(0.0, float(np.frombuffer(blob, dtype=np.float32) @ query))))
-        for rowid, blob in rows
-        if blob is not None
-    ]
-    scored.sort(key=lambda hit: -hit[1])
-    return scored[:limit]
-
-
-def _facet_conditions(flt: Filter) -> tuple[str, list[object]]:
-    """SQL conditions on the observations table ``o`` for what facets read of ``flt``: live at
-    ``flt.live_at``, not superseded (unless asked), the list fields' values and exclusions (a
-    record without a value is never excluded), and the date range. Values are bound, never spliced."""
-    clauses = ["(o.expires_at IS NULL OR o.expires_at > ?)"]
-    params: list[object] = [to_ms(flt.live_at)]
-    if not flt.include_superseded:
-        clauses.append("o.superseded_by IS NULL")
-    if not flt.include_archived:
-        clauses.append("o.archived_at IS NULL")
-    for column, values in flt.terms():
-        clauses.append(f"o.{column} IN ({', '.join('?' * len(values))})")
-        params.extend(values)
-    for column, values in flt.excluded_terms():
-        clauses.append(f"(o.{column} IS NULL OR o.{column} NOT IN ({', '.join('?' * len(values))}))")
-        params.extend(values)
-    if flt.occurred_from is not None:
-        clauses.append("o.occurred_at >= ?")
-        params.append(to_ms(flt.occurred_from))
-    if flt.occurred_to is not None:
-        clauses.append("o.occurred_at <= ?")
-        params.append(to_ms(flt.occurred_to))
-    return " AND ".join(clauses), params
 
 
 @contextmanager
@@ -924,124 +554,3 @@ def _read_transaction(conn: sqlite3.Connection) -> Iterator[int]:
         yield read_generation(conn)
     finally:
         conn.execute("COMMIT")
-
-
-class _SqlRowLookup:
-    """``RowLookup`` over one connection, inside the search's read transaction."""
-
-    def __init__(self, conn: sqlite3.Connection, workspace_id: str) -> None:
-        self._conn = conn
-        self._workspace_id = workspace_id
-
-    def metadata(self, pairs: Sequence[tuple[str, MetadataScalar]]) -> NDArray[np.int64]:
-        """Chunk rowids whose observation's metadata has each key at exactly its value (the same
-        JSON type; 42 = 42.0), through the indexed ``metadata_terms`` (as OpenSearch's field)."""
-        terms = sorted({metadata_term(key, value) for key, value in pairs})
-        rows = self._conn.execute(
-            "SELECT c.rowid FROM metadata_terms t CROSS JOIN observations o ON o.pk = t.obs_pk "
-            f"CROSS JOIN chunks c ON c.obs_pk = o.pk WHERE t.term IN ({', '.join('?' * len(terms))}) "
-            "AND o.workspace_id = ? GROUP BY c.rowid HAVING count(DISTINCT t.term) = ?",
-            [*terms, self._workspace_id, len(terms)],
-        ).fetchall()
-        return np.fromiter((rowid for (rowid,) in rows), dtype=np.int64, count=len(rows))
-
-    def stale(self) -> NDArray[np.int64]:
-        """Chunk rowids whose observation is marked possibly stale (a partial index of only those)."""
-        rows = self._conn.execute(
-            "SELECT c.rowid FROM observations o INDEXED BY observations_stale CROSS JOIN chunks c "
-            "ON c.obs_pk = o.pk WHERE o.workspace_id = ? AND o.possibly_stale IS NOT NULL",
-            [self._workspace_id],
-        ).fetchall()
-        return np.fromiter((rowid for (rowid,) in rows), dtype=np.int64, count=len(rows))
-
-    def superseded(self) -> NDArray[np.int64]:
-        """Chunk rowids whose observation another one supersedes (read from a partial index of
-        only those, so a search pays nothing for a workspace without supersession)."""
-        rows = self._conn.execute(
-            "SELECT c.rowid FROM observations o INDEXED BY observations_superseded CROSS JOIN chunks c "
-            "ON c.obs_pk = o.pk WHERE o.workspace_id = ? AND o.superseded_by IS NOT NULL",
-            [self._workspace_id],
-        ).fetchall()
-        return np.fromiter((rowid for (rowid,) in rows), dtype=np.int64, count=len(rows))
-
-
-def _serves(mirror: ChunkMirror, want: tuple[str, int] | None) -> bool:
-    """Whether the mirror holds the vectors a search needs (any mirror serves a lexical one)."""
-    return want is None or (mirror.model_id, mirror.dimension) == want
-
-
-def _records(conn: sqlite3.Connection, workspace_id: str, rowids: set[int]) -> dict[int, tuple[int, ObservationRecord]]:
-    """(chunk number, observation) per chunk rowid, in one read, scoped to the workspace."""
-    if not rowids:
-        return {}
-    placeholders = ", ".join("?" * len(rowids))
-    # CROSS JOIN keeps chunks as the outer loop: look up the few rowids, rather than let the
-    # planner walk the workspace index over every observation (70 ms at 100k).
-    rows = conn.execute(
-        f"SELECT c.rowid, c.chunk_no, {_RECORD_COLUMNS} FROM chunks c CROSS JOIN observations o "
-        f"ON o.pk = c.obs_pk WHERE c.rowid IN ({placeholders}) AND o.workspace_id = ?",
-        (*rowids, workspace_id),
-    ).fetchall()
-    return {int(r[0]): (int(r[1]), _record(r[2:])) for r in rows}
-
-
-def _load_mirror(conn: sqlite3.Connection, model_id: str | None, dimension: int, generation: int) -> ChunkMirror:
-    """The mirror built from the rows (inside the caller's read transaction at ``generation``).
-
-    A store with ``PARTITION_FROM`` vectors or more gets partitioned vectors: a first pass reads
-    the rows and a sample of vectors to train the partitions, a second pass streams the vectors
-    into them, so the float32 matrix never has to fit in memory."""
-    count = conn.execute("SELECT count(*) FROM chunks WHERE model_id = ?", (model_id,)).fetchone()[0]
-    partitioned = count >= PARTITION_FROM and model_id is not None
-    every = max(count // TRAINING_SAMPLE, 1)
-    sample: list[NDArray[np.float32]] = []
-    mirror = ChunkMirror(model_id, dimension, generation)
-    cursor = conn.execute(
-        "SELECT c.rowid, o.workspace_id, o.source, o.observation_type, o.actor_name, o.tier, o.session_id, "
-        "o.occurred_at, o.expires_at, CASE WHEN c.model_id = ? AND (NOT ? OR c.rowid % ? = 0) THEN c.embedding END, "
-        "c.lexical, o.archived_at IS NOT NULL FROM chunks c JOIN observations o ON o.pk = c.obs_pk",
-        (model_id, partitioned, every),
-    )
-    while batch := cursor.fetchmany(4096):
-        if partitioned:
-            sample.extend(np.frombuffer(r[9], dtype=np.float32) for r in batch if r[9] is not None)
-        mirror.add(
-            [
-                ChunkRow(
-                    chunk_rowid=r[0],
-                    workspace_id=r[1],
-                    source=r[2],
-                    observation_type=r[3],
-                    actor_name=r[4],
-                    tier=r[5],
-                    session_id=r[6],
-                    occurred_ms=r[7],
-                    expires_ms=r[8],
-                    vector=None if r[9] is None or partitioned else np.frombuffer(r[9], dtype=np.float32),
-                    lexical=bool(r[10]),
-                    archived=bool(r[11]),
-                )
-                for r in batch
-            ]
-        )
-    if partitioned:
-        _fill_partitions(conn, mirror, np.stack(sample), partitions_for(count))
-    # Postings and lengths straight from FTS5's index, so terms are exactly FTS5's.
-    weight = " ".join(f"WHEN '{col}' THEN {w}" for col, w in COLUMN_WEIGHTS.items())
-    lengths: dict[int, int] = {}
-    slots = mirror.slots()  # a plain list: the loop below runs once per (term, chunk)
-    previous = None
-    for term, doc, frequency, count in conn.execute(
-        f"SELECT term, doc, sum(CASE col {weight} ELSE 1.0 END), count(*) FROM chunks_vocab GROUP BY term, doc"
-    ):
-        if term != previous:  # rows come term by term: settle each, so only one term's list is pending
-            mirror.settle()
-            previous = term
-        at = slots[doc] if doc < len(slots) else -1
-        if at >= 0:
-            mirror.add_posting(term, at, frequency)
-            lengths[at] = lengths.get(at, 0) + count
-    for at, length in lengths.items():
-        mirror.set_length(at, length)
-    mirror.settle()
-    return mirror
