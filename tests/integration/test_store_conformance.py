@@ -595,6 +595,31 @@ def test_a_deleted_turns_words_are_not_found_through_the_turns_after_it(svc: Ser
     assert {r.id for r in svc.search("acme", SearchRequest.model_validate(body), "r").results} == {"a", "b", "c"}
 
 
+def test_a_purged_turns_words_are_not_found_through_the_turns_after_it(svc: Service) -> None:
+    # Given C past their window deleted (not kept by their words), and a C question eight days old
+    # answered by a turn kept for good (A), whose context quotes the question
+    deleting = Service(
+        svc.store,
+        svc.embedder,
+        svc.settings.model_copy(update={"collaborative_after_window": "delete"}),
+        clock=lambda: NOW,
+    )
+    asked = NOW - timedelta(days=8)
+    question = _turn("q", "my locker code is zebraquokka", 0).model_copy(update={"tier": "C", "occurred_at": asked})
+    answer = _turn("a", "Noted.", 0).model_copy(update={"occurred_at": asked + timedelta(minutes=1)})
+    deleting.index("acme", [question])
+    deleting.index("acme", [answer])
+    from neural_memory.models import SearchRequest
+
+    body = SearchRequest.model_validate({"query": "zebraquokka", "topK": 10, "mode": "keyword", "llmFilter": False})
+    # When the daily maintenance purges the expired question
+    assert deleting.maintain(NOW)["purged"] == 1
+    # Then its words are found nowhere, and the answer still reads its own words
+    assert deleting.search("acme", body, "r").results == []
+    noted = SearchRequest.model_validate({"query": "Noted", "topK": 10, "mode": "keyword", "llmFilter": False})
+    assert [r.id for r in deleting.search("acme", noted, "r").results] == ["a"]
+
+
 # ----------------------------------------------------------------------------- the tier lifecycle's writes
 
 

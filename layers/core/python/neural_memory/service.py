@@ -45,6 +45,7 @@ from neural_memory.models import (
     SearchResponse,
     UpsertOutcome,
 )
+from neural_memory.models.chat_turns import CHAT_TURN_TYPES
 from neural_memory.observability import (
     METRIC_ANSWER_LATENCY,
     METRIC_DEGRADED,
@@ -67,6 +68,7 @@ from neural_memory.search.filters.model import compile_filter, filter_fields
 from neural_memory.search.pipeline import SearchPipeline
 from neural_memory.search.tiers import embeds, visible_after
 from neural_memory.stores.base import RecordChanged, lifecycle_state, read_one
+from neural_memory.stores.find import Find
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -589,12 +591,27 @@ class Service:
 
     def purge_expired(self, now: datetime) -> int:
         """Delete every expired observation (all workspaces); what they superseded is current
-        again. Returns how many went."""
+        again, and the turns whose context quoted a purged chat turn are cut again without it.
+        Returns how many went."""
         released = supersession.expiring_links(self.store, now)
+        turns = self._expiring_turns(now)
         purged = lifecycle.purge_expired(self.store, now)
         for workspace_id, targets in released.items():
             supersession.unmark_deleted(self.store, workspace_id, sorted(set(targets)))
+        for workspace_id, records in turns.items():
+            for record in records:
+                self._forget_in_context(workspace_id, record)
         return purged
+
+    def _expiring_turns(self, now: datetime) -> dict[str, list[ObservationRecord]]:
+        """By workspace, the chat turns a purge at ``now`` deletes (none read when no context
+        chunk quotes them: ``turn_context`` off or nothing embedded)."""
+        if not self.settings.turn_context or self.embedder is None:
+            return {}
+        expiring = Find(expired_at=now, observation_types=tuple(sorted(CHAT_TURN_TYPES)))
+        by_workspace = self.store.count(None, expiring, by="workspace_id")
+        found = {ws: self.store.find(ws, expiring) for ws in sorted(by_workspace)}
+        return {ws: [r for r in records if r.session_id] for ws, records in found.items()}
 
     def archive_execution(self, now: datetime) -> int:
         """Archive the E observations (all workspaces) that occurred ``archive_execution_after_days``
