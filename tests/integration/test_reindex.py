@@ -235,14 +235,19 @@ class InterruptedWhileBlocked(OpenSearchAdmin):
         super().refresh(index)
 
 
+def _cli_flags(monkeypatch: pytest.MonkeyPatch, osmem_url: str, data_dir: Path) -> list[str]:
+    """The CLI's flags (and environment) for the OpenSearch store of these tests, without a model."""
+    monkeypatch.setenv("NM_OPENSEARCH_INDEX", ALIAS)
+    monkeypatch.setenv("NM_OPENSEARCH_REPLICAS", "0")
+    return ["--store", "opensearch", "--opensearch-url", osmem_url, "--embedder", "none", "--data-dir", str(data_dir)]
+
+
 def test_the_cli_reindexes_lists_and_drops(
     old: Service, osmem_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from neural_memory.local.cli import main
 
-    monkeypatch.setenv("NM_OPENSEARCH_INDEX", ALIAS)
-    monkeypatch.setenv("NM_OPENSEARCH_REPLICAS", "0")
-    flags = ["--store", "opensearch", "--opensearch-url", osmem_url, "--embedder", "none", "--data-dir", str(tmp_path)]
+    flags = _cli_flags(monkeypatch, osmem_url, tmp_path)
     # Given model A's single index (of the version before indices per workspace), When the CLI
     # copies it per workspace
     assert main(["migrate-index", *flags]) == 0
@@ -280,9 +285,7 @@ def test_the_cli_goes_on_past_a_workspace_another_run_holds(
 ) -> None:
     from neural_memory.local.cli import main
 
-    monkeypatch.setenv("NM_OPENSEARCH_INDEX", ALIAS)
-    monkeypatch.setenv("NM_OPENSEARCH_REPLICAS", "0")
-    flags = ["--store", "opensearch", "--opensearch-url", osmem_url, "--embedder", "none", "--data-dir", str(tmp_path)]
+    flags = _cli_flags(monkeypatch, osmem_url, tmp_path)
     assert main(["migrate-index", *flags]) == 0
     client = old.store._client  # type: ignore[attr-defined]
     acme, globex = workspace_alias(ALIAS, "acme"), workspace_alias(ALIAS, "globex")
