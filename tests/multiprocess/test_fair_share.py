@@ -1,13 +1,12 @@
 """A noisy neighbour cannot stall another workspace: against a real ``serve`` (the local model),
 while one workspace posts large observations as fast as the server lets it, another workspace's
-one-observation write is acknowledged within 5 s and its searches are never queued behind the
-noisy embedding (``providers/embeddings/fair_share.py``: workspaces served in turn;
-``MAX_EMBEDDED_PASSAGES``). Bounded: the noisy writers stop after ``NOISE_S`` at most.
+one-observation write is acknowledged within 5 s and its searches keep their p95 within 3× idle
+(``providers/embeddings/fair_share.py``: workspaces served in turn; ``MAX_EMBEDDED_PASSAGES``).
+Bounded: the noisy writers stop after ``NOISE_S`` at most.
 
-The bounds tell a stall from a slow machine, not speed: one noisy post takes seconds to embed,
-so a search or write queued behind it takes seconds too. How much slower searches get while
-others ingest is a speed figure, measured by ``bench.concurrency`` (docs/benchmarks.md): asserted
-here as a ratio to idle, it failed once with a second test suite on the two cores (p95 3.04x)."""
+Idle is measured before the noise and again after it, and the larger p95 counts: what else the
+machine runs meanwhile (a second test suite on the same two cores) moves the idle p95 too, and
+one idle sample taken in a quiet minute made a busy one in a loaded minute read as 3.04x."""
 
 from __future__ import annotations
 
@@ -28,7 +27,6 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.integration
 NOISE_S = 60  # the most the noisy writers run
 SEARCHES = 60  # a p95 of 20 samples is their 19th: one pause of the machine would decide it
-STALLED_S = 2.0  # a search p95 beyond this waited behind embedding (the noisy posts take longer)
 WORDS = "deploy rollback cache latency queue shard replica index vector token budget retry".split()
 
 
@@ -104,7 +102,12 @@ def test_a_noisy_workspace_cannot_stall_another_workspaces_write_or_searches(tmp
                 writer.join(timeout=max(deadline - time.monotonic(), 1))
         # Then the quiet workspace's one-observation write was acknowledged within 5 s
         assert status == 200 and write_s < 5.0, (write_s, posted)
-        # And its searches were not queued behind the noise (their p95 against idle: the message)
+        # And its searches kept their p95 within 3x idle (idle again once the noise has stopped)
         assert posted, "no noisy post completed"
-        assert _p95(busy) < STALLED_S, (_p95(busy) / _p95(idle), sorted(idle), sorted(busy), posted)
+        for writer in writers:  # the last noisy posts answered: the server is idle again
+            writer.join(timeout=120)
+        assert not any(writer.is_alive() for writer in writers), "a noisy post is still being served"
+        after = [_call(server.url, quiet, "/v1/search", search)[1] for _ in range(SEARCHES)]
+        idle_p95 = max(_p95(idle), _p95(after))
+        assert _p95(busy) <= 3 * idle_p95, (sorted(idle), sorted(after), sorted(busy))
         assert not broken(server.stop())
