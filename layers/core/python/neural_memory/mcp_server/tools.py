@@ -115,7 +115,8 @@ Rerank = Annotated[
     RerankMode,
     Field(description="How to reorder the candidates: fast (no rerank), balanced (default: Cohere where configured), "
           "thorough (Cohere, then the LLM decides), local (a cross-encoder pulled with `neural-memory models pull`). "
-          "Each falls back to fast when its provider is missing; the reply's `degraded` says so."),
+          "Without its provider a mode does what it can (thorough: the LLM alone; at least fast); the reply's "
+          "`degraded` says so."),
 ]  # fmt: skip
 Filters = Annotated[
     SearchFilters | None,
