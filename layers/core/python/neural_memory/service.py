@@ -571,17 +571,21 @@ class Service:
             raise NotFound(f"observation {observation_id!r} not found")
         supersession.unmark_deleted(self.store, workspace_id, record.supersedes or [])
         staleness.remark(self.store, workspace_id, [], self.visible_after(self._clock()), deleted=record)
-        self._forget_in_context(workspace_id, record)
+        self._forget_in_context(workspace_id, [record])
         return DeleteResponse(id=observation_id, deleted=True, request_id=request_id)
 
-    def _forget_in_context(self, workspace_id: str, deleted: ObservationRecord) -> None:
-        """Cut again the turns whose context chunk quoted a deleted chat turn, so its words are
-        not found through them (each written only if unchanged since read)."""
+    def _forget_in_context(self, workspace_id: str, deleted: Sequence[ObservationRecord]) -> None:
+        """Cut again the turns whose context chunk quoted these deleted chat turns, so their words
+        are not found through them: each such turn once, however many of them it quoted (a purge
+        deletes runs of a session's turns), written only if unchanged since read."""
         if not self.settings.turn_context or self.embedder is None:
             return
         now = self._clock()
         earlier = partial(self._earlier_turn, workspace_id)
-        turns = quoting(self.store, workspace_id, deleted, self.settings.turn_context)
+        quoted = {
+            t.id: t for record in deleted for t in quoting(self.store, workspace_id, record, self.settings.turn_context)
+        }
+        turns = list(quoted.values())
         if not turns:
             return
         items = [chunked(record, self.chunking, now) for record in turns]
@@ -599,8 +603,7 @@ class Service:
         for workspace_id, targets in released.items():
             supersession.unmark_deleted(self.store, workspace_id, sorted(set(targets)))
         for workspace_id, records in turns.items():
-            for record in records:
-                self._forget_in_context(workspace_id, record)
+            self._forget_in_context(workspace_id, records)
         return purged
 
     def _expiring_turns(self, now: datetime) -> dict[str, list[ObservationRecord]]:
@@ -610,8 +613,7 @@ class Service:
             return {}
         expiring = Find(expired_at=now, observation_types=tuple(sorted(CHAT_TURN_TYPES)))
         by_workspace = self.store.count(None, expiring, by="workspace_id")
-        found = {ws: self.store.find(ws, expiring) for ws in sorted(by_workspace)}
-        return {ws: [r for r in records if r.session_id] for ws, records in found.items()}
+        return {ws: self.store.find(ws, expiring) for ws in sorted(by_workspace)}  # ``quoting`` skips sessionless
 
     def archive_execution(self, now: datetime) -> int:
         """Archive the E observations (all workspaces) that occurred ``archive_execution_after_days``
