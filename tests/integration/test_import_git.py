@@ -73,7 +73,8 @@ def _commit(repo: Path, path: str, text: str, message: str, **who: Any) -> str:
 @pytest.fixture
 def repo(tmp_path: Path) -> dict[str, str]:
     """A history: a first commit, a pull request merged with a merge commit, one squashed, one
-    merged into a maintenance branch that was then merged in, and work by Ann under two addresses."""
+    merged into a maintenance branch that was then merged in, one merged with a merge commit titled
+    by the pull request, and work by Ann under two addresses."""
     root = tmp_path / "web"
     root.mkdir()
     _git(root, "init", "-q", "-b", "main")
@@ -95,6 +96,13 @@ def repo(tmp_path: Path) -> dict[str, str]:
     _git(root, "checkout", "-q", "main")
     _git(root, "merge", "-q", "--no-ff", "stable", "-m", "Merge branch 'stable'", at="2023-04-01T10:00:00+00:00")
     shas["stable"] = _git(root, "rev-parse", "HEAD")
+    # GitHub's merge commit titled by the pull request, authored by whoever pressed the button
+    _git(root, "checkout", "-q", "-b", "expiry")
+    _commit(root, "src/app/cookies.py", "v3", "Handle cookie expiry", who=BO, at="2023-05-01T10:00:00+00:00")
+    _commit(root, "src/app/cookies.py", "v4", "Test expiry", who=BO, at="2023-05-02T10:00:00+00:00")
+    _git(root, "checkout", "-q", "main")
+    _git(root, "merge", "-q", "--no-ff", "expiry", "-m", "Expire cookies (#13)", at="2023-05-03T10:00:00+00:00")
+    shas["titled"] = _git(root, "rev-parse", "HEAD")
     shas["path"] = str(root)
     return shas
 
@@ -128,14 +136,14 @@ def test_a_clone_is_imported_as_its_webhooks_would_have_delivered_it(
     args = ["import", "git", repo["path"], "--repo", REPO, "--workspace", "acme", "--data-dir", str(data)]
     # When the clone is imported
     assert main([*args, "--failures", str(tmp_path / "failures.jsonl")]) == 0
-    assert "7 created, 0 updated, 0 skipped, 0 failed" in capsys.readouterr().out
+    assert "9 created, 0 updated, 0 skipped, 0 failed" in capsys.readouterr().out
     service = _service(data)
     try:
-        pushes = {_push(repo[key]) for key in ("first", "merge", "squash", "stable")}
-        prs = {_pr(7), _pr(9), _pr(11)}
+        pushes = {_push(repo[key]) for key in ("first", "merge", "squash", "stable", "titled")}
+        prs = {_pr(7), _pr(9), _pr(11), _pr(13)}
         held = service.store.read("acme", sorted(pushes | prs))
         # Then each first-parent commit is a push, each merged PR (merge, squash, side line) a PR
-        assert set(held) == pushes | prs and service.store.count("acme") == 7
+        assert set(held) == pushes | prs and service.store.count("acme") == 9
         merged = held[_pr(7)]
         assert (merged.title, merged.actor_name, merged.tier) == (
             "PR #7 merged: Handle quoted cookie values in the parser",
@@ -151,11 +159,19 @@ def test_a_clone_is_imported_as_its_webhooks_would_have_delivered_it(
         assert {held[p].actor_name for p in (_push(repo["first"]), _push(repo["squash"]))} == {"annlee"}
         assert held[_pr(11)].actor_name == "Bo Chen"
         assert "Fix header casing for proxies (#11)" in held[_push(repo["stable"])].content
+        # And a merge titled by its PR is the PR of the branch's author, merged by who pressed merge
+        titled = held[_pr(13)]
+        assert (titled.title, titled.actor_name, titled.metadata["mergedBy"]) == (
+            "PR #13 merged: Expire cookies",
+            "Bo Chen",
+            "annlee",
+        )
+        assert "Commits:\n- Handle cookie expiry\n- Test expiry" in titled.content
     finally:
         service.close()
     # When it is imported again, Then nothing new is created
     assert main([*args, "--failures", str(tmp_path / "failures.jsonl")]) == 0
-    assert "0 created, 7 updated, 0 skipped, 0 failed" in capsys.readouterr().out
+    assert "0 created, 9 updated, 0 skipped, 0 failed" in capsys.readouterr().out
 
 
 def test_a_webhook_after_the_import_updates_and_old_history_stays_found(
@@ -172,7 +188,7 @@ def test_a_webhook_after_the_import_updates_and_old_history_stays_found(
     outcome = installed.index("acme", normalize_eventbridge(event).observations)
     # Then it updates the imported push: nothing is added
     assert (outcome.created, outcome.updated) == ([], [_push(repo["squash"])])
-    assert installed.store.count("acme") == 7
+    assert installed.store.count("acme") == 9
 
     # And, years later, a default search finds the old PR by its title and the old push by its
     # commit's subject, and the PR's lineage answers 200 with the push of its commit

@@ -3,9 +3,10 @@
 The first-parent history of the default branch is what a team pushed: each first-parent commit
 becomes a ``push`` whose ``after`` is that commit (a webhook push of several commits names only its
 head, so a later delivery of the same push updates the import of its head). A merged pull request
-is recognised from its merge commit ("Merge pull request #12 from owner/branch") or its squash
-commit ("Title (#12)") and becomes the ``pull_request`` ``closed`` + ``merged`` payload, with the
-merge commit as ``merge_commit_sha``: the push and the PR then share a commit (lineage).
+is recognised from its merge commit ("Merge pull request #12 from owner/branch", or the pull
+request's title: "Title (#12)") or its squash commit ("Title (#12)") and becomes the
+``pull_request`` ``closed`` + ``merged`` payload, with the merge commit as ``merge_commit_sha``:
+the push and the PR then share a commit (lineage).
 
 Offline: it reads ``git log`` once for the main line (paths per commit, relative to its first
 parent) and once more for the subjects of the commits merges brought in.
@@ -16,6 +17,7 @@ from __future__ import annotations
 import re
 import subprocess
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -77,7 +79,8 @@ def merged_pull_request(commit: Commit, author: str | None = None) -> MergedPull
         title, _, body = rest.partition("\n")
         number, author, head = int(match.group(1)), match.group(2), match.group(3)
         return MergedPullRequest(number, title.strip() or lines[0], body.strip(), author, head)
-    if len(commit.parents) == 1 and (match := _SQUASH_PR.search(lines[0])):
+    # A squash commit, or a merge commit GitHub titled by the pull request ("Title (#12)").
+    if match := _SQUASH_PR.search(lines[0]):
         title = lines[0][: match.start()].strip()
         body = "\n".join(lines[1:]).strip()
         return MergedPullRequest(int(match.group(1)), title or lines[0], body, author or commit.author, None)
@@ -264,28 +267,33 @@ class GitHistory:
             origin = f"{self.repo}@{commit.sha[:12]}"
             side = brought.get(commit.sha, [])
             for merged in reversed(side):
-                pull = self._merged_by_whom(merged, graph)
+                if merged_pull_request(merged) is None:
+                    continue
+                within = self._brought_by(merged, brought, side)
+                pull = self._merged_by_whom(merged, within)
                 if pull is not None and pull.number not in numbers:
                     numbers.add(pull.number)
-                    payload = self._pull_request(merged, pull, self._brought_by(merged, brought, side), base=None)
+                    payload = self._pull_request(merged, pull, within, base=None)
                     yield f"{origin} (#{pull.number})", bus_event("github", "pull_request", payload, merged.committed)
             yield origin, bus_event("github", "push", self._push(commit, side), commit.committed)
-            pull = self._merged_by_whom(commit, graph)
+            pull = self._merged_by_whom(commit, side)
             if pull is not None and pull.number not in numbers:
                 numbers.add(pull.number)
                 payload = self._pull_request(commit, pull, side, base=self.branch)
                 yield f"{origin} (#{pull.number})", bus_event("github", "pull_request", payload, commit.committed)
 
-    def _merged_by_whom(self, commit: Commit, graph: dict[str, Commit]) -> MergedPullRequest | None:
-        """The pull request ``commit`` merged, its author a person: a branch pushed to the
-        repository itself ("from pallets/fix-x") names the organisation, so the author of the
-        branch's last commit stands in."""
+    def _merged_by_whom(self, commit: Commit, brought: list[Commit]) -> MergedPullRequest | None:
+        """The pull request ``commit`` merged, its author a person. A merge commit titled by the
+        pull request ("Title (#12)") is authored by whoever merged it, and a branch pushed to the
+        repository itself ("from pallets/fix-x") names the organisation: there the author of most
+        of the commits the merge ``brought`` in stands in, as the one who wrote the branch."""
         pull = merged_pull_request(commit, self._who.of(commit))
-        owner = self.repo.split("/", 1)[0].lower()
-        if pull is not None and pull.author.lower() == owner and len(commit.parents) > 1:
-            head = graph.get(commit.parents[1])
-            if head is not None:
-                pull = replace(pull, author=self._who.of(head))
+        if pull is None or len(commit.parents) < 2:
+            return pull
+        if pull.head is None or pull.author.lower() == self.repo.split("/", 1)[0].lower():
+            written = Counter(self._who.of(c) for c in brought if len(c.parents) < 2)
+            if written:  # most_common keeps first-seen order among ties: the newest commit's author
+                pull = replace(pull, author=written.most_common(1)[0][0])
         return pull
 
     @staticmethod
