@@ -511,7 +511,7 @@ def test_an_agent_puts_a_note_and_a_conversation_turn_on_the_bus_with_its_scoped
         # (neural-memory:acme is a route of the stack's routing table)
         label = "SQS batch (an agent's note and conversation turn, EventBridge neural-memory.acme)"
         assert _ingest_queued(deployed, label, {"CO_API_URL": cohere.url}) == 2
-        assert len(cohere.documents()) == 2
+        assert len(cohere.documents()) == 4  # each one's text, and its title alone
     finally:
         cohere.close()
     for event in (note, turn):

@@ -254,9 +254,10 @@ def test_two_turns_an_agent_puts_on_the_bus_one_by_one_give_the_second_its_conte
     # When the agent puts the question, then the sample answer, each delivered in a batch of its own
     for detail, time in ((question, "2025-12-13T10:14:00Z"), (sample, "2025-12-13T10:15:00Z")):
         assert ingest_app.lambda_handler(_on_the_bus(detail, time), lambda_context)["batchItemFailures"] == []
-    # Then the answer has its own chunk and a context chunk (searched both ways) with the question before it
-    own, context = stored_chunks(ingest_service.store, "acme", sample["id"])
-    assert own == (sample["content"], True, True)
+    # Then the answer has its own chunk, its title's passage (the agent titled it) and a context
+    # chunk (searched both ways) with the question before it
+    own, titled, context = stored_chunks(ingest_service.store, "acme", sample["id"])
+    assert own == (sample["content"], True, True) and titled == ("", True, False)
     passage = f"alice: {question['content']}\nsupport-bot: {sample['content']}"
     assert context == (passage, True, True)
     # And the question, first in its session, has none

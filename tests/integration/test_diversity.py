@@ -90,7 +90,7 @@ def test_near_duplicates_by_vector_collapse_when_a_vector_search_ran(svc: Servic
 TWINS = [
     _obs("first", "billing lock advisory postgres", "billing lock advisory postgres session"),
     _obs("twin", "billing lock advisory postgres", "billing lock advisory postgres session retry backoff"),
-    _obs("other", "billing lock", "invoices emailed nightly by the cron worker"),
+    _obs("other", "nightly invoices", "invoices emailed nightly by the cron worker under the billing lock"),
 ]
 
 
@@ -137,3 +137,19 @@ def test_long_documents_sharing_an_opening_are_compared_by_the_passages_that_mat
     # (their first passages are the same; the passages that matched are not)
     results = dict(_search(svc, mode="hybrid", query="renew kerberos ticket vacuum postgres tables"))
     assert results == {"k": [], "p": []}
+
+
+def test_observations_found_by_the_same_title_are_not_near_duplicates(svc: Service) -> None:  # noqa: F811
+    # Given two merged PRs with one title over different commits: a query that is the title finds
+    # both by the passage of their title alone, whose vectors are the same
+    title = "PR merged: release version"
+    svc.index(
+        "acme",
+        [
+            _obs("v1", title, "Commits:\n- bump the version to 2.2.2\n- changelog for the proxy header fix"),
+            _obs("v2", title, "Commits:\n- bump the version to 3.1.1\n- changelog for the multipart parser"),
+        ],
+    )
+    # When searching by the title in hybrid mode, Then they are two results: they open differently
+    results = dict(_search(svc, mode="hybrid", query="release version"))
+    assert results == {"v1": [], "v2": []}

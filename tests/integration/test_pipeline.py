@@ -179,4 +179,5 @@ def test_similarity_threshold_drops_and_counts(settings: Settings) -> None:
     reply = svc.search("acme", request("deploy failed", mode="semantic"), "r")
     # Then only hits at or above the threshold remain, and the reply counts the rest
     assert [r.id for r in reply.results] == ["close"]
-    assert reply.threshold.min_similarity == 0.5 and reply.threshold.dropped == 1
+    # (hits are passages: the far note's text and its title's)
+    assert reply.threshold.min_similarity == 0.5 and reply.threshold.dropped == 2

@@ -178,7 +178,7 @@ def test_a_deadline_stops_between_batches_and_the_bootstrap_resumes(
     # for model A, and reindexes each for model B
     outcome = bootstrap(new, deadline=None)
     acme, globex = workspace_alias(ALIAS, "acme"), workspace_alias(ALIAS, "globex")
-    assert "nm-000001 -> 2 workspace indices: 24 documents copied" in outcome, outcome
+    assert "nm-000001 -> 2 workspace indices: 36 documents copied" in outcome, outcome
     for alias in (acme, globex):
         assert f"{alias}-000001 -> {alias}-000002" in outcome, outcome
         assert OpenSearchAdmin(client, alias).live() == f"{alias}-000002"
@@ -252,11 +252,11 @@ def test_the_cli_reindexes_lists_and_drops(
     # copies it per workspace
     assert main(["migrate-index", *flags]) == 0
     out = capsys.readouterr().out
-    assert "nm-000001 -> 2 workspace indices: 24 documents copied, 0 kept" in out and "complete" in out
+    assert "nm-000001 -> 2 workspace indices: 36 documents copied, 0 kept" in out and "complete" in out
     # And a second run copies nothing (it is marked migrated), nor does a catch-up (all is there)
     assert main(["migrate-index", *flags]) == 0 and "0 documents copied" in capsys.readouterr().out
     assert main(["migrate-index", *flags, "--again"]) == 0
-    assert "0 documents copied, 24 kept" in capsys.readouterr().out
+    assert "0 documents copied, 36 kept" in capsys.readouterr().out
     # When the CLI reindexes for another configuration (no embedder)
     assert main(["reindex", *flags, "--batch", "5"]) == 0
     out = capsys.readouterr().out

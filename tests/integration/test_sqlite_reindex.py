@@ -198,8 +198,8 @@ def test_a_stopped_reindex_resumes_without_redoing_finished_batches(settings: Se
     # When it runs again, without the cache (so every text it embeds reaches the model)
     second = Counting(Service(SqliteStore(settings.sqlite_path), MODEL_B, settings, clock=lambda: NOW))
     report = SqliteReindexer(settings.sqlite_path, B, second, batch_size=8).run()
-    # Then it embeds only the 16 chunks left, and swaps
-    assert (second.texts, report.resumed, report.embedded, report.swapped) == (16, 24, 16, True)
+    # Then it embeds only the 56 chunks left (of 80: each note's text and its title's), and swaps
+    assert (second.texts, report.resumed, report.embedded, report.swapped) == (56, 24, 56, True)
     assert "24 done by an earlier run" in report.summary()
     assert SqliteStore(settings.sqlite_path).model() == B
 

@@ -120,6 +120,30 @@ def test_a_list_of_paths_is_searched_by_keyword_and_never_embedded() -> None:
     # Then the passage the model reads leaves the paths out, and a lexical window holds them
     embedded = [c.text for c in item.chunks if c.embedded]
     lexical = [c.text for c in item.chunks if c.lexical]
-    assert embedded == ["Stream multipart bodies instead of reading them whole."]
+    assert embedded == ["Stream multipart bodies instead of reading them whole.", ""]  # and its title alone
     assert any("src/app/formparser.py" in text for text in lexical)
     assert not any("Files:" in text for text in embedded)
+
+
+def test_a_title_written_as_a_summary_is_also_a_passage_of_its_own() -> None:
+    commits = "Commits:\n" + "\n".join(f"- remove compat helper {n}" for n in range(14))
+    # Given a merged PR whose title says what its list of commits did
+    chunks = _chunks(commits, observationType="pull_request_merged", title="PR #1693 merged: Drop Python 2")
+    # Then it is embedded twice: the content (with the title, as every chunk) and the title alone
+    assert [(c.chunk_no, c.role, c.text) for c in chunks] == [(0, "both", commits), (1, "passage", "")]
+    # And long content's title passage comes after the content's passages, before the windows
+    long = _chunks(" ".join(f"w{n}" for n in range(1000)), title="Why we shard by workspace")
+    roles = [c.role for c in long]
+    assert roles.count("passage") > 2 and long[roles.index("lexical") - 1].text == ""
+    assert [c.chunk_no for c in long] == list(range(len(long)))
+
+
+def test_no_title_passage_where_the_title_adds_nothing_or_nothing_is_embedded() -> None:
+    turn = "I went to the support group yesterday and it was really powerful for me."
+    # A chat turn's title is its speaker and first words: derived, not a summary
+    assert [c.role for c in _chunks(turn, actorName="Caroline", sessionId="s1")] == ["both"]
+    assert [c.role for c in _chunks(turn)] == ["both"]
+    # A title with no content is already all that chunk 0 embeds
+    assert [c.role for c in _chunks("", title="Deploy frozen")] == ["both"]
+    # A tier that is never embedded has no passages at all
+    assert [c.role for c in _chunks(turn, title="Support group", tier="E")] == ["both"]

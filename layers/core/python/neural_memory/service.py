@@ -342,7 +342,9 @@ class Service:
         """How content is cut: passages for the embedder and windows for BM25, or only windows,
         each searched both ways, when there is no embedder (a passage would be searched by nothing)."""
         chunking = self.settings.chunking
-        return chunking if self.embedder is not None else replace(chunking, passage_tokens=chunking.tokens)
+        if self.embedder is None:
+            return replace(chunking, passage_tokens=chunking.tokens, title_passages=False)
+        return chunking
 
     def index(self, workspace_id: str, observations: Sequence[ObservationIn]) -> UpsertOutcome:
         """Prepare, embed (one batch call) and write; the same id updates in place. Observations

@@ -34,6 +34,9 @@ class Chunking:
     tokens: int = 200
     overlap: int = 24
     passage_tokens: int = 128
+    # A title written as a summary also gets a passage of its own (``prepare.chunked``); off where
+    # nothing embeds.
+    title_passages: bool = True
 
 
 DEFAULT_CHUNKING = Chunking()

@@ -46,11 +46,20 @@ def resolved_title(observation: ObservationIn) -> str:
     """The client's title, or who said it and the first ``TITLE_WORDS`` words of the content (a
     chat turn or an agent's note has no title of its own). The speaker matters: "what did Caroline
     research" is answered by Caroline's own turns, which never name her."""
-    if observation.title:
-        return observation.title
-    words = observation.content.split()
+    return observation.title or derived_title(observation.content, observation.actor_name)
+
+
+def derived_title(content: str, actor_name: str | None) -> str:
+    """The title of an observation given none: who said it and the first words of ``content``."""
+    words = content.split()
     title = " ".join(words[:TITLE_WORDS])[:200] + ("…" if len(words) > TITLE_WORDS else "")
-    return f"{observation.actor_name}: {title}" if observation.actor_name else title
+    return f"{actor_name}: {title}" if actor_name else title
+
+
+def summarised_by_title(record: ObservationRecord) -> bool:
+    """Whether the record's title was written as a summary of content it does not repeat (a pull
+    request's title over its commits, an article's over its abstract), not derived from it."""
+    return bool(record.content.strip()) and record.title != derived_title(record.content, record.actor_name)
 
 
 def observation_id(observation: ObservationIn) -> str:
@@ -130,17 +139,40 @@ def chunked(
     an embedded observation always has a vector) and windows for the lexical side after them. The
     passages leave out lists of paths (``chunking.PATHS_LINE``: searched by keyword only). With
     ``now``, a C observation already past its window is cut as never embedded.
+
+    An embedded observation whose title summarises it (``summarised_by_title``) also gets a
+    passage of its title alone (empty text: the embedder reads the title before every chunk),
+    after the others. A query that says what the title says meets it there whole, where the
+    title and the content read together as the content: a pull request's title over its commit
+    subjects, even two of them. Changelog→PR semantic recall@10 of imported pull requests rose
+    by 2-4 points on four real histories (by less than half that when only titles over 32 tokens
+    or more of content had one); SciFact and LoCoMo did not move (docs/benchmarks.md, "A passage
+    of the title").
     """
     content = record.content
-    if chunking.passage_tokens < chunking.tokens and embeds(record, now):
+    embedded = embeds(record, now)
+    title = embedded and chunking.title_passages and summarised_by_title(record)
+    titled = [Chunk(chunk_no=0, text="", role="passage")] if title else []
+    if chunking.passage_tokens < chunking.tokens and embedded:
         meaning = without_path_lists(content)  # a list of paths is searched by keyword only
         passages = chunk_text(meaning, chunking.passage_tokens, min(chunking.overlap, chunking.passage_tokens // 2))
         passages = passages[:MAX_EMBEDDED_PASSAGES]  # the rest of a long text: by keyword only
         if len(passages) == 1 and meaning == content:  # fits one passage, so one window: one chunk
-            return IndexedObservation(record=record, chunks=[Chunk(chunk_no=0, text=passages[0])])
+            return _numbered(record, [Chunk(chunk_no=0, text=passages[0]), *titled])
         windows = chunk_text(content, chunking.tokens, chunking.overlap)
-        chunks = [Chunk(chunk_no=n, text=t, role="passage") for n, t in enumerate(passages)]
-        chunks += [Chunk(chunk_no=len(passages) + n, text=t, role="lexical") for n, t in enumerate(windows)]
-        return IndexedObservation(record=record, chunks=chunks)
+        return _numbered(
+            record,
+            [
+                *(Chunk(chunk_no=0, text=t, role="passage") for t in passages),
+                *titled,
+                *(Chunk(chunk_no=0, text=t, role="lexical") for t in windows),
+            ],
+        )
     windows = chunk_text(content, chunking.tokens, chunking.overlap)
-    return IndexedObservation(record=record, chunks=[Chunk(chunk_no=n, text=t) for n, t in enumerate(windows)])
+    return _numbered(record, [*(Chunk(chunk_no=0, text=t) for t in windows), *titled])
+
+
+def _numbered(record: ObservationRecord, chunks: list[Chunk]) -> IndexedObservation:
+    return IndexedObservation(
+        record=record, chunks=[chunk.model_copy(update={"chunk_no": n}) for n, chunk in enumerate(chunks)]
+    )

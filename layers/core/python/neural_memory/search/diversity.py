@@ -70,17 +70,28 @@ def cap_per_session(candidates: Sequence[Candidate], limit: int) -> list[Candida
 def collapse_near_duplicates(
     candidates: Sequence[Candidate],
     vectors: Mapping[tuple[str, int], Sequence[float]],
+    openings: Mapping[tuple[str, int], Sequence[float]] | None = None,
     threshold: float = NEAR_DUPLICATE_COSINE,
 ) -> list[Candidate]:
     """Collapse each candidate whose vector is at cosine >= ``threshold`` to a better-ranked kept
-    one into it (listed in its ``duplicates``); candidates without a vector are always kept. Only
-    the first ``DIVERSITY_HEAD`` are compared."""
+    one, and whose opening is too where both have one (``openings``), into it (listed in its
+    ``duplicates``); candidates without a vector are always kept. Only the first
+    ``DIVERSITY_HEAD`` are compared. The openings keep apart two observations found by passages
+    of the same title over different content (``prepare.chunked``), as the passages found keep
+    apart two long ones that open alike and end differently."""
     head = list(candidates[:DIVERSITY_HEAD])
     cosines = _pairwise([vectors.get((c.observation.id, c.chunk_no)) for c in head])
+    opening = _pairwise([(openings or {}).get((c.observation.id, c.chunk_no)) for c in head])
     kept: list[int] = []
     merged: dict[int, list[str]] = {}
     for i, candidate in enumerate(head):
-        matches = [(cosine, j) for j in kept if (cosine := cosines[i][j]) is not None and cosine >= threshold]
+        matches = [
+            (cosine, j)
+            for j in kept
+            if (cosine := cosines[i][j]) is not None
+            and cosine >= threshold
+            and ((other := opening[i][j]) is None or other >= threshold)
+        ]
         if matches:
             merged.setdefault(max(matches)[1], []).extend([candidate.observation.id, *candidate.duplicates])
         else:

@@ -93,6 +93,15 @@ class SearchOutcome:
     counts: dict[str, int] = field(default_factory=dict)  # candidates after each stage, for the log
 
 
+@dataclass(frozen=True)
+class Vectors:
+    """The head's vectors by (observation id, ``chunk_no``): the passage each was found by, and
+    its opening (chunk 0)."""
+
+    matched: dict[tuple[str, int], Sequence[float]]
+    openings: dict[tuple[str, int], Sequence[float]]
+
+
 class SearchPipeline:
     """Runs one search for one workspace with the providers it was built with."""
 
@@ -232,7 +241,7 @@ class SearchPipeline:
                 candidates = collapse_duplicates(candidates)
             vectors = self._vectors(workspace_id, request, model_id, candidates)  # of the head left
             if request.collapse_duplicates:
-                candidates = collapse_near_duplicates(candidates, vectors)
+                candidates = collapse_near_duplicates(candidates, vectors.matched, vectors.openings)
             if request.max_per_session is not None:
                 candidates = cap_per_session(candidates, request.max_per_session)
         counts = {
@@ -257,7 +266,7 @@ class SearchPipeline:
             candidates = kept_above
         counts |= {"reranked": len(candidates) if provider else 0, "rerankDropped": threshold.rerank_dropped}
         if request.diversity > 0:
-            candidates = mmr(candidates, vectors, request.diversity, request.top_k)
+            candidates = mmr(candidates, vectors.matched, request.diversity, request.top_k)
         kept = candidates[: request.top_k]
         counts["returned"] = len(kept)
         rerank = RerankStatus(mode=request.rerank, provider=provider)
@@ -283,13 +292,14 @@ class SearchPipeline:
 
     def _vectors(
         self, workspace_id: str, request: SearchRequest, model_id: str | None, candidates: list[Candidate]
-    ) -> dict[tuple[str, int], Sequence[float]]:
+    ) -> Vectors:
         """The candidates' vectors (by observation id and ``chunk_no``), when a vector search ran
         and near-duplicates or MMR need them: the vector of the passage the vector retriever
         found, else of the candidate's chunk, else (a lexical window has no vector) of chunk 0,
-        which is always embedded (passages are numbered first)."""
+        which is always embedded (passages are numbered first); and each one's chunk 0, its
+        opening (``collapse_near_duplicates``)."""
         if model_id is None or not candidates or not (request.collapse_duplicates or request.diversity > 0):
-            return {}
+            return Vectors({}, {})
         head = candidates[:DIVERSITY_HEAD]
         choices = {
             (c.observation.id, c.chunk_no): [
@@ -298,11 +308,12 @@ class SearchPipeline:
             for c in head
         }
         found = self._store.chunk_vectors(workspace_id, model_id, [k for keys in choices.values() for k in keys])
-        return {
+        matched = {
             key: vector
             for key, keys in choices.items()
             if (vector := next((found[k] for k in keys if k in found), None)) is not None
         }
+        return Vectors(matched, {key: found[keys[-1]] for key, keys in choices.items() if keys[-1] in found})
 
     def _embed_query(self, request: SearchRequest, degraded: list[str]) -> Vector | None:
         if self._embedder is None:
