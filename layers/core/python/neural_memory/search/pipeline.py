@@ -313,7 +313,8 @@ class SearchPipeline:
             for key, keys in choices.items()
             if (vector := next((found[k] for k in keys if k in found), None)) is not None
         }
-        return Vectors(matched, {key: found[keys[-1]] for key, keys in choices.items() if keys[-1] in found})
+        openings = {key: found[(key[0], 0)] for key in choices if (key[0], 0) in found}
+        return Vectors(matched, openings)
 
     def _embed_query(self, request: SearchRequest, degraded: list[str]) -> Vector | None:
         if self._embedder is None:
