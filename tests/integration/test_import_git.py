@@ -103,6 +103,20 @@ def repo(tmp_path: Path) -> dict[str, str]:
     _git(root, "checkout", "-q", "main")
     _git(root, "merge", "-q", "--no-ff", "expiry", "-m", "Expire cookies (#13)", at="2023-05-03T10:00:00+00:00")
     shas["titled"] = _git(root, "rev-parse", "HEAD")
+    # Merges of pull requests nobody titled: GitHub named them after the branch, or the one commit
+    _git(root, "checkout", "-q", "-b", "fix-cookie_path")
+    _commit(root, "src/app/cookies.py", "v5", "Keep the path", who=BO, at="2023-06-01T10:00:00+00:00")
+    _commit(root, "src/app/cookies.py", "v6", "Test the path", who=BO, at="2023-06-02T10:00:00+00:00")
+    _git(root, "checkout", "-q", "main")
+    untitled = "Merge pull request #15 from bochen/fix-cookie_path"
+    _git(root, "merge", "-q", "--no-ff", "fix-cookie_path", "-m", untitled, at="2023-06-03T10:00:00+00:00")
+    shas["branch-named"] = _git(root, "rev-parse", "HEAD")
+    _git(root, "checkout", "-q", "-b", "domain")
+    _commit(root, "src/app/cookies.py", "v7", "Match cookie domains exactly", who=BO, at="2023-07-01T10:00:00+00:00")
+    _git(root, "checkout", "-q", "main")
+    untitled = "Merge pull request #17 from bochen/domain"
+    _git(root, "merge", "-q", "--no-ff", "domain", "-m", untitled, at="2023-07-03T10:00:00+00:00")
+    shas["commit-named"] = _git(root, "rev-parse", "HEAD")
     shas["path"] = str(root)
     return shas
 
@@ -136,14 +150,15 @@ def test_a_clone_is_imported_as_its_webhooks_would_have_delivered_it(
     args = ["import", "git", repo["path"], "--repo", REPO, "--workspace", "acme", "--data-dir", str(data)]
     # When the clone is imported
     assert main([*args, "--failures", str(tmp_path / "failures.jsonl")]) == 0
-    assert "9 created, 0 updated, 0 skipped, 0 failed" in capsys.readouterr().out
+    assert "13 created, 0 updated, 0 skipped, 0 failed" in capsys.readouterr().out
     service = _service(data)
     try:
-        pushes = {_push(repo[key]) for key in ("first", "merge", "squash", "stable", "titled")}
-        prs = {_pr(7), _pr(9), _pr(11), _pr(13)}
+        merges = ("first", "merge", "squash", "stable", "titled", "branch-named", "commit-named")
+        pushes = {_push(repo[key]) for key in merges}
+        prs = {_pr(7), _pr(9), _pr(11), _pr(13), _pr(15), _pr(17)}
         held = service.store.read("acme", sorted(pushes | prs))
         # Then each first-parent commit is a push, each merged PR (merge, squash, side line) a PR
-        assert set(held) == pushes | prs and service.store.count("acme") == 9
+        assert set(held) == pushes | prs and service.store.count("acme") == 13
         merged = held[_pr(7)]
         assert (merged.title, merged.actor_name, merged.tier) == (
             "PR #7 merged: Handle quoted cookie values in the parser",
@@ -167,11 +182,14 @@ def test_a_clone_is_imported_as_its_webhooks_would_have_delivered_it(
             "annlee",
         )
         assert "Commits:\n- Handle cookie expiry\n- Test expiry" in titled.content
+        # And an untitled one has the title GitHub gave it: its branch's name, or its one commit
+        assert held[_pr(15)].title == "PR #15 merged: Fix cookie path"
+        assert held[_pr(17)].title == "PR #17 merged: Match cookie domains exactly"
     finally:
         service.close()
     # When it is imported again, Then nothing new is created
     assert main([*args, "--failures", str(tmp_path / "failures.jsonl")]) == 0
-    assert "0 created, 9 updated, 0 skipped, 0 failed" in capsys.readouterr().out
+    assert "0 created, 13 updated, 0 skipped, 0 failed" in capsys.readouterr().out
 
 
 def test_a_webhook_after_the_import_updates_and_old_history_stays_found(
@@ -188,7 +206,7 @@ def test_a_webhook_after_the_import_updates_and_old_history_stays_found(
     outcome = installed.index("acme", normalize_eventbridge(event).observations)
     # Then it updates the imported push: nothing is added
     assert (outcome.created, outcome.updated) == ([], [_push(repo["squash"])])
-    assert installed.store.count("acme") == 9
+    assert installed.store.count("acme") == 13
 
     # And, years later, a default search finds the old PR by its title and the old push by its
     # commit's subject, and the PR's lineage answers 200 with the push of its commit

@@ -74,17 +74,27 @@ class MergedPullRequest:
 def merged_pull_request(commit: Commit, author: str | None = None) -> MergedPullRequest | None:
     """The pull request ``commit`` merged, from GitHub's merge or squash message, or None."""
     lines = commit.message.strip().split("\n")
-    if match := _MERGE_PR.match(lines[0]):
+    if match := _MERGE_PR.match(lines[0]):  # the title is the body's first line; "" when none
         rest = "\n".join(lines[1:]).strip()
         title, _, body = rest.partition("\n")
         number, author, head = int(match.group(1)), match.group(2), match.group(3)
-        return MergedPullRequest(number, title.strip() or lines[0], body.strip(), author, head)
+        return MergedPullRequest(number, title.strip(), body.strip(), author, head)
     # A squash commit, or a merge commit GitHub titled by the pull request ("Title (#12)").
     if match := _SQUASH_PR.search(lines[0]):
         title = lines[0][: match.start()].strip()
         body = "\n".join(lines[1:]).strip()
         return MergedPullRequest(int(match.group(1)), title or lines[0], body, author or commit.author, None)
     return None
+
+
+def _default_title(pull: MergedPullRequest, written: list[Commit]) -> str:
+    """The title GitHub gives a pull request its author did not title: the subject of its one
+    commit, else its branch's name in words ("fix-cookie_path" -> "Fix cookie path"); "" if
+    neither is known."""
+    if len(written) == 1:
+        return written[0].subject
+    words = re.sub(r"[-_]+", " ", (pull.head or "").rsplit("/", 1)[-1]).strip()
+    return words[:1].upper() + words[1:]
 
 
 class Identities:
@@ -288,12 +298,14 @@ class GitHistory:
         repository itself ("from pallets/fix-x") names the organisation: there the author of most
         of the commits the merge ``brought`` in stands in, as the one who wrote the branch."""
         pull = merged_pull_request(commit, self._who.of(commit))
-        if pull is None or len(commit.parents) < 2:
-            return pull
-        if pull.head is None or pull.author.lower() == self.repo.split("/", 1)[0].lower():
-            written = Counter(self._who.of(c) for c in brought if len(c.parents) < 2)
-            if written:  # most_common keeps first-seen order among ties: the newest commit's author
-                pull = replace(pull, author=written.most_common(1)[0][0])
+        if pull is None:
+            return None
+        written = [c for c in brought if len(c.parents) < 2] if len(commit.parents) > 1 else []
+        if not pull.title:
+            pull = replace(pull, title=_default_title(pull, written) or commit.subject)
+        if written and (pull.head is None or pull.author.lower() == self.repo.split("/", 1)[0].lower()):
+            # most_common keeps first-seen order among ties: the newest commit's author
+            pull = replace(pull, author=Counter(self._who.of(c) for c in written).most_common(1)[0][0])
         return pull
 
     @staticmethod
