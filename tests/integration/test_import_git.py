@@ -268,3 +268,69 @@ def test_eval_history_finds_a_changelog_by_its_usual_names_or_the_one_named(tmp_
     assert find_changelog(history, "src/notes.md") == ("src/notes.md", "- not a changelog (#8)\n")
     with pytest.raises(GitHistoryError, match="'CHANGES.md' is not a file"):
         run(root, "acme/named", None, Settings(data_dir=tmp_path / "data"), "CHANGES.md")
+
+
+BOT = ("pre-commit-ci[bot]", "66853113+pre-commit-ci[bot]@users.noreply.github.com")
+
+
+def _pull_requests(path: Path, since: str | None = None) -> dict[int, dict[str, Any]]:
+    from neural_memory.history.git import GitHistory
+
+    events = GitHistory(path, repo=REPO, since=since).events()
+    return {e["detail"]["pull_request"]["number"]: e["detail"] for _, e in events if e["detail-type"] == "pull_request"}
+
+
+def test_a_pull_requests_author_is_who_wrote_its_branch(tmp_path: Path) -> None:
+    root = tmp_path / "web"
+    root.mkdir()
+    _git(root, "init", "-q", "-b", "main")
+    _commit(root, "src/app/cookies.py", "v1", "Add cookie parsing", at="2022-01-10T10:00:00+00:00")
+    # Given a maintenance branch with Bo's work, into which Ann's PR is merged by a titled merge
+    _git(root, "checkout", "-q", "-b", "stable")
+    for n in (1, 2):
+        _commit(root, f"src/app/h{n}.py", "v1", f"Backport {n}", who=BO, at=f"2022-02-0{n}T10:00:00+00:00")
+    _git(root, "checkout", "-q", "-b", "retry")
+    _commit(
+        root, "src/app/retry.py", "v1", "Retry idempotent requests", who=ANN_AT_WORK, at="2022-02-05T10:00:00+00:00"
+    )
+    _git(root, "checkout", "-q", "stable")
+    _git(root, "merge", "-q", "--no-ff", "retry", "-m", "Retry requests (#19)", who=BO, at="2022-02-06T10:00:00+00:00")
+    _git(root, "checkout", "-q", "main")
+    _git(root, "merge", "-q", "--no-ff", "stable", "-m", "Merge branch 'stable'", at="2022-02-07T10:00:00+00:00")
+    # And a branch of the organisation that brought only a merge (Bo's), merged by Ann
+    head = _git(root, "rev-parse", "HEAD")
+    tree = _git(root, "rev-parse", "HEAD^{tree}")
+    sync = _git(
+        root, "commit-tree", tree, "-p", head, "-p", "HEAD~1", "-m", "Sync", who=BO, at="2022-03-01T10:00:00+00:00"
+    )
+    _git(
+        root,
+        "merge",
+        "-q",
+        "--no-ff",
+        sync,
+        "-m",
+        "Merge pull request #21 from acme/sync",
+        at="2022-03-02T10:00:00+00:00",
+    )
+    # And Ann's PR that a bot fixed up twice, merged by Bo
+    _git(root, "checkout", "-q", "-b", "lint")
+    _commit(root, "src/app/lint.py", "v1", "Add lint config", who=ANN_AT_WORK, at="2022-04-01T10:00:00+00:00")
+    for n in (2, 3):
+        _commit(
+            root, "src/app/lint.py", f"v{n}", "[pre-commit.ci] auto fixes", who=BOT, at=f"2022-04-0{n}T10:00:00+00:00"
+        )
+    _git(root, "checkout", "-q", "main")
+    _git(root, "merge", "-q", "--no-ff", "lint", "-m", "Lint the app (#23)", who=BO, at="2022-04-05T10:00:00+00:00")
+
+    pulls = _pull_requests(root)
+    # Then the side line's PR is Ann's, with her commit only, not the maintenance branch's history
+    assert pulls[19]["pull_request"]["user"]["login"] == "annlee"
+    assert pulls[19]["import"]["commitMessages"] == ["Retry idempotent requests"]
+    assert pulls[19]["import"]["mergedBy"] == "Bo Chen"
+    # And the organisation's branch is its head's author's; the fixed-up PR is Ann's, not the bot's
+    assert pulls[21]["pull_request"]["user"]["login"] == "Bo Chen"
+    assert pulls[23]["pull_request"]["user"]["login"] == "annlee"
+    # And read from a date on, a PR is credited from its own commits, and none before it is read
+    since = _pull_requests(root, since="2022-03-15T00:00:00+00:00")
+    assert list(since) == [23] and since[23]["import"]["commits"] == 3

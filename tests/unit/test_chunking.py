@@ -143,7 +143,9 @@ def test_no_title_passage_where_the_title_adds_nothing_or_nothing_is_embedded() 
     # A chat turn's title is its speaker and first words: derived, not a summary
     assert [c.role for c in _chunks(turn, actorName="Caroline", sessionId="s1")] == ["both"]
     assert [c.role for c in _chunks(turn)] == ["both"]
-    # A title with no content is already all that chunk 0 embeds
+    # A title with no content is already all that chunk 0 embeds, as with only a list of paths
     assert [c.role for c in _chunks("", title="Deploy frozen")] == ["both"]
+    paths = _chunks("Files: src/app/cookies.py, tests/test_cookies.py", title="PR #3 merged: Sign cookies")
+    assert [(c.role, c.text) for c in paths if c.embedded] == [("passage", "")]
     # A tier that is never embedded has no passages at all
     assert [c.role for c in _chunks(turn, title="Support group", tier="E")] == ["both"]

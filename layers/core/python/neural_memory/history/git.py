@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from neural_memory.history.events import bus_event
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable, Iterator, Mapping
     from pathlib import Path
 
 _RECORD, _FIELD = "\x1e", "\x1f"
@@ -93,8 +93,20 @@ def _default_title(pull: MergedPullRequest, written: list[Commit]) -> str:
     neither is known."""
     if len(written) == 1:
         return written[0].subject
-    words = re.sub(r"[-_]+", " ", (pull.head or "").rsplit("/", 1)[-1]).strip()
+    words = re.sub(r"[-_]+", " ", pull.head or "").strip()
     return words[:1].upper() + words[1:]
+
+
+def _ancestors(starts: Iterable[str], graph: Mapping[str, Commit]) -> set[str]:
+    """The commits of ``graph`` that ``starts`` reach (themselves included), through ``graph``."""
+    found: set[str] = set()
+    queue = [sha for sha in starts if sha in graph]
+    while queue:
+        sha = queue.pop()
+        if sha not in found:
+            found.add(sha)
+            queue.extend(p for p in graph[sha].parents if p in graph and p not in found)
+    return found
 
 
 class Identities:
@@ -247,9 +259,11 @@ class GitHistory:
 
     @staticmethod
     def _side_lines(commits: list[Commit], graph: dict[str, Commit]) -> dict[str, list[Commit]]:
-        """For each merge of the main line, the commits it brought in (not on the main line, and
-        not brought in by an earlier merge), newest first."""
+        """For each merge of the main line, the commits it brought in (not on the main line, not
+        brought in by an earlier merge, nor before the range read: ``--since``), newest first."""
         seen = {c.sha for c in commits}
+        if commits and commits[0].parents:
+            seen |= _ancestors(commits[0].parents[:1], graph)
         brought: dict[str, list[Commit]] = {}
         for merge in (c for c in commits if len(c.parents) > 1):
             found: list[Commit] = []
@@ -277,53 +291,54 @@ class GitHistory:
             origin = f"{self.repo}@{commit.sha[:12]}"
             side = brought.get(commit.sha, [])
             for merged in reversed(side):
-                if merged_pull_request(merged) is None:
+                if (found := merged_pull_request(merged)) is None or found.number in numbers:
                     continue
-                within = self._brought_by(merged, brought, side)
-                pull = self._merged_by_whom(merged, within)
+                within = self._brought_by(merged, side)
+                pull = self._merged_by_whom(merged, within, graph)
                 if pull is not None and pull.number not in numbers:
                     numbers.add(pull.number)
                     payload = self._pull_request(merged, pull, within, base=None)
                     yield f"{origin} (#{pull.number})", bus_event("github", "pull_request", payload, merged.committed)
             yield origin, bus_event("github", "push", self._push(commit, side), commit.committed)
-            pull = self._merged_by_whom(commit, side)
+            pull = self._merged_by_whom(commit, side, graph)
             if pull is not None and pull.number not in numbers:
                 numbers.add(pull.number)
                 payload = self._pull_request(commit, pull, side, base=self.branch)
                 yield f"{origin} (#{pull.number})", bus_event("github", "pull_request", payload, commit.committed)
 
-    def _merged_by_whom(self, commit: Commit, brought: list[Commit]) -> MergedPullRequest | None:
+    def _merged_by_whom(
+        self, commit: Commit, brought: list[Commit], graph: dict[str, Commit]
+    ) -> MergedPullRequest | None:
         """The pull request ``commit`` merged, its author a person. A merge commit titled by the
         pull request ("Title (#12)") is authored by whoever merged it, and a branch pushed to the
         repository itself ("from pallets/fix-x") names the organisation: there the author of most
-        of the commits the merge ``brought`` in stands in, as the one who wrote the branch."""
+        of the commits the merge ``brought`` in stands in, as the one who wrote the branch (a
+        bot's fix-ups counted only when a bot wrote all of it), else the branch head's author."""
         pull = merged_pull_request(commit, self._who.of(commit))
         if pull is None:
             return None
         written = [c for c in brought if len(c.parents) < 2] if len(commit.parents) > 1 else []
         if not pull.title:
             pull = replace(pull, title=_default_title(pull, written) or commit.subject)
-        if written and (pull.head is None or pull.author.lower() == self.repo.split("/", 1)[0].lower()):
-            # most_common keeps first-seen order among ties: the newest commit's author
-            pull = replace(pull, author=Counter(self._who.of(c) for c in written).most_common(1)[0][0])
+        if len(commit.parents) > 1 and (pull.head is None or pull.author.lower() == self.repo.split("/", 1)[0].lower()):
+            authors = [self._who.of(c) for c in written]
+            people = [a for a in authors if not a.endswith("[bot]")] or authors
+            head = graph.get(commit.parents[1])
+            if people:  # most_common keeps first-seen order among ties: the newest commit's author
+                pull = replace(pull, author=Counter(people).most_common(1)[0][0])
+            elif head is not None:
+                pull = replace(pull, author=self._who.of(head))
         return pull
 
     @staticmethod
-    def _brought_by(merge: Commit, brought: dict[str, list[Commit]], side: list[Commit]) -> list[Commit]:
-        """The commits a side line's PR merge brought in: its second parents' line among ``side``."""
+    def _brought_by(merge: Commit, side: list[Commit]) -> list[Commit]:
+        """The commits a side line's PR merge brought in, newest first: those among ``side`` its
+        second parents reach and its first parent does not (not the maintenance branch's own)."""
         if len(merge.parents) < 2:
             return []
         within = {c.sha: c for c in side}
-        found: list[Commit] = []
-        queue, visited = list(merge.parents[1:]), set()
-        while queue and len(found) < MAX_MERGED_COMMITS:
-            sha = queue.pop(0)
-            if sha in visited or sha not in within:
-                continue
-            visited.add(sha)
-            found.append(within[sha])
-            queue.extend(within[sha].parents[:1])
-        return found
+        mine = _ancestors(merge.parents[1:], within) - _ancestors(merge.parents[:1], within)
+        return [c for c in side if c.sha in mine]
 
     def _push(self, commit: Commit, brought: list[Commit]) -> dict[str, Any]:
         head = {

@@ -155,6 +155,7 @@ def chunked(
     titled = [Chunk(chunk_no=0, text="", role="passage")] if title else []
     if chunking.passage_tokens < chunking.tokens and embedded:
         meaning = without_path_lists(content)  # a list of paths is searched by keyword only
+        titled = titled if meaning.strip() else []  # chunk 0 embeds the title alone already
         passages = chunk_text(meaning, chunking.passage_tokens, min(chunking.overlap, chunking.passage_tokens // 2))
         passages = passages[:MAX_EMBEDDED_PASSAGES]  # the rest of a long text: by keyword only
         if len(passages) == 1 and meaning == content:  # fits one passage, so one window: one chunk
