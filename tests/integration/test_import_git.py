@@ -97,28 +97,27 @@ def repo(tmp_path: Path) -> dict[str, str]:
     _git(root, "merge", "-q", "--no-ff", "stable", "-m", "Merge branch 'stable'", at="2023-04-01T10:00:00+00:00")
     shas["stable"] = _git(root, "rev-parse", "HEAD")
     # GitHub's merge commit titled by the pull request, authored by whoever pressed the button
-    _git(root, "checkout", "-q", "-b", "expiry")
-    _commit(root, "src/app/cookies.py", "v3", "Handle cookie expiry", who=BO, at="2023-05-01T10:00:00+00:00")
-    _commit(root, "src/app/cookies.py", "v4", "Test expiry", who=BO, at="2023-05-02T10:00:00+00:00")
-    _git(root, "checkout", "-q", "main")
-    _git(root, "merge", "-q", "--no-ff", "expiry", "-m", "Expire cookies (#13)", at="2023-05-03T10:00:00+00:00")
-    shas["titled"] = _git(root, "rev-parse", "HEAD")
+    expiry = [("Handle cookie expiry", "2023-05-01"), ("Test expiry", "2023-05-02")]
+    shas["titled"] = _merged_branch(root, "expiry", expiry, "Expire cookies (#13)", "2023-05-03")
     # Merges of pull requests nobody titled: GitHub named them after the branch, or the one commit
-    _git(root, "checkout", "-q", "-b", "fix-cookie_path")
-    _commit(root, "src/app/cookies.py", "v5", "Keep the path", who=BO, at="2023-06-01T10:00:00+00:00")
-    _commit(root, "src/app/cookies.py", "v6", "Test the path", who=BO, at="2023-06-02T10:00:00+00:00")
-    _git(root, "checkout", "-q", "main")
+    path = [("Keep the path", "2023-06-01"), ("Test the path", "2023-06-02")]
     untitled = "Merge pull request #15 from bochen/fix-cookie_path"
-    _git(root, "merge", "-q", "--no-ff", "fix-cookie_path", "-m", untitled, at="2023-06-03T10:00:00+00:00")
-    shas["branch-named"] = _git(root, "rev-parse", "HEAD")
-    _git(root, "checkout", "-q", "-b", "domain")
-    _commit(root, "src/app/cookies.py", "v7", "Match cookie domains exactly", who=BO, at="2023-07-01T10:00:00+00:00")
-    _git(root, "checkout", "-q", "main")
+    shas["branch-named"] = _merged_branch(root, "fix-cookie_path", path, untitled, "2023-06-03")
+    domain = [("Match cookie domains exactly", "2023-07-01")]
     untitled = "Merge pull request #17 from bochen/domain"
-    _git(root, "merge", "-q", "--no-ff", "domain", "-m", untitled, at="2023-07-03T10:00:00+00:00")
-    shas["commit-named"] = _git(root, "rev-parse", "HEAD")
+    shas["commit-named"] = _merged_branch(root, "domain", domain, untitled, "2023-07-03")
     shas["path"] = str(root)
     return shas
+
+
+def _merged_branch(root: Path, branch: str, commits: list[tuple[str, str]], message: str, day: str) -> str:
+    """Bo's ``commits`` (subject, day) on ``branch``, merged into main by Ann with ``message``."""
+    _git(root, "checkout", "-q", "-b", branch)
+    for subject, on in commits:
+        _commit(root, "src/app/cookies.py", subject, subject, who=BO, at=f"{on}T10:00:00+00:00")
+    _git(root, "checkout", "-q", "main")
+    _git(root, "merge", "-q", "--no-ff", branch, "-m", message, at=f"{day}T10:00:00+00:00")
+    return _git(root, "rev-parse", "HEAD")
 
 
 def _push(sha: str) -> str:
