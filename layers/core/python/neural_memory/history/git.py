@@ -21,6 +21,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from neural_memory.engineering.experts import is_bot
 from neural_memory.history.events import bus_event
 
 if TYPE_CHECKING:
@@ -322,7 +323,7 @@ class GitHistory:
             pull = replace(pull, title=_default_title(pull, written) or commit.subject)
         if len(commit.parents) > 1 and (pull.head is None or pull.author.lower() == self.repo.split("/", 1)[0].lower()):
             authors = [self._who.of(c) for c in written]
-            people = [a for a in authors if not a.endswith("[bot]")] or authors
+            people = [a for a in authors if not is_bot(a)] or authors
             head = graph.get(commit.parents[1])
             if people:  # most_common keeps first-seen order among ties: the newest commit's author
                 pull = replace(pull, author=Counter(people).most_common(1)[0][0])
