@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from neural_memory.models import Tier
+    from neural_memory.models.records import ChunkRole
 
 
 _RESOLVED = {
@@ -51,7 +52,7 @@ def resolved_title(observation: ObservationIn) -> str:
 
 def derived_title(content: str, actor_name: str | None) -> str:
     """The title of an observation given none: who said it and the first words of ``content``."""
-    words = content.split()
+    words = content.split(maxsplit=TITLE_WORDS)  # the rest in one piece: content runs to 200,000 characters
     title = " ".join(words[:TITLE_WORDS])[:200] + ("…" if len(words) > TITLE_WORDS else "")
     return f"{actor_name}: {title}" if actor_name else title
 
@@ -59,7 +60,8 @@ def derived_title(content: str, actor_name: str | None) -> str:
 def summarised_by_title(record: ObservationRecord) -> bool:
     """Whether the record's title was written as a summary of content it does not repeat (a pull
     request's title over its commits, an article's over its abstract), not derived from it."""
-    return bool(record.content.strip()) and record.title != derived_title(record.content, record.actor_name)
+    content = record.content
+    return bool(content) and not content.isspace() and record.title != derived_title(content, record.actor_name)
 
 
 def observation_id(observation: ObservationIn) -> str:
@@ -152,28 +154,22 @@ def chunked(
     content = record.content
     embedded = embeds(record, now)
     title = embedded and chunking.title_passages and summarised_by_title(record)
-    titled = [Chunk(chunk_no=0, text="", role="passage")] if title else []
+    titled: list[tuple[str, ChunkRole]] = [("", "passage")] if title else []
     if chunking.passage_tokens < chunking.tokens and embedded:
         meaning = without_path_lists(content)  # a list of paths is searched by keyword only
         titled = titled if meaning.strip() else []  # chunk 0 embeds the title alone already
         passages = chunk_text(meaning, chunking.passage_tokens, min(chunking.overlap, chunking.passage_tokens // 2))
         passages = passages[:MAX_EMBEDDED_PASSAGES]  # the rest of a long text: by keyword only
         if len(passages) == 1 and meaning == content:  # fits one passage, so one window: one chunk
-            return _numbered(record, [Chunk(chunk_no=0, text=passages[0]), *titled])
+            return _numbered(record, [(passages[0], "both"), *titled])
         windows = chunk_text(content, chunking.tokens, chunking.overlap)
-        return _numbered(
-            record,
-            [
-                *(Chunk(chunk_no=0, text=t, role="passage") for t in passages),
-                *titled,
-                *(Chunk(chunk_no=0, text=t, role="lexical") for t in windows),
-            ],
-        )
+        pieces = [*((t, "passage") for t in passages), *titled, *((t, "lexical") for t in windows)]
+        return _numbered(record, pieces)
     windows = chunk_text(content, chunking.tokens, chunking.overlap)
-    return _numbered(record, [*(Chunk(chunk_no=0, text=t) for t in windows), *titled])
+    return _numbered(record, [*((t, "both") for t in windows), *titled])
 
 
-def _numbered(record: ObservationRecord, chunks: list[Chunk]) -> IndexedObservation:
-    return IndexedObservation(
-        record=record, chunks=[chunk.model_copy(update={"chunk_no": n}) for n, chunk in enumerate(chunks)]
-    )
+def _numbered(record: ObservationRecord, pieces: list[tuple[str, ChunkRole]]) -> IndexedObservation:
+    """The record with its pieces (text, role) as chunks numbered in order."""
+    chunks = [Chunk(chunk_no=n, text=text, role=role) for n, (text, role) in enumerate(pieces)]
+    return IndexedObservation(record=record, chunks=chunks)
