@@ -291,10 +291,11 @@ class GitHistory:
         for commit in commits:
             origin = f"{self.repo}@{commit.sha[:12]}"
             side = brought.get(commit.sha, [])
+            by_sha = {c.sha: c for c in side}
             for merged in reversed(side):
                 if (found := merged_pull_request(merged)) is None or found.number in numbers:
                     continue
-                within = self._brought_by(merged, side)
+                within = self._brought_by(merged, side, by_sha)
                 pull = self._merged_by_whom(merged, within, graph)
                 if pull is not None and pull.number not in numbers:
                     numbers.add(pull.number)
@@ -332,13 +333,13 @@ class GitHistory:
         return pull
 
     @staticmethod
-    def _brought_by(merge: Commit, side: list[Commit]) -> list[Commit]:
-        """The commits a side line's PR merge brought in, newest first: those among ``side`` its
-        second parents reach and its first parent does not (not the maintenance branch's own)."""
+    def _brought_by(merge: Commit, side: list[Commit], by_sha: Mapping[str, Commit]) -> list[Commit]:
+        """The commits a side line's PR merge brought in, newest first: those among ``side``
+        (``by_sha``: the same, by sha) its second parents reach and its first parent does not
+        (not the maintenance branch's own)."""
         if len(merge.parents) < 2:
             return []
-        within = {c.sha: c for c in side}
-        mine = _ancestors(merge.parents[1:], within) - _ancestors(merge.parents[:1], within)
+        mine = _ancestors(merge.parents[1:], by_sha) - _ancestors(merge.parents[:1], by_sha)
         return [c for c in side if c.sha in mine]
 
     def _push(self, commit: Commit, brought: list[Commit]) -> dict[str, Any]:
