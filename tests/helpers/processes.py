@@ -17,11 +17,13 @@ import contextlib
 import json
 import os
 import random
+import shutil
 import signal
 import sqlite3
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
@@ -236,9 +238,15 @@ class Writer:
 
 @dataclass
 class WritersRun:
-    """Writers started together; ``kill_mid_batch`` one of them, read the rest when they end."""
+    """Writers started together; ``kill_mid_batch`` one of them, ``stop`` them early, read the
+    rest when they end."""
 
     writers: dict[str, Writer]
+    stop_file: Path
+
+    def stop(self) -> None:
+        """Ask every writer to finish the batch it is on and write no more (before its time is up)."""
+        self.stop_file.touch()
 
     @property
     def acknowledged(self) -> dict[str, list[str]]:
@@ -299,9 +307,11 @@ def _read(writer: Writer, stream: IO[str], into_events: bool) -> None:
 
 @contextlib.contextmanager
 def writers(specs: Sequence[WriterSpec], seconds: float) -> Iterator[WritersRun]:
-    """Start a writer process per spec, each writing batches in a loop for ``seconds``; on exit
-    wait for them all to finish (any killed one is over already) and keep what each printed."""
+    """Start a writer process per spec, each writing batches in a loop for ``seconds`` (or until
+    ``stop``); on exit wait for them all to finish (any killed one is over already) and keep what
+    each printed."""
     running: dict[str, Writer] = {}
+    stop_file = Path(tempfile.mkdtemp(prefix="nm-writers-")) / "stop"
     threads: list[threading.Thread] = []
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     try:
@@ -315,6 +325,7 @@ def writers(specs: Sequence[WriterSpec], seconds: float) -> Iterator[WritersRun]
                 str(spec.seconds or seconds),
             ]
             command += ["--batch", str(spec.batch), "--pause", str(spec.pause_s), "--workspace", spec.workspace]
+            command += ["--stop-file", str(stop_file)]
             command += ["--url", spec.url] if spec.url else []
             command += ["--data-dir", str(spec.data_dir)] if spec.data_dir else []
             process = subprocess.Popen(
@@ -327,7 +338,7 @@ def writers(specs: Sequence[WriterSpec], seconds: float) -> Iterator[WritersRun]
                 thread = threading.Thread(target=_read, args=(writer, stream, into_events), daemon=True)
                 thread.start()
                 threads.append(thread)
-        yield WritersRun(running)
+        yield WritersRun(running, stop_file)
     except BaseException:
         for writer in running.values():  # the test failed: no writer outlives it on the folder
             writer.kill()
@@ -341,6 +352,7 @@ def writers(specs: Sequence[WriterSpec], seconds: float) -> Iterator[WritersRun]
                 writer.process.wait()
         for thread in threads:
             thread.join(timeout=10)
+        shutil.rmtree(stop_file.parent, ignore_errors=True)
 
 
 # --- an agent's MCP session, driven synchronously ---------------------------------------------------
@@ -384,11 +396,15 @@ def _emit(event: dict[str, Any]) -> None:
     print(json.dumps(event), flush=True)
 
 
+def _writing(deadline: float, stop_file: str) -> bool:
+    return time.monotonic() < deadline and not (stop_file and os.path.exists(stop_file))
+
+
 def _write_http(args: argparse.Namespace) -> None:
     key = os.environ["NM_TEST_WRITER_KEY"]
     deadline = time.monotonic() + args.seconds
     n = 0
-    while time.monotonic() < deadline:
+    while _writing(deadline, args.stop_file):
         word = batch_word(args.name, n)
         batch = notes(word, args.batch)
         _emit({"begin": n, "word": word, "ids": [note["id"] for note in batch]})
@@ -411,7 +427,7 @@ async def _write_mcp(args: argparse.Namespace) -> None:
     async with Client(server) as agent:
         deadline = time.monotonic() + args.seconds
         n = 0
-        while time.monotonic() < deadline:
+        while _writing(deadline, args.stop_file):
             word = batch_word(args.name, n)
             batch = agent_notes(word, args.batch)
             _emit({"begin": n, "word": word, "ids": [note["id"] for note in batch]})
@@ -435,6 +451,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--url", default="")
     parser.add_argument("--data-dir", default="")
     parser.add_argument("--workspace", default=WORKSPACE)
+    parser.add_argument("--stop-file", default="", help="write no more batches once this file exists")
     args = parser.parse_args(argv)
     if args.kind == "http":
         _write_http(args)
