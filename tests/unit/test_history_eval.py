@@ -3,7 +3,7 @@ requests (the queries of "what changed") and the files a commit message names (t
 
 from __future__ import annotations
 
-from neural_memory.local.history_eval import changelog_entries, named_paths
+from neural_memory.local.history_eval import Imported, _cited, changelog_entries, named_paths
 
 
 def test_changelog_entries_cite_prs_in_sphinx_myst_and_github_forms_and_keep_only_words() -> None:
@@ -21,6 +21,44 @@ def test_changelog_entries_cite_prs_in_sphinx_myst_and_github_forms_and_keep_onl
         ("Fix parse_date for zones", (34,)),
         ("Drop Python 2", (99,)),
     ]
+
+
+def test_an_entry_counts_a_cited_pr_only_if_it_was_merged_by_the_end_of_its_release_year() -> None:
+    # Given a changelog newest first: an unreleased version, one released in 2013, one without a
+    # date (released before the one above it), one from 2008 whose numbers are a tracker's
+    text = """## Unreleased
+
+- Fix header value quoting (#400)
+
+Version 0.9
+-----------
+
+Released on June 13th 2013, codename Planierraupe.
+
+- Add the test client (#354)
+
+Version 0.4.1
+-------------
+
+- Fixed `Headers.set` (#354).  Caused header
+  duplication before.
+
+## Version 0.4 (2008-11-23)
+
+- Fixed the url adapter's dispatch (#318)
+"""
+    entries = changelog_entries(text)
+    assert [(e.prs, e.released) for e in entries] == [((400,), None), ((354,), 2013), ((354,), 2013), ((318,), 2008)]
+    # When the history holds PRs 400 and 354 (merged 2013) and 318 (merged 2013, after 2008)
+    facts = Imported(prs={n: {"ids": {f"pr-{n}"}, "at": at} for n, at in ((400, "2024-01-02T00:00:00Z"),
+                     (354, "2013-05-21T09:24:59Z"), (318, "2013-05-20T00:00:00Z"))})  # fmt: skip
+    # Then each entry counts the PRs merged by the end of its year; 2008's cites none of GitHub's
+    assert [_cited(e, facts) for e in entries] == [[400], [354], [354], []]
+    # And a changelog oldest first gives no bound: its undated versions would take an earlier year
+    ascending = changelog_entries(
+        "## 1.0 (2008)\n\n- Add a thing (#318)\n\n## 2.0\n\n- Add more things (#354)\n\n## 3.0 (2014)\n"
+    )
+    assert [e.released for e in ascending] == [None, None]
 
 
 def test_the_staleness_truth_reads_links_into_its_own_repository_only() -> None:

@@ -58,30 +58,55 @@ _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")  # [text](url) -> text
 _BULLET = re.compile(r"^(\s*)[-*+]\s+(.*)$")
 
 
+_YEAR = re.compile(r"\b(19[89]\d|20\d\d)\b")
+_UNDERLINE = re.compile(r"^([-=~^*#])\1{2,}\s*$")
+
+
 @dataclass(frozen=True)
 class ChangelogEntry:
-    """One bullet of a changelog: its words (citations and markup removed) and the PRs it cites."""
+    """One bullet of a changelog: its words (citations and markup removed), the PRs it cites, and
+    the year its version was released (None: unreleased, or the changelog gives no dates)."""
 
     text: str
     prs: tuple[int, ...]
+    released: int | None = None
+
+
+def _release_year(lines: list[str], n: int) -> int | None:
+    """The year line ``n`` gives, if it is a version's heading (Markdown's ``#``, or
+    reStructuredText's underlined title) or its "Released ..." line."""
+    line = lines[n]
+    heading = line.startswith("#") or "released" in line.lower()
+    underlined = n + 1 < len(lines) and bool(_UNDERLINE.match(lines[n + 1])) and bool(line.strip())
+    found = _YEAR.search(line) if heading or underlined else None
+    return int(found.group(1)) if found else None
 
 
 def changelog_entries(text: str) -> list[ChangelogEntry]:
-    """The bullets of a changelog (reStructuredText or Markdown) that cite a pull request."""
-    bullets: list[list[str]] = []
+    """The bullets of a changelog (reStructuredText or Markdown) that cite a pull request, each
+    with its version's release year. A version without a date of its own takes the year of the
+    one above it: newest first, that is when it was released at the latest."""
+    bullets: list[tuple[list[str], int | None]] = []
     current: list[str] | None = None
-    for line in text.splitlines():
+    year: int | None = None
+    years: list[int] = []
+    lines = text.splitlines()
+    for n, line in enumerate(lines):
+        if (released := _release_year(lines, n)) is not None:
+            year = released
+            years.append(released)
         match = _BULLET.match(line)
         if match:
             current = [match.group(2)]
-            bullets.append(current)
+            bullets.append((current, year))
         elif current is not None and line.strip() and line[:1].isspace():
             current.append(line.strip())
         elif line.strip():  # a heading or paragraph ends the bullet
             current = None
+    newest_first = all(a >= b for a, b in zip(years, years[1:], strict=False))
     entries = []
-    for lines in bullets:
-        raw = " ".join(part for part in lines if part).strip()
+    for parts, released_in in bullets:
+        raw = " ".join(part for part in parts if part).strip()
         prs = tuple(int(next(g for g in m.groups() if g)) for m in _PR_CITATION.finditer(raw))
         if not prs:
             continue
@@ -91,7 +116,7 @@ def changelog_entries(text: str) -> list[ChangelogEntry]:
         words = re.sub(r"\(\s*[,\s]*\)", " ", words)  # the brackets a citation left empty
         words = " ".join(words.split()).strip(" .,;")
         if len(words.split()) >= 3:
-            entries.append(ChangelogEntry(words[:MAX_QUERY_CHARS], prs))
+            entries.append(ChangelogEntry(words[:MAX_QUERY_CHARS], prs, released_in if newest_first else None))
     return entries
 
 
@@ -181,13 +206,24 @@ def _rank_of(ranked: list[set[str]], relevant: set[str]) -> int | None:
     return next((n for n, ids in enumerate(ranked, 1) if ids & relevant), None)
 
 
+def _cited(entry: ChangelogEntry, facts: Imported) -> list[int]:
+    """The PRs ``entry`` cites that the history holds, merged by the end of its release year: an
+    older number is another tracker's (werkzeug's 2008 changelog cites its Trac tickets, whose
+    numbers GitHub's pull requests took again in 2013)."""
+    held = [n for n in entry.prs if n in facts.prs]
+    if entry.released is None:
+        return held
+    return [n for n in held if int(str(facts.prs[n]["at"])[:4]) <= entry.released]
+
+
 def changes(service: Service, facts: Imported, entries: list[ChangelogEntry]) -> dict[str, Any]:
     """recall@10 and MRR@10 of the changelog entries whose cited PRs the history holds, per mode."""
     from tqdm import tqdm
 
-    queries = [(e.text, set().union(*(facts.prs[n]["ids"] for n in e.prs if n in facts.prs))) for e in entries]
+    queries = [(e.text, set().union(*(facts.prs[n]["ids"] for n in _cited(e, facts)))) for e in entries]
     queries = [(text, relevant) for text, relevant in queries if relevant]
-    scores: dict[str, Any] = {"queries": len(queries), "entries": len(entries)}
+    later = sum(1 for e in entries if any(n in facts.prs for n in e.prs) and not _cited(e, facts))
+    scores: dict[str, Any] = {"queries": len(queries), "entries": len(entries), "citingLaterPrs": later}
     for mode in MODES:
         ranks = [
             _rank_of(_ranked(service, text, mode), relevant)
@@ -506,7 +542,8 @@ def summary(result: dict[str, Any]) -> list[str]:
     lines = [
         f"{result['repo']} ({result['branch']}): {result['events']} events, {result['mergedPrs']} merged PRs "
         f"(tier {result['prTier']})",
-        f"  changes ({result['changelog']}: {result['changes']['queries']} entries citing a PR the history holds)",
+        f"  changes ({result['changelog']}: {result['changes']['queries']} entries citing a PR the history holds; "
+        f"{result['changes']['citingLaterPrs']} citing only PRs merged after their release, not counted)",
     ]
     for mode in MODES:
         scores = result["changes"][mode]
