@@ -78,9 +78,12 @@ def repo(tmp_path: Path) -> dict[str, str]:
     root = tmp_path / "web"
     root.mkdir()
     _git(root, "init", "-q", "-b", "main")
-    shas = {"first": _commit(root, "src/app/cookies.py", "v1", "Add cookie parsing", at="2022-01-10T10:00:00+00:00")}
+    v1 = "class CookieJar:\n    def get(self, name):\n        return self.values[name]\n\n\ndef parse(value):\n    return value\n"
+    shas = {"first": _commit(root, "src/app/cookies.py", v1, "Add cookie parsing", at="2022-01-10T10:00:00+00:00")}
     _git(root, "checkout", "-q", "-b", "quoted")
-    _commit(root, "src/app/cookies.py", "v2", "Handle quoted cookie values", who=BO, at="2022-01-20T10:00:00+00:00")
+    body = "Handle quoted cookie values\n\nA value in double quotes kept its quotes.\n\nSigned-off-by: Bo Chen <bo@example.com>"
+    v2 = v1.replace("return value", "return value.strip('\"')") + "\n\ndef unquote(value):\n    return value\n"
+    _commit(root, "src/app/cookies.py", v2, body, who=BO, at="2022-01-20T10:00:00+00:00")
     _git(root, "checkout", "-q", "main")
     message = "Merge pull request #7 from bochen/quoted-cookies\n\nHandle quoted cookie values in the parser"
     _git(root, "merge", "-q", "--no-ff", "quoted", "-m", message, at="2022-02-01T10:00:00+00:00")
@@ -165,8 +168,12 @@ def test_a_clone_is_imported_as_its_webhooks_would_have_delivered_it(
             "A",
         )
         assert merged.metadata["commitSha"] == repo["merge"] and merged.metadata["mergedBy"] == "annlee"
-        # And what it did is part of it: the commits it merged and the paths it changed
-        assert "Commits:\n- Handle quoted cookie values" in merged.content
+        # And what it did is part of it: the commits it merged (what their messages say, without
+        # the sign-off) and the paths it changed
+        assert "Commits:\n- Handle quoted cookie values\n  A value in double quotes kept its quotes.\n" in merged.content
+        assert "Signed-off-by" not in merged.content
+        # and the functions its diff changed (edited inside, or defined), not those it left alone
+        assert "\nChanged code: parse, unquote\n" in merged.content
         assert "Files: src/app/cookies.py" in merged.content
         assert merged.code_refs == [f"{REPO}:src/app/cookies.py"]
         # And Ann is one actor under both her addresses; the side-line PR is its own author's

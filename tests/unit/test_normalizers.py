@@ -68,11 +68,13 @@ def test_a_webhook_pull_request_has_no_imported_facts_and_an_imported_one_keeps_
         "commits": 3,
         "importedText": files,
     }
-    # And what it did (the changed paths, and the commits' subjects when given) is searched with its body
+    # And what it did (the changed paths, and what the commits' messages say, when given) is searched with its body
     assert imported.content == f"{webhook.content}\n\n{files}"
-    event["detail"]["import"]["commitMessages"] = ["Refresh at the edge\n\nlong body", 5]
+    messages = ["Refresh at the edge\n\nThe cache\n  kept stale pages.\n\nCo-authored-by: A <a@example.com>", 5, "Lint"]
+    event["detail"]["import"]["commitMessages"] = [*messages, "Bump\n\n" + "word " * 200]
     (with_commits,) = normalize_eventbridge(event).observations
-    assert with_commits.content.endswith("Commits:\n- Refresh at the edge\nFiles: src/middleware.ts, README.md")
+    listed = "- Refresh at the edge\n  The cache kept stale pages.\n- Lint\n- Bump\n  " + ("word " * 100).strip()
+    assert with_commits.content.endswith(f"Commits:\n{listed}\nFiles: src/middleware.ts, README.md")
     assert imported.code_refs is not None
     assert [(ref.repository, ref.paths) for ref in imported.code_refs] == [
         ("acme/console", ["src/middleware.ts", "README.md"])

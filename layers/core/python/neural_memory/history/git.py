@@ -16,17 +16,19 @@ from __future__ import annotations
 
 import re
 import subprocess
+import tempfile
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from neural_memory.engineering.experts import is_bot
+from neural_memory.history.definitions import DiffDefinitions, attributes
 from neural_memory.history.events import bus_event
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping
-    from pathlib import Path
 
 _RECORD, _FIELD = "\x1e", "\x1f"
 _FORMAT = _FIELD.join(["%H", "%P", "%an", "%ae", "%aI", "%cI", "%B"])
@@ -150,6 +152,7 @@ class GitHistory:
         self._git("rev-parse", "--verify", "--quiet", f"{self.branch}^{{commit}}")
         self._since = since
         self._who = Identities([])  # until ``events`` reads the history
+        self._defined: dict[str, list[str]] = {}  # the same: the definitions each main-line commit changed
 
     def _git(self, *args: str) -> str:
         try:
@@ -216,6 +219,34 @@ class GitHistory:
             sha, _, paths = record.partition("\n")
             found[sha.strip()] = [p for p in paths.splitlines() if p.strip()]
         return found
+
+    def definitions(self) -> dict[str, list[str]]:
+        """The main line's commits, by sha: the functions and classes each changed against its
+        first parent (``history.definitions``), from one ``git log -p`` read as it streams."""
+        reader = DiffDefinitions()
+        with tempfile.TemporaryDirectory(prefix="nm-git-") as folder:
+            rules = Path(folder) / "attributes"
+            rules.write_text(attributes())
+            command = ["git", "-c", f"core.attributesFile={rules}", "-C", str(self.path), "log", "--first-parent"]
+            command += ["--diff-merges=first-parent", "-p", "-U0", "--no-color", "--no-ext-diff"]
+            command += [f"--format={_RECORD}%H", *self._range(), self.branch]
+            with subprocess.Popen(
+                command,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+                encoding="utf-8",
+                errors="replace",
+            ) as git:
+                assert git.stdout is not None
+                for line in git.stdout:
+                    if line.startswith(_RECORD):
+                        reader.start(line[1:].strip())
+                    else:
+                        reader.feed((line,))
+            if git.returncode != 0:
+                raise GitHistoryError(f"git log -p in {self.path} failed")
+        return reader.finish()
 
     def _range(self) -> list[str]:
         return [f"--since={self._since}"] if self._since else []
@@ -287,6 +318,7 @@ class GitHistory:
         graph = self.graph()
         self._who = Identities(graph.values())
         brought = self._side_lines(commits, graph)
+        self._defined = self.definitions()
         numbers: set[int] = set()
         for commit in commits:
             origin = f"{self.repo}@{commit.sha[:12]}"
@@ -374,7 +406,7 @@ class GitHistory:
         """The ``closed`` + ``merged`` payload, with what the history knows beyond a webhook
         (``import``: the commits' subjects and the paths the merge changed, for the normalizer)."""
         files = [*commit.added, *commit.modified, *commit.removed] if commit.parents else []
-        messages = [c.subject for c in reversed(brought[:MAX_MERGED_COMMITS]) if not _MERGE_PR.match(c.subject)]
+        messages = [c.message.strip() for c in reversed(brought[:MAX_MERGED_COMMITS]) if not _MERGE_PR.match(c.subject)]
         return {
             "action": "closed",
             "repository": {"full_name": self.repo},
@@ -398,5 +430,6 @@ class GitHistory:
                 "commits": max(len(brought), 1),
                 "commitMessages": messages,
                 "files": files,
+                "definitions": self._defined.get(commit.sha, []),
             },
         }

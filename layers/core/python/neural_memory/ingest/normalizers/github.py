@@ -3,6 +3,7 @@ name and ``detail`` the webhook payload."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import ValidationError
@@ -26,6 +27,9 @@ IMPORTED_TEXT = "importedText"
 IMPORTED_FACTS = ("reviewers", "mergedBy", "commits", IMPORTED_TEXT)
 MAX_IMPORTED_COMMITS = 50
 MAX_IMPORTED_FILES = 100
+MAX_IMPORTED_DEFINITIONS = 30
+DEFINITIONS_LINE = "Changed code: "  # the functions and classes its diff changed (``history.definitions``)
+MAX_COMMIT_BODY = 500  # characters of one commit's body in a pull request's content
 MAX_PATH_CHARS = 500  # a code ref path's limit (``CodeRef.paths``)
 
 
@@ -197,16 +201,33 @@ def _imported_facts(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]
     paths = _touched([{"modified": files}]) if isinstance(files, list) else []
     messages = facts.get("commitMessages")
     lines = (
-        [f"- {first_line(m)}" for m in messages if isinstance(m, str) and m.strip()]
-        if isinstance(messages, list)
-        else []
+        [_commit_line(m) for m in messages if isinstance(m, str) and m.strip()] if isinstance(messages, list) else []
     )
-    text = ("Commits:\n" + "\n".join(lines[:MAX_IMPORTED_COMMITS]) if lines else "") + (
-        f"\n{PATHS_LINE}{', '.join(paths[:MAX_IMPORTED_FILES])}" if paths else ""
+    names = facts.get("definitions")
+    defined = [n for n in names if isinstance(n, str) and n.strip()] if isinstance(names, list) else []
+    text = (
+        ("Commits:\n" + "\n".join(lines[:MAX_IMPORTED_COMMITS]) if lines else "")
+        + (f"\n{DEFINITIONS_LINE}{', '.join(defined[:MAX_IMPORTED_DEFINITIONS])}" if defined else "")
+        + (f"\n{PATHS_LINE}{', '.join(paths[:MAX_IMPORTED_FILES])}" if paths else "")
     )
     if text.strip():
         metadata[IMPORTED_TEXT] = text.strip()
     return metadata, paths
+
+
+# What a commit message carries beyond its words: sign-offs and co-authors, and Mercurial's
+# conversion notes.
+_TRAILER = re.compile(r"^(?:[\w-]+-by:|change-id:|--hg--$|(?:branch|rename|extra)\s*:)", re.IGNORECASE)
+
+
+def _commit_line(message: str) -> str:
+    """A commit as the pull request's content lists it: ``- subject``, then what its body says
+    (trailers dropped, whitespace collapsed, at most ``MAX_COMMIT_BODY`` characters)."""
+    subject, _, body = message.strip().partition("\n")
+    said = " ".join(
+        " ".join(line.split()) for line in body.splitlines() if line.strip() and not _TRAILER.match(line.strip())
+    )
+    return f"- {first_line(subject)}" + (f"\n  {said[:MAX_COMMIT_BODY].rstrip()}" if said else "")
 
 
 def _merged_with_sha(pr: dict[str, Any]) -> bool:
