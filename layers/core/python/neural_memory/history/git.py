@@ -9,7 +9,8 @@ request's title: "Title (#12)") or its squash commit ("Title (#12)") and becomes
 the push and the PR then share a commit (lineage).
 
 Offline: it reads ``git log`` once for the main line (paths per commit, relative to its first
-parent) and once more for the subjects of the commits merges brought in.
+parent), once more for the messages of the commits merges brought in, and once, streamed, for the
+main line's diffs (the definitions each changed: ``history.definitions``).
 """
 
 from __future__ import annotations
@@ -227,8 +228,9 @@ class GitHistory:
         with tempfile.TemporaryDirectory(prefix="nm-git-") as folder:
             rules = Path(folder) / "attributes"
             rules.write_text(attributes())
-            command = ["git", "-c", f"core.attributesFile={rules}", "-C", str(self.path), "log", "--first-parent"]
-            command += ["--diff-merges=first-parent", "-p", "-U0", "--no-color", "--no-ext-diff"]
+            command = ["git", "-c", "core.quotepath=off", "-c", f"core.attributesFile={rules}", "-C", str(self.path)]
+            command += ["log", "--first-parent"]
+            command += ["--diff-merges=first-parent", "-p", "-U0", "--no-color", "--no-ext-diff", "--no-textconv"]
             command += [f"--format={_RECORD}%H", *self._range(), self.branch]
             with subprocess.Popen(
                 command,

@@ -60,6 +60,7 @@ _BULLET = re.compile(r"^(\s*)[-*+]\s+(.*)$")
 
 _YEAR = re.compile(r"\b(19[89]\d|20\d\d)\b")
 _UNDERLINE = re.compile(r"^([-=~^*#])\1{2,}\s*$")
+_RELEASED = re.compile(r"^[\W_]*released\b", re.IGNORECASE)  # "Released 2023-04-28", "*Released on ...*"
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ def _release_year(lines: list[str], n: int) -> int | None:
     """The year line ``n`` gives, if it is a version's heading (Markdown's ``#``, or
     reStructuredText's underlined title) or its "Released ..." line."""
     line = lines[n]
-    heading = line.startswith("#") or "released" in line.lower()
+    heading = line.startswith("#") or bool(_RELEASED.match(line))
     underlined = n + 1 < len(lines) and bool(_UNDERLINE.match(lines[n + 1])) and bool(line.strip())
     found = _YEAR.search(line) if heading or underlined else None
     return int(found.group(1)) if found else None
