@@ -75,6 +75,10 @@ def test_a_webhook_pull_request_has_no_imported_facts_and_an_imported_one_keeps_
     (with_commits,) = normalize_eventbridge(event).observations
     listed = "- Refresh at the edge\n  The cache kept stale pages.\n- Lint\n- Bump\n  " + ("word " * 100).strip()
     assert with_commits.content.endswith(f"Commits:\n{listed}\nFiles: src/middleware.ts, README.md")
+    # And the code it changed, by name (names that cannot be one are left out)
+    event["detail"]["import"]["definitions"] = ["edge_cache", 7, "", "x" * 201, " purge "]
+    (with_code,) = normalize_eventbridge(event).observations
+    assert f"{listed}\nChanged code: edge_cache, purge\nFiles: " in with_code.content
     assert imported.code_refs is not None
     assert [(ref.repository, ref.paths) for ref in imported.code_refs] == [
         ("acme/console", ["src/middleware.ts", "README.md"])

@@ -28,6 +28,7 @@ IMPORTED_FACTS = ("reviewers", "mergedBy", "commits", IMPORTED_TEXT)
 MAX_IMPORTED_COMMITS = 50
 MAX_IMPORTED_FILES = 100
 MAX_IMPORTED_DEFINITIONS = 30
+MAX_NAME_CHARS = 200  # a function's name longer than this is not one (an event on the bus can say anything)
 DEFINITIONS_LINE = "Changed code: "  # the functions and classes its diff changed (``history.definitions``)
 MAX_COMMIT_BODY = 500  # characters of one commit's body in a pull request's content
 MAX_PATH_CHARS = 500  # a code ref path's limit (``CodeRef.paths``)
@@ -204,7 +205,11 @@ def _imported_facts(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]
         [_commit_line(m) for m in messages if isinstance(m, str) and m.strip()] if isinstance(messages, list) else []
     )
     names = facts.get("definitions")
-    defined = [n for n in names if isinstance(n, str) and n.strip()] if isinstance(names, list) else []
+    defined = (
+        [n.strip() for n in names if isinstance(n, str) and 0 < len(n.strip()) <= MAX_NAME_CHARS]
+        if isinstance(names, list)
+        else []
+    )
     text = (
         ("Commits:\n" + "\n".join(lines[:MAX_IMPORTED_COMMITS]) if lines else "")
         + (f"\n{DEFINITIONS_LINE}{', '.join(defined[:MAX_IMPORTED_DEFINITIONS])}" if defined else "")
