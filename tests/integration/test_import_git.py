@@ -78,10 +78,12 @@ def repo(tmp_path: Path) -> dict[str, str]:
     root = tmp_path / "web"
     root.mkdir()
     _git(root, "init", "-q", "-b", "main")
-    v1 = "class CookieJar:\n    def get(self, name):\n        return self.values[name]\n\n\ndef parse(value):\n    return value\n"
+    v1 = "class CookieJar:\n    def get(self, name):\n        return self.values[name]\n\n\n"
+    v1 += "def parse(value):\n    return value\n"
     shas = {"first": _commit(root, "src/app/cookies.py", v1, "Add cookie parsing", at="2022-01-10T10:00:00+00:00")}
     _git(root, "checkout", "-q", "-b", "quoted")
-    body = "Handle quoted cookie values\n\nA value in double quotes kept its quotes.\n\nSigned-off-by: Bo Chen <bo@example.com>"
+    body = "Handle quoted cookie values\n\nA value in double quotes kept its quotes.\n\n"
+    body += "Signed-off-by: Bo Chen <bo@example.com>"
     v2 = v1.replace("return value", "return value.strip('\"')") + "\n\ndef unquote(value):\n    return value\n"
     _commit(root, "src/app/cookies.py", v2, body, who=BO, at="2022-01-20T10:00:00+00:00")
     _git(root, "checkout", "-q", "main")
@@ -170,7 +172,9 @@ def test_a_clone_is_imported_as_its_webhooks_would_have_delivered_it(
         assert merged.metadata["commitSha"] == repo["merge"] and merged.metadata["mergedBy"] == "annlee"
         # And what it did is part of it: the commits it merged (what their messages say, without
         # the sign-off) and the paths it changed
-        assert "Commits:\n- Handle quoted cookie values\n  A value in double quotes kept its quotes.\n" in merged.content
+        assert (
+            "Commits:\n- Handle quoted cookie values\n  A value in double quotes kept its quotes.\n" in merged.content
+        )
         assert "Signed-off-by" not in merged.content
         # and the functions its diff changed (edited inside, or defined), not those it left alone
         assert "\nChanged code: parse, unquote\n" in merged.content
@@ -241,6 +245,29 @@ def test_a_public_repositorys_whole_history_imports_once(tmp_path: Path, capsys:
     assert created >= 4000 and ", 0 failed" in first, first
     assert main([*args, "--failures", str(tmp_path / "failures.jsonl")]) == 0
     assert f"0 created, {created} updated" in capsys.readouterr().out
+
+
+def test_a_clone_whose_diffs_cannot_be_read_imports_without_changed_code_and_says_why(
+    repo: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a clone missing the object of a file's content (as a partial clone offline is): its
+    # trees and paths are there, its diffs are not
+    root = Path(repo["path"])
+    blob = _git(root, "rev-parse", f"{repo['merge']}:src/app/cookies.py")
+    (root / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    data = tmp_path / "data"
+    args = ["import", "git", str(root), "--repo", REPO, "--workspace", "acme", "--data-dir", str(data)]
+    # When it is imported, Then every event is, the PRs without their changed code, and it says why
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    assert "13 created, 0 updated, 0 skipped, 0 failed" in captured.out
+    assert "warning: no changed code read from the diffs (git log -p: " in captured.err, captured.err
+    service = _service(data)
+    try:
+        merged = service.store.read("acme", [_pr(7)])[_pr(7)]
+        assert "Commits:\n- Handle quoted cookie values" in merged.content and "Changed code" not in merged.content
+    finally:
+        service.close()
 
 
 def test_the_paths_a_merge_of_the_main_line_brought_count_as_its_changes(repo: dict[str, str]) -> None:

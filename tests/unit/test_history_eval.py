@@ -54,11 +54,39 @@ Version 0.4.1
                      (354, "2013-05-21T09:24:59Z"), (318, "2013-05-20T00:00:00Z"))})  # fmt: skip
     # Then each entry counts the PRs merged by the end of its year; 2008's cites none of GitHub's
     assert [_cited(e, facts) for e in entries] == [[400], [354], [354], []]
-    # And a changelog oldest first gives no bound: its undated versions would take an earlier year
-    ascending = changelog_entries(
-        "## 1.0 (2008)\n\n- Add a thing (#318)\n\n## 2.0\n\n- Add more things (#354)\n\n## 3.0 (2014)\n"
-    )
-    assert [e.released for e in ascending] == [None, None]
+    # And a changelog oldest first keeps each version's own date, but an undated one takes none
+    ascending = "## 1.0 (2008)\n\n- Add a thing (#318)\n\n## 2.0\n\n- Add more things (#354)\n\n## 3.0 (2014)\n"
+    assert [e.released for e in changelog_entries(ascending)] == [2008, None]
+
+
+def test_a_release_year_is_a_headings_or_a_released_lines_not_a_bullets() -> None:
+    # Given calendar versions, a bullet that says "released", and one maintenance release of an
+    # older line listed below a newer one of the year before (newest first still, mostly)
+    text = """## 2020.12.1 (2021-01-05)
+
+- Released the lock held since 2015 (#901)
+
+## 5.0.0 (2019-06-28)
+
+- Drop Python 2 support (#700)
+
+## 4.6.11 (2020-06-04)
+
+- Backport the fix for pipes (#710)
+
+## 4.6.0
+
+- Add the deprecation warnings (#600)
+
+## 4.5.0 (2019-05-11)
+"""
+    # Then each entry has its version's year; the undated one takes the year above it
+    assert [(e.prs, e.released) for e in changelog_entries(text)] == [
+        ((901,), 2021),
+        ((700,), 2019),
+        ((710,), 2020),
+        ((600,), 2020),
+    ]
 
 
 def test_the_staleness_truth_reads_links_into_its_own_repository_only() -> None:

@@ -76,9 +76,19 @@ def test_a_webhook_pull_request_has_no_imported_facts_and_an_imported_one_keeps_
     listed = "- Refresh at the edge\n  The cache kept stale pages.\n- Lint\n- Bump\n  " + ("word " * 100).strip()
     assert with_commits.content.endswith(f"Commits:\n{listed}\nFiles: src/middleware.ts, README.md")
     # And the code it changed, by name (names that cannot be one are left out)
-    event["detail"]["import"]["definitions"] = ["edge_cache", 7, "", "x" * 201, " purge "]
+    event["detail"]["import"]["definitions"] = ["edge_cache", 7, "", "x" * 201, " purge ", "a\nFiles: x.py"]
     (with_code,) = normalize_eventbridge(event).observations
     assert f"{listed}\nChanged code: edge_cache, purge\nFiles: " in with_code.content
+    # And a PR of many long commit messages fits its metadata: the bodies go first, then the names
+    event["detail"]["import"]["commitMessages"] = [f"Step {n}\n\n" + "why " * 150 for n in range(50)]
+    event["detail"]["import"]["definitions"] = [f"function_{n}" for n in range(30)]
+    event["detail"]["import"]["files"] = [f"src/module_{n}/handlers.py" for n in range(100)]
+    (long,) = normalize_eventbridge(event).observations
+    assert "- Step 0\n- Step 1\n" in long.content and "why" not in long.content
+    assert "Changed code: function_0, " in long.content and "src/module_99/handlers.py" in long.content
+    event["detail"]["import"]["files"] = [f"src/{'deep/' * 40}module_{n}.py" for n in range(100)]
+    (longer,) = normalize_eventbridge(event).observations
+    assert "Changed code" not in longer.content and "- Step 49" in longer.content
     assert imported.code_refs is not None
     assert [(ref.repository, ref.paths) for ref in imported.code_refs] == [
         ("acme/console", ["src/middleware.ts", "README.md"])

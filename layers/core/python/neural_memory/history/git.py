@@ -15,6 +15,7 @@ main line's diffs (the definitions each changed: ``history.definitions``).
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import tempfile
@@ -154,6 +155,7 @@ class GitHistory:
         self._since = since
         self._who = Identities([])  # until ``events`` reads the history
         self._defined: dict[str, list[str]] = {}  # the same: the definitions each main-line commit changed
+        self.warnings: list[str] = []  # what the import could not read, and went on without
 
     def _git(self, *args: str) -> str:
         try:
@@ -223,31 +225,36 @@ class GitHistory:
 
     def definitions(self) -> dict[str, list[str]]:
         """The main line's commits, by sha: the functions and classes each changed against its
-        first parent (``history.definitions``), from one ``git log -p`` read as it streams."""
+        first parent (``history.definitions``), from one ``git log -p`` read as it streams. What
+        only enriches the import never stops it: if git cannot read the diffs (a partial clone
+        offline, a missing object), a warning says why and no commit has definitions."""
         reader = DiffDefinitions()
         with tempfile.TemporaryDirectory(prefix="nm-git-") as folder:
             rules = Path(folder) / "attributes"
             rules.write_text(attributes())
             command = ["git", "-c", "core.quotepath=off", "-c", f"core.attributesFile={rules}", "-C", str(self.path)]
-            command += ["log", "--first-parent"]
-            command += ["--diff-merges=first-parent", "-p", "-U0", "--no-color", "--no-ext-diff", "--no-textconv"]
-            command += [f"--format={_RECORD}%H", *self._range(), self.branch]
-            with subprocess.Popen(
-                command,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                text=True,
-                encoding="utf-8",
-                errors="replace",
-            ) as git:
+            command += ["log", "--first-parent", "--diff-merges=first-parent", "-p", "-U0", "-M", "--no-color"]
+            command += ["--no-ext-diff", "--no-textconv", f"--format={_RECORD}%H", *self._range(), self.branch]
+            errors = Path(folder) / "stderr"
+            # Bytes, split at newlines only: a carriage return inside a diff is not a line break.
+            # No lazy fetch: a partial clone's missing blobs fail here instead of going online.
+            with (
+                errors.open("wb") as stderr,
+                subprocess.Popen(
+                    command, stdout=subprocess.PIPE, stderr=stderr, env={**os.environ, "GIT_NO_LAZY_FETCH": "1"}
+                ) as git,
+            ):
                 assert git.stdout is not None
-                for line in git.stdout:
+                for raw in git.stdout:
+                    line = raw.decode("utf-8", errors="replace")
                     if line.startswith(_RECORD):
                         reader.start(line[1:].strip())
                     else:
-                        reader.feed((line,))
+                        reader.feed(line)
             if git.returncode != 0:
-                raise GitHistoryError(f"git log -p in {self.path} failed")
+                why = errors.read_text(errors="replace").strip().splitlines()[-1:] or ["failed"]
+                self.warnings.append(f"no changed code read from the diffs (git log -p: {why[0]})")
+                return {}
         return reader.finish()
 
     def _range(self) -> list[str]:

@@ -59,6 +59,7 @@ _BULLET = re.compile(r"^(\s*)[-*+]\s+(.*)$")
 
 
 _YEAR = re.compile(r"\b(19[89]\d|20\d\d)\b")
+_DATE = re.compile(r"\b((?:19[89]|20\d)\d)-\d\d-\d\d\b")
 _UNDERLINE = re.compile(r"^([-=~^*#])\1{2,}\s*$")
 _RELEASED = re.compile(r"^[\W_]*released\b", re.IGNORECASE)  # "Released 2023-04-28", "*Released on ...*"
 
@@ -73,40 +74,58 @@ class ChangelogEntry:
     released: int | None = None
 
 
-def _release_year(lines: list[str], n: int) -> int | None:
-    """The year line ``n`` gives, if it is a version's heading (Markdown's ``#``, or
-    reStructuredText's underlined title) or its "Released ..." line."""
+def _is_heading(lines: list[str], n: int) -> bool:
+    """Whether line ``n`` is a heading: Markdown's ``#``, or reStructuredText's underlined title."""
     line = lines[n]
-    heading = line.startswith("#") or bool(_RELEASED.match(line))
     underlined = n + 1 < len(lines) and bool(_UNDERLINE.match(lines[n + 1])) and bool(line.strip())
-    found = _YEAR.search(line) if heading or underlined else None
-    return int(found.group(1)) if found else None
+    return (line.startswith("#") or underlined) and not _UNDERLINE.match(line)
+
+
+def _year_of(line: str) -> int | None:
+    """The year a heading or "Released ..." line gives: a full date's (``2020.12.1 (2021-01-05)``
+    was released in 2021), else the last year it names."""
+    date = _DATE.search(line)
+    if date:
+        return int(date.group(1))
+    years = _YEAR.findall(line)
+    return int(years[-1]) if years else None
 
 
 def changelog_entries(text: str) -> list[ChangelogEntry]:
     """The bullets of a changelog (reStructuredText or Markdown) that cite a pull request, each
-    with its version's release year. A version without a date of its own takes the year of the
-    one above it: newest first, that is when it was released at the latest."""
-    bullets: list[tuple[list[str], int | None]] = []
+    with its version's release year: the year its heading or its "Released ..." line gives. A
+    version without one takes the year of the nearest dated one above it when the changelog is
+    newest first (most dated versions are older than the one above them): it was released then
+    at the latest."""
+    bullets: list[tuple[list[str], int | None, int | None]] = []  # lines, own year, the year above
     current: list[str] | None = None
-    year: int | None = None
+    own: int | None = None
+    above: int | None = None
     years: list[int] = []
     lines = text.splitlines()
     for n, line in enumerate(lines):
-        if (released := _release_year(lines, n)) is not None:
-            year = released
-            years.append(released)
         match = _BULLET.match(line)
+        if match is None and (_is_heading(lines, n) or _RELEASED.match(line)):
+            year = _year_of(line)
+            if _is_heading(lines, n):
+                own = year  # a new version: its own date, or none yet
+            elif year is not None:
+                own = year
+            if year is not None:
+                above = year
+                years.append(year)
         if match:
             current = [match.group(2)]
-            bullets.append((current, year))
+            bullets.append((current, own, above))
         elif current is not None and line.strip() and line[:1].isspace():
             current.append(line.strip())
         elif line.strip():  # a heading or paragraph ends the bullet
             current = None
-    newest_first = all(a >= b for a, b in zip(years, years[1:], strict=False))
+    pairs = list(zip(years, years[1:], strict=False))
+    newest_first = sum(a >= b for a, b in pairs) > len(pairs) / 2
     entries = []
-    for parts, released_in in bullets:
+    for parts, own_year, year_above in bullets:
+        released_in = own_year if own_year is not None else (year_above if newest_first else None)
         raw = " ".join(part for part in parts if part).strip()
         prs = tuple(int(next(g for g in m.groups() if g)) for m in _PR_CITATION.finditer(raw))
         if not prs:
@@ -117,7 +136,7 @@ def changelog_entries(text: str) -> list[ChangelogEntry]:
         words = re.sub(r"\(\s*[,\s]*\)", " ", words)  # the brackets a citation left empty
         words = " ".join(words.split()).strip(" .,;")
         if len(words.split()) >= 3:
-            entries.append(ChangelogEntry(words[:MAX_QUERY_CHARS], prs, released_in if newest_first else None))
+            entries.append(ChangelogEntry(words[:MAX_QUERY_CHARS], prs, released_in))
     return entries
 
 
@@ -176,6 +195,7 @@ def imported(history: GitHistory, service: Service) -> Imported:
             pr = detail["pull_request"]
             ids = {f"github-pr-{slug}-{pr['number']}-pull_request_merged"}
             facts.prs[int(pr["number"])] = {"ids": ids, "title": pr["title"], "at": pr["merged_at"]}
+            facts.prs[int(pr["number"])]["created"] = pr.get("created_at")
             facts.prs[int(pr["number"])]["sha"] = pr["merge_commit_sha"]
         else:
             head = detail["head_commit"]
@@ -214,7 +234,13 @@ def _cited(entry: ChangelogEntry, facts: Imported) -> list[int]:
     held = [n for n in entry.prs if n in facts.prs]
     if entry.released is None:
         return held
-    return [n for n in held if int(str(facts.prs[n]["at"])[:4]) <= entry.released]
+    return [n for n in held if _merged_year(facts.prs[n]) <= entry.released]
+
+
+def _merged_year(pr: dict[str, Any]) -> int:
+    """The year a PR was merged: its merge commit's, by the earlier of its author's and its
+    committer's dates (a rewritten history's commits carry the rewrite's as the committer's)."""
+    return min(int(str(pr[key])[:4]) for key in ("at", "created") if pr.get(key))
 
 
 def changes(service: Service, facts: Imported, entries: list[ChangelogEntry]) -> dict[str, Any]:

@@ -3,6 +3,7 @@ name and ``detail`` the webhook payload."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -28,7 +29,10 @@ IMPORTED_FACTS = ("reviewers", "mergedBy", "commits", IMPORTED_TEXT)
 MAX_IMPORTED_COMMITS = 50
 MAX_IMPORTED_FILES = 100
 MAX_IMPORTED_DEFINITIONS = 30
-MAX_NAME_CHARS = 200  # a function's name longer than this is not one (an event on the bus can say anything)
+# What a function's name can be (an event on the bus can say anything under ``import``).
+_NAME = re.compile(r"[A-Za-z_$][\w$]{0,199}")
+# JSON characters of the imported text: metadata holds it, within ``MAX_METADATA_BYTES`` in all.
+MAX_IMPORTED_TEXT = 12_000
 DEFINITIONS_LINE = "Changed code: "  # the functions and classes its diff changed (``history.definitions``)
 MAX_COMMIT_BODY = 500  # characters of one commit's body in a pull request's content
 MAX_PATH_CHARS = 500  # a code ref path's limit (``CodeRef.paths``)
@@ -201,38 +205,58 @@ def _imported_facts(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]
     files = facts.get("files")
     paths = _touched([{"modified": files}]) if isinstance(files, list) else []
     messages = facts.get("commitMessages")
-    lines = (
-        [_commit_line(m) for m in messages if isinstance(m, str) and m.strip()] if isinstance(messages, list) else []
+    commits = (
+        [m for m in messages if isinstance(m, str) and m.strip()][:MAX_IMPORTED_COMMITS]
+        if isinstance(messages, list)
+        else []
     )
     names = facts.get("definitions")
     defined = (
-        [n.strip() for n in names if isinstance(n, str) and 0 < len(n.strip()) <= MAX_NAME_CHARS]
+        [n.strip() for n in names if isinstance(n, str) and _NAME.fullmatch(n.strip())][:MAX_IMPORTED_DEFINITIONS]
         if isinstance(names, list)
         else []
     )
-    text = (
-        ("Commits:\n" + "\n".join(lines[:MAX_IMPORTED_COMMITS]) if lines else "")
-        + (f"\n{DEFINITIONS_LINE}{', '.join(defined[:MAX_IMPORTED_DEFINITIONS])}" if defined else "")
-        + (f"\n{PATHS_LINE}{', '.join(paths[:MAX_IMPORTED_FILES])}" if paths else "")
-    )
-    if text.strip():
-        metadata[IMPORTED_TEXT] = text.strip()
+    text = _imported_text(commits, defined, paths[:MAX_IMPORTED_FILES])
+    if text:
+        metadata[IMPORTED_TEXT] = text
     return metadata, paths
 
 
-# What a commit message carries beyond its words: sign-offs and co-authors, and Mercurial's
-# conversion notes.
-_TRAILER = re.compile(r"^(?:[\w-]+-by:|change-id:|--hg--$|(?:branch|rename|extra)\s*:)", re.IGNORECASE)
+def _imported_text(commits: list[str], defined: list[str], paths: list[str]) -> str:
+    """What it did, as its content says it: the commits, the code changed and the paths. Metadata
+    holds it too, and has a size limit: when it would not fit, what says least goes first (the
+    commits' bodies, then the names of the code), then lines from the end."""
+    text = ""
+    for bodies, names in ((True, True), (False, True), (False, False)):
+        lines = [_commit_line(m, body=bodies) for m in commits]
+        text = (
+            ("Commits:\n" + "\n".join(lines) if lines else "")
+            + (f"\n{DEFINITIONS_LINE}{', '.join(defined)}" if defined and names else "")
+            + (f"\n{PATHS_LINE}{', '.join(paths)}" if paths else "")
+        ).strip()
+        if len(json.dumps(text)) <= MAX_IMPORTED_TEXT:
+            return text
+    kept = text.split("\n")
+    while kept and len(json.dumps("\n".join(kept))) > MAX_IMPORTED_TEXT:
+        kept.pop()
+    return "\n".join(kept)
 
 
-def _commit_line(message: str) -> str:
-    """A commit as the pull request's content lists it: ``- subject``, then what its body says
-    (trailers dropped, whitespace collapsed, at most ``MAX_COMMIT_BODY`` characters)."""
-    subject, _, body = message.strip().partition("\n")
+# What a commit message carries beyond its words: sign-offs and co-authors, Subversion's and
+# Mercurial's conversion notes, a cherry-pick's origin.
+_TRAILER = re.compile(
+    r"^(?:[\w-]+-by:|change-id:|git-svn-id:|\(cherry picked from |--hg--$|(?:branch|rename|extra)\s*:)", re.IGNORECASE
+)
+
+
+def _commit_line(message: str, *, body: bool = True) -> str:
+    """A commit as the pull request's content lists it: ``- subject``, then (with ``body``) what
+    its body says (trailers dropped, whitespace collapsed, at most ``MAX_COMMIT_BODY`` characters)."""
+    subject, _, rest = message.strip().partition("\n")
     said = " ".join(
-        " ".join(line.split()) for line in body.splitlines() if line.strip() and not _TRAILER.match(line.strip())
+        " ".join(line.split()) for line in rest.splitlines() if line.strip() and not _TRAILER.match(line.strip())
     )
-    return f"- {first_line(subject)}" + (f"\n  {said[:MAX_COMMIT_BODY].rstrip()}" if said else "")
+    return f"- {first_line(subject)}" + (f"\n  {said[:MAX_COMMIT_BODY].rstrip()}" if said and body else "")
 
 
 def _merged_with_sha(pr: dict[str, Any]) -> bool:

@@ -30,11 +30,13 @@ def cmd_import_git(args: argparse.Namespace) -> int:
     try:
         history = GitHistory(Path(args.path), repo=args.repo, branch=args.branch, since=args.since)
         total = history.count()
+        print(f"importing {history.repo} ({history.branch}): {total} commits", file=sys.stderr)
+        events = list(history.events())
     except GitHistoryError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(f"importing {history.repo} ({history.branch}): {total} commits", file=sys.stderr)
-    events = list(history.events())
+    for warning in history.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     return _run(args, events, len(events), "event")
 
 
