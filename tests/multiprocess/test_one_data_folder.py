@@ -44,7 +44,8 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.integration
 
-WRITE_S = 20  # how long the three writers write
+WRITE_S = 20  # how long the three writers write at least
+WRITTEN = 5  # batches each of them has written, at least, before they are stopped
 KILL_AFTER_S = 6  # when the fourth writer is killed mid-batch
 INGESTED = 15  # batches of 10 observations in the JSONL file
 
@@ -186,13 +187,14 @@ def test_two_servers_an_agent_ingest_purge_keys_and_writers_one_killed_lose_no_a
             note["occurredAt"] = "2025-01-01T00:00:00Z"
         assert call(first.url, first.key, "POST", "/v1/observations", {"observations": expired})[0] == 200
 
-        # When three writers write for WRITE_S (batches to each server, and a second agent's MCP
-        # server remembering), and a fourth writer (another MCP server) is killed mid-batch
+        # When three writers write for WRITE_S and WRITTEN batches each, however slow the machine
+        # (batches to each server, and a second agent's MCP server remembering), and a fourth
+        # writer (another MCP server) is killed mid-batch
         specs = [http_writer("httpa", first.url, first.key), http_writer("httpb", second.url, second.key)]
         # (the one to be killed writes until it is, however slow a busy machine makes the steps before)
         specs += [mcp_writer("mcpw", data), mcp_writer("mcpk", data, seconds=10 * WRITE_S)]
         started = time.monotonic()
-        with writers(specs, WRITE_S) as run:
+        with writers(specs, 10 * WRITE_S) as run:
             for spec in specs:
                 run.wait_for_acks(spec.name, 1)
             # And meanwhile a JSONL file is ingested, keys are created and revoked, expired
@@ -218,6 +220,10 @@ def test_two_servers_an_agent_ingest_purge_keys_and_writers_one_killed_lose_no_a
             _a_new_key_works_and_a_revoked_one_does_not(data, servers)
             acknowledged.update([_remember(agent, 2)])
             ingest_output, _ = ingest.communicate(timeout=300)
+            time.sleep(max(0.0, WRITE_S - (time.monotonic() - started)))
+            for name in ("httpa", "httpb", "mcpw"):
+                run.wait_for_acks(name, WRITTEN)
+            run.stop()
             acknowledged.update([_remember(agent, 3)])
         elapsed = time.monotonic() - started
         assert elapsed >= WRITE_S, elapsed
