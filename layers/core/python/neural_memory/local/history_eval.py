@@ -187,6 +187,8 @@ def imported(history: GitHistory, service: Service) -> Imported:
     from neural_memory.history.sink import EmbeddedSink, run_import
 
     events = list(history.events())
+    for warning in history.warnings:  # the numbers below are without what it could not read
+        print(f"warning: {warning}", file=sys.stderr)
     facts = Imported(events=len(events))
     slug = history.repo.replace("/", ".")
     for _, event in events:
