@@ -84,6 +84,10 @@ def watched(browser: Browser) -> Iterator[Watched]:
     context = browser.new_context(viewport={"width": 1440, "height": 1000})
     page = context.new_page()
     page.set_default_timeout(20_000)
+    # expect() has its own timeout, 5 s by default: a busy machine's server can take longer
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=20_000)
     yield Watched(page)
     context.close()
 

@@ -1,6 +1,8 @@
 """A noisy neighbour cannot stall another workspace: against a real ``serve`` (the local model),
 while one workspace posts large observations as fast as the server lets it, another workspace's
-one-observation write is acknowledged within 5 s and its searches keep their p95 within 3× idle
+one-observation write is acknowledged within 5 s and its searches keep their p95 within 3× idle,
+or a quarter second over it where 3× idle is less (an idle p95 of 10 ms is below a loaded
+machine's scheduling pauses; waiting behind the noise's embeddings takes seconds)
 (``providers/embeddings/fair_share.py``: workspaces served in turn; ``MAX_EMBEDDED_PASSAGES``).
 Bounded: the noisy writers stop after ``NOISE_S`` at most.
 
@@ -109,5 +111,5 @@ def test_a_noisy_workspace_cannot_stall_another_workspaces_write_or_searches(tmp
         assert not any(writer.is_alive() for writer in writers), "a noisy post is still being served"
         after = [_call(server.url, quiet, "/v1/search", search)[1] for _ in range(SEARCHES)]
         idle_p95 = max(_p95(idle), _p95(after))
-        assert _p95(busy) <= 3 * idle_p95, (sorted(idle), sorted(after), sorted(busy))
+        assert _p95(busy) <= max(3 * idle_p95, idle_p95 + 0.25), (sorted(idle), sorted(after), sorted(busy))
         assert not broken(server.stop())
