@@ -39,6 +39,7 @@ _SQUASH_PR = re.compile(r"\(#(\d+)\)\s*$")
 _GITHUB_REMOTE = re.compile(r"github\.com[:/]+([^/\s]+/[^/\s]+?)(?:\.git)?/?$")
 _NOREPLY = re.compile(r"^(?:\d+\+)?([^@]+)@users\.noreply\.github\.com$")
 MAX_MERGED_COMMITS = 50  # a merge's push lists at most this many of the commits it brought in
+MAX_MESSAGE_CHARS = 2_000  # of each commit's message in a PR's payload (the normalizer keeps 500 of a body)
 
 
 class GitHistoryError(Exception):
@@ -413,9 +414,11 @@ class GitHistory:
         self, commit: Commit, pull: MergedPullRequest, brought: list[Commit], base: str | None
     ) -> dict[str, Any]:
         """The ``closed`` + ``merged`` payload, with what the history knows beyond a webhook
-        (``import``: the commits' subjects and the paths the merge changed, for the normalizer)."""
+        (``import``: the commits' messages, the paths the merge changed and the definitions its
+        diff changed, for the normalizer)."""
         files = [*commit.added, *commit.modified, *commit.removed] if commit.parents else []
-        messages = [c.message.strip() for c in reversed(brought[:MAX_MERGED_COMMITS]) if not _MERGE_PR.match(c.subject)]
+        listed = reversed(brought[:MAX_MERGED_COMMITS])
+        messages = [c.message.strip()[:MAX_MESSAGE_CHARS] for c in listed if not _MERGE_PR.match(c.subject)]
         return {
             "action": "closed",
             "repository": {"full_name": self.repo},

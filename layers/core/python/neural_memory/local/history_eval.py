@@ -105,11 +105,10 @@ def changelog_entries(text: str) -> list[ChangelogEntry]:
     lines = text.splitlines()
     for n, line in enumerate(lines):
         match = _BULLET.match(line)
-        if match is None and (_is_heading(lines, n) or _RELEASED.match(line)):
+        heading = match is None and _is_heading(lines, n)
+        if heading or (match is None and _RELEASED.match(line)):
             year = _year_of(line)
-            if _is_heading(lines, n):
-                own = year  # a new version: its own date, or none yet
-            elif year is not None:
+            if heading or year is not None:  # a new version: its own date, or none yet
                 own = year
             if year is not None:
                 above = year
