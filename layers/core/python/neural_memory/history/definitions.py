@@ -66,10 +66,6 @@ def attributes() -> str:
     return "".join(f"*.{ext} diff={driver}\n" for driver, exts in DRIVERS.items() for ext in exts)
 
 
-def is_source(path: str) -> bool:
-    return PurePosixPath(path).suffix.lower() in SOURCE_SUFFIXES
-
-
 def defined_name(line: str, *, signature: bool = False) -> str | None:
     """The name ``line`` defines (``def quote(``, ``class Headers:``, ``func (c *Client) Do(``,
     ``impl Display for Headers {``), or None; with ``signature``, also the function a C-like
@@ -106,9 +102,9 @@ class DiffDefinitions:
     def feed(self, line: str) -> None:
         if line.startswith("diff --git "):
             self._settle()
-            path = line.rsplit(" b/", 1)[-1].strip().strip('"')
-            self._source = is_source(path)
-            self._signatures = PurePosixPath(path).suffix.lower() in _SIGNATURE_SUFFIXES
+            suffix = PurePosixPath(line.rsplit(" b/", 1)[-1].strip().strip('"')).suffix.lower()
+            self._source = suffix in SOURCE_SUFFIXES
+            self._signatures = suffix in _SIGNATURE_SUFFIXES
         elif not self._source or line.startswith(("+++ ", "--- ")):
             return
         elif line.startswith("@@"):

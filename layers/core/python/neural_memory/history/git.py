@@ -20,7 +20,7 @@ import re
 import subprocess
 import tempfile
 import unicodedata
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -309,9 +309,9 @@ class GitHistory:
         brought: dict[str, list[Commit]] = {}
         for merge in (c for c in commits if len(c.parents) > 1):
             found: list[Commit] = []
-            queue = list(merge.parents[1:])
+            queue = deque(merge.parents[1:])  # breadth first: newest first
             while queue:
-                sha = queue.pop(0)
+                sha = queue.popleft()
                 if sha in seen or sha not in graph:
                     continue
                 seen.add(sha)
