@@ -180,15 +180,16 @@ def test_a_clone_is_imported_as_its_webhooks_would_have_delivered_it(
         assert "\nChanged code: parse, unquote\n" in merged.content
         assert "Files: src/app/cookies.py" in merged.content
         assert merged.code_refs == [f"{REPO}:src/app/cookies.py"]
-        # And Ann is one actor under both her addresses; the side-line PR is its own author's
+        # And Ann is one actor under both her addresses; the side-line PR is its own author's, and
+        # Bo is one actor too: the login of the fork his pull requests came from
         assert {held[p].actor_name for p in (_push(repo["first"]), _push(repo["squash"]))} == {"annlee"}
-        assert held[_pr(11)].actor_name == "Bo Chen"
+        assert held[_pr(11)].actor_name == "bochen"
         assert "Fix header casing for proxies (#11)" in held[_push(repo["stable"])].content
         # And a merge titled by its PR is the PR of the branch's author, merged by who pressed merge
         titled = held[_pr(13)]
         assert (titled.title, titled.actor_name, titled.metadata["mergedBy"]) == (
             "PR #13 merged: Expire cookies",
-            "Bo Chen",
+            "bochen",
             "annlee",
         )
         assert "Commits:\n- Handle cookie expiry\n- Test expiry" in titled.content

@@ -38,6 +38,8 @@ _MERGE_PR = re.compile(r"^Merge pull request #(\d+) from ([^/\s]+)/(\S+)")
 _SQUASH_PR = re.compile(r"\(#(\d+)\)\s*$")
 _GITHUB_REMOTE = re.compile(r"github\.com[:/]+([^/\s]+/[^/\s]+?)(?:\.git)?/?$")
 _NOREPLY = re.compile(r"^(?:\d+\+)?([^@]+)@users\.noreply\.github\.com$")
+FORK_VOTES = 2  # PRs from one fork whose branch head an address wrote, to take its login
+SHARED_FORK = 3  # people writing a fork's branch heads, to make it shared (an organisation's)
 MAX_MERGED_COMMITS = 50  # a merge's push lists at most this many of the commits it brought in
 MAX_MESSAGE_CHARS = 2_000  # of each commit's message in a PR's payload (the normalizer keeps 500 of a body)
 
@@ -116,23 +118,37 @@ def _ancestors(starts: Iterable[str], graph: Mapping[str, Commit]) -> set[str]:
 
 
 class Identities:
-    """Who a commit's author is on GitHub: the login a noreply address names; else the login an
-    address or a name is known by elsewhere in the history (a noreply commit by the same name, or
-    an address whose local part is a login that merged pull requests came from); else the name.
-    One person then stays one actor across their pushes and pull requests."""
+    """Who a commit's author is on GitHub, so that one person stays one actor across their pushes
+    and pull requests. In order: the login a noreply address names; the login an address or a name
+    is known by elsewhere in the history (a noreply commit by the same name, an address whose local
+    part is a login that merged pull requests came from, or an address that writes the branches
+    one person's fork sent: ``FORK_VOTES``); one name for an address written under several (its
+    most frequent: "sloria" and "Steven Loria" are one person); else the name."""
 
-    def __init__(self, commits: Iterable[Commit]) -> None:
+    def __init__(self, commits: Iterable[Commit], *, owner: str | None = None) -> None:
+        """``owner``: the repository's owner, whose own branches ("from pallets/fix-x") name no person."""
         listed = list(commits)
         heads = {m.group(2).lower(): m.group(2) for c in listed if (m := _MERGE_PR.match(c.subject))}
         self._by_name: dict[str, str] = {}
         self._by_email: dict[str, str] = {}
+        names: dict[str, Counter[str]] = {}  # the names each address wrote under
         for commit in listed:
+            email, name = commit.email.lower(), unicodedata.normalize("NFC", commit.author)
+            names.setdefault(email, Counter())[name] += 1
             match = _NOREPLY.match(commit.email)
-            local = commit.email.partition("@")[0].lower()
-            login = match.group(1) if match else heads.get(local)
+            login = match.group(1) if match else heads.get(email.partition("@")[0])
             if login:
-                self._by_name.setdefault(unicodedata.normalize("NFC", commit.author), login)
-                self._by_email.setdefault(commit.email.lower(), login)
+                self._by_name.setdefault(name, login)
+                self._by_email.setdefault(email, login)
+        for email, login in _fork_owners(listed, owner).items():
+            if email not in self._by_email and not any(n in self._by_name for n in names[email]):
+                self._by_email[email] = login
+                for name in names[email]:
+                    self._by_name.setdefault(name, login)
+        for email, written in names.items():
+            if email not in self._by_email and len(written) > 1:
+                ranked = sorted(written, key=lambda n: (-written[n], n))
+                self._by_email[email] = next((self._by_name[n] for n in ranked if n in self._by_name), ranked[0])
 
     def of(self, commit: Commit) -> str:
         """The author's login, or their name when the history never says it (in one Unicode form:
@@ -142,6 +158,31 @@ class Identities:
             return match.group(1)
         name = unicodedata.normalize("NFC", commit.author)
         return self._by_email.get(commit.email.lower()) or self._by_name.get(name) or name
+
+
+def _fork_owners(commits: list[Commit], owner: str | None) -> dict[str, str]:
+    """The login each address is known by from the forks pull requests came from: a PR "from
+    bochen/fix" whose branch head Bo Chen wrote is a vote for his address being ``bochen``. An
+    address takes a login with ``FORK_VOTES`` votes and two thirds of its own (a maintainer's
+    fix-up pushed to others' branches votes for many); a fork whose heads ``SHARED_FORK`` people
+    wrote, or the owner's, is shared, no one's."""
+    by_sha = {c.sha: c for c in commits}
+    votes: dict[str, Counter[str]] = {}
+    writers: dict[str, set[str]] = {}
+    for commit in commits:
+        match = _MERGE_PR.match(commit.subject)
+        head = by_sha.get(commit.parents[1]) if match and len(commit.parents) > 1 else None
+        if match is None or head is None or len(head.parents) > 1 or is_bot(head.author):
+            continue
+        votes.setdefault(head.email.lower(), Counter())[match.group(2)] += 1
+        writers.setdefault(match.group(2).lower(), set()).add(unicodedata.normalize("NFC", head.author))
+    shared = {fork for fork, people in writers.items() if len(people) >= SHARED_FORK} | {(owner or "").lower()}
+    owners = {}
+    for email, counted in votes.items():
+        login, n = counted.most_common(1)[0]
+        if login.lower() not in shared and n >= FORK_VOTES and 3 * n >= 2 * sum(counted.values()):
+            owners[email] = login
+    return owners
 
 
 class GitHistory:
@@ -326,7 +367,7 @@ class GitHistory:
         in) just before the push that brought them."""
         commits = self.commits()
         graph = self.graph()
-        self._who = Identities(graph.values())
+        self._who = Identities(graph.values(), owner=self.repo.split("/", 1)[0])
         brought = self._side_lines(commits, graph)
         self._defined = self.definitions()
         numbers: set[int] = set()
