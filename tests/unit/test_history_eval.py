@@ -3,7 +3,7 @@ requests (the queries of "what changed") and the files a commit message names (t
 
 from __future__ import annotations
 
-from neural_memory.local.history_eval import Imported, _cited, changelog_entries, named_paths
+from neural_memory.local.history_eval import Imported, _cited, _most, changelog_entries, named_paths
 
 
 def test_changelog_entries_cite_prs_in_sphinx_myst_and_github_forms_and_keep_only_words() -> None:
@@ -97,3 +97,10 @@ def test_the_staleness_truth_reads_links_into_its_own_repository_only() -> None:
         "see https://github.com/acme/web/blob/main/src/app/cookies.py#L3"
     )
     assert named_paths(text, known, by_name, "acme/web") == {"src/app/cookies.py": {"src/app/cookies.py"}}
+
+
+def test_a_files_top_author_is_everyone_tied_at_the_most_commits() -> None:
+    # A file two people each touched twice has no one top author: either answer is right
+    assert _most(["Ann", "Bo", "Ann", "Bo", "Cy"]) == ("Ann", "Bo")
+    assert _most(["Bo", "Ann", "Bo"]) == ("Bo",)
+    assert _most([]) == ()  # untouched in the window: no truth to score against

@@ -19,6 +19,7 @@ from __future__ import annotations
 import random
 import re
 import sys
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -320,8 +321,8 @@ class Topic:
 
     path: str
     query: str
-    owner: str  # the author of the most commits touching it, over the whole history
-    recent_owner: str | None  # the same over the last three years (None: untouched since)
+    owners: tuple[str, ...]  # the authors of the most commits touching it, over the whole history (tied: all)
+    recent_owners: tuple[str, ...]  # the same over the last three years (none: untouched since)
 
 
 SOURCE_SUFFIXES = (".py", ".js", ".ts", ".tsx", ".go", ".rs", ".rb", ".java", ".c")
@@ -356,7 +357,7 @@ def topics(history: GitHistory, limit: int = TOPICS) -> list[Topic]:
         recent = [a for a, at in by_path[path] if newest and at >= newest - RECENT and not a.endswith("[bot]")]
         if not authors:
             continue
-        found.append(Topic(path, _phrase(path), _most(authors), _most(recent) if recent else None))
+        found.append(Topic(path, _phrase(path), _most(authors), _most(recent)))
     return found
 
 
@@ -375,11 +376,12 @@ def _phrase(path: str) -> str:
     return " ".join(w.strip("_").replace("_", " ").replace("-", " ") for w in words if w.strip("_")).strip()
 
 
-def _most(names: list[str]) -> str:
-    counts: dict[str, int] = {}
-    for name in names:
-        counts[name] = counts.get(name, 0) + 1
-    return min(counts, key=lambda n: (-counts[n], n))
+def _most(names: list[str]) -> tuple[str, ...]:
+    """The most frequent of ``names``, all of them when tied (a file two people each touched twice
+    in three years has no one top author: either answer is right), by name."""
+    counts = Counter(names)
+    top = max(counts.values(), default=0)
+    return tuple(sorted(n for n, c in counts.items() if c == top))
 
 
 def experts(service: Service, subjects: list[Topic]) -> dict[str, Any]:
@@ -398,15 +400,18 @@ def experts(service: Service, subjects: list[Topic]) -> dict[str, Any]:
         for actor in actors:
             counts[actor] = counts.get(actor, 0) + 1
         baseline = sorted(counts, key=lambda n: (-counts[n], n))
-        rows.append({"path": topic.path, "query": topic.query, "owner": topic.owner, "recentOwner": topic.recent_owner,
-                     "experts": ranked[:3], "baseline": baseline[:3]})  # fmt: skip
+        rows.append(
+            {"path": topic.path, "query": topic.query, "owner": list(topic.owners),
+             "recentOwner": list(topic.recent_owners), "experts": ranked[:3], "baseline": baseline[:3]}
+        )  # fmt: skip
 
     def hits(key: str, truth: str, k: int) -> float:
-        scored = [row for row in rows if row[truth] is not None]
-        return round(sum(row[truth] in row[key][:k] for row in scored) / max(len(scored), 1), 4)
+        scored = [row for row in rows if row[truth]]
+        return round(sum(bool(set(row[truth]) & set(row[key][:k])) for row in scored) / max(len(scored), 1), 4)
 
     return {
         "topics": len(rows),
+        "tied": {truth: sum(len(row[truth]) > 1 for row in rows) for truth in ("owner", "recentOwner")},
         **{
             f"{who}/{truth}": {"hit@1": hits(who, truth, 1), "hit@3": hits(who, truth, 3)}
             for who in ("experts", "baseline")
@@ -585,9 +590,10 @@ def summary(result: dict[str, Any]) -> list[str]:
     lines.append(f"  who knows ({scores['topics']} most-touched source files, phrased by their names)")
     for truth, label in (("owner", "top author, whole history"), ("recentOwner", "top author, last 3 years")):
         product, baseline = scores[f"experts/{truth}"], scores[f"baseline/{truth}"]
+        tied = f"   ({scores['tied'][truth]} tied: any top author counts)" if scores["tied"][truth] else ""
         lines.append(
             f"    {label:<27} experts hit@1 {product['hit@1']:.2f} hit@3 {product['hit@3']:.2f}   "
-            f"keyword baseline hit@1 {baseline['hit@1']:.2f} hit@3 {baseline['hit@3']:.2f}"
+            f"keyword baseline hit@1 {baseline['hit@1']:.2f} hit@3 {baseline['hit@3']:.2f}{tied}"
         )
     stale = result["staleness"]
     lines.append(
