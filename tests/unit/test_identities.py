@@ -57,17 +57,42 @@ def test_a_maintainer_finishing_others_branches_does_not_take_their_logins() -> 
 
 
 def test_a_fork_many_people_write_or_the_owners_names_nobody() -> None:
-    people = [("Ann Lee", "ann@example.org"), ("Bo Chen", "bo@example.org"), ("Cy Diaz", "cy@example.org")]
-    # Given two pull requests each, by Ann, Bo and Cy, from a company's shared fork
-    heads = [_commit(*person) for person in people for _ in range(2)]
+    ann, bo, cy, dee = (("Ann Lee", "ann@example.org"), ("Bo Chen", "bo@example.org"),
+                        ("Cy Diaz", "cy@example.org"), ("Dee Ray", "dee@example.org"))  # fmt: skip
+    # Given a company's fork that three people send pull requests from, most of them Ann's
+    heads = [_commit(*person) for person in (ann, ann, ann, bo, cy)]
     shared = [_merged("acme-corp", n, head, _commit(*MAINTAINER)) for n, head in enumerate(heads, 1)]
-    # and two of Ann's from the project's own repository
-    own = [_commit(*people[0]) for _ in range(2)]
+    # and Dee's two from the project's own repository
+    own = [_commit(*dee) for _ in range(2)]
     owners = [_merged("pallets", n, head, _commit(*MAINTAINER)) for n, head in enumerate(own, 10)]
     who = Identities([*heads, *shared, *own, *owners], owner="pallets")
     # Then each is still known by their own name
-    assert [who.of(h) for h in heads[::2]] == ["Ann Lee", "Bo Chen", "Cy Diaz"]
-    assert {who.of(c) for c in own} == {"Ann Lee"}
+    assert [who.of(h) for h in heads[2:]] == ["Ann Lee", "Bo Chen", "Cy Diaz"]
+    assert {who.of(c) for c in own} == {"Dee Ray"}
+
+
+def test_an_address_many_people_share_or_a_placeholder_is_nobodys() -> None:
+    # Given one address five people committed under, another that is git's placeholder, and a
+    # fork whose branches the placeholder wrote
+    crowd = [_commit(name, "dev@lab.example") for name in ("fijal", "guido", "arigo", "cfbolz", "hpk", "hpk")]
+    placeholder = [_commit("Your Name", "you@example.com"), _commit("Ann Lee", "you@example.com")]
+    merges = [_merged("annlee", n, placeholder[1], _commit(*MAINTAINER)) for n in (1, 2)]
+    unset = [_commit(name, "none@none") for name in ("Bo Chen", "Bo Chen", "Cy Diaz")]
+    who = Identities([*crowd, *placeholder, *merges, *unset])
+    # Then every commit keeps its author's own name
+    assert [who.of(c) for c in crowd] == ["fijal", "guido", "arigo", "cfbolz", "hpk", "hpk"]
+    assert [who.of(c) for c in placeholder] == ["Your Name", "Ann Lee"]
+    assert [who.of(c) for c in unset] == ["Bo Chen", "Bo Chen", "Cy Diaz"]
+
+
+def test_an_address_is_its_most_frequent_names_not_a_rare_one_that_has_a_login() -> None:
+    # Given Mia's address, once under Bo's name (a commit she made on his machine), and Bo's login
+    mia = [_commit(*MAINTAINER) for _ in range(5)]
+    borrowed = _commit("Bo Chen", MAINTAINER[1])
+    bo = _commit("Bo Chen", "bochen@users.noreply.github.com")
+    who = Identities([*mia, borrowed, bo])
+    # Then her commits stay hers
+    assert {who.of(c) for c in mia} == {"Mia Park"}
 
 
 def test_a_login_the_history_already_gives_is_kept_over_a_fork_vote() -> None:
@@ -79,3 +104,21 @@ def test_a_login_the_history_already_gives_is_kept_over_a_fork_vote() -> None:
     who = Identities([noreply, *heads, *merges])
     # Then he stays lafrech under both addresses, not the company
     assert {who.of(c) for c in (noreply, *heads)} == {"lafrech"}
+
+
+def test_a_maintainer_who_finished_a_contributors_branches_does_not_become_them() -> None:
+    # Given two pull requests from Cory's fork, one and two of his commits with the maintainer's
+    # fix-up on top (her commit heads the branch; one of each is a tie, and the branch is his)
+    branches = []
+    for size in (1, 2):
+        own = [_commit("Cory Benfield", "cory.b@example.org")]
+        own += [_commit("Cory Benfield", "cory.b@example.org", parents=[own[-1].sha]) for _ in range(size - 1)]
+        branches.append([*own, _commit(*MAINTAINER, parents=[own[-1].sha])])
+    # and two more there that only she wrote (she pushed them to his fork), while Cory sent four
+    branches += [[_commit(*MAINTAINER)] for _ in range(2)]
+    branches += [[_commit("Cory Benfield", "cory.b@example.org")] for _ in range(2)]
+    merges = [_merged("Lukasa", n, branch[-1], _commit(*MAINTAINER)) for n, branch in enumerate(branches, 1)]
+    who = Identities([*(c for branch in branches for c in branch), *merges])
+    # Then Cory, who wrote most of the fork's branches, is Lukasa, and the maintainer is herself
+    assert who.of(branches[0][0]) == "Lukasa"
+    assert {who.of(b[-1]) for b in branches[:4]} == {"Mia Park"}

@@ -38,8 +38,10 @@ _MERGE_PR = re.compile(r"^Merge pull request #(\d+) from ([^/\s]+)/(\S+)")
 _SQUASH_PR = re.compile(r"\(#(\d+)\)\s*$")
 _GITHUB_REMOTE = re.compile(r"github\.com[:/]+([^/\s]+/[^/\s]+?)(?:\.git)?/?$")
 _NOREPLY = re.compile(r"^(?:\d+\+)?([^@]+)@users\.noreply\.github\.com$")
-FORK_VOTES = 2  # PRs from one fork whose branch head an address wrote, to take its login
-SHARED_FORK = 3  # people writing a fork's branch heads, to make it shared (an organisation's)
+FORK_VOTES = 2  # PRs from one fork whose branch an address wrote most of, to take its login
+BRANCH_WALK = 50  # of a PR's branch's commits read to say who wrote it
+ADDRESS_NAMES = 3  # names one address may carry and still be one person ("sloria", "Steven Loria")
+_PLACEHOLDERS = frozenset({"", "none@none", "you@example.com", "root@localhost", "nobody@nowhere"})
 MAX_MERGED_COMMITS = 50  # a merge's push lists at most this many of the commits it brought in
 MAX_MESSAGE_CHARS = 2_000  # of each commit's message in a PR's payload (the normalizer keeps 500 of a body)
 
@@ -121,9 +123,10 @@ class Identities:
     """Who a commit's author is on GitHub, so that one person stays one actor across their pushes
     and pull requests. In order: the login a noreply address names; the login an address or a name
     is known by elsewhere in the history (a noreply commit by the same name, an address whose local
-    part is a login that merged pull requests came from, or an address that writes the branches
-    one person's fork sent: ``FORK_VOTES``); one name for an address written under several (its
-    most frequent: "sloria" and "Steven Loria" are one person); else the name."""
+    part is a login that merged pull requests came from, or an address that wrote the branches one
+    person's fork sent: ``_fork_owners``); one name for an address written under a few (its most
+    frequent: "sloria" and "Steven Loria" are one person); else the name. An address many names
+    share, or a placeholder (``none@none``), is nobody's: its commits keep their own names."""
 
     def __init__(self, commits: Iterable[Commit], *, owner: str | None = None) -> None:
         """``owner``: the repository's owner, whose own branches ("from pallets/fix-x") name no person."""
@@ -140,15 +143,14 @@ class Identities:
             if login:
                 self._by_name.setdefault(name, login)
                 self._by_email.setdefault(email, login)
-        for email, login in _fork_owners(listed, owner).items():
-            if email not in self._by_email and not any(n in self._by_name for n in names[email]):
+        personal = {e: n.most_common(1)[0][0] for e, n in names.items() if not _shared_address(e, n)}
+        for email, login in _fork_owners(listed, owner, set(personal)).items():
+            if email not in self._by_email and personal[email] not in self._by_name:
                 self._by_email[email] = login
-                for name in names[email]:
-                    self._by_name.setdefault(name, login)
-        for email, written in names.items():
-            if email not in self._by_email and len(written) > 1:
-                ranked = sorted(written, key=lambda n: (-written[n], n))
-                self._by_email[email] = next((self._by_name[n] for n in ranked if n in self._by_name), ranked[0])
+                self._by_name.setdefault(personal[email], login)
+        for email, name in personal.items():
+            if email not in self._by_email and len(names[email]) > 1:
+                self._by_email[email] = self._by_name.get(name, name)
 
     def of(self, commit: Commit) -> str:
         """The author's login, or their name when the history never says it (in one Unicode form:
@@ -160,29 +162,80 @@ class Identities:
         return self._by_email.get(commit.email.lower()) or self._by_name.get(name) or name
 
 
-def _fork_owners(commits: list[Commit], owner: str | None) -> dict[str, str]:
-    """The login each address is known by from the forks pull requests came from: a PR "from
-    bochen/fix" whose branch head Bo Chen wrote is a vote for his address being ``bochen``. An
-    address takes a login with ``FORK_VOTES`` votes and two thirds of its own (a maintainer's
-    fix-up pushed to others' branches votes for many); a fork whose heads ``SHARED_FORK`` people
-    wrote, or the owner's, is shared, no one's."""
+def _shared_address(email: str, names: Counter[str]) -> bool:
+    """An address that is not one person's: a placeholder, or written under more than
+    ``ADDRESS_NAMES`` names (pytest's ``none@none`` carries 23 people)."""
+    domain = email.rpartition("@")[2]
+    return email in _PLACEHOLDERS or "." not in domain or len(names) > ADDRESS_NAMES
+
+
+def _fork_owners(commits: list[Commit], owner: str | None, personal: set[str]) -> dict[str, str]:
+    """The login each of the ``personal`` addresses is known by from the forks pull requests came
+    from: a PR "from bochen/fix" whose branch Bo Chen wrote most of (``_branch_author``) is a vote
+    for his address being ``bochen``. An address takes a login with ``FORK_VOTES`` votes and two
+    thirds of its own (a maintainer's fix-ups on others' branches, where they outnumber the
+    branch's own commits, vote for many), and only if it wrote more of that fork's branches than
+    any other address; a fork no one person wrote two thirds of, or the owner's, is no one's (a
+    personal fork that carried a colleague's branch or two is still its owner's)."""
     by_sha = {c.sha: c for c in commits}
-    votes: dict[str, Counter[str]] = {}
-    writers: dict[str, set[str]] = {}
+    trunk = {c.parents[0] for c in commits if len(c.parents) > 1} | _first_parent_line(commits, by_sha)
+    votes: dict[str, Counter[str]] = {}  # each address's forks (lower-cased), by branches it wrote there
+    wrote: dict[str, Counter[str]] = {}  # each fork's addresses, the same
+    people: dict[str, Counter[str]] = {}  # each fork's branches, by the name that wrote them
+    spelled: dict[str, str] = {}  # a fork's login as the newest merge spells it
     for commit in commits:
         match = _MERGE_PR.match(commit.subject)
-        head = by_sha.get(commit.parents[1]) if match and len(commit.parents) > 1 else None
-        if match is None or head is None or len(head.parents) > 1 or is_bot(head.author):
+        if match is None or len(commit.parents) < 2:
             continue
-        votes.setdefault(head.email.lower(), Counter())[match.group(2)] += 1
-        writers.setdefault(match.group(2).lower(), set()).add(unicodedata.normalize("NFC", head.author))
-    shared = {fork for fork, people in writers.items() if len(people) >= SHARED_FORK} | {(owner or "").lower()}
+        author = _branch_author(commit.parents[1], by_sha, trunk)
+        if author is None:
+            continue
+        email, name = author
+        fork = match.group(2).lower()
+        spelled.setdefault(fork, match.group(2))
+        votes.setdefault(email, Counter())[fork] += 1
+        wrote.setdefault(fork, Counter())[email] += 1
+        people.setdefault(fork, Counter())[name] += 1
+    shared = {fork for fork, names in people.items() if 3 * max(names.values()) < 2 * names.total()}
+    shared.add((owner or "").lower())
     owners = {}
     for email, counted in votes.items():
-        login, n = counted.most_common(1)[0]
-        if login.lower() not in shared and n >= FORK_VOTES and 3 * n >= 2 * sum(counted.values()):
-            owners[email] = login
+        fork, n = counted.most_common(1)[0]
+        if email not in personal or fork in shared or n < FORK_VOTES or 3 * n < 2 * sum(counted.values()):
+            continue
+        if all(n > c for other, c in wrote[fork].items() if other != email):
+            owners[email] = spelled[fork]
     return owners
+
+
+def _first_parent_line(commits: list[Commit], by_sha: Mapping[str, Commit]) -> set[str]:
+    """The first-parent line from the history's tips (commits no other commit has as a parent)."""
+    children = {p for c in commits for p in c.parents}
+    line: set[str] = set()
+    for tip in (c for c in commits if c.sha not in children):
+        sha: str | None = tip.sha
+        while sha is not None and sha in by_sha and sha not in line:
+            line.add(sha)
+            sha = by_sha[sha].parents[0] if by_sha[sha].parents else None
+    return line
+
+
+def _branch_author(head: str, by_sha: Mapping[str, Commit], trunk: set[str]) -> tuple[str, str] | None:
+    """(address, name) of who wrote most of the branch ending at ``head``: its own commits, down its
+    first parents to the line it forked from (at most ``BRANCH_WALK``; merges and bots skipped);
+    a tie goes to the branch's first commit, as a maintainer's fix-up comes last. None: no person."""
+    written: list[tuple[str, str]] = []
+    sha: str | None = head
+    while sha is not None and sha in by_sha and sha not in trunk and len(written) < BRANCH_WALK:
+        commit = by_sha[sha]
+        if len(commit.parents) < 2 and not is_bot(commit.author):
+            written.append((commit.email.lower(), unicodedata.normalize("NFC", commit.author)))
+        sha = commit.parents[0] if commit.parents else None
+    counts = Counter(email for email, _ in reversed(written))  # oldest first: ties go to the first
+    if not counts:
+        return None
+    email = counts.most_common(1)[0][0]
+    return email, next(name for e, name in written if e == email)
 
 
 class GitHistory:
