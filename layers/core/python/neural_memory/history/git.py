@@ -182,7 +182,7 @@ def _fork_owners(commits: list[Commit], owner: str | None, personal: set[str]) -
     votes: dict[str, Counter[str]] = {}  # each address's forks (lower-cased), by branches it wrote there
     wrote: dict[str, Counter[str]] = {}  # each fork's addresses, the same
     people: dict[str, Counter[str]] = {}  # each fork's branches, by the name that wrote them
-    spelled: dict[str, str] = {}  # a fork's login as the newest merge spells it
+    spelled: dict[str, str] = {}  # a fork's login as the first merge read spells it
     for commit in commits:
         match = _MERGE_PR.match(commit.subject)
         if match is None or len(commit.parents) < 2:
