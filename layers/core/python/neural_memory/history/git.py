@@ -134,7 +134,6 @@ class Identities:
         heads = {m.group(2).lower(): m.group(2) for c in listed if (m := _MERGE_PR.match(c.subject))}
         self._by_name: dict[str, str] = {}
         self._by_email: dict[str, str] = {}
-        self._logins: set[str] = set()  # the logins the history gives someone
         names: dict[str, Counter[str]] = {}  # the names each address wrote under
         for commit in listed:
             email, name = commit.email.lower(), unicodedata.normalize("NFC", commit.author)
@@ -144,20 +143,14 @@ class Identities:
             if login:
                 self._by_name.setdefault(name, login)
                 self._by_email.setdefault(email, login)
-                self._logins.add(login)
         personal = {e: n.most_common(1)[0][0] for e, n in names.items() if not _shared_address(e, n)}
         for email, login in _fork_owners(listed, owner, set(personal)).items():
             if email not in self._by_email and personal[email] not in self._by_name:
                 self._by_email[email] = login
                 self._by_name.setdefault(personal[email], login)
-                self._logins.add(login)
         for email, name in personal.items():
             if email not in self._by_email and len(names[email]) > 1:
                 self._by_email[email] = self._by_name.get(name, name)
-
-    def is_login(self, actor: str) -> bool:
-        """Whether ``actor`` is a login the history gives someone (not a name)."""
-        return actor in self._logins
 
     def of(self, commit: Commit) -> str:
         """The author's login, or their name when the history never says it (in one Unicode form:
@@ -458,9 +451,7 @@ class GitHistory:
         pull request ("Title (#12)") is authored by whoever merged it, and a branch pushed to the
         repository itself ("from pallets/fix-x") names the organisation: there the author of most
         of the commits the merge ``brought`` in stands in, as the one who wrote the branch (a
-        bot's fix-ups counted only when a bot wrote all of it), else the branch head's author. A
-        fork's branch two thirds of which someone known by another login wrote (a company's fork,
-        a fork that hosted a colleague's work) is that person's pull request."""
+        bot's fix-ups counted only when a bot wrote all of it), else the branch head's author."""
         pull = merged_pull_request(commit, self._who.of(commit))
         if pull is None:
             return None
@@ -475,11 +466,6 @@ class GitHistory:
                 pull = replace(pull, author=Counter(people).most_common(1)[0][0])
             elif head is not None:
                 pull = replace(pull, author=self._who.of(head))
-        elif written:
-            people = [a for a in (self._who.of(c) for c in written) if not is_bot(a)]
-            writer, n = (Counter(people).most_common(1) or [(pull.author, 0)])[0]
-            if writer != pull.author and self._who.is_login(writer) and 3 * n >= 2 * len(people):
-                pull = replace(pull, author=writer)
         return pull
 
     @staticmethod
