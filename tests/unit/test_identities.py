@@ -122,3 +122,19 @@ def test_a_maintainer_who_finished_a_contributors_branches_does_not_become_them(
     # Then Cory, who wrote most of the fork's branches, is Lukasa, and the maintainer is herself
     assert who.of(branches[0][0]) == "Lukasa"
     assert {who.of(b[-1]) for b in branches[:4]} == {"Mia Park"}
+
+
+def test_an_address_whose_local_part_is_a_fork_is_that_login_only_if_no_one_else_wrote_the_fork() -> None:
+    # Given Alex Gaynor's pull request from his fork "alex", and David's from his fork "davidism"
+    gaynor = _commit("Alex Gaynor", "alex.gaynor@example.org")
+    david = _commit("David Lord", "davidism@example.org")
+    merges = [
+        _merged(fork, n, head, _commit(*MAINTAINER))
+        for n, (fork, head) in enumerate([("alex", gaynor), ("davidism", david)], 1)
+    ]
+    # and commits by another Alex whose address begins "alex@"
+    morega = _commit("Alex Morega", "alex@grep.example")
+    who = Identities([gaynor, david, *merges, morega])
+    # Then the other Alex is not "alex"; David, who wrote his fork's branch, is "davidism"
+    assert who.of(morega) == "Alex Morega"
+    assert who.of(david) == "davidism"

@@ -122,16 +122,21 @@ def _ancestors(starts: Iterable[str], graph: Mapping[str, Commit]) -> set[str]:
 class Identities:
     """Who a commit's author is on GitHub, so that one person stays one actor across their pushes
     and pull requests. In order: the login a noreply address names; the login an address or a name
-    is known by elsewhere in the history (a noreply commit by the same name, an address whose local
-    part is a login that merged pull requests came from, or an address that wrote the branches one
-    person's fork sent: ``_fork_owners``); one name for an address written under a few (its most
-    frequent: "sloria" and "Steven Loria" are one person); else the name. An address many names
-    share, or a placeholder (``none@none``), is nobody's: its commits keep their own names."""
+    is known by elsewhere in the history (a noreply commit by the same name; an address whose local
+    part is a login that merged pull requests came from, unless someone of another name wrote that
+    fork's branches; an address that wrote the branches one person's fork sent: ``_fork_owners``); one
+    name for an address written under a few (its most frequent: "sloria" and "Steven Loria" are
+    one person); else the name. An address many names share, or a placeholder (``none@none``), is
+    nobody's: its commits keep their own names."""
 
     def __init__(self, commits: Iterable[Commit], *, owner: str | None = None) -> None:
         """``owner``: the repository's owner, whose own branches ("from pallets/fix-x") name no person."""
         listed = list(commits)
         heads = {m.group(2).lower(): m.group(2) for c in listed if (m := _MERGE_PR.match(c.subject))}
+        branches = _fork_branches(listed)
+        wrote: dict[str, set[str]] = {}  # each fork's branches' writers, by name
+        for fork, _, writer in branches:
+            wrote.setdefault(fork.lower(), set()).add(writer)
         self._by_name: dict[str, str] = {}
         self._by_email: dict[str, str] = {}
         names: dict[str, Counter[str]] = {}  # the names each address wrote under
@@ -140,11 +145,13 @@ class Identities:
             names.setdefault(email, Counter())[name] += 1
             match = _NOREPLY.match(commit.email)
             login = match.group(1) if match else heads.get(email.partition("@")[0])
+            if not match and login and name not in wrote.get(login.lower(), {name}):
+                login = None  # Alex Morega at alex@… is not the "alex" whose fork Alex Gaynor wrote
             if login:
                 self._by_name.setdefault(name, login)
                 self._by_email.setdefault(email, login)
         personal = {e: n.most_common(1)[0][0] for e, n in names.items() if not _shared_address(e, n)}
-        for email, login in _fork_owners(listed, owner, set(personal)).items():
+        for email, login in _fork_owners(branches, owner, set(personal)).items():
             if email not in self._by_email and personal[email] not in self._by_name:
                 self._by_email[email] = login
                 self._by_name.setdefault(personal[email], login)
@@ -169,30 +176,37 @@ def _shared_address(email: str, names: Counter[str]) -> bool:
     return email in _PLACEHOLDERS or "." not in domain or len(names) > ADDRESS_NAMES
 
 
-def _fork_owners(commits: list[Commit], owner: str | None, personal: set[str]) -> dict[str, str]:
-    """The login each of the ``personal`` addresses is known by from the forks pull requests came
-    from: a PR "from bochen/fix" whose branch Bo Chen wrote most of (``_branch_author``) is a vote
-    for his address being ``bochen``. An address takes a login with ``FORK_VOTES`` votes and two
-    thirds of its own (a maintainer's fix-ups on others' branches, where they outnumber the
-    branch's own commits, vote for many), and only if it wrote more of that fork's branches than
-    any other address; a fork no one person wrote two thirds of, or the owner's, is no one's (a
-    personal fork that carried a colleague's branch or two is still its owner's)."""
+def _fork_branches(commits: list[Commit]) -> list[tuple[str, str, str]]:
+    """(fork, address, name) for each pull request merged "from fork/branch": the fork's login as
+    the merge spells it, and who wrote most of its branch (``_branch_author``)."""
     by_sha = {c.sha: c for c in commits}
     trunk = {c.parents[0] for c in commits if len(c.parents) > 1} | _first_parent_line(commits, by_sha)
-    votes: dict[str, Counter[str]] = {}  # each address's forks (lower-cased), by branches it wrote there
-    wrote: dict[str, Counter[str]] = {}  # each fork's addresses, the same
-    people: dict[str, Counter[str]] = {}  # each fork's branches, by the name that wrote them
-    spelled: dict[str, str] = {}  # a fork's login as the first merge read spells it
+    found = []
     for commit in commits:
         match = _MERGE_PR.match(commit.subject)
         if match is None or len(commit.parents) < 2:
             continue
         author = _branch_author(commit.parents[1], by_sha, trunk)
-        if author is None:
-            continue
-        email, name = author
-        fork = match.group(2).lower()
-        spelled.setdefault(fork, match.group(2))
+        if author is not None:
+            found.append((match.group(2), *author))
+    return found
+
+
+def _fork_owners(branches: list[tuple[str, str, str]], owner: str | None, personal: set[str]) -> dict[str, str]:
+    """The login each of the ``personal`` addresses is known by from the forks pull requests came
+    from (``branches``, ``_fork_branches``): a PR "from bochen/fix" whose branch Bo Chen wrote most
+    of is a vote for his address being ``bochen``. An address takes a login with ``FORK_VOTES``
+    votes and two thirds of its own (a maintainer's fix-ups on others' branches, where they
+    outnumber the branch's own commits, vote for many), and only if it wrote more of that fork's
+    branches than any other address; a fork no one person wrote two thirds of, or the owner's, is
+    no one's (a personal fork that carried a colleague's branch or two is still its owner's)."""
+    votes: dict[str, Counter[str]] = {}  # each address's forks (lower-cased), by branches it wrote there
+    wrote: dict[str, Counter[str]] = {}  # each fork's addresses, the same
+    people: dict[str, Counter[str]] = {}  # each fork's branches, by the name that wrote them
+    spelled: dict[str, str] = {}  # a fork's login as the first merge read spells it
+    for login, email, name in branches:
+        fork = login.lower()
+        spelled.setdefault(fork, login)
         votes.setdefault(email, Counter())[fork] += 1
         wrote.setdefault(fork, Counter())[email] += 1
         people.setdefault(fork, Counter())[name] += 1
