@@ -282,6 +282,11 @@ class GitHistory:
             raise GitHistoryError(f"git {' '.join(args[:2])} in {self.path}: {done.stderr.strip() or 'failed'}")
         return done.stdout
 
+    @property
+    def owner(self) -> str:
+        """The repository's owner (``pallets`` of ``pallets/werkzeug``)."""
+        return self.repo.split("/", 1)[0]
+
     def _remote_repo(self) -> str:
         try:
             url = self._git("remote", "get-url", "origin").strip()
@@ -434,7 +439,7 @@ class GitHistory:
         in) just before the push that brought them."""
         commits = self.commits()
         graph = self.graph()
-        self._who = Identities(graph.values(), owner=self.repo.split("/", 1)[0])
+        self._who = Identities(graph.values(), owner=self.owner)
         brought = self._side_lines(commits, graph)
         self._defined = self.definitions()
         numbers: set[int] = set()
@@ -472,7 +477,7 @@ class GitHistory:
         written = [c for c in brought if len(c.parents) < 2] if len(commit.parents) > 1 else []
         if not pull.title:
             pull = replace(pull, title=_default_title(pull, written) or commit.subject)
-        if len(commit.parents) > 1 and (pull.head is None or pull.author.lower() == self.repo.split("/", 1)[0].lower()):
+        if len(commit.parents) > 1 and (pull.head is None or pull.author.lower() == self.owner.lower()):
             authors = [self._who.of(c) for c in written]
             people = [a for a in authors if not is_bot(a)] or authors
             head = graph.get(commit.parents[1])

@@ -338,7 +338,7 @@ def topics(history: GitHistory, limit: int = TOPICS) -> list[Topic]:
     from neural_memory.history.git import Identities
 
     graph = history.graph()
-    who = Identities(graph.values(), owner=history.repo.split("/", 1)[0])
+    who = Identities(graph.values(), owner=history.owner)
     present = set(history.files())
     touches = history.touches()
     newest = max((datetime.fromisoformat(c.committed) for c in graph.values()), default=None)
