@@ -226,20 +226,29 @@ def _imported_text(commits: list[str], defined: list[str], paths: list[str]) -> 
     """What it did, as its content says it: the commits, the code changed and the paths. Metadata
     holds it too, and has a size limit: when it would not fit, what says least goes first (the
     commits' bodies, then the names of the code), then lines from the end."""
-    text = ""
-    for bodies, names in ((True, True), (False, True), (False, False)):
-        lines = [_commit_line(m, body=bodies) for m in commits]
-        text = (
-            ("Commits:\n" + "\n".join(lines) if lines else "")
-            + (f"\n{DEFINITIONS_LINE}{', '.join(defined)}" if defined and names else "")
-            + (f"\n{PATHS_LINE}{', '.join(paths)}" if paths else "")
-        ).strip()
-        if len(json.dumps(text)) <= MAX_IMPORTED_TEXT:
+    code = f"{DEFINITIONS_LINE}{', '.join(defined)}" if defined else ""
+    where = f"{PATHS_LINE}{', '.join(paths)}" if paths else ""
+
+    def joined(lines: list[str], code: str) -> str:
+        listed = "Commits:\n" + "\n".join(lines) if lines else ""
+        return "\n".join(part for part in (listed, code, where) if part).strip()
+
+    text = joined([_commit_line(m) for m in commits], code)
+    if _fits(text):
+        return text
+    subjects = [_commit_line(m, body=False) for m in commits]
+    for text in (joined(subjects, code), joined(subjects, "")):
+        if _fits(text):
             return text
     kept = text.split("\n")
-    while kept and len(json.dumps("\n".join(kept))) > MAX_IMPORTED_TEXT:
+    while kept and not _fits("\n".join(kept)):
         kept.pop()
     return "\n".join(kept)
+
+
+def _fits(text: str) -> bool:
+    """Whether ``text`` fits the imported text's share of metadata, as JSON."""
+    return len(json.dumps(text)) <= MAX_IMPORTED_TEXT
 
 
 # What a commit message carries beyond its words: sign-offs and co-authors, Subversion's and
