@@ -196,9 +196,13 @@ def imported(history: GitHistory, service: Service) -> Imported:
         if event["detail-type"] == "pull_request":
             pr = detail["pull_request"]
             ids = {f"github-pr-{slug}-{pr['number']}-pull_request_merged"}
-            facts.prs[int(pr["number"])] = {"ids": ids, "title": pr["title"], "at": pr["merged_at"]}
-            facts.prs[int(pr["number"])]["created"] = pr.get("created_at")
-            facts.prs[int(pr["number"])]["sha"] = pr["merge_commit_sha"]
+            facts.prs[int(pr["number"])] = {
+                "ids": ids,
+                "title": pr["title"],
+                "at": pr["merged_at"],
+                "created": pr.get("created_at"),
+                "sha": pr["merge_commit_sha"],
+            }
         else:
             head = detail["head_commit"]
             push_id = f"github-push-{slug}-{detail['after'][:12]}"
@@ -396,9 +400,7 @@ def experts(service: Service, subjects: list[Topic]) -> dict[str, Any]:
         body = {"query": topic.query, "topK": 20, "mode": "keyword", "llmFilter": False}
         results = service.search(WORKSPACE, SearchRequest.model_validate(body), "eval-history").results
         actors = [r.actor_name for r in results if r.actor_name and not r.actor_name.endswith("[bot]")]
-        counts: dict[str, int] = {}
-        for actor in actors:
-            counts[actor] = counts.get(actor, 0) + 1
+        counts = Counter(actors)
         baseline = sorted(counts, key=lambda n: (-counts[n], n))
         rows.append(
             {"path": topic.path, "query": topic.query, "owner": list(topic.owners),
