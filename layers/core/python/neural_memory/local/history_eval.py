@@ -25,6 +25,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
 
     from neural_memory.history.git import GitHistory
@@ -181,43 +182,51 @@ class Imported:
 
 
 def imported(history: GitHistory, service: Service) -> Imported:
-    """Import the history into ``WORKSPACE`` with progress; what the evaluation asks about."""
+    """Import the history into ``WORKSPACE`` with progress, as it streams; what the evaluation
+    asks about."""
     from tqdm import tqdm
 
     from neural_memory.history.sink import EmbeddedSink, run_import
 
-    events = list(history.events())
+    total = history.prepare()
+    for note in history.notes:
+        print(f"note: {note}", file=sys.stderr)
     for warning in history.warnings:  # the numbers below are without what it could not read
         print(f"warning: {warning}", file=sys.stderr)
-    facts = Imported(events=len(events))
+    facts = Imported()
     slug = history.repo.replace("/", ".")
-    for _, event in events:
-        detail = event["detail"]
-        if event["detail-type"] == "pull_request":
-            pr = detail["pull_request"]
-            ids = {f"github-pr-{slug}-{pr['number']}-pull_request_merged"}
-            facts.prs[int(pr["number"])] = {
-                "ids": ids,
-                "title": pr["title"],
-                "at": pr["merged_at"],
-                "created": pr.get("created_at"),
-                "sha": pr["merge_commit_sha"],
-            }
-        else:
-            head = detail["head_commit"]
-            push_id = f"github-push-{slug}-{detail['after'][:12]}"
-            facts.pushes.append({"id": push_id, "subject": head["message"].split("\n", 1)[0], "at": head["timestamp"]})
+
+    def noted() -> Iterator[tuple[str, dict[str, Any]]]:
+        for origin, event in history.events():
+            facts.events += 1
+            detail = event["detail"]
+            if event["detail-type"] == "pull_request":
+                pr = detail["pull_request"]
+                facts.prs[int(pr["number"])] = {
+                    "ids": {f"github-pr-{slug}-{pr['number']}-pull_request_merged"},
+                    "title": pr["title"],
+                    "at": pr["merged_at"],
+                    "created": pr.get("created_at"),
+                    "sha": pr["merge_commit_sha"],
+                }
+            else:
+                head = detail["head_commit"]
+                push_id = f"github-push-{slug}-{detail['after'][:12]}"
+                subject = head["message"].split("\n", 1)[0]
+                facts.pushes.append({"id": push_id, "subject": subject, "at": head["timestamp"]})
+            yield origin, event
+
+    sink = EmbeddedSink(service, WORKSPACE)
+    with tqdm(total=total, unit="event", desc="importing", file=sys.stderr) as bar:
+        report = run_import(noted(), sink, progress=bar.update)
+    if report.failures:
+        first = report.failures[0]
+        raise ValueError(f"{len(report.failures)} events failed to import, first {first.origin}: {first.reason}")
     push_ids = {push["id"] for push in facts.pushes}
     for pr in facts.prs.values():  # the push of its merge commit answers for it too
         merge_push = f"github-push-{slug}-{pr['sha'][:12]}"
         if merge_push in push_ids:
             pr["ids"].add(merge_push)
-    sink = EmbeddedSink(service, WORKSPACE)
-    with tqdm(total=len(events), unit="event", desc="importing", file=sys.stderr) as bar:
-        report = run_import(events, sink, progress=bar.update)
-    if report.failures:
-        first = report.failures[0]
-        raise ValueError(f"{len(report.failures)} events failed to import, first {first.origin}: {first.reason}")
     return facts
 
 
@@ -344,16 +353,20 @@ def topics(history: GitHistory, limit: int = TOPICS) -> list[Topic]:
     graph = history.graph()
     who = Identities(graph.values(), owner=history.owner)
     present = set(history.files())
-    touches = history.touches()
+    names = history.names()
+    on_main = {c.sha: n for n, c in enumerate(history.commits())}
     newest = max((datetime.fromisoformat(c.committed) for c in graph.values()), default=None)
     by_path: dict[str, list[tuple[str, datetime]]] = {}
-    for sha, paths in touches.items():
+    for sha, changed in history.changes().items():
         commit = graph.get(sha)
         if commit is None or len(commit.parents) > 1:
             continue
-        for path in paths:
+        at = datetime.fromisoformat(commit.committed)
+        index = on_main[sha] if sha in on_main else names.index_at(at)
+        # Each path under its newest name: a file's history goes on through its moves and renames.
+        for path in {names.newest(p, index) for p in changed.paths}:
             if path in present and _is_source(path):
-                by_path.setdefault(path, []).append((who.of(commit), datetime.fromisoformat(commit.committed)))
+                by_path.setdefault(path, []).append((who.of(commit), at))
     chosen = sorted(by_path, key=lambda p: (-len(by_path[p]), p))[:limit]
     found = []
     for path in chosen:
@@ -460,6 +473,7 @@ def staleness(service: Service, history: GitHistory, seed: int = 11) -> dict[str
 
     graph = history.graph()
     touches = history.touches()
+    renames = history.names()
     own = {ANY_REPOSITORY, history.repo}
     known = {p for paths in touches.values() for p in paths}
     by_name: dict[str, set[str]] = {}
@@ -506,8 +520,9 @@ def staleness(service: Service, history: GitHistory, seed: int = 11) -> dict[str
     }
     truly = set()
     for commit, truth in claims:
-        paths = set().union(*truth.values())
         at = datetime.fromisoformat(commit.committed)
+        # A path named, and the names it took later: a rename does not end what the claim is about.
+        paths = {later for path in set().union(*truth.values()) for later in renames.chain(path, renames.index_at(at))}
         if any(when > at and paths & set(touches.get(sha, ())) for when, sha in main_line):
             truly.add(f"claim-{commit.sha[:12]}")
     events_marked = _events_marked(service, history, [sha for _, sha in main_line])

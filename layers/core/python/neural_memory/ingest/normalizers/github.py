@@ -94,7 +94,7 @@ def _push(payload: dict[str, Any], event_time: str | None) -> Normalized:
     login, is_bot = _actor(payload)
     paths = _touched(commits)
     if paths:  # what it touched is searched with what it says (who knows "cookie handling": cookies.py)
-        content += f"\n{PATHS_LINE}{', '.join(paths[:MAX_IMPORTED_FILES])}"
+        content += f"\n{PATHS_LINE}{_listed(paths[:MAX_IMPORTED_FILES], _later_names(payload))}"
     observation = ObservationIn.model_validate(
         {
             "id": f"github-push-{repo.replace('/', '.')}-{after[:12]}",
@@ -125,6 +125,24 @@ def _push(payload: dict[str, Any], event_time: str | None) -> Normalized:
         }
     )
     return Normalized(observations=[observation])
+
+
+def _later_names(payload: dict[str, Any]) -> dict[str, str]:
+    """What an import knows beyond a webhook: the name a path took later, when a rename gave the
+    file another (``import.laterNames``), so the event is found by the file's name today."""
+    later = dig(payload, "import", "laterNames")
+    if not isinstance(later, dict):
+        return {}
+    return {
+        old: new
+        for old, new in later.items()
+        if isinstance(old, str) and isinstance(new, str) and 0 < len(new) <= MAX_PATH_CHARS
+    }
+
+
+def _listed(paths: list[str], later: dict[str, str]) -> str:
+    """Paths as content lists them: ``cookies.py (now jar.py)`` for one renamed since."""
+    return ", ".join(f"{p} (now {later[p]})" if p in later else p for p in paths)
 
 
 def _touched(commits: list[dict[str, Any]]) -> list[str]:
@@ -216,18 +234,18 @@ def _imported_facts(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]
         if isinstance(names, list)
         else []
     )
-    text = _imported_text(commits, defined, paths[:MAX_IMPORTED_FILES])
+    text = _imported_text(commits, defined, paths[:MAX_IMPORTED_FILES], _later_names(payload))
     if text:
         metadata[IMPORTED_TEXT] = text
     return metadata, paths
 
 
-def _imported_text(commits: list[str], defined: list[str], paths: list[str]) -> str:
+def _imported_text(commits: list[str], defined: list[str], paths: list[str], later: dict[str, str]) -> str:
     """What it did, as its content says it: the commits, the code changed and the paths. Metadata
     holds it too, and has a size limit: when it would not fit, what says least goes first (the
     commits' bodies, then the names of the code), then lines from the end."""
     code = f"{DEFINITIONS_LINE}{', '.join(defined)}" if defined else ""
-    where = f"{PATHS_LINE}{', '.join(paths)}" if paths else ""
+    where = f"{PATHS_LINE}{_listed(paths, later)}" if paths else ""
 
     def joined(lines: list[str], code: str) -> str:
         listed = "Commits:\n" + "\n".join(lines) if lines else ""

@@ -138,9 +138,16 @@ def build_parser() -> argparse.ArgumentParser:
         "git", help="a local clone, offline: first-parent history of the default branch as pushes and merged PRs"
     )
     import_git.add_argument("path", help="the clone (a work tree or a bare repository)")
-    import_git.add_argument("--repo", help="owner/name on GitHub, when the clone's origin does not say")
+    import_git.add_argument(
+        "--repo",
+        help="owner/name as GitHub names it (default: a remote's, else the one the project's files link to, "
+        "else local/<folder>)",
+    )
     import_git.add_argument("--branch", help="the branch to read (default: the clone's default branch)")
     import_git.add_argument("--since", type=_since, help="only commits on or after this ISO-8601 date")
+    import_git.add_argument(
+        "--restart", action="store_true", help="read from the first commit, not after an interrupted run's last"
+    )
     import_target(import_git)
     import_git.set_defaults(func=cmd_import_git)
 

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections import Counter
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from neural_memory.local.cli.common import cli_settings, folder_of, progress_bar
+from neural_memory.local.cli.common import cli_settings, folder_of
 
 if TYPE_CHECKING:
     import argparse
@@ -24,20 +26,44 @@ if TYPE_CHECKING:
 
 
 def cmd_import_git(args: argparse.Namespace) -> int:
-    """First-parent history of a local clone's default branch: pushes and merged pull requests."""
+    """First-parent history of a local clone's default branch: pushes and merged pull requests,
+    streamed as they are written; an interrupted import continues after the last commit it wrote
+    (its cursor is dropped once an import completes: a re-run reads everything again)."""
     from neural_memory.history.git import GitHistory, GitHistoryError
+    from neural_memory.history.progress import duration
 
     try:
         history = GitHistory(Path(args.path), repo=args.repo, branch=args.branch, since=args.since)
-        total = history.count()
-        print(f"importing {history.repo} ({history.branch}): {total} commits", file=sys.stderr)
-        events = list(history.events())
+        for note in history.notes:
+            print(f"note: {note}", file=sys.stderr)
+        commits = history.count()
+        cursor = _cursor(args, f"git-{history.repo.replace('/', '.')}-{history.branch}")
+        print(f"importing {history.repo} ({history.branch}): {commits:,} commits{_resuming(cursor)}", file=sys.stderr)
+        print("reading the history (the main line, every commit's author, the diffs) ...", file=sys.stderr, flush=True)
+        began = time.monotonic()
+        total = history.prepare()
+        stream = history.stream(after=cursor.state.get("commit"))
+        first = next(stream, None)  # where a resumed import starts is known once the stream begins
     except GitHistoryError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    print(
+        f"read in {duration(time.monotonic() - began)}: {total:,} events ({len(history.graph()):,} commits in all)"
+        + (f"; {history.skipped:,} written by the interrupted run, passed over" if history.skipped else ""),
+        file=sys.stderr,
+    )
     for warning in history.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    return _run(args, events, len(events), "event")
+    joined = history.who.joined()
+    if joined:
+        shown = "; ".join(f"{' = '.join(names)} ({why})" for names, why in joined[:5])
+        more = f"; and {len(joined) - 5} more" if len(joined) > 5 else ""
+        print(f"one person, one actor: {len(joined)} joined: {shown}{more}", file=sys.stderr)
+    documents = chain([first] if first is not None else [], stream)
+    code = _run(args, documents, total, "event", cursor, done=history.skipped)
+    if code == 0:
+        cursor.clear()
+    return code
 
 
 def cmd_import_github(args: argparse.Namespace) -> int:
@@ -116,10 +142,13 @@ def _run(
     total: int | None,
     unit: str,
     cursor: Cursor | None = None,
+    done: int = 0,
 ) -> int:
     """Import ``documents`` (with ``cursor``: saving its checkpoints as their documents are
-    written); an API that cannot be read stops the import with what was written summed up."""
+    written; ``done``: what an interrupted run wrote already) with progress a terminal or a log
+    reads; an API that cannot be read stops the import with what was written summed up."""
     from neural_memory.history.cursor import Checkpoint, Checkpointed
+    from neural_memory.history.progress import ImportProgress
     from neural_memory.history.rest import SourceError
     from neural_memory.history.sink import run_import
     from neural_memory.ingest.runner import write_failures
@@ -131,11 +160,9 @@ def _run(
     else:
         plain = (d for d in documents if not isinstance(d, Checkpoint))
     stopped = None
-    with progress_bar(total or 0, unit, "importing") as bar:
-        if not total:
-            bar.total = None
+    with ImportProgress(total or None, unit, done=done) as progress:
         try:
-            report = run_import(plain, sink, progress=bar.update)
+            report = run_import(plain, sink, progress=progress.update)
         except SourceError as exc:
             report, stopped = sink.report, exc
     _summary(report)
