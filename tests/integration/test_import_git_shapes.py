@@ -18,7 +18,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from neural_memory.history import progress
 from neural_memory.history.git import GitHistory
 from neural_memory.ingest.normalizers import normalize_eventbridge
 from neural_memory.local.cli import main
@@ -169,7 +168,7 @@ def _random_history(root: Path, rng: random.Random, size: int) -> list[tuple[str
             parents += [sha for sha, _ in rng.sample(made[:-1], rng.randint(1, 3))]
         name = bytes(rng.choice(alphabet) for _ in range(rng.randint(0, 10)))
         email = bytes(rng.choice(alphabet) for _ in range(rng.randint(0, 10)))
-        seconds = rng.choice([0, 1315449530 + n, rng.randrange(-2**31, 2**33), 10**14])
+        seconds = rng.choice([0, 1315449530 + n, rng.randrange(-(2**31), 2**33), 10**14])
         when = str(seconds).encode() + b" " + rng.choice(_OFFSETS)
         committed = 1315449530 + n * 60
         offset = rng.choice(_OFFSETS)
@@ -261,7 +260,9 @@ def test_the_readmes_import_works_on_a_clone_whose_origin_is_a_local_path(
 ) -> None:
     # Given a repository whose project file links to its GitHub home, and a clone of it
     upstream = init(tmp_path / "upstream")
-    pyproject = '[project.urls]\nSource = "https://github.com/acme/web"\nIssues = "https://github.com/acme/web/issues"\n'
+    pyproject = (
+        '[project.urls]\nSource = "https://github.com/acme/web"\nIssues = "https://github.com/acme/web/issues"\n'
+    )
     commit_file(upstream, "pyproject.toml", pyproject, "Add project")
     commit_file(upstream, "README.md", "See https://github.com/psf/black for style.\n", "Readme")
     clone = tmp_path / "web"
@@ -311,6 +312,8 @@ def test_a_long_import_says_how_far_it_is_in_a_log(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # Given 200 squashed PRs (400 events), and a log written at every batch (standard error is no terminal)
+    from neural_memory.history import progress
+
     root = tmp_path / "long"
     _many_commits(root, 200)
     monkeypatch.setattr(progress, "LOG_EVERY", 0.0)
@@ -363,4 +366,3 @@ def test_an_import_killed_midway_continues_after_the_last_commit_it_wrote(tmp_pa
         store.close()
     # And a completed import leaves no cursor: the next run reads everything again (an update)
     assert not cursor.exists()
-

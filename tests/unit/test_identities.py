@@ -138,3 +138,27 @@ def test_an_address_whose_local_part_is_a_fork_is_that_login_only_if_no_one_else
     # Then the other Alex is not "alex"; David, who wrote his fork's branch, is "davidism"
     assert who.of(morega) == "Alex Morega"
     assert who.of(david) == "davidism"
+
+
+def test_a_name_whose_letters_spell_a_login_of_the_history_is_that_login() -> None:
+    # Given Tom's commits under his name at one address, and under his login at another
+    named = [_commit("Tom Christie", "tom@studio.example") for _ in range(3)]
+    login = [_commit("tomchristie", "tom@home.example") for _ in range(2)]
+    # And Kim's login from a noreply address, and her name at work
+    kim = [_commit("Kim Park", "kim@work.example"), _commit("kimpark", "777+kimpark@users.noreply.github.com")]
+    # And Al, whose short name spells the login of someone else: too short to tell
+    short = [_commit("A L", "al@x.example"), _commit("al", "al@y.example")]
+    who = Identities([*named, *login, *kim, *short])
+    # Then Tom is one actor, Kim too, and Al's two stay apart
+    assert {who.of(c) for c in [*named, *login]} == {"tomchristie"}
+    assert {who.of(c) for c in kim} == {"kimpark"}
+    assert [who.of(c) for c in short] == ["A L", "al"]
+    # And the import can say who it joined, and why
+    assert (["tomchristie", "Tom Christie"], "a name that spells a login") in who.joined()
+    assert (["kimpark", "Kim Park"], "a noreply address") in who.joined()
+
+
+def test_a_commit_without_a_name_is_its_addresss_or_unknown() -> None:
+    who = Identities([])
+    assert who.of(_commit("", "dana@example.org")) == "dana"
+    assert who.of(_commit("", "")) == "unknown"

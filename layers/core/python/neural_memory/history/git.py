@@ -179,7 +179,7 @@ class Identities:
         found = []
         for actor, seen in self._seen.items():
             others = sorted(n for n in seen if n and n != actor)
-            if others and (len(others) > 1 or actor in self._why):
+            if len(seen) > 1 and others:  # a login for one name alone ("Ann Lee" is annlee) joins no one
                 found.append(([actor, *others], self._why.get(actor, "one address")))
         found.sort(key=lambda pair: (-len(pair[0]), pair[0][0]))
         return found
