@@ -320,6 +320,7 @@ class GitHistory:
         self._defined: dict[str, list[str]] = {}  # the same: the definitions each main-line commit changed
         self._main: list[Commit] | None = None
         self._graph: dict[str, Commit] | None = None
+        self._changes: dict[str, Commit] | None = None
         self._names: PathNames | None = None
         self._steps: list[_Step] | None = None
         self.skipped = 0  # events a resumed import did not build again
@@ -451,9 +452,11 @@ class GitHistory:
     def changes(self) -> dict[str, Commit]:
         """Every commit the branch reaches, by sha, with the paths it changed (a merge against its
         first parent: the paths a PR merged there brought; git lists none for a merge unless
-        asked) and its renames."""
-        args = ["--diff-merges=first-parent", "--name-status", self.branch]
-        return {c.sha: c for c in self._read("changes", args, CHANGES_MESSAGE_CHARS)}
+        asked) and its renames; read once."""
+        if self._changes is None:
+            args = ["--diff-merges=first-parent", "--name-status", self.branch]
+            self._changes = {c.sha: c for c in self._read("changes", args, CHANGES_MESSAGE_CHARS)}
+        return self._changes
 
     def touches(self) -> dict[str, list[str]]:
         """Every commit the branch reaches (merges by their first parent), by sha: the paths it changed."""
