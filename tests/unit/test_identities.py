@@ -162,3 +162,13 @@ def test_a_commit_without_a_name_is_its_addresss_or_unknown() -> None:
     who = Identities([])
     assert who.of(_commit("", "dana@example.org")) == "dana"
     assert who.of(_commit("", "")) == "unknown"
+
+
+def test_one_pull_request_from_a_fork_its_author_spells_is_enough() -> None:
+    # Given Bo's one PR from his fork, and his commits under his name
+    head = _commit("Bo Chen", "bo@example.org")
+    merge = _merged("bochen", 1, head, _commit(*MAINTAINER))
+    direct = _commit("Bo Chen", "bo@example.org")
+    who = Identities([head, merge, direct])
+    # Then his name, spelling the fork's login, is that login (one vote is too few for an address)
+    assert {who.of(head), who.of(direct)} == {"bochen"}

@@ -110,9 +110,9 @@ class Identities:
     fork's branches; an address that wrote the branches one person's fork sent: ``_fork_owners``); one
     name for an address written under a few (its most frequent: "sloria" and "Steven Loria" are
     one person); else the name. An address many names share, or a placeholder (``none@none``), is
-    nobody's: its commits keep their own names. Last, a name whose letters and digits are a login the
-    history gives an author ("Tom Christie" and the ``tomchristie`` of a noreply address, or of
-    another commit's author name) is that login. ``joined`` says who was joined, and why."""
+    nobody's: its commits keep their own names. Last, at a personal address, a name whose letters and
+    digits are a login the history knows ("Tom Christie" and the ``tomchristie`` of a noreply
+    address, of a fork pull requests came from, or of another commit's author name) is that login. ``joined`` says who was joined, and why."""
 
     def __init__(self, commits: Iterable[Commit], *, owner: str | None = None) -> None:
         """``owner``: the repository's owner, whose own branches ("from pallets/fix-x") name no person."""
@@ -147,11 +147,14 @@ class Identities:
             if email not in self._by_email and len(names[email]) > 1:
                 self._by_email[email] = self._by_name.get(name, name)
                 self._why.setdefault(self._by_email[email], "one address")
-        logins = {*self._by_email.values(), *self._by_name.values()}  # a fork alone is not enough
+        logins = {*self._by_email.values(), *self._by_name.values(), *heads.values()}
         logins |= {n for counted in names.values() for n in counted if _LOGIN.fullmatch(n)}
         by_letters = {_letters(login): login for login in sorted(logins) if len(_letters(login)) >= MIN_LOGIN_LETTERS}
         self._alias: dict[str, str] = {}  # a name with spaces -> the login its letters spell
-        for counted in names.values():
+        self._personal = set(personal)  # where a name is one person's: not a placeholder's
+        for email, counted in names.items():
+            if email not in self._personal:
+                continue
             for name in counted:
                 login = by_letters.get(_letters(name))
                 if login is not None and login != name and not _LOGIN.fullmatch(name):
@@ -170,7 +173,8 @@ class Identities:
             return match.group(1)
         name = unicodedata.normalize("NFC", commit.author).strip()
         found = self._by_email.get(commit.email.lower()) or self._by_name.get(name) or name
-        found = self._alias.get(found, found)
+        if commit.email.lower() in self._personal:
+            found = self._alias.get(found, found)
         return found or commit.email.strip().partition("@")[0] or "unknown"
 
     def joined(self) -> list[tuple[list[str], str]]:
