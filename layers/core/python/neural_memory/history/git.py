@@ -112,7 +112,8 @@ class Identities:
     one person); else the name. An address many names share, or a placeholder (``none@none``), is
     nobody's: its commits keep their own names. Last, at a personal address, a name whose letters and
     digits are a login the history knows ("Tom Christie" and the ``tomchristie`` of a noreply
-    address, of a fork pull requests came from, or of another commit's author name) is that login. ``joined`` says who was joined, and why."""
+    address, of a fork pull requests came from, or of another commit's author name) is that login.
+    ``joined`` says who was joined, and why."""
 
     def __init__(self, commits: Iterable[Commit], *, owner: str | None = None) -> None:
         """``owner``: the repository's owner, whose own branches ("from pallets/fix-x") name no person."""
@@ -149,17 +150,10 @@ class Identities:
                 self._why.setdefault(self._by_email[email], "one address")
         logins = {*self._by_email.values(), *self._by_name.values(), *heads.values()}
         logins |= {n for counted in names.values() for n in counted if _LOGIN.fullmatch(n)}
-        by_letters = {_letters(login): login for login in sorted(logins) if len(_letters(login)) >= MIN_LOGIN_LETTERS}
-        self._alias: dict[str, str] = {}  # a name with spaces -> the login its letters spell
         self._personal = set(personal)  # where a name is one person's: not a placeholder's
-        for email, counted in names.items():
-            if email not in self._personal:
-                continue
-            for name in counted:
-                login = by_letters.get(_letters(name))
-                if login is not None and login != name and not _LOGIN.fullmatch(name):
-                    self._alias[name] = login
-                    self._why.setdefault(login, "a name that spells a login")
+        self._alias = _spelled_logins(names, self._personal, logins)  # a name -> the login its letters spell
+        for login in self._alias.values():
+            self._why.setdefault(login, "a name that spells a login")
         self._seen: dict[str, set[str]] = {}  # each actor's names, as written
         for commit in listed:
             self._seen.setdefault(self.of(commit), set()).add(unicodedata.normalize("NFC", commit.author))
@@ -187,6 +181,21 @@ class Identities:
                 found.append(([actor, *others], self._why.get(actor, "one address")))
         found.sort(key=lambda pair: (-len(pair[0]), pair[0][0]))
         return found
+
+
+def _spelled_logins(names: Mapping[str, Counter[str]], personal: set[str], logins: set[str]) -> dict[str, str]:
+    """The names written at ``personal`` addresses (``names``: each address's) whose letters and
+    digits spell one of ``logins`` ("Tom Christie": ``tomchristie``), with that login."""
+    by_letters = {_letters(login): login for login in sorted(logins) if len(_letters(login)) >= MIN_LOGIN_LETTERS}
+    found = {}
+    for email, counted in names.items():
+        if email not in personal:
+            continue
+        for name in counted:
+            login = by_letters.get(_letters(name))
+            if login is not None and login != name and not _LOGIN.fullmatch(name):
+                found[name] = login
+    return found
 
 
 _LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}")  # how GitHub spells a login
