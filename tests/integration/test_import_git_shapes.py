@@ -366,3 +366,13 @@ def test_an_import_killed_midway_continues_after_the_last_commit_it_wrote(tmp_pa
         store.close()
     # And a completed import leaves no cursor: the next run reads everything again (an update)
     assert not cursor.exists()
+
+
+def test_eval_history_passes_over_a_changelog_that_only_points_elsewhere(tmp_path: Path) -> None:
+    # Given a top-level CHANGELOG.rst that only says where the changelog is, and the one it names
+    root = init(tmp_path / "pointing")
+    commit_file(root, "CHANGELOG.rst", "The changelog is at doc/en/changelog.rst.\n", "Point to the changelog")
+    commit_file(root, "doc/en/changelog.rst", "- Fix the parser for nested tags (#7)\n", "Changelog")
+    # When eval-history looks for the changelog, Then it reads the one citing pull requests
+    found = find_changelog(GitHistory(root, repo=ODD))
+    assert found == ("doc/en/changelog.rst", "- Fix the parser for nested tags (#7)\n")

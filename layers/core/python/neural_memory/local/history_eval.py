@@ -151,25 +151,35 @@ _DOCS_FOLDERS = ("", "docs/", "doc/", "doc/en/")
 def find_changelog(history: GitHistory, path: str | None = None) -> tuple[str, str] | None:
     """The changelog in the branch's newest tree, (path, text): ``path`` when given, else the
     first of ``CHANGELOGS``, else the first file of the tree named like one (``_CHANGELOG_STEMS``),
-    the top level before the docs folders."""
-    for candidate in [path] if path else CHANGELOGS:
-        text = history.show(candidate)
-        if text is not None:
-            return candidate, text
+    the top level before the docs folders; a symbolic link read as the file it names. A file
+    citing no pull request passes its turn to the next that does (pytest's ``CHANGELOG.rst`` only
+    points to ``doc/en/changelog.rst``); with none citing one, the first found."""
     if path:
-        return None
+        text = history.show(path)
+        return (path, text) if text is not None else None
+    first: tuple[str, str] | None = None
+    for candidate in _changelog_candidates(history):
+        text = history.show(candidate)
+        if text is None:
+            continue
+        if changelog_entries(text):
+            return candidate, text
+        first = first or (candidate, text)
+    return first
+
+
+def _changelog_candidates(history: GitHistory) -> Iterator[str]:
+    """``CHANGELOGS``, then the tree's files named like one, the top level first."""
+    yield from CHANGELOGS
     files = history.files()
     for folder in _DOCS_FOLDERS:
         for name in sorted(files):
             rest = name[len(folder) :] if name.startswith(folder) else None
-            if rest is None or "/" in rest:
+            if rest is None or "/" in rest or name in CHANGELOGS:
                 continue
             stem, dot, suffix = rest.lower().partition(".")
             if stem in _CHANGELOG_STEMS and (dot + suffix) in _CHANGELOG_SUFFIXES:
-                text = history.show(name)
-                if text is not None:
-                    return name, text
-    return None
+                yield name
 
 
 @dataclass
