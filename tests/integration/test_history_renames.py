@@ -90,11 +90,14 @@ def test_eval_historys_truth_follows_a_file_through_a_rename_a_move_and_a_split(
     _moved(tmp_path / "web")
     history = GitHistory(tmp_path / "web", repo=REPO)
     # When eval-history's truth names each file's top author
-    owners = {topic.path: topic.owners for topic in topics(history)}
+    found = {topic.path: topic for topic in topics(history)}
+    owners = {path: topic.owners for path, topic in found.items()}
     # Then it is Bo's, who wrote them under their earlier names, not the mover's
     assert owners["src/app/jar.py"] == ("Bo Chen",)
     assert owners["src/app/headers.py"] == ("Bo Chen",)
     assert owners["src/app/routes.py"] == ("Bo Chen",)
+    # And the truth of this very path alone, kept to compare with, is the mover's
+    assert found["src/app/jar.py"].path_owners == ("annlee",)
 
 
 def test_who_knows_a_renamed_file_finds_who_wrote_it_under_its_old_name(

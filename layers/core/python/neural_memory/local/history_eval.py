@@ -346,6 +346,10 @@ class Topic:
     query: str
     owners: tuple[str, ...]  # the authors of the most commits touching it, over the whole history (tied: all)
     recent_owners: tuple[str, ...]  # the same over the last three years (none: untouched since)
+    # The same two counting only the commits that touched this very path (no rename followed):
+    # the truth before renames were followed, kept to compare with.
+    path_owners: tuple[str, ...] = ()
+    path_recent_owners: tuple[str, ...] = ()
 
 
 SOURCE_SUFFIXES = (".py", ".js", ".ts", ".tsx", ".go", ".rs", ".rb", ".java", ".c")
@@ -367,6 +371,7 @@ def topics(history: GitHistory, limit: int = TOPICS) -> list[Topic]:
     on_main = {c.sha: n for n, c in enumerate(history.commits())}
     newest = max((datetime.fromisoformat(c.committed) for c in graph.values()), default=None)
     by_path: dict[str, list[tuple[str, datetime]]] = {}
+    under_path: dict[str, list[tuple[str, datetime]]] = {}  # this very path's commits only
     for sha, changed in history.changes().items():
         commit = graph.get(sha)
         if commit is None or len(commit.parents) > 1:
@@ -377,15 +382,24 @@ def topics(history: GitHistory, limit: int = TOPICS) -> list[Topic]:
         for path in {names.newest(p, index) for p in changed.paths}:
             if path in present and _is_source(path):
                 by_path.setdefault(path, []).append((who.of(commit), at))
+        for path in changed.paths:
+            under_path.setdefault(path, []).append((who.of(commit), at))
     chosen = sorted(by_path, key=lambda p: (-len(by_path[p]), p))[:limit]
     found = []
     for path in chosen:
-        authors = [a for a, _ in by_path[path] if not a.endswith("[bot]")]
-        recent = [a for a, at in by_path[path] if newest and at >= newest - RECENT and not a.endswith("[bot]")]
+        authors, recent = _people(by_path[path], newest)
         if not authors:
             continue
-        found.append(Topic(path, _phrase(path), _most(authors), _most(recent)))
+        own, own_recent = _people(under_path.get(path, []), newest)
+        found.append(Topic(path, _phrase(path), _most(authors), _most(recent), _most(own), _most(own_recent)))
     return found
+
+
+def _people(touched: list[tuple[str, datetime]], newest: datetime | None) -> tuple[list[str], list[str]]:
+    """The authors of ``touched`` (bots left out), over the whole history and the last three years."""
+    authors = [a for a, _ in touched if not a.endswith("[bot]")]
+    recent = [a for a, at in touched if newest and at >= newest - RECENT and not a.endswith("[bot]")]
+    return authors, recent
 
 
 def _is_source(path: str) -> bool:
@@ -411,6 +425,9 @@ def _most(names: list[str]) -> tuple[str, ...]:
     return tuple(sorted(n for n, c in counts.items() if c == top))
 
 
+TRUTHS = ("owner", "recentOwner", "pathOwner", "pathRecentOwner")
+
+
 def experts(service: Service, subjects: list[Topic]) -> dict[str, Any]:
     """hit@1 and hit@3 of ``/v1/experts`` against each truth, beside the baseline: the most frequent
     actors among the first 20 keyword results."""
@@ -427,7 +444,8 @@ def experts(service: Service, subjects: list[Topic]) -> dict[str, Any]:
         baseline = sorted(counts, key=lambda n: (-counts[n], n))
         rows.append(
             {"path": topic.path, "query": topic.query, "owner": list(topic.owners),
-             "recentOwner": list(topic.recent_owners), "experts": ranked[:3], "baseline": baseline[:3]}
+             "recentOwner": list(topic.recent_owners), "pathOwner": list(topic.path_owners),
+             "pathRecentOwner": list(topic.path_recent_owners), "experts": ranked[:3], "baseline": baseline[:3]}
         )  # fmt: skip
 
     def hits(key: str, truth: str, k: int) -> float:
@@ -436,11 +454,11 @@ def experts(service: Service, subjects: list[Topic]) -> dict[str, Any]:
 
     return {
         "topics": len(rows),
-        "tied": {truth: sum(len(row[truth]) > 1 for row in rows) for truth in ("owner", "recentOwner")},
+        "tied": {truth: sum(len(row[truth]) > 1 for row in rows) for truth in TRUTHS},
         **{
             f"{who}/{truth}": {"hit@1": hits(who, truth, 1), "hit@3": hits(who, truth, 3)}
             for who in ("experts", "baseline")
-            for truth in ("owner", "recentOwner")
+            for truth in TRUTHS
         },
         "rows": rows,
     }
@@ -615,7 +633,12 @@ def summary(result: dict[str, Any]) -> list[str]:
     )
     scores = result["experts"]
     lines.append(f"  who knows ({scores['topics']} most-touched source files, phrased by their names)")
-    for truth, label in (("owner", "top author, whole history"), ("recentOwner", "top author, last 3 years")):
+    for truth, label in (
+        ("owner", "top author, whole history"),
+        ("recentOwner", "top author, last 3 years"),
+        ("pathOwner", "the same, this path only"),
+        ("pathRecentOwner", "  and its last 3 years"),
+    ):
         product, baseline = scores[f"experts/{truth}"], scores[f"baseline/{truth}"]
         tied = f"   ({scores['tied'][truth]} tied: any top author counts)" if scores["tied"][truth] else ""
         lines.append(
