@@ -35,9 +35,11 @@ if TYPE_CHECKING:
 BATCH_SIZE = 32
 # Tokens one model call holds at most (texts x the longest's tokens, estimated from characters):
 # a call's working memory grows with it. 32 passages of 256 tokens peaked at 1.5 GB resident (an
-# import of pytest's history: 2.0 GB); 4 at a time, without onnxruntime's arena, at 0.6 GB, and
-# took less CPU (12.9 s against 19.7 s for 96 mixed texts: attention grows with length squared).
-MAX_BATCH_TOKENS = 1024
+# import of pytest's history: 2.0 GB); 2 at a time, without onnxruntime's arena and memory
+# pattern, 0.08 GB above the loaded model (375 MB in all), and took less CPU for 96 mixed texts
+# (11.5 s; 17.3 s at 1,024 tokens with the pattern, 19.7 s at 32 passages): attention's work grows
+# with length squared, and small calls stay in the caches.
+MAX_BATCH_TOKENS = 512
 CHARS_PER_TOKEN = 4  # English through a WordPiece or SentencePiece vocabulary, roughly
 
 
@@ -300,8 +302,10 @@ class OnnxLocalEmbedder:
         # Idle worker threads would busy-wait after each call and starve the numpy scan that
         # follows a query embedding (measured: embed + 100k scan 24.5 ms -> 12.0 ms p50).
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        # The arena keeps the largest call's memory for good, and grows it for each new shape.
+        # The arena keeps the largest call's memory for good, and grows it for each new shape; a
+        # memory pattern allocates every intermediate of a call at once.
         options.enable_cpu_mem_arena = False
+        options.enable_mem_pattern = False
         return ort.InferenceSession(str(model_path), sess_options=options, providers=["CPUExecutionProvider"])
 
     def embed(self, texts: Sequence[str], input_type: InputType) -> list[Vector]:
@@ -327,7 +331,7 @@ class OnnxLocalEmbedder:
     def _batches(self, order: list[int], texts: Sequence[str]) -> list[list[int]]:
         """``order`` (shortest first) cut into calls of at most ``BATCH_SIZE`` texts and
         ``MAX_BATCH_TOKENS`` tokens (each padded to the longest's): short texts go 32 at a time,
-        full passages 4."""
+        full passages 2."""
         batches: list[list[int]] = []
         batch: list[int] = []
         for i in order:
