@@ -1,5 +1,6 @@
-"""Where an import from an API got to, so a re-run continues: a JSON file per source in
-``<data-dir>/import-cursors/`` (``github-owner.repo.json``, ``vercel-project.json``).
+"""Where an import got to, so a re-run continues: a JSON file per source in
+``<data-dir>/import-cursors/`` (``github-owner.repo.json``, ``vercel-project.json``,
+``git-owner.repo-branch.json``: the last main-line commit written, dropped once an import ends).
 
 An importer yields its documents with ``Checkpoint`` states between them; a state is saved only
 once every document yielded before it was written (``Checkpointed``), so an interruption loses no
