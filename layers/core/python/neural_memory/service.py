@@ -66,6 +66,7 @@ from neural_memory.search.expansion import expanded
 from neural_memory.search.facets import facets_reply
 from neural_memory.search.filters.model import compile_filter, filter_fields
 from neural_memory.search.pipeline import SearchPipeline
+from neural_memory.search.questions import read_question
 from neural_memory.search.tiers import embeds, visible_after
 from neural_memory.stores.base import RecordChanged, lifecycle_state, read_one
 from neural_memory.stores.find import Find
@@ -140,6 +141,7 @@ class Service:
             threshold=outcome.threshold,
             degraded=outcome.degraded,
             auto_filters=outcome.auto_filters,
+            question=outcome.question,
         )
         if request.expand is not None:
             return expanded(response, outcome.texts, self.settings.max_reply_bytes)
@@ -296,9 +298,12 @@ class Service:
         """Who knows about the query: the search's best ``POOL`` candidates under the filters (fused
         scores; no rerank, no LLM gate), aggregated per actor (``engineering.experts``)."""
         timer = StageTimer()
+        # "who knows about websockets": the people who worked on websockets (a question's frame
+        # is not what their work says).
+        asked = read_question(request.query) if self.settings.read_questions else None
         search = SearchRequest.model_validate(
             {
-                "query": request.query,
+                "query": asked.subject if asked is not None else request.query,
                 "topK": expert_ranking.POOL,
                 "filters": request.filters,
                 "mode": request.mode,
