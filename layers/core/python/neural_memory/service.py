@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import TYPE_CHECKING, Literal
 
-from neural_memory.answer.answering import AnswerFailed, extractive_answer
+from neural_memory.answer.answering import CHANGES_LISTED, AnswerFailed, extractive_answer
 from neural_memory.clock import utcnow
 from neural_memory.engineering import experts as expert_ranking
 from neural_memory.engineering import staleness
@@ -209,8 +209,9 @@ class Service:
                     except AnswerFailed as exc:
                         logger.warning("LLM answer failed; answering extractively", extra={"reason": str(exc)})
                         degraded.append(f"answer:llm->extractive ({exc})")
-                if method == "extractive":
-                    text, citations = extractive_answer(request.question, outcome.results, texts)
+                if method == "extractive":  # sentences from the records: a PR's number is in its metadata
+                    records = self.store.read(workspace_id, [r.id for r in outcome.results[:CHANGES_LISTED]])
+                    text, citations = extractive_answer(request.question, outcome.results, texts, records)
         degraded.extend(fallbacks[searched:])  # the answer's
         if method == "llm" and self.settings.promote_after_citations:
             self._count_citations(workspace_id, citations, outcome, degraded)
