@@ -307,9 +307,8 @@ def _changes(store: Store, workspace_id: str, pushes: Sequence[ObservationRecord
             ),
         )
         for pr in found:
-            sha = pr.metadata.get("commitSha")
-            if isinstance(sha, str):
-                merged.setdefault(sha, pr)
+            if isinstance(landed := pr.metadata.get("commitSha"), str):
+                merged.setdefault(landed, pr)
     return [Change(p, merged.get(pushed_commit(p) or "")) for p in pushes]
 
 

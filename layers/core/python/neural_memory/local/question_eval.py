@@ -179,7 +179,7 @@ def score_changes(service: Service, questions: QuestionSet) -> dict[str, Any]:
     """recall@10 and hit@1 per kind and overall; each question's row."""
     numbers = sorted({n for q in questions.changes for n in q.prs})
     ids = pr_ids(service, questions.repo, numbers)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for question in questions.changes:
         results = ranked(service, question.question)
         held = [n for n in question.prs if ids[n]]

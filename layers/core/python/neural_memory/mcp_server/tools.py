@@ -122,7 +122,12 @@ Filters = Annotated[
     SearchFilters | None,
     Field(description="Optional filters, combined with AND (docs/api.md): sourceTypes, observationTypes, "
           "actorNames, tiers, dateRange {start, end}, not {...}, metadata {key: value}, anyOf [...], fresh (true: "
-          "leave out memories a later push made stale)."),
+          "leave out memories a later push made stale; false: only those, to list what went stale)."),
+]  # fmt: skip
+ExpertsMode = Annotated[
+    Literal["hybrid", "semantic", "keyword"],
+    Field(description="keyword (default: who worked on the subject's words and the files they name), hybrid "
+          "(meaning too) or semantic (meaning only)"),
 ]  # fmt: skip
 
 
@@ -230,10 +235,13 @@ def build_server(backend: MemoryBackend, clock: Callable[[], datetime] = utcnow)
 
     @server.tool(name="who_knows", title="Who knows", description=WHO_KNOWS_DESCRIPTION, annotations=reading)
     async def who_knows(
-        query: Annotated[str, Field(description="The subject, in natural language or keywords.")],
+        query: Annotated[
+            str,
+            Field(description="The subject, or the question as asked (who knows about X?): its subject is searched."),
+        ],
         filters: Filters = None,
         topK: Annotated[int, Field(ge=1, le=20, description="How many people at most (default 5).")] = 5,
-        mode: Mode = "keyword",
+        mode: ExpertsMode = "keyword",
     ) -> Annotated[CallToolResult, ExpertsResponse]:
         reply = await _served(backend.experts(_asking("query", query, topK, mode, filters)))
         return _result(experts_summary(query, reply), reply)

@@ -236,8 +236,10 @@ class SearchPipeline:
         self, workspace_id: str, request: SearchRequest, now: datetime, question: Question | None = None
     ) -> SearchOutcome:
         config = self._settings
-        # A question's frame is no evidence: its subject is what the words must match.
-        text = question.subject if question is not None else request.query
+        # A question's frame is no evidence: its subject is what the words must match (read again
+        # from this request's query: autoFilters may have taken phrases out, or an LLM rewritten it).
+        asked = read_question(request.query) if question is not None else None
+        text = asked.subject if asked is not None else request.query
         timer = StageTimer()
         degraded: list[str] = []
         flt = compile_filter(

@@ -67,23 +67,23 @@ _WHO = (
     r")(?:\s+(?:most|the\s+most|best))?(?:\s+" + _PREP + r")?\b"
 )
 
+_FORMS: tuple[tuple[QuestionKind, str], ...] = (
+    ("who", _WHO),
+    # what changed in 2023 about X / what did we change in 2023 to X / what happened to X in 2023
+    (
+        "what",
+        r"what\s+(?:(?:has|have|had)\s+)?(?:changed|happened|was\s+changed|were\s+the\s+changes|"
+        r"changes\s+were\s+made|did\s+" + _PRONOUN + r"\s+(?:change|do|fix))"
+        r"(?:\s+(?:in|during)\s+" + _YEAR + r")?(?:\s+" + _PREP + r")?\b",
+    ),
+    ("which", r"(?:which|what)\s+" + _CHANGE_NOUN + r"(?:\s+" + _EMPTY_VERB + r")?\b"),
+    ("when", r"when\s+(?:" + _AUX + r"\s+)?(?:" + _PRONOUN + r"\s+)?(?:" + _ONSET + r"\s+)?"),
+    ("why", r"why\s+(?:" + _AUX + r"\s+)?(?:" + _PRONOUN + r"\s+)?"),
+    # how did X change / how was X changed: what changed
+    ("what", r"how\s+(?:did|has|have|was|were)\s+(?=.*\b(?:change[sd]?|evolve[sd]?)\b)"),
+)
 _PATTERNS: tuple[tuple[QuestionKind, re.Pattern[str]], ...] = tuple(
-    (kind, re.compile(pattern, re.IGNORECASE))
-    for kind, pattern in (
-        ("who", _WHO),
-        # what changed in 2023 about X / what did we change in 2023 to X / what happened to X in 2023
-        (
-            "what",
-            r"what\s+(?:(?:has|have|had)\s+)?(?:changed|happened|was\s+changed|were\s+the\s+changes|"
-            r"changes\s+were\s+made|did\s+" + _PRONOUN + r"\s+(?:change|do|fix))"
-            r"(?:\s+(?:in|during)\s+" + _YEAR + r")?(?:\s+" + _PREP + r")?\b",
-        ),
-        ("which", r"(?:which|what)\s+" + _CHANGE_NOUN + r"(?:\s+" + _EMPTY_VERB + r")?\b"),
-        ("when", r"when\s+(?:" + _AUX + r"\s+)?(?:" + _PRONOUN + r"\s+)?(?:" + _ONSET + r"\s+)?"),
-        ("why", r"why\s+(?:" + _AUX + r"\s+)?(?:" + _PRONOUN + r"\s+)?"),
-        # how did X change / how was X changed: what changed
-        ("what", r"how\s+(?:did|has|have|was|were)\s+(?=.*\b(?:change[sd]?|evolve[sd]?)\b)"),
-    )
+    (kind, re.compile(pattern, re.IGNORECASE)) for kind, pattern in _FORMS
 )
 # "tell me", "can you tell me", "do you know", "i wonder": a question's politeness
 _LEAD = re.compile(
@@ -133,9 +133,10 @@ def read_question(query: str) -> Question | None:
         if year_match is not None and kind != "who":
             # "in 2023" frames the question; it is not a word any record says.
             rest = _IN_YEAR.sub(" ", rest)
+        rest = _PUNCT.sub("", " ".join(rest.split()))
         if kind in ("what", "why", "when"):
             rest = _TRAILING_CHANGE.sub("", rest)  # "how did X change", "why did X change"
-        subject = _PUNCT.sub("", " ".join(rest.split()))
+        subject = _PUNCT.sub("", rest)
         if kind == "who":
             subject = _WHO_TAIL.sub("", _WHO_LEAD.sub("", subject))
         subject = _ARTICLE.sub("", _CONNECTOR.sub("", subject))
