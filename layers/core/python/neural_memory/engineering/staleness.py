@@ -153,10 +153,11 @@ def remark(
     ):
         # Every older claim naming its paths: one marked earlier may still be better named by it.
         scope = Referencing(before=push.occurred_at, claims=True)
-        change = _change_of(store, workspace_id, push, now)
+        change: Change | None = None  # read once a claim needs it (most pushes name no claim's path)
         for holder in referencing(store, workspace_id, touched(push), now, scope):
             if holder.id in ids:
                 continue
+            change = change or _change_of(store, workspace_id, push, now)
             decided = _holder_mark(
                 store, workspace_id, holder, change, removed, holder.id in changes, now, batch_pushes
             )
