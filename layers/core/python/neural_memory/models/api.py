@@ -411,7 +411,9 @@ class QuestionStatus(WireModel):
         default=False, description="True when the results come from that year first (then from any other)."
     )
     order: Literal["relevance", "time"] = Field(
-        default="relevance", description="time: the changes found, oldest first (what changed)."
+        default="relevance",
+        description="time: the changes found, oldest first (what changed): those scoring at least half the best; "
+        "the rest after them, by score.",
     )
 
 

@@ -570,17 +570,25 @@ class SearchPipeline:
         )
 
 
+TIMELINE_SHARE = 0.5  # of the best score: "what changed" lists those at least this good in time order
+
+
 def _as_asked(kept: list[Candidate], question: Question | None) -> list[Candidate]:
     """The results in the order the question asks for: "when" puts the best dated change first
     (a change, not a page that mentions it); "what changed" (in a year or not) lists the
-    changes found oldest first, as they happened; otherwise by score."""
+    changes found oldest first, as they happened (those scoring at least ``TIMELINE_SHARE`` of the
+    best; the rest after them, by score); otherwise by score."""
     if question is None:
         return kept
     if question.kind == "when" and kept:
         first = next((n for n, c in enumerate(kept) if c.observation.observation_type in CHANGE_TYPES), 0)
         return [kept[first], *kept[:first], *kept[first + 1 :]]
-    if question.kind in ("what", "year"):
-        return sorted(kept, key=lambda c: (c.observation.occurred_at, c.observation.id))
+    if question.kind in ("what", "year") and kept:
+        # The changes that answer it, as they happened; what only filled the page after them.
+        best = max(c.final for c in kept)
+        strong = [c for c in kept if c.final >= TIMELINE_SHARE * best]
+        weak = [c for c in kept if c.final < TIMELINE_SHARE * best]
+        return sorted(strong, key=lambda c: (c.observation.occurred_at, c.observation.id)) + weak
     return kept
 
 
