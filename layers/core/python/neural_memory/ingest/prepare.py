@@ -20,7 +20,7 @@ from neural_memory.search.tiers import embeds, expiry_for, tier_for
 from neural_memory.stores.base import CLAIM_TYPES, IndexedObservation
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
     from datetime import datetime
 
     from neural_memory.models import Tier
@@ -90,9 +90,10 @@ def prepare(
     policy: Mapping[str, Tier],
     ttl_days: float,
     chunking: Chunking = DEFAULT_CHUNKING,
+    redactions: Sequence[str] = (),
 ) -> IndexedObservation:
     """Resolve id, tier and expiry, stamp ``ingested_at``, hash the indexed content and cut it
-    into chunks."""
+    into chunks; ``redactions``: what redaction took out of it (``field:kind`` each)."""
     tier = tier_for(observation.observation_type, observation.tier, policy)
     # Every field the client may send is copied as sent; the rest is resolved here.
     copied = observation.model_dump(include=_COPIED)
@@ -114,6 +115,7 @@ def prepare(
             json.dumps(observation.metadata, sort_keys=True, default=str),
         ),
         recurrence_key=recurrence_key(title, observation.content) if tier == "E" else None,
+        redactions=list(redactions) or None,
     )
     return chunked(record, chunking, now)
 
