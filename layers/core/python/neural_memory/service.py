@@ -496,6 +496,10 @@ class Service:
         """The session's latest observation before ``before`` (a chat turn's context)."""
         return previous_in_session(self.store, workspace_id, session_id, before)
 
+    def earlier_turn(self, workspace_id: str) -> Callable[[str, datetime], ObservationRecord | None]:
+        """``_earlier_turn`` of one workspace: what a chat turn's context chunk is read from."""
+        return partial(self._earlier_turn, workspace_id)
+
     def embed_chunks(
         self, workspace_id: str, items: Sequence[IndexedObservation], cache: VectorCache | None = None
     ) -> None:
@@ -582,13 +586,14 @@ class Service:
             raise NotFound(f"observation {observation_id!r} not found")
         supersession.unmark_deleted(self.store, workspace_id, record.supersedes or [])
         staleness.remark(self.store, workspace_id, [], self.visible_after(self._clock()), deleted=record)
-        self._forget_in_context(workspace_id, [record])
+        self.recut_turns_quoting(workspace_id, [record])
         return DeleteResponse(id=observation_id, deleted=True, request_id=request_id)
 
-    def _forget_in_context(self, workspace_id: str, deleted: Sequence[ObservationRecord]) -> None:
-        """Cut again the turns whose context chunk quoted these deleted chat turns, so their words
-        are not found through them: each such turn once, however many of them it quoted (a purge
-        deletes runs of a session's turns), written only if unchanged since read."""
+    def recut_turns_quoting(self, workspace_id: str, deleted: Sequence[ObservationRecord]) -> None:
+        """Cut again the turns whose context chunk quoted these chat turns (deleted, or redacted by
+        ``scrub``), so their old words are not found through them: each such turn once, however
+        many of them it quoted (a purge deletes runs of a session's turns), written only if
+        unchanged since read."""
         if not self.settings.turn_context or self.embedder is None:
             return
         now = self._clock()
@@ -614,7 +619,7 @@ class Service:
         for workspace_id, targets in released.items():
             supersession.unmark_deleted(self.store, workspace_id, sorted(set(targets)))
         for workspace_id, records in turns.items():
-            self._forget_in_context(workspace_id, records)
+            self.recut_turns_quoting(workspace_id, records)
         return purged
 
     def _expiring_turns(self, now: datetime) -> dict[str, list[ObservationRecord]]:

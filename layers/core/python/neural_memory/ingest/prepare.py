@@ -107,17 +107,16 @@ def prepare(
         expires_at=expiry_for(tier, observation.occurred_at, ttl_days),
         tier=tier,
         code_refs=code_ref_keys(observation, title),
-        content_hash=content_hash(
-            title,
-            observation.content,
-            observation.url,
-            tier,
-            json.dumps(observation.metadata, sort_keys=True, default=str),
-        ),
+        content_hash=indexed_hash(title, observation.content, observation.url, tier, observation.metadata),
         recurrence_key=recurrence_key(title, observation.content) if tier == "E" else None,
         redactions=list(redactions) or None,
     )
     return chunked(record, chunking, now)
+
+
+def indexed_hash(title: str, content: str, url: str | None, tier: Tier, metadata: Mapping[str, object]) -> str:
+    """A record's ``content_hash``: of everything that is indexed (equal: nothing indexed changed)."""
+    return content_hash(title, content, url, tier, json.dumps(metadata, sort_keys=True, default=str))
 
 
 def code_ref_keys(observation: ObservationIn, title: str = "") -> list[str] | None:

@@ -24,7 +24,7 @@ from neural_memory.errors import InvalidInput
 from neural_memory.redaction.detectors import find_secrets
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from pydantic import JsonValue
 
@@ -102,6 +102,15 @@ def _redact_json(value: JsonValue, path: str, found: list[str], key: str = "") -
     return value
 
 
+def redact_metadata(metadata: Mapping[str, JsonValue]) -> tuple[dict[str, JsonValue], list[str]]:
+    """Metadata with every string redacted (each read with its key), and ``metadata.<key>:kind``
+    for each secret taken out."""
+    found: list[str] = []
+    redacted = _redact_json(dict(metadata), "metadata", found)
+    assert isinstance(redacted, dict)
+    return redacted, found
+
+
 def redacted_document(document: JsonValue) -> JsonValue:
     """Any JSON document (a bus event, a failure report's line) with every string redacted, each
     read with its key."""
@@ -138,10 +147,10 @@ def redact(observation: ObservationIn) -> Redacted:
                 update[name] = text
                 found += [f"{name}:{kind}" for kind in kinds]
     if observation.metadata:
-        before = len(found)
-        metadata = _redact_json(dict(observation.metadata), "metadata", found)
-        if len(found) > before:
+        metadata, kinds = redact_metadata(observation.metadata)
+        if kinds:
             update["metadata"] = metadata
+            found += kinds
     if observation.code_refs:
         before = len(found)
         refs = _redact_code_refs(observation.code_refs, found)
