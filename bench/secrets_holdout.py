@@ -87,7 +87,6 @@ HEX = "0123456789abcdef"
 BASE32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 SECRETS_PER_KIND = 14
-NON_SECRETS_PER_CATEGORY = 110
 
 
 @dataclass(frozen=True)
@@ -550,7 +549,8 @@ def url_password_secrets(g: Gen) -> Iterator[Labelled]:
             "git-credentials": f"https://{user or 'ci'}:{shown}@git.acme.dev",
         }[context]
         secret = password if context == "ado-net" and ";" not in password else shown
-        yield Labelled("url-password", text, (secret,), f"{context}:{scheme}")
+        where = context if context in ("jdbc", "ado-net") else f"{context}:{scheme}"
+        yield Labelled("url-password", text, (secret,), where)
 
 
 def _shell_quote(password: str) -> str:
@@ -675,606 +675,547 @@ def secrets(seed: int = 44) -> list[Labelled]:
 
 # --- non-secrets ----------------------------------------------------------------------------------------
 
-NonSecretMaker = Callable[[Gen], str]
+NonSecretMaker = Callable[[Gen], list[str]]  # one text per case, fresh random values
 
 
-def _commit_sha(g: Gen) -> str:
+def _commit_sha(g: Gen) -> list[str]:
     sha = g.sha()
-    return g.pick(
-        [
-            f'Revert "Add retry to the uploader"\n\nThis reverts commit {sha}.',
-            f"fix: guard empty batch\n\n(cherry picked from commit {sha})",
-            f"Fixes the regression introduced in {sha[:7]} (see #{g.between(10, 4000)})",
-            f"Bisected: good at {sha[:12]}, bad at {g.sha()[:12]}",
-            f"Merge {sha} into {g.sha()}",
-            f"https://github.com/acme/api/compare/{sha[:7]}...{g.sha()[:7]}",
-            f"git checkout {sha} -- src/billing/",
-            f"commit {sha}\nAuthor: Dana Ops <dana@acme.dev>\nDate:   Tue May 7 10:00:00 2024 +0200\n\n    Bump deps",
-            f"{sha[:10]} (HEAD -> main, origin/main) Merge pull request #{g.between(1, 999)} from acme/fix",
-            f"Squashed commits:\n* {g.sha()[:7]} wip\n* {g.sha()[:7]} tests\n* {sha[:7]} review",
-            f"submodule vendor/proto now at {sha}",
-            f"ref: refs/heads/main\n{sha} refs/remotes/origin/main",
-        ]
-    )
+    return [
+        f'Revert "Add retry to the uploader"\n\nThis reverts commit {sha}.',
+        f"fix: guard empty batch\n\n(cherry picked from commit {sha})",
+        f"Fixes the regression introduced in {sha[:7]} (see #{g.between(10, 4000)})",
+        f"Bisected: good at {sha[:12]}, bad at {g.sha()[:12]}",
+        f"Merge {sha} into {g.sha()}",
+        f"https://github.com/acme/api/compare/{sha[:7]}...{g.sha()[:7]}",
+        f"git checkout {sha} -- src/billing/",
+        f"commit {sha}\nAuthor: Dana Ops <dana@acme.dev>\nDate:   Tue May 7 10:00:00 2024 +0200\n\n    Bump deps",
+        f"{sha[:10]} (HEAD -> main, origin/main) Merge pull request #{g.between(1, 999)} from acme/fix",
+        f"Squashed commits:\n* {g.sha()[:7]} wip\n* {g.sha()[:7]} tests\n* {sha[:7]} review",
+        f"submodule vendor/proto now at {sha}",
+        f"ref: refs/heads/main\n{sha} refs/remotes/origin/main",
+    ]
 
 
-def _uuid(g: Gen) -> str:
+def _uuid(g: Gen) -> list[str]:
     u = g.uuid()
-    return g.pick(
-        [
-            f"request_id={u}",
-            f'{{"id": "{u}", "status": "active"}}',
-            f"x-request-id: {u}",
-            f"workspace {u} deleted by {g.uuid()}",
-            f'"client_id": "{u}", "tenant_id": "{g.uuid()}"',
-            f"{{{u.upper()}}}",
-            f"x-amzn-RequestId: {u}",
-            f"AWS_LAMBDA_LOG_STREAM_NAME=2024/05/01/[$LATEST]{g.s(HEX, 32)}",
-            f"correlation_id: {u}",
-            f"subscription {u} (resource group rg-prod)",
-        ]
-    )
+    return [
+        f"request_id={u}",
+        f'{{"id": "{u}", "status": "active"}}',
+        f"x-request-id: {u}",
+        f"workspace {u} deleted by {g.uuid()}",
+        f'"client_id": "{u}", "tenant_id": "{g.uuid()}"',
+        f"{{{u.upper()}}}",
+        f"x-amzn-RequestId: {u}",
+        f"AWS_LAMBDA_LOG_STREAM_NAME=2024/05/01/[$LATEST]{g.s(HEX, 32)}",
+        f"correlation_id: {u}",
+        f"subscription {u} (resource group rg-prod)",
+    ]
 
 
-def _ulid_and_ids(g: Gen) -> str:
-    return g.pick(
-        [
-            f"event {g.ulid()} queued",
-            f'"_id": {{"$oid": "{g.s(HEX, 24)}"}}',
-            f"job_id={g.ulid()}",
-            f"nanoid: {g.s(B64URL, 21)}",
-            f"snowflake id {g.between(10**17, 10**18)}",
-            f"Firebase key -N{g.s(B64URL, 19)}",
-            f"node_id: PR_kwDO{g.s(B64URL, 22)}",
-            f"MDQ6VXNlcj{g.s(ALNUM, 6)}= is the legacy node id",
-            f"cf-ray: {g.s(HEX, 16)}-FRA",
-            f"instance i-0{g.s(HEX, 16)} in sg-0{g.s(HEX, 16)}, subnet-0{g.s(HEX, 16)}, vpc-{g.s(HEX, 8)}",
-            f"ami-0{g.s(HEX, 16)}",
-            f"pod api-{g.s('bcdfghjklmnpqrstvwxz2456789', 10)}-{g.s('bcdfghjklmnpqrstvwxz2456789', 5)} restarted",
-        ]
-    )
+def _ulid_and_ids(g: Gen) -> list[str]:
+    return [
+        f"event {g.ulid()} queued",
+        f'"_id": {{"$oid": "{g.s(HEX, 24)}"}}',
+        f"job_id={g.ulid()}",
+        f"nanoid: {g.s(B64URL, 21)}",
+        f"snowflake id {g.between(10**17, 10**18)}",
+        f"Firebase key -N{g.s(B64URL, 19)}",
+        f"node_id: PR_kwDO{g.s(B64URL, 22)}",
+        f"MDQ6VXNlcj{g.s(ALNUM, 6)}= is the legacy node id",
+        f"cf-ray: {g.s(HEX, 16)}-FRA",
+        f"instance i-0{g.s(HEX, 16)} in sg-0{g.s(HEX, 16)}, subnet-0{g.s(HEX, 16)}, vpc-{g.s(HEX, 8)}",
+        f"ami-0{g.s(HEX, 16)}",
+        f"pod api-{g.s('bcdfghjklmnpqrstvwxz2456789', 10)}-{g.s('bcdfghjklmnpqrstvwxz2456789', 5)} restarted",
+    ]
 
 
-def _digest(g: Gen) -> str:
-    return g.pick(
-        [
-            f"{g.s(HEX, 64)}  dist/neural_memory-0.4.1.tar.gz",
-            f"sha512: {g.s(HEX, 128)}",
-            f'ETag: "{g.s(HEX, 32)}"',
-            f"Content-MD5: {g.b64_of(16)}",
-            f"checksum: sha256:{g.s(HEX, 64)}",
-            f"x-amz-checksum-sha256: {g.b64_of(32)}",
-            f"SHA256 ({g.pick(['app.zip', 'layer.zip'])}) = {g.s(HEX, 64)}",
-            f"blake3 {g.s(HEX, 64)}",
-            f"md5sum: {g.s(HEX, 32)}",
-            f"The artifact hash changed from {g.s(HEX, 64)} to {g.s(HEX, 64)}.",
-            f"CodeSha256: {g.b64_of(32)}",
-        ]
-    )
+def _digest(g: Gen) -> list[str]:
+    return [
+        f"{g.s(HEX, 64)}  dist/neural_memory-0.4.1.tar.gz",
+        f"sha512: {g.s(HEX, 128)}",
+        f'ETag: "{g.s(HEX, 32)}"',
+        f"Content-MD5: {g.b64_of(16)}",
+        f"checksum: sha256:{g.s(HEX, 64)}",
+        f"x-amz-checksum-sha256: {g.b64_of(32)}",
+        f"SHA256 ({g.pick(['app.zip', 'layer.zip'])}) = {g.s(HEX, 64)}",
+        f"blake3 {g.s(HEX, 64)}",
+        f"md5sum: {g.s(HEX, 32)}",
+        f"The artifact hash changed from {g.s(HEX, 64)} to {g.s(HEX, 64)}.",
+        f"CodeSha256: {g.b64_of(32)}",
+    ]
 
 
-def _integrity(g: Gen) -> str:
+def _integrity(g: Gen) -> list[str]:
     pkg = g.pick(["lodash", "react-dom", "@types/node", "esbuild", "left-pad", "zod"])
     ver = f"{g.between(0, 20)}.{g.between(0, 30)}.{g.between(0, 9)}"
     sha512 = g.b64_of(64)
-    return g.pick(
-        [
-            f'"node_modules/{pkg}": {{\n  "version": "{ver}",\n  "resolved": '
-            f'"https://registry.npmjs.org/{pkg}/-/{pkg.split("/")[-1]}-{ver}.tgz",\n'
-            f'  "integrity": "sha512-{sha512}"\n}}',
-            f'{pkg}@^{ver}:\n  version "{ver}"\n  resolved "https://registry.yarnpkg.com/{pkg}/-/{pkg}-{ver}.tgz#'
-            f'{g.sha()}"\n  integrity sha512-{sha512}',
-            f"  /{pkg}@{ver}:\n    resolution: {{integrity: sha512-{sha512}}}",
-            f'<script src="https://cdn.jsdelivr.net/npm/{pkg}@{ver}/dist/index.min.js" '
-            f'integrity="sha384-{g.b64_of(48)}" crossorigin="anonymous"></script>',
-            f'"integrity": "sha1-{g.b64_of(20)}"',
-        ]
-    )
+    return [
+        f'"node_modules/{pkg}": {{\n  "version": "{ver}",\n  "resolved": '
+        f'"https://registry.npmjs.org/{pkg}/-/{pkg.split("/")[-1]}-{ver}.tgz",\n'
+        f'  "integrity": "sha512-{sha512}"\n}}',
+        f'{pkg}@^{ver}:\n  version "{ver}"\n  resolved "https://registry.yarnpkg.com/{pkg}/-/{pkg}-{ver}.tgz#'
+        f'{g.sha()}"\n  integrity sha512-{sha512}',
+        f"  /{pkg}@{ver}:\n    resolution: {{integrity: sha512-{sha512}}}",
+        f'<script src="https://cdn.jsdelivr.net/npm/{pkg}@{ver}/dist/index.min.js" '
+        f'integrity="sha384-{g.b64_of(48)}" crossorigin="anonymous"></script>',
+        f'"integrity": "sha1-{g.b64_of(20)}"',
+    ]
 
 
-def _lockfile_hash(g: Gen) -> str:
+def _lockfile_hash(g: Gen) -> list[str]:
     pkg = g.pick(["requests-toolbelt", "pydantic-core", "anyio", "serde", "tokio", "golang.org/x/net"])
-    return g.pick(
-        [
-            f"{pkg}==2.{g.between(0, 9)}.0 \\\n    --hash=sha256:{g.s(HEX, 64)} \\\n    --hash=sha256:{g.s(HEX, 64)}",
-            f'files = [\n    {{file = "{pkg}-1.0-py3-none-any.whl", hash = "sha256:{g.s(HEX, 64)}"}},\n]',
-            f'[[package]]\nname = "{pkg}"\nversion = "1.{g.between(0, 40)}.0"\nsource = '
-            f'"registry+https://github.com/rust-lang/crates.io-index"\nchecksum = "{g.s(HEX, 64)}"',
-            f"{pkg} v0.{g.between(1, 30)}.0 h1:{g.b64_of(32)}\n{pkg} v0.{g.between(1, 30)}.0/go.mod h1:{g.b64_of(32)}",
-            f'"dist": {{"type": "zip", "shasum": "{g.sha()}", "reference": "{g.sha()}"}}',
-            f"  remote: https://rubygems.org/\n  specs:\n    rack (3.0.{g.between(0, 9)})\n    sha256={g.s(HEX, 64)}",
-        ]
-    )
+    return [
+        f"{pkg}==2.{g.between(0, 9)}.0 \\\n    --hash=sha256:{g.s(HEX, 64)} \\\n    --hash=sha256:{g.s(HEX, 64)}",
+        f'files = [\n    {{file = "{pkg}-1.0-py3-none-any.whl", hash = "sha256:{g.s(HEX, 64)}"}},\n]',
+        f'[[package]]\nname = "{pkg}"\nversion = "1.{g.between(0, 40)}.0"\nsource = '
+        f'"registry+https://github.com/rust-lang/crates.io-index"\nchecksum = "{g.s(HEX, 64)}"',
+        f"{pkg} v0.{g.between(1, 30)}.0 h1:{g.b64_of(32)}\n{pkg} v0.{g.between(1, 30)}.0/go.mod h1:{g.b64_of(32)}",
+        f'"dist": {{"type": "zip", "shasum": "{g.sha()}", "reference": "{g.sha()}"}}',
+        f"  remote: https://rubygems.org/\n  specs:\n    rack (3.0.{g.between(0, 9)})\n    sha256={g.s(HEX, 64)}",
+    ]
 
 
-def _docker_digest(g: Gen) -> str:
+def _docker_digest(g: Gen) -> list[str]:
     d = g.s(HEX, 64)
-    return g.pick(
-        [
-            f"FROM python:3.12-slim@sha256:{d}",
-            f"image: ghcr.io/acme/api@sha256:{d}",
-            f"Digest: sha256:{d}\nStatus: Downloaded newer image for node:20-alpine",
-            f'{g.s(HEX, 12)}   acme/api:latest   "gunicorn app:app"   2 hours ago   Up 2 hours',
-            f"writing image sha256:{d} done",
-            f"container {g.s(HEX, 64)} exited with code 137",
-        ]
-    )
+    return [
+        f"FROM python:3.12-slim@sha256:{d}",
+        f"image: ghcr.io/acme/api@sha256:{d}",
+        f"Digest: sha256:{d}\nStatus: Downloaded newer image for node:20-alpine",
+        f'{g.s(HEX, 12)}   acme/api:latest   "gunicorn app:app"   2 hours ago   Up 2 hours',
+        f"writing image sha256:{d} done",
+        f"container {g.s(HEX, 64)} exited with code 137",
+    ]
 
 
-def _lfs_pointer(g: Gen) -> str:
-    return f"version https://git-lfs.github.com/spec/v1\noid sha256:{g.s(HEX, 64)}\nsize {g.between(1000, 10**9)}\n"
+def _lfs_pointer(g: Gen) -> list[str]:
+    return [f"version https://git-lfs.github.com/spec/v1\noid sha256:{g.s(HEX, 64)}\nsize {g.between(1000, 10**9)}\n"]
 
 
-def _base64_fixture(g: Gen) -> str:
+def _base64_fixture(g: Gen) -> list[str]:
     blob = g.b64_of(g.between(24, 180))
-    return g.pick(
-        [
-            f'PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk'
-            f'{g.s(B64, 12)}AAAAABJRU5ErkJggg=="',
-            f'payload = base64.b64decode("{blob}")',
-            f'def test_decode():\n    assert decode("{blob}") == EXPECTED',
-            f'{{"body": "{blob}", "isBase64Encoded": true}}',
-            f"background: url(data:image/png;base64,{blob});",
-            f'<img src="data:image/gif;base64,R0lGODlh{blob}">',
-            f"src: url(data:font/woff2;base64,d09GMgABAAAA{blob}) format('woff2');",
-            f'FIXTURE_BYTES = b"{blob}"',
-            f"//# sourceMappingURL=data:application/json;base64,eyJ2ZXJzaW9uIjozLCJzb3VyY2VzIjpb{blob}",
-            f"protobuf (base64): {blob}",
-            f'"Data": "{blob}"  // SQS message body sample',
-        ]
-    )
+    return [
+        f'PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk{g.s(B64, 12)}AAAAABJRU5ErkJggg=="',
+        f'payload = base64.b64decode("{blob}")',
+        f'def test_decode():\n    assert decode("{blob}") == EXPECTED',
+        f'{{"body": "{blob}", "isBase64Encoded": true}}',
+        f"background: url(data:image/png;base64,{blob});",
+        f'<img src="data:image/gif;base64,R0lGODlh{blob}">',
+        f"src: url(data:font/woff2;base64,d09GMgABAAAA{blob}) format('woff2');",
+        f'FIXTURE_BYTES = b"{blob}"',
+        f"//# sourceMappingURL=data:application/json;base64,eyJ2ZXJzaW9uIjozLCJzb3VyY2VzIjpb{blob}",
+        f"protobuf (base64): {blob}",
+        f'"Data": "{blob}"  // SQS message body sample',
+    ]
 
 
-def _public_key(g: Gen) -> str:
+def _public_key(g: Gen) -> list[str]:
     host = g.pick(["dana@laptop", "ci@runner-7", "deploy", "root@bastion"])
     pem_body = "\n".join(wrap("MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA" + g.s(B64, 348) + "IDAQAB", 64))
     cert_body = "\n".join(wrap("MIIDdzCCAl+gAwIBAgIE" + g.s(B64, 1100) + "==", 64))
-    return g.pick(
-        [
-            f"ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABgQ{g.s(B64, 510)} {host}",
-            f"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI{g.s(B64, 43)} {host}",
-            f"github.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI{g.s(B64, 43)}",
-            f"ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBB{g.s(B64, 118)}= {host}",
-            f"-----BEGIN PUBLIC KEY-----\n{pem_body}\n-----END PUBLIC KEY-----",
-            f"-----BEGIN CERTIFICATE-----\n{cert_body}\n-----END CERTIFICATE-----",
-            f"-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBG{g.s(B64, 58)}\n{g.s(B64, 64)}\n=AbCd\n"
-            "-----END PGP PUBLIC KEY BLOCK-----",
-            json.dumps(
-                {"keys": [{"kty": "RSA", "kid": g.s(HEX, 16), "use": "sig", "n": g.s(B64URL, 342), "e": "AQAB"}]}
-            ),
-            f"[Peer]\nPublicKey = {g.b64_of(32)}\nAllowedIPs = 10.8.0.0/24\nEndpoint = vpn.acme.dev:51820",
-            f"age recipient: age1{g.s('qpzry9x8gf2tvdw0s3jn54khce6mua7l', 58)}",
-            f"-----BEGIN CERTIFICATE REQUEST-----\n{cert_body[:400]}\n-----END CERTIFICATE REQUEST-----",
-        ]
-    )
+    return [
+        f"ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABgQ{g.s(B64, 510)} {host}",
+        f"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI{g.s(B64, 43)} {host}",
+        f"github.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI{g.s(B64, 43)}",
+        f"ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBB{g.s(B64, 118)}= {host}",
+        f"-----BEGIN PUBLIC KEY-----\n{pem_body}\n-----END PUBLIC KEY-----",
+        f"-----BEGIN CERTIFICATE-----\n{cert_body}\n-----END CERTIFICATE-----",
+        f"-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBG{g.s(B64, 58)}\n{g.s(B64, 64)}\n=AbCd\n"
+        "-----END PGP PUBLIC KEY BLOCK-----",
+        json.dumps({"keys": [{"kty": "RSA", "kid": g.s(HEX, 16), "use": "sig", "n": g.s(B64URL, 342), "e": "AQAB"}]}),
+        f"[Peer]\nPublicKey = {g.b64_of(32)}\nAllowedIPs = 10.8.0.0/24\nEndpoint = vpn.acme.dev:51820",
+        f"age recipient: age1{g.s('qpzry9x8gf2tvdw0s3jn54khce6mua7l', 58)}",
+        f"-----BEGIN CERTIFICATE REQUEST-----\n{cert_body[:400]}\n-----END CERTIFICATE REQUEST-----",
+    ]
 
 
-def _placeholder(g: Gen) -> str:
-    return g.pick(
-        [
-            "GITHUB_TOKEN=<your-token>",
-            "export OPENAI_API_KEY=${OPENAI_API_KEY}",
-            "      GH_TOKEN: ${{ secrets.GITHUB_TOKEN }}",
-            "token: {{ secrets.NPM_TOKEN }}",
-            'api_key = "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"',
-            'password: "****"',
-            "AWS_SECRET_ACCESS_KEY=YOUR_SECRET_ACCESS_KEY_HERE",
-            "OPENAI_API_KEY=sk-...",
-            "GITHUB_TOKEN=ghp_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX",
-            "STRIPE_SECRET_KEY=sk_live_xxxxxxxxxxxxxxxxxxxxxxxx",
-            "Authorization: Bearer <token>",
-            "Authorization: Bearer $TOKEN",
-            "DATABASE_URL=postgres://user:password@localhost:5432/db",
-            "DATABASE_URL=postgres://USER:PASSWORD@HOST:PORT/DATABASE",
-            "REDIS_URL=redis://:${REDIS_PASSWORD}@redis:6379/0",
-            "mongodb+srv://<username>:<password>@cluster0.abcde.mongodb.net/?retryWrites=true",
-            "the token [redacted: github-token] was rotated",
-            "key=[redacted: aws-access-key-id] secret=[redacted: aws-secret-key]",
-            'api_key="<redacted>"',
-            "TOKEN=changeme",
-            "password=REPLACE_ME",
-            "SECRET_KEY=dummy-secret-key-for-tests",
-            '"api_key": "test"',
-            "AKIAXXXXXXXXXXXXXXXX",
-            f"ANTHROPIC_API_KEY=sk-ant-api03-...{g.s(ALNUM, 4)}",
-            f"the old token ended in …{g.s(ALNUM, 4)} (ghp_…{g.s(ALNUM, 4)})",
-            f"key sk-...{g.s(ALNUM, 4)} was revoked",
-            "password: vault:secret/data/db#password",
-            "password: {{ .Values.postgresql.auth.password }}",
-            "password = %(DB_PASSWORD)s",
-            'PGPASSWORD="$(cat /run/secrets/db_password)" psql -h db',
-            "POSTGRES_PASSWORD_FILE: /run/secrets/postgres_password",
-            "        valueFrom:\n          secretKeyRef:\n            name: db-credentials\n            key: password",
-            "OPENAI_API_KEY=op://Engineering/OpenAI/credential",
-            f"password: ENC[AES256_GCM,data:{g.b64_of(12)},iv:{g.b64_of(32)},tag:{g.b64_of(16)},type:str]",
-            "$ANSIBLE_VAULT;1.1;AES256\n" + "\n".join(g.s(HEX, 80) for _ in range(4)),
-            "api_key: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  " + g.s(HEX, 80),
-            "password: !!python/object:os.environ DB_PASSWORD",
-            "Bearer ey...",
-            "xoxb-your-bot-token",
-            "SLACK_WEBHOOK_URL=https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
-            "-----BEGIN RSA PRIVATE KEY-----\n...\n-----END RSA PRIVATE KEY-----",
-            "-----BEGIN PRIVATE KEY-----\n<your key here>\n-----END PRIVATE KEY-----",
-        ]
-    )
+def _placeholder(g: Gen) -> list[str]:
+    return [
+        "GITHUB_TOKEN=<your-token>",
+        "export OPENAI_API_KEY=${OPENAI_API_KEY}",
+        "      GH_TOKEN: ${{ secrets.GITHUB_TOKEN }}",
+        "token: {{ secrets.NPM_TOKEN }}",
+        'api_key = "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"',
+        'password: "****"',
+        "AWS_SECRET_ACCESS_KEY=YOUR_SECRET_ACCESS_KEY_HERE",
+        "OPENAI_API_KEY=sk-...",
+        "GITHUB_TOKEN=ghp_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX",
+        "STRIPE_SECRET_KEY=sk_live_xxxxxxxxxxxxxxxxxxxxxxxx",
+        "Authorization: Bearer <token>",
+        "Authorization: Bearer $TOKEN",
+        "DATABASE_URL=postgres://user:password@localhost:5432/db",
+        "DATABASE_URL=postgres://USER:PASSWORD@HOST:PORT/DATABASE",
+        "REDIS_URL=redis://:${REDIS_PASSWORD}@redis:6379/0",
+        "mongodb+srv://<username>:<password>@cluster0.abcde.mongodb.net/?retryWrites=true",
+        "the token [redacted: github-token] was rotated",
+        "key=[redacted: aws-access-key-id] secret=[redacted: aws-secret-key]",
+        'api_key="<redacted>"',
+        "TOKEN=changeme",
+        "password=REPLACE_ME",
+        "SECRET_KEY=dummy-secret-key-for-tests",
+        '"api_key": "test"',
+        "AKIAXXXXXXXXXXXXXXXX",
+        f"ANTHROPIC_API_KEY=sk-ant-api03-...{g.s(ALNUM, 4)}",
+        f"the old token ended in …{g.s(ALNUM, 4)} (ghp_…{g.s(ALNUM, 4)})",
+        f"key sk-...{g.s(ALNUM, 4)} was revoked",
+        "password: vault:secret/data/db#password",
+        "password: {{ .Values.postgresql.auth.password }}",
+        "password = %(DB_PASSWORD)s",
+        'PGPASSWORD="$(cat /run/secrets/db_password)" psql -h db',
+        "POSTGRES_PASSWORD_FILE: /run/secrets/postgres_password",
+        "        valueFrom:\n          secretKeyRef:\n            name: db-credentials\n            key: password",
+        "OPENAI_API_KEY=op://Engineering/OpenAI/credential",
+        f"password: ENC[AES256_GCM,data:{g.b64_of(12)},iv:{g.b64_of(32)},tag:{g.b64_of(16)},type:str]",
+        "$ANSIBLE_VAULT;1.1;AES256\n" + "\n".join(g.s(HEX, 80) for _ in range(4)),
+        "api_key: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  " + g.s(HEX, 80),
+        "password: !!python/object:os.environ DB_PASSWORD",
+        "Bearer ey...",
+        "xoxb-your-bot-token",
+        "SLACK_WEBHOOK_URL=https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+        "-----BEGIN RSA PRIVATE KEY-----\n...\n-----END RSA PRIVATE KEY-----",
+        "-----BEGIN PRIVATE KEY-----\n<your key here>\n-----END PRIVATE KEY-----",
+    ]
 
 
-def _env_reference(g: Gen) -> str:
+def _env_reference(g: Gen) -> list[str]:
     name = g.pick(["GITHUB_TOKEN", "STRIPE_SECRET_KEY", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "OPENAI_API_KEY"])
-    return g.pick(
-        [
-            f'token = os.environ["{name}"]',
-            f'api_key = os.getenv("{name}", "")',
-            f"const key = process.env.{name};",
-            f'key := os.Getenv("{name}")',
-            f'password = ENV.fetch("{name}")',
-            f'String pw = System.getenv("{name}");',
-            f"$env:{name}",
-            f'let token = std::env::var("{name}")?;',
-            "password=settings.DATABASE_PASSWORD",
-            "client = OpenAI(api_key=api_key)",
-            "self.token = token",
-            'headers = {"Authorization": f"Bearer {token}"}',
-            'curl -u "$CI_USER:$CI_PASSWORD" https://ci.acme.dev/api',
-            'mysql -u root -p"$MYSQL_ROOT_PASSWORD" app',
-            f"echo ${name} | docker login --username acme --password-stdin",
-            f"aws_secret_access_key = {{{{ {name.lower()} }}}}",
-            f'secret = boto3.client("secretsmanager").get_secret_value(SecretId="prod/{name.lower()}")',
-            f"      - name: {name}\n        value: ${{{{ secrets.{name} }}}}",
-            f"[ -z \"${name}\" ] && echo '{name} is not set' && exit 1",
-        ]
-    )
+    return [
+        f'token = os.environ["{name}"]',
+        f'api_key = os.getenv("{name}", "")',
+        f"const key = process.env.{name};",
+        f'key := os.Getenv("{name}")',
+        f'password = ENV.fetch("{name}")',
+        f'String pw = System.getenv("{name}");',
+        f"$env:{name}",
+        f'let token = std::env::var("{name}")?;',
+        "password=settings.DATABASE_PASSWORD",
+        "client = OpenAI(api_key=api_key)",
+        "self.token = token",
+        'headers = {"Authorization": f"Bearer {token}"}',
+        'curl -u "$CI_USER:$CI_PASSWORD" https://ci.acme.dev/api',
+        'mysql -u root -p"$MYSQL_ROOT_PASSWORD" app',
+        f"echo ${name} | docker login --username acme --password-stdin",
+        f"aws_secret_access_key = {{{{ {name.lower()} }}}}",
+        f'secret = boto3.client("secretsmanager").get_secret_value(SecretId="prod/{name.lower()}")',
+        f"      - name: {name}\n        value: ${{{{ secrets.{name} }}}}",
+        f"[ -z \"${name}\" ] && echo '{name} is not set' && exit 1",
+    ]
 
 
-def _none_assignments(g: Gen) -> str:
-    return g.pick(
-        [
-            "SECRET_KEY = None",
-            'password = ""',
-            "api_key: Optional[str] = None",
-            'token = getpass.getpass("Token: ")',
-            "PASSWORD_MIN_LENGTH = 12",
-            "password_hash = bcrypt.hashpw(password.encode(), bcrypt.gensalt())",
-            "secret = secrets.token_urlsafe(32)",
-            "AUTH_PASSWORD_VALIDATORS = [{'NAME': 'django.contrib.auth.password_validation.MinimumLengthValidator'}]",
-            "token: str = Field(..., min_length=20, repr=False)",
-            "SECRET_KEY: SecretStr",
-            "if not api_key:\n    raise ConfigError('api_key is required')",
-            "password = None  # set by the CLI",
-            "aws_secret_access_key =",
-            "STRIPE_SECRET_KEY=",
-            "api_token: ''",
-            "password: null",
-            "DB_PASSWORD=\nDB_USER=app",
-            'secret_key = request.headers.get("X-Api-Key")',
-            "def rotate(token: str, *, grace_period: timedelta) -> Token:",
-            "class PasswordResetTokenGenerator:",
-            "token_type: Literal['bearer'] = 'bearer'",
-        ]
-    )
+def _none_assignments(g: Gen) -> list[str]:
+    return [
+        "SECRET_KEY = None",
+        'password = ""',
+        "api_key: Optional[str] = None",
+        'token = getpass.getpass("Token: ")',
+        "PASSWORD_MIN_LENGTH = 12",
+        "password_hash = bcrypt.hashpw(password.encode(), bcrypt.gensalt())",
+        "secret = secrets.token_urlsafe(32)",
+        "AUTH_PASSWORD_VALIDATORS = [{'NAME': 'django.contrib.auth.password_validation.MinimumLengthValidator'}]",
+        "token: str = Field(..., min_length=20, repr=False)",
+        "SECRET_KEY: SecretStr",
+        "if not api_key:\n    raise ConfigError('api_key is required')",
+        "password = None  # set by the CLI",
+        "aws_secret_access_key =",
+        "STRIPE_SECRET_KEY=",
+        "api_token: ''",
+        "password: null",
+        "DB_PASSWORD=\nDB_USER=app",
+        'secret_key = request.headers.get("X-Api-Key")',
+        "def rotate(token: str, *, grace_period: timedelta) -> Token:",
+        "class PasswordResetTokenGenerator:",
+        "token_type: Literal['bearer'] = 'bearer'",
+    ]
 
 
-def _prose(g: Gen) -> str:
+def _prose(g: Gen) -> list[str]:
     subject = g.pick(["password", "API key", "token", "secret", "access key", "session token", "credentials"])
-    return g.pick(
-        [
-            f"Added a {subject} reset flow with an email link.",
-            f"The {subject} expired after 1h; we now refresh at 50 minutes.",
-            f"Rotate the {subject} every 90 days (see runbook).",
-            f"Your {subject} must be at least 12 characters and contain a digit.",
-            f"fix: {subject} was not invalidated on logout",
-            "Forgot your password? Click 'Reset password' on the login page.",
-            "Use a personal access token instead of your password when pushing over HTTPS.",
-            "Error: Invalid API key provided. Check your dashboard for the correct key.",
-            '{"error": "invalid_grant", "error_description": "The token has expired"}',
-            '{"access_token": null, "token_type": "bearer", "expires_in": 3600}',
-            "grant_type=password&username=dana&scope=openid",
-            "Passwort vergessen? Wir senden Ihnen einen Link zum Zurücksetzen.",
-            "Le jeton d'accès a expiré, reconnectez-vous.",
-            "La contraseña debe tener al menos 12 caracteres.",
-            "令牌已过期，请重新登录。",
-            "パスワードをリセットしました。",
-            f"We store only a salted hash of the {subject}; the plaintext never leaves the client.",
-            f"secret rotation: the {subject} for staging was rotated by @dana on Friday",
-            "The webhook secret is checked with hmac.compare_digest against X-Hub-Signature-256.",
-            "Tokens are prefixed (ghp_, github_pat_) so secret scanning can find them.",
-        ]
-    )
+    return [
+        f"Added a {subject} reset flow with an email link.",
+        f"The {subject} expired after 1h; we now refresh at 50 minutes.",
+        f"Rotate the {subject} every 90 days (see runbook).",
+        f"Your {subject} must be at least 12 characters and contain a digit.",
+        f"fix: {subject} was not invalidated on logout",
+        "Forgot your password? Click 'Reset password' on the login page.",
+        "Use a personal access token instead of your password when pushing over HTTPS.",
+        "Error: Invalid API key provided. Check your dashboard for the correct key.",
+        '{"error": "invalid_grant", "error_description": "The token has expired"}',
+        '{"access_token": null, "token_type": "bearer", "expires_in": 3600}',
+        "grant_type=password&username=dana&scope=openid",
+        "Passwort vergessen? Wir senden Ihnen einen Link zum Zurücksetzen.",
+        "Le jeton d'accès a expiré, reconnectez-vous.",
+        "La contraseña debe tener al menos 12 caracteres.",
+        "令牌已过期，请重新登录。",
+        "パスワードをリセットしました。",
+        f"We store only a salted hash of the {subject}; the plaintext never leaves the client.",
+        f"secret rotation: the {subject} for staging was rotated by @dana on Friday",
+        "The webhook secret is checked with hmac.compare_digest against X-Hub-Signature-256.",
+        "Tokens are prefixed (ghp_, github_pat_) so secret scanning can find them.",
+    ]
 
 
-def _key_ids(g: Gen) -> str:
+def _key_ids(g: Gen) -> list[str]:
     acct, u = g.account(), g.uuid()
-    return g.pick(
-        [
-            f'kms_key_id = "arn:aws:kms:eu-west-1:{acct}:key/{u}"',
-            f'secret_name = "prod/api/{g.pick(["stripe", "github", "db"])}"',
-            f"SecretId: arn:aws:secretsmanager:us-east-1:{acct}:secret:prod/db-{g.s(ALNUM, 6)}",
-            '"KeyId": "alias/neural-memory-data"',
-            f"key_id: {g.s('0123456789ABCDEF', 16)}",
-            'ssh_key_name = "deploy-2024"',
-            'access_key_param = "/ci/aws/access-key-id"',
-            f"role_arn = arn:aws:iam::{acct}:role/github-actions-deploy",
-            f'aws_account_id = "{acct}"',
-            f'"kid": "{g.s(HEX, 40)}"',
-            f"private_key_id: {g.s(HEX, 40)}",
-            f"arn:aws:lambda:us-east-1:{acct}:function:nm-ingest:live",
-            f"gpg: using RSA key {g.s('0123456789ABCDEF', 40)}",
-            f"projects/acme-prod/secrets/stripe-key/versions/{g.between(1, 30)}",
-            f"https://acme-vault.vault.azure.net/secrets/db-password/{g.s(HEX, 32)}",
-        ]
-    )
+    return [
+        f'kms_key_id = "arn:aws:kms:eu-west-1:{acct}:key/{u}"',
+        f'secret_name = "prod/api/{g.pick(["stripe", "github", "db"])}"',
+        f"SecretId: arn:aws:secretsmanager:us-east-1:{acct}:secret:prod/db-{g.s(ALNUM, 6)}",
+        '"KeyId": "alias/neural-memory-data"',
+        f"key_id: {g.s('0123456789ABCDEF', 16)}",
+        'ssh_key_name = "deploy-2024"',
+        'access_key_param = "/ci/aws/access-key-id"',
+        f"role_arn = arn:aws:iam::{acct}:role/github-actions-deploy",
+        f'aws_account_id = "{acct}"',
+        f'"kid": "{g.s(HEX, 40)}"',
+        f"private_key_id: {g.s(HEX, 40)}",
+        f"arn:aws:lambda:us-east-1:{acct}:function:nm-ingest:live",
+        f"gpg: using RSA key {g.s('0123456789ABCDEF', 40)}",
+        f"projects/acme-prod/secrets/stripe-key/versions/{g.between(1, 30)}",
+        f"https://acme-vault.vault.azure.net/secrets/db-password/{g.s(HEX, 32)}",
+    ]
 
 
-def _stripe_ids(g: Gen) -> str:
-    return g.pick(
-        [
-            f"Refunded ch_{g.s(ALNUM, 24)} for customer cus_{g.s(ALNUM, 14)}",
-            f"payment_intent pi_{g.s(ALNUM, 24)} succeeded",
-            f"invoice in_{g.s(ALNUM, 24)} (subscription sub_{g.s(ALNUM, 24)})",
-            f'"price": "price_{g.s(ALNUM, 24)}", "product": "prod_{g.s(ALNUM, 14)}"',
-            f"evt_{g.s(ALNUM, 24)} delivered to we_{g.s(ALNUM, 24)}",
-            f"connected account acct_{g.s(ALNUM, 16)}",
-            f"pm_{g.s(ALNUM, 24)} attached, seti_{g.s(ALNUM, 24)}",
-            f"Request req_{g.s(ALNUM, 14)}: idempotency key reused",
-            f"STRIPE_PUBLISHABLE_KEY=pk_live_{g.s(ALNUM, 99)}",
-            f"const stripe = Stripe('pk_test_{g.s(ALNUM, 24)}');",
-            f"txn_{g.s(ALNUM, 24)} balance transaction",
-        ]
-    )
+def _stripe_ids(g: Gen) -> list[str]:
+    return [
+        f"Refunded ch_{g.s(ALNUM, 24)} for customer cus_{g.s(ALNUM, 14)}",
+        f"payment_intent pi_{g.s(ALNUM, 24)} succeeded",
+        f"invoice in_{g.s(ALNUM, 24)} (subscription sub_{g.s(ALNUM, 24)})",
+        f'"price": "price_{g.s(ALNUM, 24)}", "product": "prod_{g.s(ALNUM, 14)}"',
+        f"evt_{g.s(ALNUM, 24)} delivered to we_{g.s(ALNUM, 24)}",
+        f"connected account acct_{g.s(ALNUM, 16)}",
+        f"pm_{g.s(ALNUM, 24)} attached, seti_{g.s(ALNUM, 24)}",
+        f"Request req_{g.s(ALNUM, 14)}: idempotency key reused",
+        f"STRIPE_PUBLISHABLE_KEY=pk_live_{g.s(ALNUM, 99)}",
+        f"const stripe = Stripe('pk_test_{g.s(ALNUM, 24)}');",
+        f"txn_{g.s(ALNUM, 24)} balance transaction",
+    ]
 
 
-def _vercel_slack_ids(g: Gen) -> str:
-    return g.pick(
-        [
-            f"deployment dpl_{g.s(ALNUM, 28)} is READY",
-            f'"projectId": "prj_{g.s(ALNUM, 28)}", "orgId": "team_{g.s(ALNUM, 24)}"',
-            f"https://api-{g.s(string.ascii_lowercase + string.digits, 9)}-acme.vercel.app",
-            f"https://web-git-feature-login-acme.vercel.app/?_vercel_share={g.s(ALNUM, 32)}",
-            f"posted in <#C0{g.s(UPPER_ALNUM, 9)}|deploys> by <@U0{g.s(UPPER_ALNUM, 9)}>",
-            f"https://acme.slack.com/archives/C0{g.s(UPPER_ALNUM, 9)}/p{g.between(10**15, 10**16)}",
-            f'"team_id": "T0{g.s(UPPER_ALNUM, 8)}", "api_app_id": "A0{g.s(UPPER_ALNUM, 9)}"',
-            f"thread_ts={g.between(1_600_000_000, 1_750_000_000)}.{g.between(100000, 999999)}",
-            f"Slack channel id C0{g.s(UPPER_ALNUM, 8)}, workspace E0{g.s(UPPER_ALNUM, 8)}",
-        ]
-    )
+def _vercel_slack_ids(g: Gen) -> list[str]:
+    return [
+        f"deployment dpl_{g.s(ALNUM, 28)} is READY",
+        f'"projectId": "prj_{g.s(ALNUM, 28)}", "orgId": "team_{g.s(ALNUM, 24)}"',
+        f"https://api-{g.s(string.ascii_lowercase + string.digits, 9)}-acme.vercel.app",
+        f"https://web-git-feature-login-acme.vercel.app/?_vercel_share={g.s(ALNUM, 32)}",
+        f"posted in <#C0{g.s(UPPER_ALNUM, 9)}|deploys> by <@U0{g.s(UPPER_ALNUM, 9)}>",
+        f"https://acme.slack.com/archives/C0{g.s(UPPER_ALNUM, 9)}/p{g.between(10**15, 10**16)}",
+        f'"team_id": "T0{g.s(UPPER_ALNUM, 8)}", "api_app_id": "A0{g.s(UPPER_ALNUM, 9)}"',
+        f"thread_ts={g.between(1_600_000_000, 1_750_000_000)}.{g.between(100000, 999999)}",
+        f"Slack channel id C0{g.s(UPPER_ALNUM, 8)}, workspace E0{g.s(UPPER_ALNUM, 8)}",
+    ]
 
 
-def _ai_ids(g: Gen) -> str:
-    return g.pick(
-        [
-            f'"id": "chatcmpl-{g.s(ALNUM, 29)}"',
-            f"file-{g.s(ALNUM, 24)} uploaded for fine-tuning ftjob-{g.s(ALNUM, 24)}",
-            f"assistant asst_{g.s(ALNUM, 24)} run run_{g.s(ALNUM, 24)} on thread_{g.s(ALNUM, 24)}",
-            f'"id": "msg_01{g.s(ALNUM, 22)}", "type": "message", "role": "assistant"',
-            f'"type": "tool_use", "id": "toolu_01{g.s(ALNUM, 22)}"',
-            f"request-id: req_{g.s(ALNUM, 24)}",
-            f"model ft:gpt-4o-mini-2024-07-18:acme::{g.s(ALNUM, 8)}",
-            f"batch_{g.s(HEX, 32)} completed",
-            f"x-request-id: {g.s(HEX, 32)}",
-        ]
-    )
+def _ai_ids(g: Gen) -> list[str]:
+    return [
+        f'"id": "chatcmpl-{g.s(ALNUM, 29)}"',
+        f"file-{g.s(ALNUM, 24)} uploaded for fine-tuning ftjob-{g.s(ALNUM, 24)}",
+        f"assistant asst_{g.s(ALNUM, 24)} run run_{g.s(ALNUM, 24)} on thread_{g.s(ALNUM, 24)}",
+        f'"id": "msg_01{g.s(ALNUM, 22)}", "type": "message", "role": "assistant"',
+        f'"type": "tool_use", "id": "toolu_01{g.s(ALNUM, 22)}"',
+        f"request-id: req_{g.s(ALNUM, 24)}",
+        f"model ft:gpt-4o-mini-2024-07-18:acme::{g.s(ALNUM, 8)}",
+        f"batch_{g.s(HEX, 32)} completed",
+        f"x-request-id: {g.s(HEX, 32)}",
+    ]
 
 
-def _ops_ids(g: Gen) -> str:
-    return g.pick(
-        [
-            f"traceparent: 00-{g.s(HEX, 32)}-{g.s(HEX, 16)}-01",
-            f"x-amz-cf-id: {g.b64_of(42, B64URL)}==",
-            f"x-amz-id-2: {g.b64_of(57)}",
-            f"x-amz-request-id: {g.s('0123456789ABCDEF', 16)}",
-            f"dd.trace_id={g.between(10**18, 10**19)} dd.span_id={g.between(10**18, 10**19)}",
-            f"Sentry event {g.s(HEX, 32)} (issue ACME-API-{g.s(UPPER_ALNUM, 3)})",
-            f"SENTRY_DSN=https://{g.s(HEX, 32)}@o{g.between(10**5, 10**7)}.ingest.sentry.io/{g.between(10**5, 10**7)}",
-            f"RUN_ID={g.between(10**9, 10**10)} RUN_ATTEMPT=1 GITHUB_SHA={g.sha()}",
-            f"cloudtrail eventID {g.uuid()} accessKeyId ASIA-redacted-by-aws",
-            f"log stream 2024/05/01/[$LATEST]{g.s(HEX, 32)}",
-            f"session {g.s(HEX, 64)} ended (sha256 of the cookie)",
-        ]
-    )
+def _ops_ids(g: Gen) -> list[str]:
+    return [
+        f"traceparent: 00-{g.s(HEX, 32)}-{g.s(HEX, 16)}-01",
+        f"x-amz-cf-id: {g.b64_of(42, B64URL)}==",
+        f"x-amz-id-2: {g.b64_of(57)}",
+        f"x-amz-request-id: {g.s('0123456789ABCDEF', 16)}",
+        f"dd.trace_id={g.between(10**18, 10**19)} dd.span_id={g.between(10**18, 10**19)}",
+        f"Sentry event {g.s(HEX, 32)} (issue ACME-API-{g.s(UPPER_ALNUM, 3)})",
+        f"SENTRY_DSN=https://{g.s(HEX, 32)}@o{g.between(10**5, 10**7)}.ingest.sentry.io/{g.between(10**5, 10**7)}",
+        f"RUN_ID={g.between(10**9, 10**10)} RUN_ATTEMPT=1 GITHUB_SHA={g.sha()}",
+        f"cloudtrail eventID {g.uuid()} accessKeyId ASIA-redacted-by-aws",
+        f"log stream 2024/05/01/[$LATEST]{g.s(HEX, 32)}",
+        f"session {g.s(HEX, 64)} ended (sha256 of the cookie)",
+    ]
 
 
-def _fingerprints(g: Gen) -> str:
-    return g.pick(
-        [
-            f"256 SHA256:{g.b64_of(32).rstrip('=')} dana@laptop (ED25519)",
-            "MD5:" + ":".join(g.s(HEX, 2) for _ in range(16)),
-            "SHA256 Fingerprint=" + ":".join(g.s("0123456789ABCDEF", 2) for _ in range(32)),
-            "Key fingerprint = " + " ".join(g.s("0123456789ABCDEF", 4) for _ in range(10)),
-            f"The authenticity of host 'bastion (10.0.0.5)' can't be established.\n"
-            f"ED25519 key fingerprint is SHA256:{g.b64_of(32).rstrip('=')}.",
-            f"thumbprint: {g.s('0123456789ABCDEF', 40)}",
-        ]
-    )
+def _fingerprints(g: Gen) -> list[str]:
+    return [
+        f"256 SHA256:{g.b64_of(32).rstrip('=')} dana@laptop (ED25519)",
+        "MD5:" + ":".join(g.s(HEX, 2) for _ in range(16)),
+        "SHA256 Fingerprint=" + ":".join(g.s("0123456789ABCDEF", 2) for _ in range(32)),
+        "Key fingerprint = " + " ".join(g.s("0123456789ABCDEF", 4) for _ in range(10)),
+        f"The authenticity of host 'bastion (10.0.0.5)' can't be established.\n"
+        f"ED25519 key fingerprint is SHA256:{g.b64_of(32).rstrip('=')}.",
+        f"thumbprint: {g.s('0123456789ABCDEF', 40)}",
+    ]
 
 
-def _test_vectors(g: Gen) -> str:
-    return g.pick(
-        [
-            'assert hashlib.sha256(b"abc").hexdigest() == '
-            '"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"',
-            'assert md5(b"").hexdigest() == "d41d8cd98f00b204e9800998ecf8427e"',
-            "EMPTY_SHA1 = 'da39a3ee5e6b4b0d3255bfef95601890afd80709'",
-            f"MAGIC = 0x{g.s('0123456789ABCDEF', 16)}",
-            f"CRC_TABLE = [0x{g.s(HEX, 8)}, 0x{g.s(HEX, 8)}, 0x{g.s(HEX, 8)}, 0x{g.s(HEX, 8)}]",
-            r'TOKEN_RE = re.compile(r"^ghp_[A-Za-z0-9]{36}$")',
-            r"pattern: '(?i)aws(.{0,20})?(?-i)[0-9a-zA-Z\/+]{40}'",
-            f'expected = bytes.fromhex("{g.s(HEX, 64)}")',
-            f'SEED = "{g.s(HEX, 32)}"  # deterministic test seed',
-            f'nonce = "{g.b64_of(12)}"  # fixed for the golden file',
-            f"hmac({g.s(HEX, 8)}) = {g.s(HEX, 64)}  # RFC 4231 test case {g.between(1, 7)}",
-            f'random.seed("{g.s(ALNUM, 16)}")',
-        ]
-    )
+def _test_vectors(g: Gen) -> list[str]:
+    return [
+        'assert hashlib.sha256(b"abc").hexdigest() == '
+        '"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"',
+        'assert md5(b"").hexdigest() == "d41d8cd98f00b204e9800998ecf8427e"',
+        "EMPTY_SHA1 = 'da39a3ee5e6b4b0d3255bfef95601890afd80709'",
+        f"MAGIC = 0x{g.s('0123456789ABCDEF', 16)}",
+        f"CRC_TABLE = [0x{g.s(HEX, 8)}, 0x{g.s(HEX, 8)}, 0x{g.s(HEX, 8)}, 0x{g.s(HEX, 8)}]",
+        r'TOKEN_RE = re.compile(r"^ghp_[A-Za-z0-9]{36}$")',
+        r"pattern: '(?i)aws(.{0,20})?(?-i)[0-9a-zA-Z\/+]{40}'",
+        f'expected = bytes.fromhex("{g.s(HEX, 64)}")',
+        f'SEED = "{g.s(HEX, 32)}"  # deterministic test seed',
+        f'nonce = "{g.b64_of(12)}"  # fixed for the golden file',
+        f"hmac({g.s(HEX, 8)}) = {g.s(HEX, 64)}  # RFC 4231 test case {g.between(1, 7)}",
+        f'random.seed("{g.s(ALNUM, 16)}")',
+    ]
 
 
-def _long_urls(g: Gen) -> str:
+def _long_urls(g: Gen) -> list[str]:
     sha = g.sha()
-    return g.pick(
-        [
-            f"https://github.com/acme/api/blob/{sha}/src/billing/invoice.py#L120-L140",
-            f"https://github.com/acme/api/actions/runs/{g.between(10**9, 10**10)}/job/{g.between(10**10, 10**11)}",
-            f"https://cdn.acme.dev/static/js/main.{g.s(HEX, 8)}.chunk.js",
-            f"https://docs.google.com/document/d/{g.s(B64URL, 44)}/edit#heading=h.{g.s(ALNUM, 12)}",
-            f"https://www.youtube.com/watch?v={g.s(B64URL, 11)}&t=42s",
-            f"https://www.figma.com/file/{g.s(ALNUM, 22)}/Design-System?node-id=12%3A{g.between(1, 999)}",
-            f"https://www.loom.com/share/{g.s(HEX, 32)}",
-            f"https://acme.atlassian.net/browse/OPS-{g.between(1, 9999)}?focusedCommentId={g.between(10**5, 10**6)}",
-            f"https://storage.googleapis.com/acme-artifacts/{g.s(HEX, 40)}/wheel.whl",
-            f"https://s3.eu-west-1.amazonaws.com/acme-uploads/{g.uuid()}/{g.s(HEX, 64)}.png",
-            f"https://sentry.io/organizations/acme/issues/{g.between(10**9, 10**10)}/?project={g.between(10**6, 10**7)}"
-            f"&query=is%3Aunresolved&statsPeriod=14d",
-            f"https://app.datadoghq.eu/apm/trace/{g.between(10**18, 10**19)}?spanID={g.between(10**18, 10**19)}",
-            f"https://example.com/?utm_source=newsletter&utm_medium=email&utm_campaign={g.s(ALNUM, 20)}",
-            f"https://github.com/acme/api/pull/{g.between(1, 3000)}/commits/{sha}",
-            f"https://gist.github.com/dana/{g.s(HEX, 32)}",
-            f"https://bit.ly/{g.s(ALNUM, 7)}",
-        ]
-    )
+    return [
+        f"https://github.com/acme/api/blob/{sha}/src/billing/invoice.py#L120-L140",
+        f"https://github.com/acme/api/actions/runs/{g.between(10**9, 10**10)}/job/{g.between(10**10, 10**11)}",
+        f"https://cdn.acme.dev/static/js/main.{g.s(HEX, 8)}.chunk.js",
+        f"https://docs.google.com/document/d/{g.s(B64URL, 44)}/edit#heading=h.{g.s(ALNUM, 12)}",
+        f"https://www.youtube.com/watch?v={g.s(B64URL, 11)}&t=42s",
+        f"https://www.figma.com/file/{g.s(ALNUM, 22)}/Design-System?node-id=12%3A{g.between(1, 999)}",
+        f"https://www.loom.com/share/{g.s(HEX, 32)}",
+        f"https://acme.atlassian.net/browse/OPS-{g.between(1, 9999)}?focusedCommentId={g.between(10**5, 10**6)}",
+        f"https://storage.googleapis.com/acme-artifacts/{g.s(HEX, 40)}/wheel.whl",
+        f"https://s3.eu-west-1.amazonaws.com/acme-uploads/{g.uuid()}/{g.s(HEX, 64)}.png",
+        f"https://sentry.io/organizations/acme/issues/{g.between(10**9, 10**10)}/?project={g.between(10**6, 10**7)}"
+        f"&query=is%3Aunresolved&statsPeriod=14d",
+        f"https://app.datadoghq.eu/apm/trace/{g.between(10**18, 10**19)}?spanID={g.between(10**18, 10**19)}",
+        f"https://example.com/?utm_source=newsletter&utm_medium=email&utm_campaign={g.s(ALNUM, 20)}",
+        f"https://github.com/acme/api/pull/{g.between(1, 3000)}/commits/{sha}",
+        f"https://gist.github.com/dana/{g.s(HEX, 32)}",
+        f"https://bit.ly/{g.s(ALNUM, 7)}",
+    ]
 
 
-def _minified_js(g: Gen) -> str:
+def _minified_js(g: Gen) -> list[str]:
     mods = ",".join(
         f'"{g.s(HEX, 8)}":function(e,t,n){{"use strict";n.d(t,{{{g.s(string.ascii_letters, 1)}:function(){{return '
         f'{g.s(string.ascii_letters, 2)}}}}});var r=n("{g.s(HEX, 4)}"),o=n.n(r)}}'
         for _ in range(g.between(2, 5))
     )
-    return g.pick(
-        [
-            f"(self.webpackChunkacme=self.webpackChunkacme||[]).push([[{g.between(100, 999)}],{{{mods}}}]);",
-            f'!function(e,t){{"object"==typeof exports?module.exports=t():e.{g.s(string.ascii_letters, 6)}=t()}}'
-            f'(this,function(){{var e="{g.s(ALNUM, 32)}";return e.split("").reverse().join("")}});',
-            f'var _0x{g.s(HEX, 4)}=["{g.s(ALNUM, 12)}","{g.s(ALNUM, 16)}"];',
-            f'__webpack_require__.p="/static/";__webpack_require__.h=function(){{return "{g.s(HEX, 20)}"}};',
-            f'import{{a as {g.s(string.ascii_letters, 2)}}}from"./chunk-{g.s(ALNUM, 8).upper()}.js";',
-        ]
-    )
+    return [
+        f"(self.webpackChunkacme=self.webpackChunkacme||[]).push([[{g.between(100, 999)}],{{{mods}}}]);",
+        f'!function(e,t){{"object"==typeof exports?module.exports=t():e.{g.s(string.ascii_letters, 6)}=t()}}'
+        f'(this,function(){{var e="{g.s(ALNUM, 32)}";return e.split("").reverse().join("")}});',
+        f'var _0x{g.s(HEX, 4)}=["{g.s(ALNUM, 12)}","{g.s(ALNUM, 16)}"];',
+        f'__webpack_require__.p="/static/";__webpack_require__.h=function(){{return "{g.s(HEX, 20)}"}};',
+        f'import{{a as {g.s(string.ascii_letters, 2)}}}from"./chunk-{g.s(ALNUM, 8).upper()}.js";',
+    ]
 
 
-def _css(g: Gen) -> str:
+def _css(g: Gen) -> list[str]:
     def c() -> str:
         return "#" + g.s(HEX, g.rng.choice((3, 6, 6, 8)))
 
-    return g.pick(
-        [
-            f".btn{{color:{c()};background:{c()};border:1px solid {c()}}}",
-            f":root {{\n  --brand-500: {c()};\n  --brand-600: {c()};\n  --surface: {c()};\n}}",
-            f'<div class="bg-[{c()}] text-[{c()}] hover:bg-[{c()}]">',
-            f'fill="{c()}" stroke="{c()}"',
-            f".css-{g.s(string.ascii_lowercase + string.digits, 6)}{{display:flex}}"
-            f".sc-{g.s(ALNUM, 6)}.{g.s(ALNUM, 6)}{{margin:0}}",
-            f"color: rgba({g.between(0, 255)}, {g.between(0, 255)}, {g.between(0, 255)}, 0.{g.between(1, 9)});",
-        ]
-    )
+    return [
+        f".btn{{color:{c()};background:{c()};border:1px solid {c()}}}",
+        f":root {{\n  --brand-500: {c()};\n  --brand-600: {c()};\n  --surface: {c()};\n}}",
+        f'<div class="bg-[{c()}] text-[{c()}] hover:bg-[{c()}]">',
+        f'fill="{c()}" stroke="{c()}"',
+        f".css-{g.s(string.ascii_lowercase + string.digits, 6)}{{display:flex}}"
+        f".sc-{g.s(ALNUM, 6)}.{g.s(ALNUM, 6)}{{margin:0}}",
+        f"color: rgba({g.between(0, 255)}, {g.between(0, 255)}, {g.between(0, 255)}, 0.{g.between(1, 9)});",
+    ]
 
 
-def _documented_examples(g: Gen) -> str:
-    return g.pick(
-        [
-            "aws_access_key_id = AKIAIOSFODNN7EXAMPLE\n"
-            "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-            "export AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE",
-            "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-            "Authorization: Bearer eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6Ikpva"
-            "G4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
-            "stripe.api_key = 'sk_test_4eC39HqLyjWDarjtT1zdp7dc'  # from Stripe's docs",
-            "curl https://api.stripe.com/v1/charges -u sk_test_4eC39HqLyjWDarjtT1zdp7dc:",
-        ]
-    )
+def _documented_examples(g: Gen) -> list[str]:
+    return [
+        "aws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "export AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE",
+        "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "Authorization: Bearer eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6Ikpva"
+        "G4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+        "stripe.api_key = 'sk_test_4eC39HqLyjWDarjtT1zdp7dc'  # from Stripe's docs",
+        "curl https://api.stripe.com/v1/charges -u sk_test_4eC39HqLyjWDarjtT1zdp7dc:",
+    ]
 
 
-def _dev_defaults(g: Gen) -> str:
-    return g.pick(
-        [
-            "DATABASE_URL=postgres://postgres:postgres@localhost:5432/app_test",
-            "    environment:\n      POSTGRES_PASSWORD: postgres\n      POSTGRES_USER: postgres",
-            "CELERY_BROKER_URL=amqp://guest:guest@localhost:5672//",
-            "REDIS_URL=redis://localhost:6379/0",
-            "MYSQL_ROOT_PASSWORD: root",
-            "mongodb://root:example@mongo:27017/",
-            "postgresql://postgres:password@127.0.0.1:5432/test",
-        ]
-    )
+def _dev_defaults(g: Gen) -> list[str]:
+    return [
+        "DATABASE_URL=postgres://postgres:postgres@localhost:5432/app_test",
+        "    environment:\n      POSTGRES_PASSWORD: postgres\n      POSTGRES_USER: postgres",
+        "CELERY_BROKER_URL=amqp://guest:guest@localhost:5672//",
+        "REDIS_URL=redis://localhost:6379/0",
+        "MYSQL_ROOT_PASSWORD: root",
+        "mongodb://root:example@mongo:27017/",
+        "postgresql://postgres:password@127.0.0.1:5432/test",
+    ]
 
 
-def _urls_without_password(g: Gen) -> str:
-    return g.pick(
-        [
-            "git@github.com:acme/api.git",
-            f"https://dana@bitbucket.org/acme/{g.pick(['api', 'web'])}.git",
-            "postgres://app@db.internal:5432/app?sslmode=require",
-            "ssh://git@gitlab.acme.dev:2222/platform/infra.git",
-            "mongodb://mongo-0.mongo,mongo-1.mongo:27017/app?replicaSet=rs0",
-            "amqps://mq.acme.io:5671/vhost",
-            f"https://acme.dev/reset?email=dana%40acme.dev&expires={g.between(10**9, 2 * 10**9)}",
-            "redis://redis.internal:6379/2",
-            f"jdbc:postgresql://db.internal:5432/app?user=app&ssl=true&connectTimeout={g.between(1, 30)}",
-            "ftp://ftp.debian.org/debian/",
-        ]
-    )
+def _urls_without_password(g: Gen) -> list[str]:
+    return [
+        "git@github.com:acme/api.git",
+        f"https://dana@bitbucket.org/acme/{g.pick(['api', 'web'])}.git",
+        "postgres://app@db.internal:5432/app?sslmode=require",
+        "ssh://git@gitlab.acme.dev:2222/platform/infra.git",
+        "mongodb://mongo-0.mongo,mongo-1.mongo:27017/app?replicaSet=rs0",
+        "amqps://mq.acme.io:5671/vhost",
+        f"https://acme.dev/reset?email=dana%40acme.dev&expires={g.between(10**9, 2 * 10**9)}",
+        "redis://redis.internal:6379/2",
+        f"jdbc:postgresql://db.internal:5432/app?user=app&ssl=true&connectTimeout={g.between(1, 30)}",
+        "ftp://ftp.debian.org/debian/",
+    ]
 
 
-def _mixed_documents(g: Gen) -> str:
+def _mixed_documents(g: Gen) -> list[str]:
     """Longer texts mixing several look-alikes, as a PR body or a CI log would."""
-    return g.pick(
-        [
-            f"## Summary\nBumps the base image to `python:3.12-slim@sha256:{g.s(HEX, 64)}` and regenerates the lock "
-            f"file ({g.between(10, 90)} hashes changed).\n\n## Testing\n- CI run {g.between(10**9, 10**10)}\n"
-            f"- Deployed {g.sha()[:7]} to staging as dpl_{g.s(ALNUM, 28)}\n\nRequest id {g.uuid()}",
-            f"Run actions/checkout@{g.sha()}\n  with:\n    token: ***\n    ref: {g.sha()}\n"
-            f"Syncing repository: acme/api\nGetting Git version info\n  /usr/bin/git version 2.43.0\n"
-            f"Temporarily overriding HOME='/home/runner/work/_temp/{g.uuid()}'",
-            f"Downloading https://files.pythonhosted.org/packages/{g.s(HEX, 2)}/{g.s(HEX, 2)}/{g.s(HEX, 60)}/"
-            f"pydantic_core-2.18.2-cp312-cp312-manylinux_2_17_x86_64.whl (2.1 MB)",
-            f"Incident 2024-05-01: the token expired at 10:02, the retry storm ({g.between(100, 999)} req/s) hit "
-            f"cus_{g.s(ALNUM, 14)}; fixed in {g.sha()[:7]}. Trace {g.s(HEX, 32)}.",
-            f"Terraform will perform the following actions:\n  # aws_kms_key.data will be created\n"
-            f'  + resource "aws_kms_key" "data" {{\n      + arn    = (known after apply)\n'
-            f'      + key_id = "{g.uuid()}"\n    }}',
-        ]
-    )
+    return [
+        f"## Summary\nBumps the base image to `python:3.12-slim@sha256:{g.s(HEX, 64)}` and regenerates the lock "
+        f"file ({g.between(10, 90)} hashes changed).\n\n## Testing\n- CI run {g.between(10**9, 10**10)}\n"
+        f"- Deployed {g.sha()[:7]} to staging as dpl_{g.s(ALNUM, 28)}\n\nRequest id {g.uuid()}",
+        f"Run actions/checkout@{g.sha()}\n  with:\n    token: ***\n    ref: {g.sha()}\n"
+        f"Syncing repository: acme/api\nGetting Git version info\n  /usr/bin/git version 2.43.0\n"
+        f"Temporarily overriding HOME='/home/runner/work/_temp/{g.uuid()}'",
+        f"Downloading https://files.pythonhosted.org/packages/{g.s(HEX, 2)}/{g.s(HEX, 2)}/{g.s(HEX, 60)}/"
+        f"pydantic_core-2.18.2-cp312-cp312-manylinux_2_17_x86_64.whl (2.1 MB)",
+        f"Incident 2024-05-01: the token expired at 10:02, the retry storm ({g.between(100, 999)} req/s) hit "
+        f"cus_{g.s(ALNUM, 14)}; fixed in {g.sha()[:7]}. Trace {g.s(HEX, 32)}.",
+        f"Terraform will perform the following actions:\n  # aws_kms_key.data will be created\n"
+        f'  + resource "aws_kms_key" "data" {{\n      + arn    = (known after apply)\n'
+        f'      + key_id = "{g.uuid()}"\n    }}',
+    ]
 
 
-NON_SECRET_CATEGORIES: tuple[tuple[str, NonSecretMaker], ...] = (
-    ("commit-sha", _commit_sha),
-    ("uuid", _uuid),
-    ("ulid-and-ids", _ulid_and_ids),
-    ("digest", _digest),
-    ("npm-integrity", _integrity),
-    ("lockfile-hash", _lockfile_hash),
-    ("docker-digest", _docker_digest),
-    ("git-lfs-pointer", _lfs_pointer),
-    ("base64-fixture", _base64_fixture),
-    ("public-key", _public_key),
-    ("placeholder", _placeholder),
-    ("env-reference", _env_reference),
-    ("none-assignment", _none_assignments),
-    ("password-prose", _prose),
-    ("key-id-arn-name", _key_ids),
-    ("stripe-object-id", _stripe_ids),
-    ("vercel-slack-id", _vercel_slack_ids),
-    ("ai-object-id", _ai_ids),
-    ("ops-id", _ops_ids),
-    ("fingerprint", _fingerprints),
-    ("test-vector", _test_vectors),
-    ("long-url", _long_urls),
-    ("minified-js", _minified_js),
-    ("css", _css),
-    ("url-without-password", _urls_without_password),
-    ("mixed-document", _mixed_documents),
-    ("documented-example", _documented_examples),
-    ("dev-default-credentials", _dev_defaults),
+NON_SECRET_CATEGORIES: tuple[tuple[str, NonSecretMaker, int], ...] = (
+    # (category, cases, draws): "draws" texts, each one case drawn at random with fresh random values;
+    # 0 means every case once (fixed lists: a repeated case with another random suffix is no new evidence).
+    ("commit-sha", _commit_sha, 140),
+    ("uuid", _uuid, 140),
+    ("ulid-and-ids", _ulid_and_ids, 140),
+    ("digest", _digest, 140),
+    ("npm-integrity", _integrity, 140),
+    ("lockfile-hash", _lockfile_hash, 140),
+    ("docker-digest", _docker_digest, 140),
+    ("git-lfs-pointer", _lfs_pointer, 140),
+    ("base64-fixture", _base64_fixture, 140),
+    ("public-key", _public_key, 140),
+    ("placeholder", _placeholder, 0),
+    ("env-reference", _env_reference, 60),
+    ("none-assignment", _none_assignments, 0),
+    ("password-prose", _prose, 60),
+    ("key-id-arn-name", _key_ids, 140),
+    ("stripe-object-id", _stripe_ids, 140),
+    ("vercel-slack-id", _vercel_slack_ids, 140),
+    ("ai-object-id", _ai_ids, 140),
+    ("ops-id", _ops_ids, 140),
+    ("fingerprint", _fingerprints, 140),
+    ("test-vector", _test_vectors, 140),
+    ("long-url", _long_urls, 140),
+    ("minified-js", _minified_js, 140),
+    ("css", _css, 140),
+    ("url-without-password", _urls_without_password, 0),
+    ("mixed-document", _mixed_documents, 140),
+    ("documented-example", _documented_examples, 0),
+    ("dev-default-credentials", _dev_defaults, 0),
 )
-# Categories drawn from fixed lists dedupe to fewer texts; the generated ones get more draws.
-_SMALL = {"documented-example": 30, "dev-default-credentials": 40, "placeholder": 120, "none-assignment": 80}
 
 
 def non_secrets(seed: int = 44) -> list[Labelled]:
     g = Gen(seed + 1)
     out: list[Labelled] = []
-    for category, make in NON_SECRET_CATEGORIES:
-        want = _SMALL.get(category, NON_SECRETS_PER_CATEGORY + 30)
-        texts = {make(g) for _ in range(want * 3)} if category in _SMALL else {make(g) for _ in range(want)}
-        out.extend(Labelled(category, t) for t in sorted(texts)[:want])
+    for category, cases, draws in NON_SECRET_CATEGORIES:
+        texts = cases(g) if draws == 0 else [g.pick(cases(g)) for _ in range(draws)]
+        out.extend(Labelled(category, t) for t in dict.fromkeys(texts))  # in order, duplicates once
     return out
 
 
