@@ -115,3 +115,16 @@ def test_every_kind_of_the_labelled_set_is_found_whole(kind: str) -> None:
 def test_look_alikes_are_left_alone() -> None:
     found = [(item.text, find_secrets(item.text)) for item in non_secrets(seed=9, count=400)]
     assert [(text, f) for text, f in found if f] == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Seen in the real histories of two secret scanners (docs/benchmarks.md, issue 44)
+        "- SecretsCollection: output_baseline saner function structure",
+        "Example account SID: ACxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx Regex: AC[a-z0-9]{32}",
+        "PGP keys are missed, since they start with `BEGIN PGP PRIVATE KEY BLOCK` and the BLOCK never matched",
+    ],
+)
+def test_what_real_histories_say_about_secrets_is_not_one(text: str) -> None:
+    assert find_secrets(text) == []

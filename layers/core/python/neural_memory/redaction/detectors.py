@@ -104,9 +104,11 @@ _ABOUT_A_SECRET = re.compile(
     re.IGNORECASE,
 )
 # A value that is a reference to a secret, not one: a dotted or called name, an environment
-# variable's NAME, a template, a shell or JS interpolation.
+# variable's NAME, a class name, a snake_case identifier ("SecretsCollection: output_baseline" in
+# a commit message), a template, a shell or JS interpolation.
 _REFERENCE = re.compile(
-    r"^(?:[A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)+|[A-Z][A-Z0-9_]*|[A-Z][a-z]+(?:[A-Z][a-z]+)+)$|^[A-Za-z_][\w.]*[\[(]"
+    r"^(?:[A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)+|[A-Z][A-Z0-9_]*|[A-Z][a-z]+(?:[A-Z][a-z]+)+|[a-z]+(?:_[a-z]+)+)$"
+    r"|^[A-Za-z_][\w.]*[\[(]"
 )
 
 
@@ -299,8 +301,15 @@ def _patterns() -> tuple[_Pattern, ...]:
     library: list[_Pattern] = []
     for module, name, kinds in _LIBRARY:
         plugin = getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), name)
-        for n, regex in enumerate(plugin.denylist):
+        for n, listed in enumerate(plugin.denylist):
             kind = kinds[min(n, len(kinds) - 1)]
+            # Its private-key patterns are bare header words: fenced, they are a key; in prose
+            # ("keys that start with BEGIN PGP PRIVATE KEY BLOCK"), they are not.
+            regex = (
+                re.compile(rf"-{{4,5}} ?(?:{listed.pattern})")
+                if kind == "private-key" and "BEGIN" in listed.pattern
+                else listed
+            )
             group = 1 if regex.groups else 0
             check = _jwt if kind == "jwt" else _url_password if kind == "url-password" else None
             library.append(_Pattern(kind, regex, group=group, check=check, min_group=_MIN_GROUP))
@@ -343,6 +352,11 @@ def _credential_ok(pattern: _Pattern, match: re.Match[str], value: str) -> bool:
     return _assigned_value(value)
 
 
+# Fewer distinct characters than this is a placeholder in a secret's shape (``ACxxxxxxxx…``,
+# ``sk_live_0000…``, ``****``), as documentation and tests write them: no issued secret is.
+_MIN_DISTINCT = 5
+
+
 def _matches(text: str) -> Iterator[Finding]:
     lowered = text.lower()
     for pattern in _patterns():
@@ -353,6 +367,8 @@ def _matches(text: str) -> Iterator[Finding]:
             if span is None:
                 continue
             value = text[span[0] : span[1]]
+            if len(set(value)) < _MIN_DISTINCT:
+                continue
             if pattern.check is not None and not pattern.check(value):
                 continue
             if pattern.name_group is not None and not _credential_ok(pattern, match, value):
