@@ -13,7 +13,7 @@ from neural_memory.redaction.observations import SecretRefused, redact, redact_a
 from bench.secrets_corpus import SECRET_KINDS, non_secrets, secrets
 
 GHP = "ghp_" + "Zq7Rk2Lm9Xc4Vb1Nn8Aa3Ss6Dd0Ff5Gg2Hh7"
-AWS_ID = "AKIAQ3EXAMPLEZ7K2M4P"
+AWS_ID = "AKIAQ3RT7WZX7K2M4PL9"
 AWS_SECRET = "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"
 DB_URL = "postgres://app:Pr0d!Passw0rd@db.internal:5432/app"
 
