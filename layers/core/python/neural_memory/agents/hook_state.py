@@ -1,0 +1,152 @@
+"""What the hook keeps between its runs, in one folder on this machine: the log (``hooks.log``:
+one line per run saying what it did or why it did nothing; never a prompt's or a memory's text),
+the prompt of the turn under way (``UserPromptSubmit`` stashes it for ``Stop``, private spans
+already removed), the ledger of the turns each project's sessions captured (where a session left
+off, for the next one's brief), and the outbox of turns a capture could not deliver (sent with the
+next capture, so nothing is lost while the memory is down).
+
+The folder is ``NM_HOOK_STATE_DIR``, else ``$XDG_STATE_HOME/neural-memory``, else
+``~/.local/state/neural-memory``; it and its files are private to the user (0700 / 0600)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+LOG_FILE = "hooks.log"
+LOG_LIMIT = 1_000_000  # bytes: past it the log starts over (one older copy kept as hooks.log.1)
+LEDGER_FILE = "sessions.jsonl"
+LEDGER_LIMIT = 500  # lines kept
+OUTBOX_FILE = "outbox.jsonl"
+OUTBOX_LIMIT = 2_000  # observations kept undelivered at most (the oldest go first, and the log says so)
+
+
+def state_dir() -> Path:
+    """Where the hook keeps its files (the module's docstring)."""
+    if chosen := os.environ.get("NM_HOOK_STATE_DIR"):
+        return Path(chosen)
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "neural-memory"
+
+
+class LeftOff:
+    """The last turn a previous session of a project captured: its ids and when. (A plain class:
+    ``dataclasses`` costs a hook's start more than the class does.)"""
+
+    __slots__ = ("at", "ids", "session_id")
+
+    def __init__(self, session_id: str, ids: list[str], at: str) -> None:
+        self.session_id = session_id
+        self.ids = ids
+        self.at = at
+
+
+class HookState:
+    """The state folder, created on first use."""
+
+    def __init__(self, folder: Path | None = None) -> None:
+        self.folder = folder or state_dir()
+
+    def _ready(self) -> Path:
+        self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return self.folder
+
+    def _write(self, path: Path, text: str, append: bool = False) -> None:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC), 0o600)
+        with os.fdopen(fd, "a" if append else "w", encoding="utf-8") as handle:
+            handle.write(text)
+
+    # The log -------------------------------------------------------------------------------
+    def log(self, event: str, session_id: str, outcome: str, began: float, detail: str = "") -> None:
+        """One line: when, which event of which session, what came of it, how long it took, why."""
+        with contextlib.suppress(OSError):
+            path = self._ready() / LOG_FILE
+            if path.exists() and path.stat().st_size > LOG_LIMIT:
+                path.replace(path.with_name(LOG_FILE + ".1"))
+            ms = (time.monotonic() - began) * 1000
+            stamp = datetime.now(UTC).isoformat(timespec="milliseconds")
+            line = f"{stamp} {event or '-'} session={session_id or '-'} {outcome} {ms:.0f}ms"
+            self._write(path, line + (f" {detail}" if detail else "") + "\n", append=True)
+
+    # The turn under way ----------------------------------------------------------------------
+    def _pending(self, session_id: str) -> Path:
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in session_id)[:120] or "unknown"
+        return self._ready() / "pending" / f"{safe}.json"
+
+    def stash_prompt(self, session_id: str, prompt_id: str, prompt: str) -> None:
+        """Keep the turn's prompt (private spans already removed) for the Stop hook."""
+        path = self._pending(session_id)
+        path.parent.mkdir(mode=0o700, exist_ok=True)
+        at = datetime.now(UTC).isoformat()
+        self._write(path, json.dumps({"promptId": prompt_id, "prompt": prompt, "at": at}))
+
+    def take_prompt(self, session_id: str) -> dict[str, Any] | None:
+        """The stashed prompt of the session's turn, removed as it is read (None if there is none)."""
+        path = self._pending(session_id)
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        with contextlib.suppress(OSError):
+            path.unlink()
+        return document if isinstance(document, dict) else None
+
+    # Where sessions left off -----------------------------------------------------------------
+    def record_turn(self, project: str, session_id: str, ids: list[str]) -> None:
+        """Note that ``session_id`` of ``project`` captured the turn ``ids``."""
+        with contextlib.suppress(OSError):
+            path = self._ready() / LEDGER_FILE
+            entry = {"project": project, "sessionId": session_id, "ids": ids, "at": datetime.now(UTC).isoformat()}
+            self._write(path, json.dumps(entry) + "\n", append=True)
+            lines = path.read_text(encoding="utf-8").splitlines()
+            if len(lines) > LEDGER_LIMIT:
+                self._write(path, "\n".join(lines[-LEDGER_LIMIT:]) + "\n")
+
+    def left_off(self, project: str, exclude_session: str, sessions: int) -> list[LeftOff]:
+        """The last captured turn of each of the project's latest ``sessions`` other sessions, newest first."""
+        try:
+            lines = (self.folder / LEDGER_FILE).read_text(encoding="utf-8").splitlines()
+        except OSError:
+            return []
+        last: dict[str, LeftOff] = {}
+        for line in lines:
+            try:
+                entry = json.loads(line)
+                if entry["project"] == project and entry["sessionId"] != exclude_session:
+                    last.pop(entry["sessionId"], None)  # a session's newest turn goes to the end
+                    last[entry["sessionId"]] = LeftOff(entry["sessionId"], list(entry["ids"]), entry["at"])
+            except (ValueError, KeyError, TypeError):
+                continue
+        return list(reversed(list(last.values())))[:sessions]
+
+    # Turns not yet delivered -----------------------------------------------------------------
+    def hold(self, observations: list[dict[str, Any]]) -> int:
+        """Keep observations a capture could not deliver; how many were dropped (the oldest) to stay
+        within the outbox's limit."""
+        path = self._ready() / OUTBOX_FILE
+        held = self.held() + observations
+        dropped = max(0, len(held) - OUTBOX_LIMIT)
+        self._write(path, "".join(json.dumps(o) + "\n" for o in held[dropped:]))
+        return dropped
+
+    def held(self) -> list[dict[str, Any]]:
+        """The observations waiting in the outbox, oldest first."""
+        try:
+            lines = (self.folder / OUTBOX_FILE).read_text(encoding="utf-8").splitlines()
+        except OSError:
+            return []
+        found = []
+        for line in lines:
+            with contextlib.suppress(ValueError):
+                if isinstance(document := json.loads(line), dict):
+                    found.append(document)
+        return found
+
+    def clear_outbox(self) -> None:
+        with contextlib.suppress(OSError):
+            (self.folder / OUTBOX_FILE).unlink()
