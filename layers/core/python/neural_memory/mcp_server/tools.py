@@ -9,7 +9,7 @@ mcp --structured-content``) adds it, with each tool's output schema, for applica
 the JSON.
 
 Arguments use the API's names (``topK``, ``filters.sources``…, docs/api.md); every field a
-description names is in the tool's schema (tests/unit/test_mcp_descriptions.py). A call the
+description names is in the tool's schema (tests/integration/test_mcp_descriptions.py). A call the
 backend refuses comes back as a tool error whose text is the error envelope's code and message;
 the server itself carries on."""
 
