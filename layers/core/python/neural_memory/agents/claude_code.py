@@ -158,19 +158,29 @@ def _with_our_hooks(settings: dict[str, Any], target: Target, budget_tokens: int
     return result
 
 
+EXCLUDE_MARK = "# neural-memory agents install: the hooks' key stays out of git"
+
+
 def _exclude_from_git(project: Path, remove: bool = False) -> bool:
     """Add (or remove) ``.claude/settings.local.json`` in the repository's ``.git/info/exclude``, so the
-    key is never committed; whether the file changed."""
+    key is never committed, under a comment line that marks it as ours (an entry the user wrote
+    stays); whether the file changed."""
     info = project / ".git" / "info"
     if not (project / ".git").is_dir():
         return False
     exclude = info / "exclude"
     lines = exclude.read_text().splitlines() if exclude.exists() else []
     entry = "/" + LOCAL_SETTINGS_FILE
-    if remove == (entry not in lines):
+    ours = [n for n in range(len(lines) - 1) if lines[n] == EXCLUDE_MARK and lines[n + 1] == entry]
+    if remove:
+        if not ours:
+            return False
+        lines = lines[: ours[0]] + lines[ours[0] + 2 :]
+    elif ours or entry in lines:
         return False
+    else:
+        lines = [*lines, EXCLUDE_MARK, entry]
     info.mkdir(parents=True, exist_ok=True)
-    lines = [line for line in lines if line != entry] if remove else [*lines, entry]
     exclude.write_text("\n".join(lines) + ("\n" if lines else ""))
     return True
 
@@ -271,7 +281,7 @@ def uninstall(project: Path) -> Changes:
         changes.files[LOCAL_SETTINGS_FILE] = _write(local_path, before, after, private=True)
         if target is not None and target.data_dir is not None and key:
             changes.notes.append(_revoke(target.data_dir, key))
-    if not (project / LOCAL_SETTINGS_FILE).exists() and _exclude_from_git(project, remove=True):
+    if _exclude_from_git(project, remove=True):
         changes.notes.append(f"removed /{LOCAL_SETTINGS_FILE} from .git/info/exclude")
     claude_folder = project / ".claude"
     if claude_folder.is_dir() and not any(claude_folder.iterdir()):
