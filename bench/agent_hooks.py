@@ -184,7 +184,7 @@ def main() -> None:
             served.kill()
         from neural_memory.agents.local_server import stop_server
 
-        stop_server(base / "served")
+        stop_server(str(base / "served"))
         if not args.data_dir:
             shutil.rmtree(base, ignore_errors=True)
     print(f"python -c pass  p50 {percentile(bare, 0.5):.0f} ms, p95 {percentile(bare, 0.95):.0f} ms (a process start)")

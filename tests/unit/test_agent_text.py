@@ -59,3 +59,21 @@ def test_the_floor_is_on_the_cosine_or_a_strong_keyword_match() -> None:
     assert not relevant({"scores": {"vector": 0.3, "lexical": 1.0}}, 0.35)
     assert relevant({"scores": {"vector": None, "lexical": 0.8}}, 0.35)
     assert not relevant({"scores": {"vector": None, "lexical": 0.5}}, 0.35)
+
+
+def test_the_hook_loads_the_standard_library_only() -> None:
+    # Given every module a hook run can import (each event's, the embedded server's start included)
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "import neural_memory.agents.hook, neural_memory.agents.recall, neural_memory.agents.capture\n"
+        "import neural_memory.agents.memory_client, neural_memory.agents.local_server\n"
+        "import neural_memory.agents.repository, neural_memory.agents.hook_state\n"
+        "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))\n"
+    )
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
+    # Then nothing outside the standard library is loaded (no pydantic, no model, no HTTP stack)
+    foreign = [m for m in loaded if m not in sys.stdlib_module_names and m != "neural_memory" and not m.startswith("_")]
+    assert foreign == [], foreign

@@ -289,7 +289,7 @@ def uninstall(project: Path) -> Changes:
     if target is not None and target.data_dir is not None:
         from neural_memory.agents.local_server import stop_server
 
-        if stopped := stop_server(target.data_dir):
+        if stopped := stop_server(str(target.data_dir)):
             changes.notes.append(stopped)
     return changes
 
@@ -340,7 +340,7 @@ def status(project: Path, environment_key: str | None) -> tuple[bool, list[str]]
         if target.data_dir is not None:
             from neural_memory.agents.local_server import read_server, running
 
-            server = read_server(target.data_dir)
+            server = read_server(str(target.data_dir))
             if server is not None and running(server):
                 url = server.url
                 lines.append(f"  background server: pid {server.pid} on {server.url}")

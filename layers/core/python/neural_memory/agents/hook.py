@@ -23,7 +23,6 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from neural_memory.agents.hook_state import HookState
@@ -88,7 +87,7 @@ class Hook:
         self.began = began
         self.event = str(payload.get("hook_event_name") or "")
         self.session_id = str(payload.get("session_id") or "")
-        self.cwd = Path(str(payload.get("cwd") or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()))
+        self.cwd = str(payload.get("cwd") or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
 
     def log(self, outcome: str, detail: str = "") -> None:
         self.state.log(self.event, self.session_id, outcome, self.began, detail)
@@ -103,7 +102,7 @@ class Hook:
         if self.args.data_dir:
             from neural_memory.agents.local_server import ensure_server
 
-            url, why = ensure_server(Path(self.args.data_dir), deadline)
+            url, why = ensure_server(self.args.data_dir, deadline)
             if url is None:
                 return None, why
             return MemoryApi(url, key, deadline), why
@@ -119,18 +118,20 @@ class Hook:
 
     # SessionStart --------------------------------------------------------------------------
     def session_start(self) -> None:
+        from pathlib import Path
+
         from neural_memory.agents.recall import RecallSettings, session_brief
         from neural_memory.agents.repository import read_repository
 
         settings = RecallSettings(self.args.budget_tokens, self.args.floor)
-        first = self.args.data_dir and not _server_known(Path(self.args.data_dir))
+        first = self.args.data_dir and not _server_known(self.args.data_dir)
         deadline = self.began + (FIRST_START_S if first else self.args.timeout or START_TIMEOUT_S)
         api, why = self.memory(deadline)
         if api is None:
             self.log("nothing injected", why)
             return
-        repository = read_repository(self.cwd)
-        left_off = self.state.left_off(str(self.cwd), self.session_id, PREVIOUS_SESSIONS)
+        repository = read_repository(Path(self.cwd))
+        left_off = self.state.left_off(self.cwd, self.session_id, PREVIOUS_SESSIONS)
         text, note = session_brief(api, repository, self.session_id, left_off, settings)
         if text:
             self.inject(text)
@@ -160,6 +161,7 @@ class Hook:
     def stop(self) -> None:
         import hashlib
         from datetime import UTC, datetime
+        from pathlib import Path
 
         from neural_memory.agents.capture import turn_observations
         from neural_memory.agents.private import strip_private
@@ -185,13 +187,13 @@ class Hook:
             prompt_at=str(stashed.get("at") or now),
             answer=answer,
             answer_at=now,
-            repository=read_repository(self.cwd),
+            repository=read_repository(Path(self.cwd)),
             user=_user(),
         )
         if not observations:
             self.log("nothing captured", "; ".join(filter(None, ["the turn had no text", missing])))
             return
-        self.state.record_turn(str(self.cwd), self.session_id, [o["id"] for o in observations])
+        self.state.record_turn(self.cwd, self.session_id, [o["id"] for o in observations])
         if _detached():  # the child: deliver, log, and end without returning to the caller
             try:
                 self._deliver(observations)
@@ -208,7 +210,7 @@ class Hook:
         from neural_memory.agents.memory_client import MemoryUnavailable
 
         began = time.monotonic()
-        with open(self.state._ready() / "outbox.lock", "a") as lock:
+        with open(self.state.path("outbox.lock"), "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             waiting = self.state.held()
             api, why = self.memory(began + CAPTURE_TIMEOUT_S)
@@ -241,7 +243,7 @@ def _dropped(count: int) -> str:
     return f"; the outbox was full: {count} oldest dropped" if count else ""
 
 
-def _server_known(data_dir: Path) -> bool:
+def _server_known(data_dir: str) -> bool:
     from neural_memory.agents.local_server import read_server, running
 
     server = read_server(data_dir)

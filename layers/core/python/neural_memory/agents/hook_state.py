@@ -6,7 +6,8 @@ off, for the next one's brief), and the outbox of turns a capture could not deli
 next capture, so nothing is lost while the memory is down).
 
 The folder is ``NM_HOOK_STATE_DIR``, else ``$XDG_STATE_HOME/neural-memory``, else
-``~/.local/state/neural-memory``; it and its files are private to the user (0700 / 0600)."""
+``~/.local/state/neural-memory``; it and its files are private to the user (0700 / 0600). Paths
+are strings (``os.path``): ``pathlib`` would cost every prompt's hook more than this module does."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ import json
 import os
 import time
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 LOG_FILE = "hooks.log"
@@ -26,12 +26,12 @@ OUTBOX_FILE = "outbox.jsonl"
 OUTBOX_LIMIT = 2_000  # observations kept undelivered at most (the oldest go first, and the log says so)
 
 
-def state_dir() -> Path:
+def state_dir() -> str:
     """Where the hook keeps its files (the module's docstring)."""
     if chosen := os.environ.get("NM_HOOK_STATE_DIR"):
-        return Path(chosen)
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "neural-memory"
+        return chosen
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return os.path.join(base, "neural-memory")
 
 
 class LeftOff:
@@ -49,14 +49,15 @@ class LeftOff:
 class HookState:
     """The state folder, created on first use."""
 
-    def __init__(self, folder: Path | None = None) -> None:
+    def __init__(self, folder: str | None = None) -> None:
         self.folder = folder or state_dir()
 
-    def _ready(self) -> Path:
-        self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        return self.folder
+    def path(self, name: str) -> str:
+        """A file of the folder (the folder created if it is not there yet)."""
+        os.makedirs(self.folder, mode=0o700, exist_ok=True)
+        return os.path.join(self.folder, name)
 
-    def _write(self, path: Path, text: str, append: bool = False) -> None:
+    def _write(self, path: str, text: str, append: bool = False) -> None:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC), 0o600)
         with os.fdopen(fd, "a" if append else "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -65,23 +66,23 @@ class HookState:
     def log(self, event: str, session_id: str, outcome: str, began: float, detail: str = "") -> None:
         """One line: when, which event of which session, what came of it, how long it took, why."""
         with contextlib.suppress(OSError):
-            path = self._ready() / LOG_FILE
-            if path.exists() and path.stat().st_size > LOG_LIMIT:
-                path.replace(path.with_name(LOG_FILE + ".1"))
+            path = self.path(LOG_FILE)
+            if os.path.exists(path) and os.path.getsize(path) > LOG_LIMIT:
+                os.replace(path, path + ".1")
             ms = (time.monotonic() - began) * 1000
             stamp = datetime.now(UTC).isoformat(timespec="milliseconds")
             line = f"{stamp} {event or '-'} session={session_id or '-'} {outcome} {ms:.0f}ms"
             self._write(path, line + (f" {detail}" if detail else "") + "\n", append=True)
 
     # The turn under way ----------------------------------------------------------------------
-    def _pending(self, session_id: str) -> Path:
+    def _pending(self, session_id: str) -> str:
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in session_id)[:120] or "unknown"
-        return self._ready() / "pending" / f"{safe}.json"
+        return os.path.join(self.path("pending"), f"{safe}.json")
 
     def stash_prompt(self, session_id: str, prompt_id: str, prompt: str) -> None:
         """Keep the turn's prompt (private spans already removed) for the Stop hook."""
         path = self._pending(session_id)
-        path.parent.mkdir(mode=0o700, exist_ok=True)
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         at = datetime.now(UTC).isoformat()
         self._write(path, json.dumps({"promptId": prompt_id, "prompt": prompt, "at": at}))
 
@@ -89,30 +90,28 @@ class HookState:
         """The stashed prompt of the session's turn, removed as it is read (None if there is none)."""
         path = self._pending(session_id)
         try:
-            document = json.loads(path.read_text(encoding="utf-8"))
+            with open(path, encoding="utf-8") as handle:
+                document = json.load(handle)
         except (OSError, ValueError):
             return None
         with contextlib.suppress(OSError):
-            path.unlink()
+            os.unlink(path)
         return document if isinstance(document, dict) else None
 
     # Where sessions left off -----------------------------------------------------------------
     def record_turn(self, project: str, session_id: str, ids: list[str]) -> None:
         """Note that ``session_id`` of ``project`` captured the turn ``ids``."""
         with contextlib.suppress(OSError):
-            path = self._ready() / LEDGER_FILE
+            path = self.path(LEDGER_FILE)
             entry = {"project": project, "sessionId": session_id, "ids": ids, "at": datetime.now(UTC).isoformat()}
             self._write(path, json.dumps(entry) + "\n", append=True)
-            lines = path.read_text(encoding="utf-8").splitlines()
+            lines = _lines(path)
             if len(lines) > LEDGER_LIMIT:
                 self._write(path, "\n".join(lines[-LEDGER_LIMIT:]) + "\n")
 
     def left_off(self, project: str, exclude_session: str, sessions: int) -> list[LeftOff]:
         """The last captured turn of each of the project's latest ``sessions`` other sessions, newest first."""
-        try:
-            lines = (self.folder / LEDGER_FILE).read_text(encoding="utf-8").splitlines()
-        except OSError:
-            return []
+        lines = _lines(os.path.join(self.folder, LEDGER_FILE))
         last: dict[str, LeftOff] = {}
         for line in lines:
             try:
@@ -128,7 +127,7 @@ class HookState:
     def hold(self, observations: list[dict[str, Any]]) -> int:
         """Keep observations a capture could not deliver; how many were dropped (the oldest) to stay
         within the outbox's limit."""
-        path = self._ready() / OUTBOX_FILE
+        path = self.path(OUTBOX_FILE)
         held = self.held() + observations
         dropped = max(0, len(held) - OUTBOX_LIMIT)
         self._write(path, "".join(json.dumps(o) + "\n" for o in held[dropped:]))
@@ -136,12 +135,8 @@ class HookState:
 
     def held(self) -> list[dict[str, Any]]:
         """The observations waiting in the outbox, oldest first."""
-        try:
-            lines = (self.folder / OUTBOX_FILE).read_text(encoding="utf-8").splitlines()
-        except OSError:
-            return []
         found = []
-        for line in lines:
+        for line in _lines(os.path.join(self.folder, OUTBOX_FILE)):
             with contextlib.suppress(ValueError):
                 if isinstance(document := json.loads(line), dict):
                     found.append(document)
@@ -149,4 +144,13 @@ class HookState:
 
     def clear_outbox(self) -> None:
         with contextlib.suppress(OSError):
-            (self.folder / OUTBOX_FILE).unlink()
+            os.unlink(os.path.join(self.folder, OUTBOX_FILE))
+
+
+def _lines(path: str) -> list[str]:
+    """The lines of a text file ([] when there is none)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read().splitlines()
+    except OSError:
+        return []

@@ -17,7 +17,6 @@ import signal
 import socket
 import sys
 import time
-from pathlib import Path
 
 from neural_memory.agents.memory_client import healthy
 
@@ -36,10 +35,10 @@ class AgentServer:
         self.pid = pid
 
 
-def read_server(data_dir: Path) -> AgentServer | None:
+def read_server(data_dir: str) -> AgentServer | None:
     """The background server the data folder's file names (it may have stopped since)."""
     try:
-        document = json.loads((data_dir / SERVER_FILE).read_text())
+        document = json.loads(_read_text(os.path.join(data_dir, SERVER_FILE)))
         return AgentServer(str(document["url"]), int(document["pid"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -56,6 +55,11 @@ def running(server: AgentServer) -> bool:
     return True
 
 
+def _read_text(path: str) -> str:
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -64,11 +68,11 @@ def _free_port() -> int:
 
 def _neural_memory() -> list[str]:
     """The command that runs ``neural-memory``: the console script beside this Python, else the module."""
-    script = Path(sys.executable).parent / "neural-memory"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "neural_memory.local.cli"]
+    script = os.path.join(os.path.dirname(sys.executable), "neural-memory")
+    return [script] if os.path.exists(script) else [sys.executable, "-m", "neural_memory.local.cli"]
 
 
-def ensure_server(data_dir: Path, deadline: float) -> tuple[str | None, str]:
+def ensure_server(data_dir: str, deadline: float) -> tuple[str | None, str]:
     """The URL of the data folder's background server once it answers by ``deadline`` (started
     now if none runs), or None and why not."""
     server = read_server(data_dir)
@@ -76,8 +80,8 @@ def ensure_server(data_dir: Path, deadline: float) -> tuple[str | None, str]:
         return _wait(server, deadline, started=False)
     import fcntl
 
-    data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    with open(data_dir / LOCK_FILE, "a+") as lock:
+    os.makedirs(data_dir, mode=0o700, exist_ok=True)
+    with open(os.path.join(data_dir, LOCK_FILE), "a+") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -88,12 +92,12 @@ def ensure_server(data_dir: Path, deadline: float) -> tuple[str | None, str]:
     return _wait(server, deadline, started=True)
 
 
-def _start(data_dir: Path) -> AgentServer:
+def _start(data_dir: str) -> AgentServer:
     import subprocess
 
     port = _free_port()
-    command = [*_neural_memory(), "serve", "--data-dir", str(data_dir), "--port", str(port), "--no-demo", "--quiet"]
-    log = os.open(data_dir / LOG_FILE, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    command = [*_neural_memory(), "serve", "--data-dir", data_dir, "--port", str(port), "--no-demo", "--quiet"]
+    log = os.open(os.path.join(data_dir, LOG_FILE), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         process = subprocess.Popen(
             command,
@@ -106,11 +110,11 @@ def _start(data_dir: Path) -> AgentServer:
     finally:
         os.close(log)
     server = AgentServer(f"http://127.0.0.1:{port}", process.pid)
-    path = data_dir / SERVER_FILE
-    fd = os.open(path.with_suffix(".tmp"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    path = os.path.join(data_dir, SERVER_FILE)
+    fd = os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as handle:
         json.dump({"url": server.url, "pid": server.pid, "command": command}, handle)
-    os.replace(path.with_suffix(".tmp"), path)
+    os.replace(path + ".tmp", path)
     return server
 
 
@@ -128,13 +132,13 @@ def _wait(server: AgentServer, deadline: float, started: bool) -> tuple[str | No
         time.sleep(0.1)
 
 
-def stop_server(data_dir: Path, timeout: float = 30.0) -> str | None:
+def stop_server(data_dir: str, timeout: float = 30.0) -> str | None:
     """Stop the data folder's background server (as Ctrl-C does: it saves its index); what was done."""
     server = read_server(data_dir)
     if server is None:
         return None
     with contextlib.suppress(OSError):
-        (data_dir / SERVER_FILE).unlink()
+        os.unlink(os.path.join(data_dir, SERVER_FILE))
     if not running(server):
         return f"the background server (pid {server.pid}) had stopped"
     with contextlib.suppress(ProcessLookupError):

@@ -1,18 +1,32 @@
-"""The memory's HTTP API as a hook calls it: the standard library's ``http.client`` only (the typed
-client in ``neural_memory.client`` needs httpx and pydantic, and even ``urllib.request`` costs a
-hook started on every prompt twice what ``http.client`` does). Every failure is one exception,
-``MemoryUnavailable``, whose reason the hook logs; nothing here ever raises anything else."""
+"""The memory's HTTP API as a hook calls it, with the standard library only: the typed client in
+``neural_memory.client`` needs httpx and pydantic, and a hook starts on every prompt, so what it
+imports is what every prompt pays. A plain ``http://`` API (``make serve``, the embedded store's
+background server) is spoken to over a socket: one request per connection, HTTP/1.1 with
+``Connection: close`` (``http.client`` would load ``email`` and ``ssl`` first); ``https://`` (a
+deployed stack) through ``http.client``. Every failure is one exception, ``MemoryUnavailable``,
+whose reason the hook logs; nothing here ever raises anything else."""
 
 from __future__ import annotations
 
-import http.client
 import json
+import socket
 import time
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, urlsplit
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+
+class HttpError(Exception):
+    """A reply that is not HTTP."""
+
+
+_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~")
+
+
+def quote(value: str) -> str:
+    """``value`` as one path segment (``urllib.parse.quote(value, safe="")``, without importing it)."""
+    return "".join(c if c in _SAFE else "".join(f"%{b:02X}" for b in c.encode()) for c in value)
 
 
 class MemoryUnavailable(Exception):
@@ -45,7 +59,7 @@ class MemoryApi:
             status, raw = request(self.url, method, path, data, headers, left)
         except TimeoutError:
             raise MemoryUnavailable(f"{method} {path}: no reply within {left:.2f} s") from None
-        except (OSError, http.client.HTTPException, ValueError) as error:
+        except (OSError, HttpError, ValueError) as error:
             raise MemoryUnavailable(f"{method} {path}: unreachable ({error or type(error).__name__})") from None
         if not 200 <= status < 300:
             raise MemoryUnavailable(f"{method} {path}: HTTP {status} {_error_code(raw)}".rstrip())
@@ -61,10 +75,10 @@ class MemoryApi:
         return _object(self.call("POST", "/v1/experts", body))
 
     def lineage(self, observation_id: str) -> dict[str, Any]:
-        return _object(self.call("GET", f"/v1/observations/{quote(observation_id, safe='')}/lineage"))
+        return _object(self.call("GET", f"/v1/observations/{quote(observation_id)}/lineage"))
 
     def get(self, observation_id: str) -> dict[str, Any]:
-        return _object(self.call("GET", f"/v1/observations/{quote(observation_id, safe='')}"))
+        return _object(self.call("GET", f"/v1/observations/{quote(observation_id)}"))
 
     def add(self, observations: list[dict[str, Any]]) -> dict[str, Any]:
         return _object(self.call("POST", "/v1/observations", {"observations": observations}))
@@ -78,18 +92,72 @@ def request(
     url: str, method: str, path: str, data: bytes | None, headers: Mapping[str, str], timeout: float
 ) -> tuple[int, bytes]:
     """One HTTP exchange with the API at ``url``: the status and the body."""
-    parts = urlsplit(url)
-    connection: http.client.HTTPConnection
-    if parts.scheme == "https":
-        connection = http.client.HTTPSConnection(parts.netloc, timeout=timeout)
-    elif parts.scheme == "http":
-        connection = http.client.HTTPConnection(parts.netloc, timeout=timeout)
-    else:
+    scheme, _, rest = url.partition("://")
+    netloc, slash, base = rest.partition("/")
+    target = (slash + base).rstrip("/") + path
+    if scheme == "https":
+        return _over_tls(netloc, method, target, data, headers, timeout)
+    if scheme != "http" or not netloc:
         raise ValueError(f"not an http(s) URL: {url!r}")
+    host, _, port = netloc.rpartition(":") if netloc.rsplit(":", 1)[-1].isdigit() else (netloc, "", "80")
+    lines = [
+        f"{method} {target} HTTP/1.1",
+        f"Host: {netloc}",
+        "Connection: close",
+        f"Content-Length: {len(data or b'')}",
+    ]
+    lines += [f"{name}: {value}" for name, value in headers.items()]
+    message = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + (data or b"")
+    ends = time.monotonic() + timeout
+    with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as connection:
+        connection.sendall(message)
+        received = bytearray()
+        while chunk := connection.recv(65536):
+            received += chunk
+            if time.monotonic() > ends:
+                raise TimeoutError
+            connection.settimeout(max(0.01, ends - time.monotonic()))
+    return _parsed(bytes(received))
+
+
+def _parsed(reply: bytes) -> tuple[int, bytes]:
+    head, separator, body = reply.partition(b"\r\n\r\n")
+    status_line, *header_lines = head.decode("latin-1").split("\r\n")
+    parts = status_line.split(" ", 2)
+    if not separator or len(parts) < 2 or not parts[0].startswith("HTTP/") or not parts[1].isdigit():
+        raise HttpError("not an HTTP reply")
+    fields = {name.strip().lower(): value.strip() for name, _, value in (h.partition(":") for h in header_lines)}
+    if "chunked" in fields.get("transfer-encoding", "").lower():
+        body = _unchunked(body)
+    elif (length := fields.get("content-length", "")).isdigit():
+        body = body[: int(length)]
+    return int(parts[1]), body
+
+
+def _unchunked(body: bytes) -> bytes:
+    whole = bytearray()
+    while body:
+        size_line, _, rest = body.partition(b"\r\n")
+        size = int(size_line.split(b";")[0] or b"0", 16)
+        if size == 0:
+            break
+        whole += rest[:size]
+        body = rest[size + 2 :]
+    return bytes(whole)
+
+
+def _over_tls(
+    netloc: str, method: str, target: str, data: bytes | None, headers: Mapping[str, str], timeout: float
+) -> tuple[int, bytes]:
+    import http.client
+
+    connection = http.client.HTTPSConnection(netloc, timeout=timeout)
     try:
-        connection.request(method, parts.path.rstrip("/") + path, body=data, headers=dict(headers))
+        connection.request(method, target, body=data, headers=dict(headers))
         reply = connection.getresponse()
         return reply.status, reply.read()
+    except http.client.HTTPException as exc:
+        raise HttpError(str(exc)) from exc
     finally:
         connection.close()
 
@@ -98,7 +166,7 @@ def healthy(url: str, timeout: float) -> bool:
     """Whether an API answers its health route at ``url`` within ``timeout``."""
     try:
         status, _ = request(url, "GET", "/health", None, {}, timeout)
-    except (OSError, http.client.HTTPException, ValueError):
+    except (OSError, HttpError, ValueError):
         return False
     return 200 <= status < 300
 
