@@ -39,6 +39,7 @@ START_TIMEOUT_S = 3.0  # a brief's deadline, when the memory already runs
 FIRST_START_S = 10.0  # a brief's deadline when the hook had to start the embedded background server
 CAPTURE_TIMEOUT_S = 60.0  # the detached capture's deadline (nobody waits for it)
 PREVIOUS_SESSIONS = 2  # sessions whose last turn the brief shows
+BATCH = 100  # observations per POST /v1/observations (the API's limit)
 DEFAULT_BUDGET_TOKENS = 1_500  # recall.DEFAULT_BUDGET_TOKENS
 DEFAULT_FLOOR = 0.35  # recall.DEFAULT_FLOOR
 
@@ -159,6 +160,21 @@ class Hook:
 
     # Stop ----------------------------------------------------------------------------------
     def stop(self) -> None:
+        """Fork at once: the agent waits for this process only; the child reads the turn, builds its
+        observations and delivers them (where there is no fork, all of it happens here)."""
+        stashed = self.state.take_prompt(self.session_id) or {}  # before the next prompt can replace it
+        if not _detached():
+            self.log("capture sent", "the turn is read and delivered in the background")
+            return
+        try:
+            self._capture(stashed)
+        except Exception as exc:  # the child's own log line: nobody else will see it
+            self.log("capture failed", f"{type(exc).__name__}: {str(exc)[:200]}")
+        finally:
+            if hasattr(os, "fork"):
+                os._exit(0)
+
+    def _capture(self, stashed: dict[str, Any]) -> None:
         import hashlib
         from datetime import UTC, datetime
         from pathlib import Path
@@ -167,13 +183,10 @@ class Hook:
         from neural_memory.agents.private import strip_private
         from neural_memory.agents.repository import read_repository
 
-        stashed = self.state.take_prompt(self.session_id) or {}
+        self.began = time.monotonic()
         now = datetime.now(UTC).isoformat()
-        prompt, answer, missing = (
-            str(stashed.get("prompt") or ""),
-            str(self.payload.get("last_assistant_message") or ""),
-            "",
-        )
+        prompt, answer = str(stashed.get("prompt") or ""), str(self.payload.get("last_assistant_message") or "")
+        missing = ""
         if not prompt or not answer:
             from_transcript, missing = _from_transcript(self.payload.get("transcript_path"))
             prompt = prompt or strip_private(from_transcript[0])
@@ -194,17 +207,11 @@ class Hook:
             self.log("nothing captured", "; ".join(filter(None, ["the turn had no text", missing])))
             return
         self.state.record_turn(self.cwd, self.session_id, [o["id"] for o in observations])
-        if _detached():  # the child: deliver, log, and end without returning to the caller
-            try:
-                self._deliver(observations)
-            finally:
-                os._exit(0)
-        self.log(
-            "capture sent",
-            "; ".join(filter(None, [f"{len(observations)} turns, delivered in the background", missing])),
-        )
+        self._deliver(observations, missing)
 
-    def _deliver(self, observations: list[dict[str, Any]]) -> None:
+    def _deliver(self, observations: list[dict[str, Any]], note: str = "") -> None:
+        """Send the outbox, then this turn, in batches the API takes; what is not delivered stays
+        in the outbox (under a lock: two captures at once never send or drop the same turn)."""
         import fcntl
 
         from neural_memory.agents.memory_client import MemoryUnavailable
@@ -213,30 +220,26 @@ class Hook:
         with open(self.state.path("outbox.lock"), "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             waiting = self.state.held()
+            pending = waiting + observations
             api, why = self.memory(began + CAPTURE_TIMEOUT_S)
-            if api is None:
-                dropped = self.state.hold(observations)
-                self.state.log(
-                    self.event, self.session_id, "capture held", began, f"{why}; in the outbox" + _dropped(dropped)
-                )
-                return
-            try:
-                reply = api.add(waiting + observations)  # one batch: the outbox first, oldest first
-            except MemoryUnavailable as exc:
-                dropped = self.state.hold(observations)
-                self.state.log(
-                    self.event,
-                    self.session_id,
-                    "capture held",
-                    began,
-                    f"{exc.reason}; in the outbox" + _dropped(dropped),
-                )
-                return
+            written = 0
+            for start in range(0, len(pending), BATCH if api is not None else len(pending)):
+                try:
+                    if api is None:
+                        raise MemoryUnavailable(why)
+                    written += len(api.add(pending[start : start + BATCH]).get("ids") or [])
+                except MemoryUnavailable as exc:
+                    dropped = self.state.keep(pending[start:])
+                    detail = f"{exc.reason}; {len(pending) - start} in the outbox" + _dropped(dropped)
+                    self.state.log(self.event, self.session_id, "capture held", began, _joined(detail, note))
+                    return
             self.state.clear_outbox()
-        detail = f"{len(reply.get('ids') or [])} observations written" + (
-            f" ({len(waiting)} from the outbox)" if waiting else ""
-        )
-        self.state.log(self.event, self.session_id, "captured", began, detail)
+        detail = f"{written} observations written" + (f" ({len(waiting)} from the outbox)" if waiting else "")
+        self.state.log(self.event, self.session_id, "captured", began, _joined(detail, note))
+
+
+def _joined(*parts: str) -> str:
+    return "; ".join(part for part in parts if part)
 
 
 def _dropped(count: int) -> str:

@@ -124,13 +124,11 @@ class HookState:
         return list(reversed(list(last.values())))[:sessions]
 
     # Turns not yet delivered -----------------------------------------------------------------
-    def hold(self, observations: list[dict[str, Any]]) -> int:
-        """Keep observations a capture could not deliver; how many were dropped (the oldest) to stay
-        within the outbox's limit."""
-        path = self.path(OUTBOX_FILE)
-        held = self.held() + observations
-        dropped = max(0, len(held) - OUTBOX_LIMIT)
-        self._write(path, "".join(json.dumps(o) + "\n" for o in held[dropped:]))
+    def keep(self, observations: list[dict[str, Any]]) -> int:
+        """Make the outbox exactly ``observations`` (those not delivered, oldest first); how many
+        were dropped (the oldest) to stay within its limit."""
+        dropped = max(0, len(observations) - OUTBOX_LIMIT)
+        self._write(self.path(OUTBOX_FILE), "".join(json.dumps(o) + "\n" for o in observations[dropped:]))
         return dropped
 
     def held(self) -> list[dict[str, Any]]:
