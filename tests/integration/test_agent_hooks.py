@@ -251,3 +251,23 @@ def test_bad_input_or_a_memory_that_fails_exits_0_at_once_injects_nothing_and_sa
     if case == "missing transcript":  # the capture's own process says it, once it has looked
         hooked.wait_for(reason, timeout=30)
     assert reason in hooked.log, hooked.log
+
+
+def test_status_says_what_is_installed_and_whether_the_memory_answers(api: RunningApi, tmp_path: Path) -> None:
+    from neural_memory.agents.claude_code import Target, install, status
+
+    # Given nothing installed, Then status says so and is not well
+    healthy, lines = status(tmp_path, None)
+    assert not healthy and "  MCP server: not installed" in lines and "  hooks: not installed" in lines
+    # Given the memory installed on the running API with its key
+    install(tmp_path, Target(url=api.url), api.key)
+    healthy, lines = status(tmp_path, None)
+    assert healthy, lines
+    assert f"  MCP server: in .mcp.json -> {api.url}" in lines
+    assert "  hooks: SessionStart, UserPromptSubmit, Stop in .claude/settings.json" in lines
+    assert "  key: NM_API_KEY from .claude/settings.local.json" in lines
+    assert any(line.startswith(f"  memory: answers at {api.url} (") for line in lines)
+    # Given a key the API refuses, Then status says the memory does not answer, and why
+    install(tmp_path, Target(url=api.url), "nm_0123456789ab_" + "k" * 43)
+    healthy, lines = status(tmp_path, None)
+    assert not healthy and any("does not answer" in line and "HTTP 401" in line for line in lines)

@@ -129,6 +129,12 @@ def test_claude_code_remembers_a_session_recalls_it_in_the_next_and_reads_search
                 json.loads(text)
             assert '"requestId"' not in text and '"latency"' not in text
 
+            # And `agents status` says all is installed and the memory answers
+            checked = cli("agents", "status", "claude-code", "--project", str(project))
+            assert checked.returncode == 0 and "  memory: answers at http://127.0.0.1:" in checked.stdout, (
+                checked.stdout
+            )
+
             # And the private text is in no request but session 1's own prompt, nowhere on disk, in no log
             for n, recorded in enumerate(api.requests):
                 if SECRET.encode() in recorded.raw:
