@@ -271,3 +271,38 @@ def test_status_says_what_is_installed_and_whether_the_memory_answers(api: Runni
     install(tmp_path, Target(url=api.url), "nm_0123456789ab_" + "k" * 43)
     healthy, lines = status(tmp_path, None)
     assert not healthy and any("does not answer" in line and "HTTP 401" in line for line in lines)
+
+
+def test_a_session_starts_with_where_the_last_left_off_recent_decisions_and_stale_notes(
+    api: RunningApi, tmp_path: Path
+) -> None:
+    from datetime import UTC, datetime
+
+    from tests.helpers.processes import call
+
+    hooked = Hooked(tmp_path)
+    # Given a decision about acme/console taken today, one about another repository, and a turn of an earlier session
+    today = datetime.now(UTC).isoformat()
+    decisions = [
+        {"id": "decision-cache-ttl", "source": "manual", "observationType": "decision", "occurredAt": today,
+         "title": "Decision: cache search results for 30 s at the edge", "content": "We decided to cache for 30 s.",
+         "metadata": {"repo": "acme/console"}},
+        {"id": "decision-elsewhere", "source": "manual", "observationType": "decision", "occurredAt": today,
+         "title": "Decision: billing retries", "content": "We decided to retry billing twice.",
+         "metadata": {"repo": "acme/billing"}},
+    ]  # fmt: skip
+    assert call(api.url, api.key, "POST", "/v1/observations", {"observations": decisions})[0] in (200, 201)
+    ended = hooked.event("Stop", session="s-before", prompt_id="p-1", last_assistant_message="Next: wire the TTL flag.")
+    assert hooked.run(ended, "--url", api.url, key=api.key)[0] == 0
+    hooked.wait_for("captured")
+    # When a new session starts in the project
+    code, out, _ = hooked.run(
+        hooked.event("SessionStart", session="s-now", source="startup"), "--url", api.url, key=api.key
+    )
+    # Then its brief says where the last session left off, the recent decision and the stale note, with their ids
+    brief = context_of(out, "SessionStart")
+    assert brief.startswith("Neural Memory (the team's long-term memory) on acme/console, branch main.")
+    assert "- session s-before, " in brief and "claude-code: Next: wire the TTL flag." in brief
+    assert "- [decision-cache-ttl] " in brief and "decision-elsewhere" not in brief
+    stale = next(line for line in brief.splitlines() if line.startswith("- [decision-session-refresh-edge]"))
+    assert "possibly stale: a later push, 7f3a9b2" in stale

@@ -40,6 +40,9 @@ MIN_PROMPT_CHARS = 12  # "yes", "go on", "thanks": nothing to recall for
 DECISION_TYPES = ("decision", "design_note", "adr")
 CLAIM_TYPES = ("note", "decision", "design_note", "adr")  # stores.base.CLAIM_TYPES: what can go stale
 RECENT = timedelta(days=30)
+# The brief's query for decisions: the words they are written in (a search needs a query; the
+# repository's metadata, not these words, says what they are about).
+DECISION_WORDS = "decision decided we chose agreed why"
 _PATH = re.compile(
     r"(?<![\w/.@-])((?:[\w.-]+/)+[\w.-]+\.\w{1,8}|(?:[\w-]+/){1,}[\w-]+/|[\w-]+\.(?:py|pyi|ts|tsx|js|jsx|mjs|go|rs"
     r"|java|kt|rb|php|cs|c|h|cc|cpp|hpp|swift|sql|sh|md|rst|yml|yaml|toml|json|ini|cfg|tf|proto))(?![\w/])"
@@ -229,28 +232,32 @@ def session_brief(
 ) -> tuple[str, str]:
     """The brief at a session's start (empty when there is nothing to say), and a note for the log:
     where this project's previous sessions left off, recent decisions about the repository, and
-    notes about it that a later push made stale."""
+    notes about it that a later push made stale.
+
+    "About the repository" is the metadata ``repo`` (owner/name) its GitHub events, its imported
+    history and the hooks' own turns carry, so those need no relevance floor. A search needs a
+    query, and there is no list of the newest: the brief asks with the words decisions are written
+    in and, separately, the branch's words, and keeps what either finds."""
     subject = " ".join(re.split(r"[/_.\-\s]+", f"{repository.name} {repository.branch or ''}")).strip()
     since = (datetime.now(UTC) - RECENT).isoformat()
+    about = {"repo": repository.name}
+
+    def decisions(query: str) -> Callable[[], dict[str, Any]]:
+        filters = {"observationTypes": list(DECISION_TYPES), "dateRange": {"start": since}, "metadata": about}
+        body = {"query": query, "topK": 5, "rerank": "fast", "llmFilter": False, "filters": filters}
+        return lambda: api.search(body)
+
+    stale_body = {
+        "query": DECISION_WORDS,
+        "topK": 20,
+        "rerank": "fast",
+        "llmFilter": False,
+        "filters": {"observationTypes": list(CLAIM_TYPES), "metadata": about},
+    }
     calls: dict[str, Callable[[], dict[str, Any]]] = {
-        "decisions": lambda: api.search(
-            {
-                "query": subject,
-                "topK": 5,
-                "rerank": "fast",
-                "llmFilter": False,
-                "filters": {"observationTypes": list(DECISION_TYPES), "dateRange": {"start": since}},
-            }
-        ),
-        "stale": lambda: api.search(
-            {
-                "query": subject,
-                "topK": 20,
-                "rerank": "fast",
-                "llmFilter": False,
-                "filters": {"observationTypes": list(CLAIM_TYPES)},
-            }
-        ),
+        "decisions": decisions(DECISION_WORDS),
+        "decisions by subject": decisions(subject or repository.name),
+        "stale": lambda: api.search(stale_body),
     }
     for n, previous in enumerate(left_off):
         for turn in previous.ids:
@@ -260,14 +267,25 @@ def session_brief(
     for n, previous in enumerate(left_off):
         said = [r for turn in previous.ids if isinstance(r := replies[f"turn {n} {turn}"], dict)]
         if said:
-            parts = [f"{t.get('actorName')}: {_short(t.get('content') or t.get('title') or '', 400)}" for t in said]
-            threads.append(
-                f"- session {previous.session_id} ({_date(previous.at)}), [{said[-1].get('id')}]: " + " / ".join(parts)
-            )
-    decisions = sorted(
-        _results(replies["decisions"], settings.floor), key=lambda r: str(r.get("occurredAt")), reverse=True
-    )
-    stale = [r for r in _results(replies["stale"], settings.floor) if r.get("possiblyStale")]
+            parts = [
+                f"[{t.get('id')}] {t.get('actorName')}: {_short(t.get('content') or t.get('title') or '', 400)}"
+                for t in said
+            ]
+            threads.append(f"- session {previous.session_id}, {_date(previous.at)}: " + " / ".join(parts))
+    found = {
+        str(r.get("id")): r
+        for name in ("decisions", "decisions by subject")
+        if isinstance(reply := replies[name], dict)
+        for r in reply.get("results") or []
+        if isinstance(r, dict)
+    }
+    recent = sorted(found.values(), key=lambda r: str(r.get("occurredAt")), reverse=True)
+    stale_reply = replies["stale"]
+    stale = [  # those shown among the recent decisions already carry their mark
+        r
+        for r in (stale_reply.get("results") or [] if isinstance(stale_reply, dict) else [])
+        if r.get("possiblyStale") and str(r.get("id")) not in found
+    ]
     intro = (
         f"Neural Memory (the team's long-term memory) on {repository.name}"
         + (f", branch {repository.branch}" if repository.branch else "")
@@ -276,7 +294,7 @@ def session_brief(
     )
     composer = Composer(settings.budget_tokens, intro)
     composer.section("Where this project's previous sessions left off (newest first):", threads)
-    composer.section(f"Recent decisions about {repository.name}:", [_item(r) for r in decisions])
+    composer.section(f"Recent decisions about {repository.name}:", [_item(r) for r in recent])
     composer.section(
         "Notes a later push made possibly stale (check before relying on them):", [_item(r) for r in stale]
     )
