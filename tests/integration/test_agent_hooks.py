@@ -306,3 +306,23 @@ def test_a_session_starts_with_where_the_last_left_off_recent_decisions_and_stal
     assert "- [decision-cache-ttl] " in brief and "decision-elsewhere" not in brief
     stale = next(line for line in brief.splitlines() if line.startswith("- [decision-session-refresh-edge]"))
     assert "possibly stale: a later push, 7f3a9b2" in stale
+
+
+def test_an_embedded_server_that_stopped_right_after_its_start_is_not_started_on_every_prompt(tmp_path: Path) -> None:
+    # Given a data folder whose background server stopped a moment after it was started
+    hooked = Hooked(tmp_path)
+    data = tmp_path / "memory"
+    data.mkdir()
+    probe = [sys.executable, "-c", "import os; print(os.getpid())"]
+    gone = subprocess.run(probe, capture_output=True, text=True, check=True)
+    server = {"url": f"http://127.0.0.1:{free_port()}", "pid": int(gone.stdout), "started": time.time()}
+    (data / "agent-server.json").write_text(json.dumps(server))
+    # When a prompt's hook runs on that folder
+    prompt = hooked.event("UserPromptSubmit", prompt=PROMPT)
+    code, out, took = hooked.run(
+        prompt, "--data-dir", str(data), "--workspace", "agent", key="nm_0123456789ab_" + "k" * 43
+    )
+    # Then it says so at once, and starts nothing
+    assert (code, out) == (0, "") and took < 4.0
+    assert "the background server stopped after its start: see agent-server.log" in hooked.log
+    assert json.loads((data / "agent-server.json").read_text()) == server

@@ -23,23 +23,25 @@ from neural_memory.agents.memory_client import healthy
 SERVER_FILE = "agent-server.json"
 LOCK_FILE = "agent-server.lock"
 LOG_FILE = "agent-server.log"
+RESTART_AFTER_S = 60.0  # a server that stopped soon after its start is not started again before this
 
 
 class AgentServer:
     """A background server: where it listens and its process."""
 
-    __slots__ = ("pid", "url")
+    __slots__ = ("pid", "started", "url")
 
-    def __init__(self, url: str, pid: int) -> None:
+    def __init__(self, url: str, pid: int, started: float = 0.0) -> None:
         self.url = url
         self.pid = pid
+        self.started = started  # time.time() of its start
 
 
 def read_server(data_dir: str) -> AgentServer | None:
     """The background server the data folder's file names (it may have stopped since)."""
     try:
         document = json.loads(_read_text(os.path.join(data_dir, SERVER_FILE)))
-        return AgentServer(str(document["url"]), int(document["pid"]))
+        return AgentServer(str(document["url"]), int(document["pid"]), float(document.get("started", 0.0)))
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -87,6 +89,10 @@ def ensure_server(data_dir: str, deadline: float) -> tuple[str | None, str]:
         except OSError:
             return None, "another hook is starting the background server"
         server = read_server(data_dir)  # started by the lock's previous holder?
+        if server is not None and not running(server) and time.time() - server.started < RESTART_AFTER_S:
+            # it stopped right after its start (a model it cannot load, a store another model built):
+            # starting it again on every prompt would cost each prompt a failed start
+            return None, f"the background server stopped after its start: see {LOG_FILE} in {data_dir}"
         if server is None or not running(server):
             server = _start(data_dir)
     return _wait(server, deadline, started=True)
@@ -109,11 +115,11 @@ def _start(data_dir: str) -> AgentServer:
         )
     finally:
         os.close(log)
-    server = AgentServer(f"http://127.0.0.1:{port}", process.pid)
+    server = AgentServer(f"http://127.0.0.1:{port}", process.pid, time.time())
     path = os.path.join(data_dir, SERVER_FILE)
     fd = os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as handle:
-        json.dump({"url": server.url, "pid": server.pid, "command": command}, handle)
+        json.dump({"url": server.url, "pid": server.pid, "started": server.started, "command": command}, handle)
     os.replace(path + ".tmp", path)
     return server
 
