@@ -29,17 +29,20 @@ DATA = "/home/you/.neural-memory"
 
 def cursor() -> dict[str, Any]:
     config: dict[str, Any] = json.loads(readme_block("json", '"--workspace", "cursor"'))
-    return config["mcpServers"]["neural-memory"]
+    entry: dict[str, Any] = config["mcpServers"]["neural-memory"]
+    return entry
 
 
 def codex() -> dict[str, Any]:
     config = tomllib.loads(readme_block("toml", "[mcp_servers.neural-memory]"))
-    return config["mcp_servers"]["neural-memory"]
+    entry: dict[str, Any] = config["mcp_servers"]["neural-memory"]
+    return entry
 
 
 def claude_desktop() -> dict[str, Any]:
     config: dict[str, Any] = json.loads(readme_block("json", '"--workspace", "desktop"'))
-    return config["mcpServers"]["neural-memory"]
+    entry: dict[str, Any] = config["mcpServers"]["neural-memory"]
+    return entry
 
 
 @pytest.mark.parametrize("agent", [cursor, codex, claude_desktop], ids=["cursor", "codex", "claude-desktop"])
