@@ -22,6 +22,7 @@ from neural_memory.local.cli.commands.purge import cmd_purge
 from neural_memory.local.cli.commands.reindex import cmd_migrate_index, cmd_reindex
 from neural_memory.local.cli.commands.restore import cmd_restore
 from neural_memory.local.cli.commands.routes import cmd_routes
+from neural_memory.local.cli.commands.scrub import cmd_scrub
 from neural_memory.local.cli.commands.search import cmd_search
 from neural_memory.local.cli.commands.serve import cmd_serve
 
@@ -261,6 +262,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     data_dir(purge)
     purge.set_defaults(func=cmd_purge)
+
+    scrub = commands.add_parser(
+        "scrub",
+        help="redact secrets in what was stored before redaction (re-embedding what changed, resumable); "
+        "embedded store: then compact its files (run while no serve or mcp uses the folder)",
+    )
+    scrub.add_argument("--workspace", help="only this workspace (default: every one)")
+    data_dir(scrub)
+    scrub.set_defaults(func=cmd_scrub)
 
     reindex = commands.add_parser(
         "reindex",
