@@ -242,7 +242,7 @@ def test_both_backends_give_the_same_results_for_the_same_data(api: RunningApi, 
     # When the same calls are made through each
     in_process, through_api = anyio.run(_replies, embedded), anyio.run(_replies, remote)
     # Then every reply is the same: results, scores, snippets, answers, citations, errors
-    assert in_process["remember"] == {"ids": [m["id"] for m in MEMORIES], "created": 6, "updated": 0}
+    assert in_process["remember"] == {"ids": [m["id"] for m in MEMORIES], "created": 6, "updated": 0, "redacted": 0}
     assert "same-0" in [r["id"] for r in in_process["search hybrid how do we deploy"][0]["results"]]
     assert in_process == through_api
 
