@@ -77,3 +77,20 @@ def test_the_hook_loads_the_standard_library_only() -> None:
     # Then nothing outside the standard library is loaded (no pydantic, no model, no HTTP stack)
     foreign = [m for m in loaded if m not in sys.stdlib_module_names and m != "neural_memory" and not m.startswith("_")]
     assert foreign == [], foreign
+
+
+def test_the_hooks_http_reads_a_reply_with_a_length_chunked_or_neither() -> None:
+    from neural_memory.agents.memory_client import HttpError, _parsed, quote
+
+    assert _parsed(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}trailing") == (200, b"{}")
+    chunked = b"HTTP/1.1 500 Internal Server Error\r\nTransfer-Encoding: chunked\r\n\r\n"
+    chunked += b'4\r\n{"a"\r\n3;x=1\r\n:1}\r\n0\r\n\r\n'
+    assert _parsed(chunked) == (500, b'{"a":1}')
+    assert _parsed(b"HTTP/1.0 404 Not Found\r\n\r\nnope") == (404, b"nope")
+    for garbage in (b"", b"SSH-2.0-OpenSSH\r\n", b"HTTP/1.1 OK\r\n\r\n"):
+        try:
+            _parsed(garbage)
+            raise AssertionError(garbage)
+        except HttpError:
+            pass
+    assert quote("a/b c:é") == "a%2Fb%20c%3A%C3%A9"
