@@ -193,6 +193,16 @@ def main() -> None:
         result["firstSessionStart"] = round(first_ms)  # starts the background server, waits for it
         results.append(result)
     finally:
+        # the last captures' detached processes deliver after their hooks returned: let them end
+        # before their server stops (and their data folder goes)
+        ends = time.monotonic() + 120
+        log = Path(env["NM_HOOK_STATE_DIR"]) / "hooks.log"
+        while time.monotonic() < ends:
+            lines = log.read_text().splitlines() if log.exists() else []
+            sent = sum(" capture sent " in line for line in lines)
+            if sent <= sum(" captured " in line or " capture held " in line for line in lines):
+                break
+            time.sleep(0.5)
         if served is not None:
             served.kill()
         from neural_memory.agents.local_server import stop_server

@@ -326,3 +326,16 @@ def test_an_embedded_server_that_stopped_right_after_its_start_is_not_started_on
     assert (code, out) == (0, "") and took < 4.0
     assert "the background server stopped after its start: see agent-server.log" in hooked.log
     assert json.loads((data / "agent-server.json").read_text()) == server
+
+
+def test_a_capture_never_starts_the_embedded_server_it_waits_in_the_outbox(tmp_path: Path) -> None:
+    # Given a data folder with no background server (say `agents uninstall` just stopped it)
+    hooked = Hooked(tmp_path)
+    data = tmp_path / "memory"
+    stop = hooked.event("Stop", session="s-late", prompt_id="p-1", last_assistant_message="Late answer.")
+    # When a capture runs on it
+    assert hooked.run(stop, "--data-dir", str(data), "--workspace", "agent", key="nm_0123456789ab_" + "k" * 43)[0] == 0
+    # Then the turn waits in the outbox, and no server was started
+    assert "no background server runs" in hooked.wait_for("capture held")
+    assert len((hooked.state / "outbox.jsonl").read_text().splitlines()) == 1
+    assert not (data / "agent-server.json").exists()

@@ -93,8 +93,9 @@ class Hook:
     def log(self, outcome: str, detail: str = "") -> None:
         self.state.log(self.event, self.session_id, outcome, self.began, detail)
 
-    def memory(self, deadline: float) -> tuple[MemoryApi | None, str]:
-        """The API to call, or None and why there is none."""
+    def memory(self, deadline: float, start: bool = True) -> tuple[MemoryApi | None, str]:
+        """The API to call, or None and why there is none (``start``: the embedded store's
+        background server may be started for it)."""
         from neural_memory.agents.memory_client import MemoryApi
 
         key = os.environ.get("NM_API_KEY", "").strip()
@@ -103,7 +104,7 @@ class Hook:
         if self.args.data_dir:
             from neural_memory.agents.local_server import ensure_server
 
-            url, why = ensure_server(self.args.data_dir, deadline)
+            url, why = ensure_server(self.args.data_dir, deadline, start)
             if url is None:
                 return None, why
             return MemoryApi(url, key, deadline), why
@@ -221,7 +222,7 @@ class Hook:
             fcntl.flock(lock, fcntl.LOCK_EX)
             waiting = self.state.held()
             pending = waiting + observations
-            api, why = self.memory(began + CAPTURE_TIMEOUT_S)
+            api, why = self.memory(began + CAPTURE_TIMEOUT_S, start=False)
             written = 0
             for start in range(0, len(pending), BATCH if api is not None else len(pending)):
                 try:

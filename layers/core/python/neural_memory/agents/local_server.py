@@ -74,12 +74,15 @@ def _neural_memory() -> list[str]:
     return [script] if os.path.exists(script) else [sys.executable, "-m", "neural_memory.local.cli"]
 
 
-def ensure_server(data_dir: str, deadline: float) -> tuple[str | None, str]:
+def ensure_server(data_dir: str, deadline: float, start: bool = True) -> tuple[str | None, str]:
     """The URL of the data folder's background server once it answers by ``deadline`` (started
-    now if none runs), or None and why not."""
+    now if none runs and ``start``), or None and why not. A capture does not start one: a capture
+    still running after ``agents uninstall`` stopped the server would start it again."""
     server = read_server(data_dir)
     if server is not None and running(server):
         return _wait(server, deadline, started=False)
+    if not start:
+        return None, "no background server runs (a session's first hook starts it)"
     import fcntl
 
     os.makedirs(data_dir, mode=0o700, exist_ok=True)
