@@ -232,9 +232,20 @@ CONTEXTUAL = (
     ),
     Pattern(
         "bearer-token",
-        re.compile(r"\b(?:bearer|token|apikey|api-key)\s+([A-Za-z0-9\-._~+/]{16,}=*)", I),
+        re.compile(r"\bbearer[ \t]+([A-Za-z0-9\-._~+/]{16,}=*)", I),
         group=1,
-        hints=("bearer", "token", "apikey", "api-key"),
+        hints=("bearer",),
+        check=values.token,
+    ),
+    Pattern(
+        "bearer-token",
+        re.compile(
+            r"\bauthorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:token|apikey|api-key|digest|sso-key)[ \t]+"
+            r"([A-Za-z0-9\-._~+/]{16,}=*)",
+            I,
+        ),
+        group=1,
+        hints=("authorization",),
         check=values.token,
     ),
     Pattern(
@@ -273,10 +284,14 @@ CONTEXTUAL = (
         hints=("pass", "docker"),
         check=values.assigned,
     ),
-    # Config words followed by the value: .netrc, redis.conf.
+    # Config words followed by the value: a line of redis.conf or .netrc, or .netrc's one-line form.
     Pattern(
         "password",
-        re.compile(r"(?:^|\s)(?:password|requirepass|masterauth)\s+(['\"]?)([^\s'\"]+)\1(?=\s|$)", A | re.M),
+        re.compile(
+            r"(?:^[ \t]*(?:password|requirepass|masterauth)|\blogin[ \t]+\S+[ \t]+password)[ \t]+(['\"]?)([^\s'\"]+)\1"
+            r"[ \t]*(?:$|[ \t]+(?:machine|login|account)\b)",
+            A | re.M,
+        ),
         group=2,
         hints=("pass", "auth"),
         check=values.literal,
@@ -288,7 +303,7 @@ CONTEXTUAL = (
         re.compile(
             r"(?:(?:password|passwort|mot de passe|contrase\u00f1a|senha|key|token|secret|schl\u00fcssel|cl\u00e9|"
             r"clave|chave)"
-            r"(?:\s+[^\s.,;:!?]+){0,4}?\s+(?:is|was|ist|lautet|est|es|\u00e9)\s+"
+            r"(?:[ \t]+[^\s.,;:!?]+){0,4}?[ \t]+(?:is|was|ist|lautet|est|es|\u00e9)[ \t]+"
             r"|(?:\u5bc6\u7801|\u5bc6\u94a5|\u30d1\u30b9\u30ef\u30fc\u30c9)[^\s]{0,12}?(?:\u662f|\u4e3a|\u306f)\s*)"
             r"[\"'`\u201c]?([^\s\"'`\u201d]{8,})",
             re.IGNORECASE,
@@ -301,7 +316,7 @@ CONTEXTUAL = (
     Pattern(
         "password",
         re.compile(
-            r"(?<![^\s\"'`(])([^\s\"'`]{12,})\s+(?:is|was)\s+(?:the|my|our|your)\s+(?:[\w-]+\s+){0,3}?"
+            r"(?<![^\s\"'`(])([^\s\"'`]{12,})[ \t]+(?:is|was)[ \t]+(?:the|my|our|your)[ \t]+(?:[\w-]+[ \t]+){0,3}?"
             r"(?:password|key|token|secret)\b",
             re.IGNORECASE,
         ),

@@ -136,7 +136,7 @@ def assigned(value: str, quoted: bool = False) -> bool:
 def strong(value: str, quoted: bool = False) -> bool:
     """A value prose calls a secret ("the admin password is …"): only one that could be nothing
     else, eight characters or more of three kinds."""
-    value = value.rstrip(".,;:!?)]}\"'")
+    value = value.strip(".,;:!?()[]{}\"'")
     return len(value) >= 8 and character_classes(value) >= 3 and assigned(value, quoted)
 
 
@@ -150,12 +150,14 @@ def url_password(value: str, quoted: bool = False) -> bool:
 
 
 def token(value: str, quoted: bool = False) -> bool:
-    """A token after an auth scheme (``Bearer``, ``Token``): sixteen characters or more of two kinds,
+    """A token after an auth scheme (``Bearer``, ``Token``): sixteen characters or more of two kinds
+    with a digit (or thirty-two characters),
     not a template or a placeholder (``Bearer $TOKEN``, ``Bearer <token>``). Dots are a token's own
     here (a JWT, an opaque ``a.b.c``), not a dotted name."""
     if reference(value, True) or placeholder(value) or value.lower().startswith(("token", "bearer")):
         return False
-    return character_classes(value) >= 2
+    # Issued tokens are random: a digit, or long; "Bearer Context-specific" is prose.
+    return character_classes(value) >= 2 and (any(c.isdigit() for c in value) or len(value) >= 32)
 
 
 def basic_credentials(value: str, quoted: bool = False) -> bool:
