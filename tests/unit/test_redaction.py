@@ -134,3 +134,8 @@ def test_look_alikes_are_left_alone() -> None:
 )
 def test_what_real_histories_say_about_secrets_is_not_one(text: str) -> None:
     assert find_secrets(text) == []
+
+
+def test_an_arn_is_not_a_telegram_token() -> None:
+    # The sample SQS event's queue ARN: an account id, a colon and a 35-character name
+    assert find_secrets("arn:aws:sqs:us-east-1:123456789012:NeuralMemory-dev-IngestObservations") == []

@@ -100,6 +100,8 @@ def library_patterns() -> list[Pattern]:
             source = listed.pattern
             if kind == "aws-access-key-id":  # a token of its own, not 20 characters inside a fingerprint
                 source = rf"(?<![A-Za-z0-9])(?:{source})(?![A-Za-z0-9])"
+            if kind == "telegram-token":  # a token of its own, not an ARN's account and name
+                source = rf"(?<![\w:])(?:{source})(?![\w-])"
             regex = re.compile(source, (listed.flags & ~re.UNICODE) | re.ASCII)
             check = _LIBRARY_CHECKS.get(kind, values.provider_value)
             found.append(Pattern(kind, regex, group=1 if regex.groups else 0, check=check, min_group=_MIN_GROUP))
