@@ -90,12 +90,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
         )
     else:
         print(f"  workspace {DEMO_WORKSPACE!r}: {demo.loaded} sample observations loaded", flush=True)
-    if demo.key:
-        note = "new key" if demo.created_key else "key"
-        print(f"  demo {note} (also in {demo.key_file}):", flush=True)
+    # The key in full only on the start that creates it: a terminal's scrollback, a log file or a
+    # supervisor's journal keeps whatever a later start would print again.
+    if demo.created_key and demo.key:
+        print(f"  demo new key (also in {demo.key_file}, mode 0600; printed this once):", flush=True)
         print(f"  {demo.key}", flush=True)
+    elif demo.key:
+        print(f"  demo key: in {demo.key_file} (printed at the start that created it)", flush=True)
     print(f"  {concurrency} requests at once (--concurrency)", flush=True)
-    print(f"  Console: {server.url}/console  (paste the key above)", flush=True)
+    print(f"  Console: {server.url}/console  (paste the demo key)", flush=True)
     print(f"  OpenAPI: {server.url}/openapi.json   Ctrl-C to stop", flush=True)
     try:
         server.serve_forever()
