@@ -12,6 +12,8 @@ from neural_memory.local.cli.common import cli_settings, interrupt
 if TYPE_CHECKING:
     import argparse
 
+    from neural_memory.local.demo import Demo
+
 
 def address_problem(host: str, port: int) -> str | None:
     """Why the server could not listen on ``host:port`` (in use, not an address of this machine),
@@ -27,6 +29,17 @@ def address_problem(host: str, port: int) -> str | None:
             f"Stop it, or choose another port: --port {port + 1} (make serve PORT={port + 1})"
         )
     return None
+
+
+def demo_key_lines(demo: Demo) -> list[str]:
+    """What a start says of the demo key: the key in full only on the start that creates it (a
+    terminal's scrollback, a log file or a supervisor's journal keeps whatever a start prints),
+    where it is on every later one."""
+    if demo.key is None:
+        return []
+    if demo.created_key:
+        return [f"demo new key (also in {demo.key_file}, mode 0600; printed this once):", demo.key]
+    return [f"demo key: in {demo.key_file} (printed at the start that created it)"]
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -90,13 +103,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         )
     else:
         print(f"  workspace {DEMO_WORKSPACE!r}: {demo.loaded} sample observations loaded", flush=True)
-    # The key in full only on the start that creates it: a terminal's scrollback, a log file or a
-    # supervisor's journal keeps whatever a later start would print again.
-    if demo.created_key and demo.key:
-        print(f"  demo new key (also in {demo.key_file}, mode 0600; printed this once):", flush=True)
-        print(f"  {demo.key}", flush=True)
-    elif demo.key:
-        print(f"  demo key: in {demo.key_file} (printed at the start that created it)", flush=True)
+    for line in demo_key_lines(demo):
+        print(f"  {line}", flush=True)
     print(f"  {concurrency} requests at once (--concurrency)", flush=True)
     print(f"  Console: {server.url}/console  (paste the demo key)", flush=True)
     print(f"  OpenAPI: {server.url}/openapi.json   Ctrl-C to stop", flush=True)
