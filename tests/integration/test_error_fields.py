@@ -120,7 +120,7 @@ def test_every_mcp_tool_argument_missing_or_mistyped_is_named(settings: Settings
     # Given the MCP server over the embedded store, as `neural-memory mcp` builds it
     service = Service(SqliteStore(settings.sqlite_path), HashEmbedder(), settings, clock=lambda: NOW)
     server = build_server(EmbeddedBackend(service, "acme"))
-    minimal = {"search_memory": {"query": "deploy"}, "answer_question": {"question": "why?"}}
+    minimal: dict[str, dict[str, Any]] = {"search_memory": {"query": "deploy"}, "answer_question": {"question": "?"}}
     minimal |= {"who_knows": {"query": "deploy"}, "get_memory": {"id": "n-1"}, "forget": {"id": "n-1"}}
     minimal |= {"trace_decision": {"id": "n-1"}, "remember": {"observations": [{"content": "a note"}]}}
 

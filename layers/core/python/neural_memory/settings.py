@@ -82,6 +82,8 @@ class ProviderSettings(_Base):
     # stand-in or mirror of Hugging Face's /{repo}/resolve/{revision}/{path} addresses).
     local_reranker: str = "ms-marco-minilm-l6-v2"
     model_hub_url: str = "https://huggingface.co"
+    # How long a whole `models pull` may take (each read has its own 30 s timeout besides).
+    model_pull_timeout_s: float = Field(default=1800.0, gt=0)
     # The local model embeds documents on low-priority threads, so searches come first (serve).
     documents_yield_to_queries: bool = False
     cohere_api_key: SecretStr | None = None
