@@ -306,6 +306,11 @@ class IngestSettings(_Base):
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
     # Local server: requests handled at once (each function runs up to this many handler instances).
     serve_concurrency: int = Field(default=8, ge=1, le=256)
+    # Local server: connections open at once (the slowest client is closed first at the limit), and
+    # how long a request's line and headers, and the whole request, may take from its first byte.
+    serve_max_connections: int = Field(default=1000, ge=10, le=100_000)
+    serve_head_timeout_s: float = Field(default=10.0, gt=0)
+    serve_request_timeout_s: float = Field(default=60.0, gt=0)
     # Local server: hours between runs of the daily maintenance (purge, archive); 0: never (cron `purge`).
     maintenance_interval_hours: float = Field(default=24.0, ge=0)
     # Seconds from start to its first run (then every interval): after the first requests and the

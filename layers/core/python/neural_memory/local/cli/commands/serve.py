@@ -49,6 +49,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from neural_memory.auth.factory import build_key_store
     from neural_memory.clock import utcnow
+    from neural_memory.local.connection_guard import raise_open_file_limit
     from neural_memory.local.demo import DEMO_WORKSPACE, ensure_demo
     from neural_memory.local.gateway import LocalGateway
     from neural_memory.local.server import LocalApiServer
@@ -71,9 +72,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
         service.embedder.embed(["warm up"], "search_query")  # load the model before the first request
     concurrency = settings.serve_concurrency
     gateway = LocalGateway(keys, concurrency=concurrency)
+    connections = raise_open_file_limit(settings.serve_max_connections)
     try:  # listening first: a port taken since the check above leaves no demo key behind either
         server = LocalApiServer(
-            (args.host, args.port), gateway, settings.max_body_bytes, args.quiet, threads=concurrency
+            (args.host, args.port),
+            gateway,
+            settings.max_body_bytes,
+            args.quiet,
+            threads=concurrency,
+            max_connections=connections,
+            head_timeout_s=settings.serve_head_timeout_s,
+            request_timeout_s=settings.serve_request_timeout_s,
         )
     except OSError as exc:
         print(f"error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
@@ -105,7 +114,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"  workspace {DEMO_WORKSPACE!r}: {demo.loaded} sample observations loaded", flush=True)
     for line in demo_key_lines(demo):
         print(f"  {line}", flush=True)
-    print(f"  {concurrency} requests at once (--concurrency)", flush=True)
+    print(
+        f"  {concurrency} requests at once (--concurrency), up to {connections} connections; a request's head "
+        f"within {settings.serve_head_timeout_s:g} s, the whole request within "
+        f"{settings.serve_request_timeout_s:g} s, or it is dropped",
+        flush=True,
+    )
     print(f"  Console: {server.url}/console  (paste the demo key)", flush=True)
     print(f"  OpenAPI: {server.url}/openapi.json   Ctrl-C to stop", flush=True)
     try:
