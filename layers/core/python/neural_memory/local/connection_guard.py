@@ -1,5 +1,6 @@
-"""What keeps one client from starving the others, on the local server (waitress: the server's
-``GuardedServer``) and on the MCP server over HTTP (uvicorn: ``mcp_server/http_guard.py``).
+"""What keeps one client from starving the others, on the local server (waitress:
+``local/server.py``'s ``GuardedServer``) and on the MCP server over HTTP (uvicorn:
+``mcp_server/http_guard.py``).
 
 waitress on its own refuses new connections once 100 are open, and drops a connection only after
 it has been idle for its timeout, a timeout every byte restarts: a client that sends a request
