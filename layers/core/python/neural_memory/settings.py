@@ -14,6 +14,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from neural_memory.ingest.chunking import Chunking
 from neural_memory.models import MAX_REPLY_BYTES, Tier  # pydantic needs Tier at runtime
+from neural_memory.redaction.observations import SecretsPolicy  # pydantic needs it at runtime
 from neural_memory.search.tiers import DEFAULT_POLICY, AfterWindow  # pydantic needs AfterWindow at runtime
 
 StoreName = Literal["sqlite", "opensearch"]
@@ -232,6 +233,15 @@ class IngestSettings(_Base):
     # An embedded chat turn gets a context chunk: the turns before it in its session, then it.
     # Two, with the speakers, measured best on LoCoMo dev (one 0.5494, three 0.5259 semantic).
     turn_context: int = Field(default=2, ge=0, le=8)
+
+    # A secret in a write (redaction/): replaced by a placeholder (redact) or the write refused with
+    # a 400 naming the field and the kind (refuse); NM_WORKSPACE_SECRETS_POLICY per workspace.
+    secrets_policy: SecretsPolicy = "redact"
+    workspace_secrets_policy: dict[str, SecretsPolicy] = Field(default_factory=dict)
+
+    def secrets_policy_of(self, workspace_id: str) -> SecretsPolicy:
+        """What a workspace's writes do with a secret."""
+        return self.workspace_secrets_policy.get(workspace_id, self.secrets_policy)
 
     # Webhook receivers: each provider's signing secret (plain locally, Secrets Manager in AWS),
     # and the bus verified deliveries go to (unset: ingested at once, as by `make serve`).

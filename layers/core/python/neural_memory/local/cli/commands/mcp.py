@@ -45,7 +45,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         service = build_service(settings)  # the factory `serve` uses: same store, model and providers
         ensure_store(settings, service.embedder)
         backend = EmbeddedBackend(service, args.workspace)
-    server = build_server(backend)
+    server = build_server(backend, structured_content=args.structured_content)
 
     import signal
 

@@ -42,6 +42,24 @@ def demo_key_lines(demo: Demo) -> list[str]:
     return [f"demo key: in {demo.key_file} (printed at the start that created it)"]
 
 
+def _print_demo(demo: Demo | None) -> None:
+    """What serve says about the demo workspace."""
+    from neural_memory.local.demo import DEMO_WORKSPACE
+
+    if demo is None:
+        print("  no demo workspace (--no-demo)", flush=True)
+    elif demo.already:
+        print(
+            f"  workspace {DEMO_WORKSPACE!r}: the sample observations were loaded at an earlier start "
+            "(--reload-samples, or make demo-reset, loads them again)",
+            flush=True,
+        )
+    else:
+        print(f"  workspace {DEMO_WORKSPACE!r}: {demo.loaded} sample observations loaded", flush=True)
+    for line in demo_key_lines(demo) if demo is not None else []:
+        print(f"  {line}", flush=True)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     """Start the local API with the demo workspace and samples."""
     import faulthandler
@@ -50,7 +68,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from neural_memory.auth.factory import build_key_store
     from neural_memory.clock import utcnow
     from neural_memory.local.connection_guard import raise_open_file_limit
-    from neural_memory.local.demo import DEMO_WORKSPACE, ensure_demo
+    from neural_memory.local.demo import ensure_demo
     from neural_memory.local.gateway import LocalGateway
     from neural_memory.local.server import LocalApiServer
     from neural_memory.service import build_service, set_service
@@ -89,7 +107,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
         service.close()
         return 1
     samples = None if args.no_samples else Path(args.samples)
-    demo = ensure_demo(service, keys, settings.data_dir, samples, utcnow(), reload=args.reload_samples)
+    # --no-demo: a server only agents' own keys use (the hooks' background server): no demo key either
+    demo = (
+        None
+        if args.no_demo
+        else ensure_demo(service, keys, settings.data_dir, samples, utcnow(), reload=args.reload_samples)
+    )
     maintenance = None
     if settings.maintenance_interval_hours > 0:
         from neural_memory.local.maintenance import DailyMaintenance
@@ -104,16 +127,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         else settings.sqlite_path
     )
     print(f"Neural Memory local API on {server.url}  (store: {where})", flush=True)
-    if demo.already:
-        print(
-            f"  workspace {DEMO_WORKSPACE!r}: the sample observations were loaded at an earlier start "
-            "(--reload-samples, or make demo-reset, loads them again)",
-            flush=True,
-        )
-    else:
-        print(f"  workspace {DEMO_WORKSPACE!r}: {demo.loaded} sample observations loaded", flush=True)
-    for line in demo_key_lines(demo):
-        print(f"  {line}", flush=True)
+    _print_demo(demo)
     print(
         f"  {concurrency} requests at once (--concurrency), up to {connections} connections; a request's head "
         f"within {settings.serve_head_timeout_s:g} s, the whole request within "
