@@ -31,6 +31,7 @@ from neural_memory.errors import (
 )
 from neural_memory.ingest import lifecycle, supersession
 from neural_memory.ingest.prepare import chunked, embedding_text, prepare
+from neural_memory.ingest.repeated_ids import last_of_each, repeated
 from neural_memory.ingest.turn_context import add_stored_turn_context, add_turn_context, previous_in_session, quoting
 from neural_memory.models import (
     AnswerResponse,
@@ -356,8 +357,12 @@ class Service:
         from a read before the write: the store writes an item only if its lifecycle state is
         still the one read (``Store.write``'s ``expected``), so a promotion, citation, archive
         or embedding made in between is never overwritten; those items are read and prepared
-        again, up to ``INGEST_ATTEMPTS`` times."""
+        again, up to ``INGEST_ATTEMPTS`` times.
+
+        An id twice in ``observations`` (a redelivered event) is read as the copies sent in turn
+        (``repeated_ids.last_of_each``): the last is written, each earlier one counts as updated."""
         now = self._clock()
+        observations, replaced = last_of_each(observations)
         # Secrets out first: nothing below (store, embedder, cache, logs) sees them.
         redacted = redact_all(observations, self.settings.secrets_policy_of(workspace_id))
         prepared = [self._prepare(workspace_id, r, now) for r in redacted]
@@ -400,6 +405,7 @@ class Service:
             logger.info("observations changed while being written; writing them again", extra={"ids": sorted(stale)})
         for item in (self._prepare(workspace_id, o, now) for o in pending):  # still racing after every attempt
             outcome.failed[item.record.id] = "changed by a concurrent promotion, citation or archive; send it again"
+        outcome.updated += [i for i in replaced if i not in outcome.failed]
         try:
             supersession.relink(
                 self.store, workspace_id, written, {i: links for i, links in before.items() if i not in outcome.failed}
@@ -547,7 +553,10 @@ class Service:
 
     def ingest(self, workspace_id: str, observations: Sequence[ObservationIn], request_id: str) -> ObservationsResponse:
         """``POST /v1/observations``: ids in request order, and how many were created or updated;
-        ``StoreRejected`` (422, naming each refused id and why) if the store refused any."""
+        ``StoreRejected`` (422, naming each refused id and why) if the store refused any; an id
+        sent twice is a 400 naming the later one (``repeated_ids.repeated``), before anything is written."""
+        if (problem := repeated(observations)) is not None:
+            raise problem
         outcome = self.index(workspace_id, observations)
         if outcome.failed:
             raise StoreRejected.of(outcome.failed, len(outcome.ids))

@@ -175,7 +175,7 @@ class MemoryServer(MCPServer):
                 raise
             from neural_memory.api.resolver import validation_failure
 
-            error, _ = validation_failure(cause.errors())
+            error, _ = validation_failure(cause.errors(), located=False)  # arguments: no location part
             raise ToolError(f"{error.code}: {error}") from cause  # the cause: the SDK logs field names only
 
 
