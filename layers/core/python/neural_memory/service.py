@@ -64,7 +64,7 @@ from neural_memory.observability import (
 from neural_memory.providers.embeddings.fair_share import for_workspace
 from neural_memory.providers.embeddings.vector_cache import embedding_hash, text_key
 from neural_memory.providers.llm.base import collecting_fallbacks
-from neural_memory.redaction.observations import Redacted, redact_all, redactions_out
+from neural_memory.redaction.observations import redact_all, redactions_out
 from neural_memory.search.expansion import expanded
 from neural_memory.search.facets import facets_reply
 from neural_memory.search.filters.model import compile_filter, filter_fields
@@ -365,7 +365,7 @@ class Service:
         observations, replaced = last_of_each(observations)
         # Secrets out first: nothing below (store, embedder, cache, logs) sees them.
         redacted = redact_all(observations, self.settings.secrets_policy_of(workspace_id))
-        prepared = [self._prepare(workspace_id, r, now) for r in redacted]
+        prepared = [self._prepare(workspace_id, r.observation, now, r.redactions) for r in redacted]
         supersession.check_no_cycle(self.store, workspace_id, prepared)
         outcome = UpsertOutcome(ids=[item.record.id for item in prepared])
         outcome.redacted = list(dict.fromkeys(item.record.id for item in prepared if item.record.redactions))
@@ -375,7 +375,11 @@ class Service:
         pending = list(redacted)
         for attempt in range(INGEST_ATTEMPTS):
             # Prepared anew on a retry: the turn context and vectors are written into the items.
-            items = prepared if attempt == 0 else [self._prepare(workspace_id, o, now) for o in pending]
+            items = (
+                prepared
+                if attempt == 0
+                else [self._prepare(workspace_id, o.observation, now, o.redactions) for o in pending]
+            )
             previous = self.store.read(workspace_id, [item.record.id for item in items])
             items = [
                 lifecycle.carried_over(
@@ -403,7 +407,9 @@ class Service:
             if not pending:
                 break
             logger.info("observations changed while being written; writing them again", extra={"ids": sorted(stale)})
-        for item in (self._prepare(workspace_id, o, now) for o in pending):  # still racing after every attempt
+        for item in (
+            self._prepare(workspace_id, o.observation, now) for o in pending
+        ):  # still racing after every attempt
             outcome.failed[item.record.id] = "changed by a concurrent promotion, citation or archive; send it again"
         outcome.updated += [i for i in replaced if i not in outcome.failed]
         try:
@@ -423,16 +429,19 @@ class Service:
             self._embed_stored(workspace_id, list(dict.fromkeys(recurring)), now)
         return outcome
 
-    def _prepare(self, workspace_id: str, redacted: Redacted, now: datetime) -> IndexedObservation:
-        """One redacted observation resolved and chunked under the service's settings (``prepare``)."""
+    def _prepare(
+        self, workspace_id: str, observation: ObservationIn, now: datetime, redactions: Sequence[str] = ()
+    ) -> IndexedObservation:
+        """One observation (redacted: ``redactions`` says what was taken out) resolved and chunked
+        under the service's settings (``prepare``)."""
         config = self.settings
         return prepare(
-            redacted.observation,
+            observation,
             now=now,
             policy=config.tiers_of(workspace_id),
             ttl_days=config.collaborative_ttl_days,
             chunking=self.chunking,
-            redactions=redacted.redactions,
+            redactions=redactions,
         )
 
     def _recurring(
