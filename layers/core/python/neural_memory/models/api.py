@@ -85,6 +85,7 @@ __all__ = [
     "ObservationsRequest",
     "WebhookReceipt",
     "ObservationsResponse",
+    "Redaction",
     "ObservationOut",
     "PromoteRequest",
     "DeleteResponse",
@@ -543,7 +544,17 @@ class ObservationsResponse(WireModel):
     ids: list[str]
     created: int
     updated: int
+    redacted: int = Field(
+        default=0, description="How many of them had a secret (or a `<private>` span) replaced before being stored."
+    )
     request_id: str
+
+
+class Redaction(WireModel):
+    """What was taken out of an observation before it was stored: never the value, only where and what."""
+
+    field: str = Field(description="The field it was in: title, content, url, metadata.<key>, codeRefs")
+    kind: str = Field(description="What it was: github-token, aws-secret-access-key, url-password, private, …")
 
 
 class ObservationOut(WireModel):
@@ -583,6 +594,11 @@ class ObservationOut(WireModel):
     )
     archived_at: datetime | None = Field(
         default=None, description="When the maintenance archived this E observation (searched only on request)."
+    )
+    redactions: list[Redaction] | None = Field(
+        default=None,
+        description="Secrets replaced by `[redacted:<kind>]` placeholders before it was stored (where and what, "
+        "never the value).",
     )
     request_id: str
 

@@ -1,6 +1,6 @@
 // The search console: search, filter, answer, add and delete, over the documented API only.
 import { ApiError, apiKey, call } from "./api.js";
-import { badges, el, expertItems, explainDrawer, highlighted, latencyBar, queryWords, safeUrl, scoreBars, timeAgo, timeline } from "./render.js";
+import { badges, el, expertItems, explainDrawer, highlighted, latencyBar, queryWords, safeUrl, scoreBars, timeAgo, timeline, withRedactions } from "./render.js";
 import { FIELDS, apiFilters, facetQuery, hasFilters, readState, writeState } from "./state.js";
 
 const $ = (id) => document.getElementById(id);
@@ -333,7 +333,10 @@ async function openRecord(id) {
   opened = id;
   $("record-title").textContent = record.title;
   $("record").replaceChildren(...fields.filter((f) => record[f] !== null && record[f] !== undefined).flatMap((f) => [el("dt", {}, f), el("dd", {}, String(record[f]))]));
-  $("record-content").textContent = record.content || "(no content)";
+  $("record-content").replaceChildren(withRedactions(record.content || "(no content)"));
+  if (record.redactions?.length) {
+    $("record").append(el("dt", {}, "redacted"), el("dd", {}, record.redactions.map((r) => `${r.kind} (${r.field})`).join(", ")));
+  }
   $("lineage").replaceChildren();
   if (!$("record-dialog").open) $("record-dialog").showModal();
   const lineage = await busy("Tracing…", () => call("GET", `v1/observations/${encodeURIComponent(id)}/lineage`));
