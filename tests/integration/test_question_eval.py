@@ -12,6 +12,7 @@ import pytest
 from neural_memory.history.git import GitHistory
 from neural_memory.local import question_eval
 from neural_memory.local.cli import main as cli_main
+from neural_memory.observability import logger
 from neural_memory.providers import embeddings
 
 from tests.helpers.fakes import HashEmbedder
@@ -81,7 +82,9 @@ def test_questions_are_scored_on_a_history_imported_once(
     history = tmp_path / "history"
     argv = ["eval-questions", str(path), str(clone), "--history-dir", str(history), "--data-dir", str(tmp_path / "d")]
     # When the questions are scored
+    level = logger.log_level
     assert cli_main(argv) == 0
+    assert logger.log_level == level  # quiet while it ran, as it was after
     first = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     # Then each change question's PRs are found, per kind, and the experts' truth follows the rename:
     # Bo wrote three of the file's five commits, under its old name

@@ -284,16 +284,22 @@ def summary(result: dict[str, Any]) -> list[str]:
     return lines
 
 
-def quiet() -> None:
-    """A "search complete" line per search would bury the report: warnings only, unless the
-    environment sets a level."""
+@contextmanager
+def quiet() -> Iterator[None]:
+    """A "search complete" line per search would bury the report: warnings only while it runs,
+    unless the environment sets a level; the level before is restored after."""
     import logging
     import os
 
     from neural_memory.observability import logger
 
+    previous = logger.log_level
     if not (os.getenv("POWERTOOLS_LOG_LEVEL") or os.getenv("LOG_LEVEL")):
         logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        logger.setLevel(previous)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -310,9 +316,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", type=Path)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    quiet()
     settings = Settings(**({"data_dir": args.data_dir} if args.data_dir else {}))
-    result = run(args.questions, args.clone, args.history_dir, settings)
+    with quiet():
+        result = run(args.questions, args.clone, args.history_dir, settings)
     if not args.json:
         print("\n".join(summary(result)))
     print(json.dumps(result))

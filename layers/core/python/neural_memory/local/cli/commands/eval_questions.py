@@ -19,9 +19,11 @@ def cmd_eval_questions(args: argparse.Namespace) -> int:
     from neural_memory.history.git import GitHistoryError
     from neural_memory.local import question_eval
 
-    question_eval.quiet()
     try:
-        result = question_eval.run(Path(args.questions), Path(args.clone), Path(args.history_dir), cli_settings(args))
+        with question_eval.quiet():
+            result = question_eval.run(
+                Path(args.questions), Path(args.clone), Path(args.history_dir), cli_settings(args)
+            )
     except (GitHistoryError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
