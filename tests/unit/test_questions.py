@@ -31,6 +31,13 @@ from neural_memory.search.questions import Question, read_question
         ("Who's the expert on the dev console renderer?", "who", "dev console renderer", None),
         ("Who can review changes to password hashing?", "who", "password hashing", None),
         ("Who worked on URL routing the most?", "who", "URL routing", None),
+        ("What was the reason for dropping Python 3.7?", "why", "dropping Python 3.7", None),
+        ("How come the reloader stopped watching the cwd?", "why", "reloader stopped watching the cwd", None),
+        ("In 2023, what changed in cookie handling?", "year", "cookie handling", 2023),
+        ("Which PR was it that added socks support?", "which", "added socks support", None),
+        ("Who is the best person to ask about the reloader?", "who", "reloader", None),
+        ("Who would know about the reloader?", "who", "reloader", None),
+        ("who are the main contributors to the debugger", "who", "debugger", None),
     ],
 )
 def test_the_frame_comes_off_and_what_it_asks_for_stays(query: str, kind: str, subject: str, year: int | None) -> None:

@@ -51,7 +51,8 @@ _ONSET = r"(?:start(?:ed)?|begin|began|first|initially|originally|end up|decide 
 _CHANGE_NOUN = r"(?:pr|prs|pull[ -]requests?|changes?|commits?|patch(?:es)?|merges?|push(?:es)?|releases?|versions?)"
 # Verbs that say only that something was done (the change's own verb, "added" or "fixed", is evidence).
 _EMPTY_VERB = (
-    r"(?:made|make|makes|did|do|does|was|were|is|caused|causes|brought|led to|resulted in|was responsible for)"
+    r"(?:(?:was|is)\s+it\s+(?:that\s+)?|made|make|makes|did|do|does|was|were|is|caused|causes|brought|led to|"
+    r"resulted in|was responsible for)"
 )
 _PREP = r"(?:about|on|in|with|for|of|to|around|regarding|concerning|re)"
 _YEAR = r"(?:19[89]\d|20\d\d)"
@@ -63,7 +64,10 @@ _WHO = (
     r"(?:are\s+)?(?:the\s+)?experts?|(?:the\s+)?(?:owners?|maintainers?|go-to(?:\s+(?:person|people))?)|"
     r"owns|maintains|understands|wrote(?:\s+most\s+of)?|worked(?:\s+the\s+most)?|has\s+worked|have\s+worked|"
     r"touched|is\s+familiar\s+with|knows\s+(?:the\s+)?(?:most|best)|"
-    r"(?:has|had)\s+(?:the\s+most\s+)?(?:context|experience)"
+    r"(?:has|had)\s+(?:the\s+most\s+)?(?:context|experience)|would\s+know|"
+    r"(?:do|should|can|could)\s+(?:i|we)\s+(?:ask|talk\s+to|ping|contact|go\s+to)|"
+    r"(?:is|are)\s+the\s+(?:best\s+|right\s+)?(?:person|people)\s+to\s+(?:ask|talk\s+to)|"
+    r"(?:is|are)\s+the\s+(?:main\s+)?(?:contributors?|authors?|people|person)\s+(?:to|of|behind|on|for)"
     r")(?:\s+(?:most|the\s+most|best))?(?:\s+" + _PREP + r")?\b"
 )
 
@@ -79,15 +83,22 @@ _FORMS: tuple[tuple[QuestionKind, str], ...] = (
     ("which", r"(?:which|what)\s+" + _CHANGE_NOUN + r"(?:\s+" + _EMPTY_VERB + r")?\b"),
     ("when", r"when\s+(?:" + _AUX + r"\s+)?(?:" + _PRONOUN + r"\s+)?(?:" + _ONSET + r"\s+)?"),
     ("why", r"why\s+(?:" + _AUX + r"\s+)?(?:" + _PRONOUN + r"\s+)?"),
+    # what was the reason for X / what's the reason X / how come X: why
+    (
+        "why",
+        r"(?:what(?:'s|\s+is|\s+was|\s+were)\s+the\s+(?:reasons?|motivation|rationale)\s+(?:for|behind|that|why)?"
+        r"|how\s+come)\s*",
+    ),
     # how did X change / how was X changed: what changed
     ("what", r"how\s+(?:did|has|have|was|were)\s+(?=.*\b(?:change[sd]?|evolve[sd]?)\b)"),
 )
 _PATTERNS: tuple[tuple[QuestionKind, re.Pattern[str]], ...] = tuple(
     (kind, re.compile(pattern, re.IGNORECASE)) for kind, pattern in _FORMS
 )
-# "tell me", "can you tell me", "do you know", "i wonder": a question's politeness
+# "tell me", "can you tell me", "do you know", "i wonder": a question's politeness; "in 2023,": its year
 _LEAD = re.compile(
-    r"^(?:(?:hey|hi|so|ok|okay|please|quick question)[,:]?\s+)*(?:(?:can|could)\s+you\s+(?:tell|show)\s+me\s+|"
+    r"^(?:(?:(?:in|during)\s+(?:19[89]\d|20\d\d)|hey|hi|so|ok|okay|please|quick question)[,:]?\s+)*"
+    r"(?:(?:can|could)\s+you\s+(?:tell|show)\s+me\s+|"
     r"(?:do\s+you|does\s+anyone)\s+know\s+|i\s+wonder\s+|tell\s+me\s+|show\s+me\s+)?",
     re.IGNORECASE,
 )
@@ -128,7 +139,7 @@ def read_question(query: str) -> Question | None:
         if match is None:
             continue
         rest = text[match.end() :]
-        year_match = _IN_YEAR.search(text)
+        year_match = _IN_YEAR.search(query)  # "in 2023, what changed …" names it before the frame
         year = int(year_match.group(1)) if year_match else None
         if year_match is not None and kind != "who":
             # "in 2023" frames the question; it is not a word any record says.
