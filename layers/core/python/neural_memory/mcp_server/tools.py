@@ -137,11 +137,6 @@ Filters = Annotated[
           "actorNames, tiers, dateRange {start, end}, not {...}, metadata {key: value}, anyOf [...], fresh (true: "
           "leave out memories a later push made stale; false: only those, to list what went stale)."),
 ]  # fmt: skip
-ExpertsMode = Annotated[
-    Literal["hybrid", "semantic", "keyword"],
-    Field(description="keyword (default: who worked on the subject's words and the files they name), hybrid "
-          "(meaning too) or semantic (meaning only)"),
-]  # fmt: skip
 
 
 def _result(text: str, reply: BaseModel, structured: bool) -> CallToolResult:
