@@ -14,7 +14,7 @@ export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 STAGE  ?= dev
 LAYER  := .build/layers/core
 
-.PHONY: dev browser screenshots serve demo-reset test lint typecheck unit integration infra-tests format bench bench-scale bench-concurrency openapi build lock synth deploy destroy clean
+.PHONY: dev browser claude-code screenshots serve demo-reset test lint typecheck unit integration infra-tests format bench bench-scale bench-concurrency openapi build lock synth deploy destroy clean
 
 SERVE_STAMP := $(VENV)/.serve-stamp
 
@@ -43,7 +43,7 @@ serve: $(SERVE_STAMP)  ## start the local API on http://$(HOST):$(PORT) with a d
 demo-reset: $(SERVE_STAMP)  ## start the local API and load the sample data into the demo workspace again
 	$(BIN)/neural-memory serve --host $(HOST) --port $(PORT) --data-dir $(DATA) --reload-samples
 
-test: dev lint typecheck browser  ## lint, type-check and run every test
+test: dev lint typecheck browser claude-code  ## lint, type-check and run every test
 	$(BIN)/python -m pytest
 
 # The console's browser tests drive the system Chromium (Playwright's own browser download is not
@@ -54,6 +54,15 @@ browser:  ## the system Chromium for the console's browser tests (Debian package
 	{ if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; \
 	  else echo "no Chromium: install Debian's chromium package (sudo apt-get install chromium) to run tests/browser"; fi; }
+
+# The real Claude Code CLI for tests/multiprocess/test_claude_code.py, from npm as a user installs it,
+# pinned (2.1.197: the newest release whose engines accept node 20), into .tools/ (not on PATH).
+CLAUDE_CODE_VERSION := 2.1.197
+CLAUDE_CODE := .tools/claude-code/node_modules/.bin/claude
+claude-code:  ## the pinned Claude Code CLI (npm) in .tools/claude-code for the agent hook tests
+	@$(CLAUDE_CODE) --version 2>/dev/null | grep -q '^$(CLAUDE_CODE_VERSION) ' || \
+	{ command -v npm >/dev/null 2>&1 || { echo "no npm: install node >= 20 to run tests/multiprocess/test_claude_code.py"; exit 0; }; \
+	  npm install --prefix .tools/claude-code --no-save --no-audit --no-fund @anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION); }
 
 screenshots: dev browser  ## the console's screenshots in docs/console/ (1440 px and 390 px)
 	$(BIN)/python -m tests.browser.screenshots docs/console

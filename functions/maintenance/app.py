@@ -1,7 +1,8 @@
 """Maintenance: the index bootstrap at deploy (a CloudFormation custom resource backed directly by
 this function; it reindexes when the model or mapping changed), the daily purge of expired
-observations and archive of old E ones, and a frequent schedule that resumes a reindex the deploy
-could not finish."""
+observations and archive of old E ones, a frequent schedule that resumes a reindex the deploy
+could not finish, and ``{"action": "scrub"}``: secrets out of what was stored before redaction,
+until its deadline, answering with the cursor to invoke it again with."""
 
 import time
 from typing import Any
@@ -10,6 +11,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from neural_memory.api.custom_resource import physical_id, send_response
 from neural_memory.clock import utcnow
 from neural_memory.observability import logger, metrics
+from neural_memory.redaction.scrub import Scrub, ScrubCursor
 from neural_memory.service import get_service
 from neural_memory.stores.opensearch.reindex import RESUME_EVENT
 from neural_memory.stores.opensearch.reindex import bootstrap as bootstrap_index
@@ -26,6 +28,13 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     schedule → resume a reindex if one is needed; the daily schedule → purge and archive."""
     if "RequestType" in event:
         return bootstrap(event, context)
+    if event.get("action") == "scrub":
+        report = Scrub(get_service(), utcnow).run(
+            ScrubCursor.from_json(event.get("cursor") or {}), deadline=_deadline(context)
+        )
+        done = {"finished": report.finished, "scanned": report.scanned, "redacted": report.redacted}
+        logger.info("scrub", extra=done)
+        return {**done, "cursor": report.cursor.to_json()}
     if event.get("action") == RESUME_EVENT["action"]:
         outcome = bootstrap_index(get_service(), deadline=_deadline(context))
         logger.info("index check", extra={"outcome": outcome})

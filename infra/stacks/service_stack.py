@@ -86,6 +86,9 @@ ROUTED = ("ingest", "webhooks")
 # Automatic promotion (-c promote_after_citations=N, NM_PROMOTE_AFTER_CITATIONS): the answer function
 # counts citations, so only then may it write to the index; off, it stays read-only.
 PROMOTION_CONTEXT = "promote_after_citations"
+# What a write does with a secret (-c secrets_policy=refuse, -c workspace_secrets_policy='{"acme":
+# "refuse"}'; NM_SECRETS_POLICY, NM_WORKSPACE_SECRETS_POLICY): told to the functions that write.
+SECRETS_POLICIES = ("redact", "refuse")
 
 
 class ServiceStack(Stack):
@@ -114,6 +117,7 @@ class ServiceStack(Stack):
         if not promote.isdigit():
             raise ValueError(f"{PROMOTION_CONTEXT} must be a whole number of citations (0: off), not {promote!r}")
         self._promote_after = int(promote)
+        self._secrets_env = self._secrets_policy()
         self._routes = json.dumps(dict(sorted((ingest_routes or {}).items())))
         if len(self._routes) > MAX_ROUTES_BYTES:  # fail the synth, not the deploy, with the reason
             raise ValueError(
@@ -230,6 +234,23 @@ class ServiceStack(Stack):
             return "write"
         return NEEDS[name].opensearch
 
+    def _secrets_policy(self) -> dict[str, str]:
+        """The writers' environment for ``-c secrets_policy`` and ``-c workspace_secrets_policy``
+        (nothing when neither is given: redact, the default), checked at synth."""
+        env: dict[str, str] = {}
+        policy = self.node.try_get_context("secrets_policy")
+        if policy is not None:
+            if policy not in SECRETS_POLICIES:
+                raise ValueError(f"secrets_policy must be one of {SECRETS_POLICIES}, not {policy!r}")
+            env["NM_SECRETS_POLICY"] = str(policy)
+        per_workspace = self.node.try_get_context("workspace_secrets_policy")
+        if per_workspace is not None:
+            table = json.loads(per_workspace) if isinstance(per_workspace, str) else per_workspace
+            if not isinstance(table, dict) or not set(table.values()) <= set(SECRETS_POLICIES):
+                raise ValueError(f"workspace_secrets_policy must map workspaces to {SECRETS_POLICIES}: {per_workspace}")
+            env["NM_WORKSPACE_SECRETS_POLICY"] = json.dumps(dict(sorted(table.items())))
+        return env
+
     def _function(
         self, scope: Construct, name: str, environment: dict[str, str], reserved_concurrency: int | None = None
     ) -> lambda_.Function:
@@ -252,6 +273,8 @@ class ServiceStack(Stack):
             env["NM_OPENSEARCH_REPLICAS"] = str(self._replicas)
         if name in ROUTED:
             env["NM_INGEST_ROUTES"] = self._routes
+        if access in ("write", "admin"):  # the writers (and maintenance's scrub) redact or refuse
+            env |= self._secrets_env
         if access is None:
             env["NM_EMBEDDER"] = "none"  # nothing to embed: never load a model
         secrets = {

@@ -226,6 +226,28 @@ def test_stored_markup_renders_as_text_and_never_runs(watched: Watched, served: 
         _api(served, "DELETE", "/v1/observations/xss-note")
 
 
+def test_a_secret_taken_out_before_storing_is_marked_and_never_shown(watched: Watched, served: Served) -> None:
+    # Given a note whose content pasted a GitHub token
+    token = "ghp_" + "Vb3Nm6Qw9Er2Ty5Ui8Op1As4Df7Gh0Jk3Lz6X"
+    note = {"id": "leaky-note", "source": "manual", "observationType": "note", "occurredAt": "2025-12-12T10:00:00Z",
+            "title": "Quokkafest deploy key", "content": f"the quokkafest runner uses {token} for now"}  # fmt: skip
+    assert _api(served, "POST", "/v1/observations", {"observations": [note]})[1]["redacted"] == 1
+    page = sign_in(watched, served)
+    try:
+        # When it is found, Then its snippet marks the placeholder, saying what was taken out
+        _search(page, "quokkafest runner")
+        marked = page.locator('[id="result-leaky-note"] .snippet .redacted')
+        expect(marked).to_have_text("[redacted:github-token]")
+        assert "github-token" in (marked.get_attribute("title") or "")
+        # And opened, the record marks it too and lists what was redacted, by kind and field
+        page.locator('[id="result-leaky-note"]').get_by_role("button", name="Open").click()
+        expect(page.locator("#record-content .redacted")).to_have_text("[redacted:github-token]")
+        expect(page.locator("#record")).to_contain_text("github-token (content)")
+        assert token not in page.content()
+    finally:
+        _api(served, "DELETE", "/v1/observations/leaky-note")
+
+
 def test_keyboard_slash_focuses_enter_runs_escape_clears(watched: Watched, served: Served) -> None:
     # Given the printed URL opened in a browser: it goes to the console
     watched.page.goto(served.url + "/")

@@ -380,7 +380,8 @@ def mcp_agent(data_dir: Path, workspace: str, errlog: Path) -> Iterator[McpAgent
 
     path = f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"
     server = StdioServerParameters(
-        command="neural-memory", args=["mcp", "--data-dir", str(data_dir), "--workspace", workspace],
+        command="neural-memory",
+        args=["mcp", "--data-dir", str(data_dir), "--workspace", workspace, "--structured-content"],
         env={**os.environ, "PATH": path},
     )  # fmt: skip
     with errlog.open("w") as log, start_blocking_portal() as portal:
@@ -422,7 +423,7 @@ async def _write_mcp(args: argparse.Namespace) -> None:
     from mcp.client.stdio import StdioServerParameters
 
     path = f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"
-    command = ["mcp", "--data-dir", args.data_dir, "--workspace", args.workspace]
+    command = ["mcp", "--data-dir", args.data_dir, "--workspace", args.workspace, "--structured-content"]
     server = StdioServerParameters(command="neural-memory", args=command, env={**os.environ, "PATH": path})
     async with Client(server) as agent:
         deadline = time.monotonic() + args.seconds

@@ -133,6 +133,12 @@ def emitted(
         question = {"question": "Why did the deploy fail?"}
         assert answer_app.lambda_handler(api_event("api/answer_post", question), lambda_context)["statusCode"] == 200
         assert observations_app.lambda_handler(api_event("api/observations_post"), lambda_context)["statusCode"] == 200
+        note = {"source": "manual", "observationType": "note", "occurredAt": "2025-12-12T10:00:00Z"}
+        leaking = {"observations": [{**note, "content": "CI uses ghp_Qe4Rt7Yu0Io3Pa6Sd9Fg2Hj5Kl8Zx1Cv4Bn7M"}]}
+        assert (
+            observations_app.lambda_handler(api_event("api/observations_post", leaking), lambda_context)["statusCode"]
+            == 200
+        )
         ingest_app.lambda_handler(load_event("sqs/ingest_batch"), lambda_context)
     finally:
         set_service(None)

@@ -276,6 +276,26 @@ def test_automatic_promotion_is_stack_configuration_that_lets_the_answer_functio
         synth("dev", {"promote_after_citations": "-1"})
 
 
+def test_the_secrets_policy_is_stack_configuration_told_to_the_functions_that_write(
+    synth: Callable[[str, dict[str, str]], Template], dev: Template
+) -> None:
+    # By default every writer redacts (the settings' default): nothing in any environment
+    by_name = {name: f["Properties"]["Environment"]["Variables"] for name, f in functions(dev).items()}
+    assert not [
+        name for name, env in by_name.items() if "NM_SECRETS_POLICY" in env or "NM_WORKSPACE_SECRETS_POLICY" in env
+    ]
+    # -c secrets_policy=refuse -c workspace_secrets_policy='{"lab": "redact"}': the writers are told, the readers not
+    template = synth("dev", {"secrets_policy": "refuse", "workspace_secrets_policy": '{"lab": "redact"}'})
+    told = {
+        name: (env.get("NM_SECRETS_POLICY"), env.get("NM_WORKSPACE_SECRETS_POLICY"))
+        for name, f in functions(template).items()
+        if (env := f["Properties"]["Environment"]["Variables"]).get("NM_SECRETS_POLICY")
+    }
+    assert told == dict.fromkeys(("observations", "ingest", "maintenance"), ("refuse", '{"lab": "redact"}'))
+    with pytest.raises(ValueError, match="secrets_policy"):
+        synth("dev", {"secrets_policy": "ignore"})
+
+
 def _bootstrap(template: Template) -> tuple[str, dict]:  # type: ignore[type-arg]
     ((logical_id, resource),) = template.find_resources("Custom::NeuralMemoryIndex").items()
     return logical_id, resource["Properties"]

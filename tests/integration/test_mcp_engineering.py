@@ -69,8 +69,12 @@ async def _traced(server: StdioServerParameters) -> dict[str, Any]:
 
 def test_trace_decision_gives_the_chain_and_the_shared_keys_on_both_backends(api: RunningApi, tmp_path: Path) -> None:
     # Given the same memories through the embedded store and through the API
-    embedded = anyio.run(_traced, stdio_server(["mcp", "--data-dir", str(tmp_path / "e"), "--workspace", "team"]))
-    remote = anyio.run(_traced, stdio_server(["mcp", "--url", api.url, "--key", api.key_for("team")]))
+    embedded = anyio.run(
+        _traced, stdio_server(["mcp", "--data-dir", str(tmp_path / "e"), "--workspace", "team", "--structured-content"])
+    )
+    remote = anyio.run(
+        _traced, stdio_server(["mcp", "--url", api.url, "--key", api.key_for("team"), "--structured-content"])
+    )
     # Then the decision's lineage holds the version it replaced, the PR of the same number (and
     # not the note, which shares a commit with the PR only), oldest first, in both
     reply = LineageResponse.model_validate({**embedded["reply"], "requestId": "x"})
@@ -86,8 +90,12 @@ def test_trace_decision_gives_the_chain_and_the_shared_keys_on_both_backends(api
 
 
 def test_who_knows_ranks_the_people_on_both_backends(api: RunningApi, tmp_path: Path) -> None:
-    embedded = anyio.run(_traced, stdio_server(["mcp", "--data-dir", str(tmp_path / "e"), "--workspace", "team"]))
-    remote = anyio.run(_traced, stdio_server(["mcp", "--url", api.url, "--key", api.key_for("team")]))
+    embedded = anyio.run(
+        _traced, stdio_server(["mcp", "--data-dir", str(tmp_path / "e"), "--workspace", "team", "--structured-content"])
+    )
+    remote = anyio.run(
+        _traced, stdio_server(["mcp", "--url", api.url, "--key", api.key_for("team"), "--structured-content"])
+    )
     # bob decided the current way and merged it; alice's decision was superseded (out of search)
     zero = dict.fromkeys(("total", "embed", "retrieval", "llmFilter", "rerank"), 0)
     reply = ExpertsResponse.model_validate({**embedded["experts"], "requestId": "x", "latency": zero})

@@ -53,7 +53,8 @@ def api(tmp_path_factory: pytest.TempPathFactory, embedder: OnnxLocalEmbedder) -
 def test_an_agent_configured_as_the_readme_says_remembers_searches_answers_and_forgets(tmp_path: Path) -> None:
     # Given the README's MCP configuration, verbatim, started in a project folder as an agent starts it
     config = json.loads(readme_block("json", "mcpServers"))["mcpServers"]["neural-memory"]
-    server = stdio_server(config["args"], cwd=tmp_path, command=config["command"])
+    # (with the API's replies as structured content, to check every field of them)
+    server = stdio_server([*config["args"], "--structured-content"], cwd=tmp_path, command=config["command"])
 
     async def session() -> None:
         async with Client(server) as agent:
@@ -151,9 +152,30 @@ async def _remote_session_over_http(url: str) -> None:
         assert missing.is_error and "not_found: observation 'http-note' not found" in text_of(missing)
 
 
+def test_by_default_the_model_gets_the_compact_text_and_no_structured_content(tmp_path: Path) -> None:
+    # Given the README's configuration, verbatim (Claude Code sends the model a tool's structured
+    # content instead of its text when there is one: the API's whole JSON)
+    config = json.loads(readme_block("json", "mcpServers"))["mcpServers"]["neural-memory"]
+    server = stdio_server(config["args"], cwd=tmp_path, command=config["command"])
+
+    async def session() -> tuple[list[Any], Any, Any]:
+        async with Client(server) as agent:
+            tools = (await agent.list_tools()).tools
+            await agent.call_tool(
+                "remember", {"observations": [{"id": "n-1", "content": "Deploys go out on Tuesdays."}]}
+            )
+            return tools, await agent.call_tool("search_memory", {"query": "when do deploys go out"}), None
+
+    tools, found, _ = anyio.run(session)
+    # Then no tool declares an output schema, and a search result is the summary alone
+    assert [tool.name for tool in tools if tool.output_schema] == []
+    assert found.structured_content is None and not found.is_error
+    assert text_of(found).startswith("1 memories for 'when do deploys go out', best first:\n1. [n-1] ")
+
+
 def test_streamable_http_serves_a_remote_api_and_survives_its_errors(api: RunningApi, tmp_path: Path) -> None:
     # Given `neural-memory mcp --http` in front of the running API, with the demo workspace's key
-    with http_server(["--url", api.url, "--key", api.key], cwd=tmp_path) as url:
+    with http_server(["--url", api.url, "--key", api.key, "--structured-content"], cwd=tmp_path) as url:
         # When an agent works through it (see the session)
         anyio.run(_remote_session_over_http, url)
     # Then the note reached the API's store, and left it
@@ -213,12 +235,14 @@ async def _replies(server: StdioServerParameters) -> dict[str, Any]:
 
 def test_both_backends_give_the_same_results_for_the_same_data(api: RunningApi, tmp_path: Path) -> None:
     # Given the same memories remembered in the embedded store and through the API, each in an empty workspace
-    embedded = stdio_server(["mcp", "--data-dir", str(tmp_path / "embedded"), "--workspace", "team"])
-    remote = stdio_server(["mcp", "--url", api.url, "--key", api.key_for("team")])
+    embedded = stdio_server(
+        ["mcp", "--data-dir", str(tmp_path / "embedded"), "--workspace", "team", "--structured-content"]
+    )
+    remote = stdio_server(["mcp", "--url", api.url, "--key", api.key_for("team"), "--structured-content"])
     # When the same calls are made through each
     in_process, through_api = anyio.run(_replies, embedded), anyio.run(_replies, remote)
     # Then every reply is the same: results, scores, snippets, answers, citations, errors
-    assert in_process["remember"] == {"ids": [m["id"] for m in MEMORIES], "created": 6, "updated": 0}
+    assert in_process["remember"] == {"ids": [m["id"] for m in MEMORIES], "created": 6, "updated": 0, "redacted": 0}
     assert "same-0" in [r["id"] for r in in_process["search hybrid how do we deploy"][0]["results"]]
     assert in_process == through_api
 
@@ -326,7 +350,7 @@ def test_arguments_the_tool_schema_refuses_carry_the_api_error_code_and_message(
     service: Service, tool: str, arguments: dict[str, Any], expected: str
 ) -> None:
     # Given the MCP server over the embedded store, as `neural-memory mcp` builds it
-    server = build_server(EmbeddedBackend(service, "acme"))
+    server = build_server(EmbeddedBackend(service, "acme"), structured_content=True)
 
     async def session() -> tuple[bool, str, bool]:
         async with Client(server) as agent:
@@ -343,7 +367,7 @@ def test_arguments_the_tool_schema_refuses_carry_the_api_error_code_and_message(
 
 def test_two_turns_an_agent_remembers_one_by_one_give_the_second_its_context(service: Service) -> None:
     # Given the MCP server over the embedded store, as `neural-memory mcp` builds it
-    server = build_server(EmbeddedBackend(service, "acme"))
+    server = build_server(EmbeddedBackend(service, "acme"), structured_content=True)
     turn = {"observationType": "conversation_turn", "sessionId": "chat-9"}
     question = {**turn, "id": "q", "actorName": "Ana", "occurredAt": "2025-12-12T10:00:00Z",
                 "content": "Did the zeppelin migration finish?"}  # fmt: skip
@@ -379,7 +403,7 @@ def test_a_conversation_remembered_with_tier_a_is_found_by_meaning_after_the_win
 ) -> None:
     # Given two conversations an agent remembers ten days after they happened (past C's 7-day window):
     # one as conversation turns by default (tier C), one the same with tier A, as the tools say
-    server = build_server(EmbeddedBackend(service, "acme"))
+    server = build_server(EmbeddedBackend(service, "acme"), structured_content=True)
     old = (NOW - timedelta(days=10)).isoformat()
     turn = {"observationType": "conversation_turn", "actorName": "Ana", "occurredAt": old}
     default = {**turn, "id": "kept-by-words", "sessionId": "s1",

@@ -17,6 +17,7 @@ LOCAL_CODE = (
     "neural_memory.client",
     "neural_memory.local",
     "neural_memory.mcp_server",
+    "neural_memory.agents",
     "neural_memory.ingest.runner",
     "neural_memory.ingest.files",
     "neural_memory.ingest.dlq",

@@ -32,6 +32,7 @@ METRIC_GATE_FILTERED = "GateFiltered"
 METRIC_RERANK_DEGRADED = "RerankDegraded"
 METRIC_OBSERVATIONS_CREATED = "ObservationsCreated"
 METRIC_OBSERVATIONS_UPDATED = "ObservationsUpdated"
+METRIC_OBSERVATIONS_REDACTED = "ObservationsRedacted"  # written with a secret replaced (redaction/)
 METRIC_DEGRADED = "SearchDegraded"
 METRIC_EMBEDDING_CACHE_HITS = "EmbeddingCacheHits"
 METRIC_INGEST_SUCCEEDED = "IngestSucceeded"

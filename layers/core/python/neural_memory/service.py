@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import TYPE_CHECKING, Literal
 
-from neural_memory.answer.answering import AnswerFailed, extractive_answer
+from neural_memory.answer.answering import CHANGES_LISTED, AnswerFailed, extractive_answer
 from neural_memory.clock import utcnow
 from neural_memory.engineering import experts as expert_ranking
 from neural_memory.engineering import staleness
@@ -31,6 +31,7 @@ from neural_memory.errors import (
 )
 from neural_memory.ingest import lifecycle, supersession
 from neural_memory.ingest.prepare import chunked, embedding_text, prepare
+from neural_memory.ingest.repeated_ids import last_of_each, repeated
 from neural_memory.ingest.turn_context import add_stored_turn_context, add_turn_context, previous_in_session, quoting
 from neural_memory.models import (
     AnswerResponse,
@@ -51,6 +52,7 @@ from neural_memory.observability import (
     METRIC_DEGRADED,
     METRIC_EMBEDDING_CACHE_HITS,
     METRIC_OBSERVATIONS_CREATED,
+    METRIC_OBSERVATIONS_REDACTED,
     METRIC_OBSERVATIONS_UPDATED,
     METRIC_RESULTS_RETURNED,
     METRIC_SEARCH_LATENCY,
@@ -62,10 +64,12 @@ from neural_memory.observability import (
 from neural_memory.providers.embeddings.fair_share import for_workspace
 from neural_memory.providers.embeddings.vector_cache import embedding_hash, text_key
 from neural_memory.providers.llm.base import collecting_fallbacks
+from neural_memory.redaction.observations import redact_all, redactions_out
 from neural_memory.search.expansion import expanded
 from neural_memory.search.facets import facets_reply
 from neural_memory.search.filters.model import compile_filter, filter_fields
 from neural_memory.search.pipeline import SearchPipeline
+from neural_memory.search.questions import read_question
 from neural_memory.search.tiers import embeds, visible_after
 from neural_memory.stores.base import RecordChanged, lifecycle_state, read_one
 from neural_memory.stores.find import Find
@@ -140,6 +144,7 @@ class Service:
             threshold=outcome.threshold,
             degraded=outcome.degraded,
             auto_filters=outcome.auto_filters,
+            question=outcome.question,
         )
         if request.expand is not None:
             return expanded(response, outcome.texts, self.settings.max_reply_bytes)
@@ -207,8 +212,9 @@ class Service:
                     except AnswerFailed as exc:
                         logger.warning("LLM answer failed; answering extractively", extra={"reason": str(exc)})
                         degraded.append(f"answer:llm->extractive ({exc})")
-                if method == "extractive":
-                    text, citations = extractive_answer(request.question, outcome.results, texts)
+                if method == "extractive":  # sentences from the records: a PR's number is in its metadata
+                    records = self.store.read(workspace_id, [r.id for r in outcome.results[:CHANGES_LISTED]])
+                    text, citations = extractive_answer(request.question, outcome.results, texts, records)
         degraded.extend(fallbacks[searched:])  # the answer's
         if method == "llm" and self.settings.promote_after_citations:
             self._count_citations(workspace_id, citations, outcome, degraded)
@@ -296,9 +302,12 @@ class Service:
         """Who knows about the query: the search's best ``POOL`` candidates under the filters (fused
         scores; no rerank, no LLM gate), aggregated per actor (``engineering.experts``)."""
         timer = StageTimer()
+        # "who knows about websockets": the people who worked on websockets (a question's frame
+        # is not what their work says).
+        asked = read_question(request.query) if self.settings.read_questions else None
         search = SearchRequest.model_validate(
             {
-                "query": request.query,
+                "query": asked.subject if asked is not None else request.query,
                 "topK": expert_ranking.POOL,
                 "filters": request.filters,
                 "mode": request.mode,
@@ -354,24 +363,35 @@ class Service:
         from a read before the write: the store writes an item only if its lifecycle state is
         still the one read (``Store.write``'s ``expected``), so a promotion, citation, archive
         or embedding made in between is never overwritten; those items are read and prepared
-        again, up to ``INGEST_ATTEMPTS`` times."""
+        again, up to ``INGEST_ATTEMPTS`` times.
+
+        An id twice in ``observations`` (a redelivered event) is read as the copies sent in turn
+        (``repeated_ids.last_of_each``): the last is written, each earlier one counts as updated."""
         now = self._clock()
-        prepared = [self._prepare(workspace_id, o, now) for o in observations]
+        observations, replaced = last_of_each(observations)
+        # Secrets out first: nothing below (store, embedder, cache, logs) sees them.
+        redacted = redact_all(observations, self.settings.secrets_policy_of(workspace_id))
+        prepared = [self._prepare(workspace_id, r.observation, now, r.redactions) for r in redacted]
         supersession.check_no_cycle(self.store, workspace_id, prepared)
         outcome = UpsertOutcome(ids=[item.record.id for item in prepared])
+        outcome.redacted = list(dict.fromkeys(item.record.id for item in prepared if item.record.redactions))
         written: list[IndexedObservation] = []
         before: dict[str, list[str]] = {}
         recurring: list[str] = []
-        pending = list(observations)
+        pending = list(redacted)
         for attempt in range(INGEST_ATTEMPTS):
             # Prepared anew on a retry: the turn context and vectors are written into the items.
-            items = prepared if attempt == 0 else [self._prepare(workspace_id, o, now) for o in pending]
+            items = (
+                prepared
+                if attempt == 0
+                else [self._prepare(workspace_id, o.observation, now, o.redactions) for o in pending]
+            )
             previous = self.store.read(workspace_id, [item.record.id for item in items])
             items = [
                 lifecycle.carried_over(
                     item,
                     previous.get(item.record.id),
-                    explicit_tier=o.tier is not None,
+                    explicit_tier=o.observation.tier is not None,
                     chunking=self.chunking,
                     now=now,
                 )
@@ -393,8 +413,11 @@ class Service:
             if not pending:
                 break
             logger.info("observations changed while being written; writing them again", extra={"ids": sorted(stale)})
-        for item in (self._prepare(workspace_id, o, now) for o in pending):  # still racing after every attempt
+        for item in (
+            self._prepare(workspace_id, o.observation, now) for o in pending
+        ):  # still racing after every attempt
             outcome.failed[item.record.id] = "changed by a concurrent promotion, citation or archive; send it again"
+        outcome.updated += [i for i in replaced if i not in outcome.failed]
         try:
             supersession.relink(
                 self.store, workspace_id, written, {i: links for i, links in before.items() if i not in outcome.failed}
@@ -406,12 +429,17 @@ class Service:
             raise PartiallyApplied(stored, "updating their supersession and staleness marks") from exc
         record_count(METRIC_OBSERVATIONS_CREATED, len(outcome.created))
         record_count(METRIC_OBSERVATIONS_UPDATED, len(outcome.updated))
+        if outcome.redacted:
+            record_count(METRIC_OBSERVATIONS_REDACTED, len(outcome.redacted))
         if recurring:
             self._embed_stored(workspace_id, list(dict.fromkeys(recurring)), now)
         return outcome
 
-    def _prepare(self, workspace_id: str, observation: ObservationIn, now: datetime) -> IndexedObservation:
-        """One observation resolved and chunked under the service's settings (``prepare``)."""
+    def _prepare(
+        self, workspace_id: str, observation: ObservationIn, now: datetime, redactions: Sequence[str] = ()
+    ) -> IndexedObservation:
+        """One observation (redacted: ``redactions`` says what was taken out) resolved and chunked
+        under the service's settings (``prepare``)."""
         config = self.settings
         return prepare(
             observation,
@@ -419,6 +447,7 @@ class Service:
             policy=config.tiers_of(workspace_id),
             ttl_days=config.collaborative_ttl_days,
             chunking=self.chunking,
+            redactions=redactions,
         )
 
     def _recurring(
@@ -488,6 +517,10 @@ class Service:
         """The session's latest observation before ``before`` (a chat turn's context)."""
         return previous_in_session(self.store, workspace_id, session_id, before)
 
+    def earlier_turn(self, workspace_id: str) -> Callable[[str, datetime], ObservationRecord | None]:
+        """``_earlier_turn`` of one workspace: what a chat turn's context chunk is read from."""
+        return partial(self._earlier_turn, workspace_id)
+
     def embed_chunks(
         self, workspace_id: str, items: Sequence[IndexedObservation], cache: VectorCache | None = None
     ) -> None:
@@ -535,7 +568,10 @@ class Service:
 
     def ingest(self, workspace_id: str, observations: Sequence[ObservationIn], request_id: str) -> ObservationsResponse:
         """``POST /v1/observations``: ids in request order, and how many were created or updated;
-        ``StoreRejected`` (422, naming each refused id and why) if the store refused any."""
+        ``StoreRejected`` (422, naming each refused id and why) if the store refused any; an id
+        sent twice is a 400 naming the later one (``repeated_ids.repeated``), before anything is written."""
+        if (problem := repeated(observations)) is not None:
+            raise problem
         outcome = self.index(workspace_id, observations)
         if outcome.failed:
             raise StoreRejected.of(outcome.failed, len(outcome.ids))
@@ -543,6 +579,7 @@ class Service:
             ids=list(dict.fromkeys(outcome.ids)),
             created=len(outcome.created),
             updated=len(outcome.updated),
+            redacted=len(outcome.redacted),
             request_id=request_id,
         )
 
@@ -573,13 +610,14 @@ class Service:
             raise NotFound(f"observation {observation_id!r} not found")
         supersession.unmark_deleted(self.store, workspace_id, record.supersedes or [])
         staleness.remark(self.store, workspace_id, [], self.visible_after(self._clock()), deleted=record)
-        self._forget_in_context(workspace_id, [record])
+        self.recut_turns_quoting(workspace_id, [record])
         return DeleteResponse(id=observation_id, deleted=True, request_id=request_id)
 
-    def _forget_in_context(self, workspace_id: str, deleted: Sequence[ObservationRecord]) -> None:
-        """Cut again the turns whose context chunk quoted these deleted chat turns, so their words
-        are not found through them: each such turn once, however many of them it quoted (a purge
-        deletes runs of a session's turns), written only if unchanged since read."""
+    def recut_turns_quoting(self, workspace_id: str, deleted: Sequence[ObservationRecord]) -> None:
+        """Cut again the turns whose context chunk quoted these chat turns (deleted, or redacted by
+        ``scrub``), so their old words are not found through them: each such turn once, however
+        many of them it quoted (a purge deletes runs of a session's turns), written only if
+        unchanged since read."""
         if not self.settings.turn_context or self.embedder is None:
             return
         now = self._clock()
@@ -605,7 +643,7 @@ class Service:
         for workspace_id, targets in released.items():
             supersession.unmark_deleted(self.store, workspace_id, sorted(set(targets)))
         for workspace_id, records in turns.items():
-            self._forget_in_context(workspace_id, records)
+            self.recut_turns_quoting(workspace_id, records)
         return purged
 
     def _expiring_turns(self, now: datetime) -> dict[str, list[ObservationRecord]]:
@@ -672,8 +710,9 @@ RECURRENCE_BATCH = 100  # earlier occurrences embedded by one write (more: by th
 def _out(record: ObservationRecord, request_id: str) -> ObservationOut:
     """The wire form of a stored observation (its internal hashes left out)."""
     return ObservationOut(
-        **record.model_dump(exclude={"content_hash", "recurrence_key", "code_refs", "stale_at"}),
+        **record.model_dump(exclude={"content_hash", "recurrence_key", "code_refs", "stale_at", "redactions"}),
         code_refs=code_refs_out(record.code_refs),
+        redactions=redactions_out(record.redactions),
         request_id=request_id,
     )
 

@@ -14,6 +14,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from neural_memory.ingest.chunking import Chunking
 from neural_memory.models import MAX_REPLY_BYTES, Tier  # pydantic needs Tier at runtime
+from neural_memory.redaction.observations import SecretsPolicy  # pydantic needs it at runtime
 from neural_memory.search.tiers import DEFAULT_POLICY, AfterWindow  # pydantic needs AfterWindow at runtime
 
 StoreName = Literal["sqlite", "opensearch"]
@@ -82,6 +83,8 @@ class ProviderSettings(_Base):
     # stand-in or mirror of Hugging Face's /{repo}/resolve/{revision}/{path} addresses).
     local_reranker: str = "ms-marco-minilm-l6-v2"
     model_hub_url: str = "https://huggingface.co"
+    # How long a whole `models pull` may take (each read has its own 30 s timeout besides).
+    model_pull_timeout_s: float = Field(default=1800.0, gt=0)
     # The local model embeds documents on low-priority threads, so searches come first (serve).
     documents_yield_to_queries: bool = False
     cohere_api_key: SecretStr | None = None
@@ -173,6 +176,9 @@ class SearchSettings(_Base):
     recency_weight: float = Field(default=0.3, ge=0.0, le=1.0)
     recency_half_life_days: float = Field(default=3.5, gt=0)
     tier_boosts: dict[Tier, float] = Field(default_factory=lambda: dict(DEFAULT_TIER_BOOSTS))
+    # A query asked as a question ("why did X change", "who knows Y") is searched by its subject,
+    # for what it asks (``search/questions.py``); false: every query is searched as written.
+    read_questions: bool = True
     # Unset: the LLM filter's budget plus half of it (see ``gate_timeout``).
     gate_timeout_s: float | None = Field(default=None, gt=0)
     # The gate is skipped when the results it could return (after threshold and fusion, cut to
@@ -230,6 +236,15 @@ class IngestSettings(_Base):
     # An embedded chat turn gets a context chunk: the turns before it in its session, then it.
     # Two, with the speakers, measured best on LoCoMo dev (one 0.5494, three 0.5259 semantic).
     turn_context: int = Field(default=2, ge=0, le=8)
+
+    # A secret in a write (redaction/): replaced by a placeholder (redact) or the write refused with
+    # a 400 naming the field and the kind (refuse); NM_WORKSPACE_SECRETS_POLICY per workspace.
+    secrets_policy: SecretsPolicy = "redact"
+    workspace_secrets_policy: dict[str, SecretsPolicy] = Field(default_factory=dict)
+
+    def secrets_policy_of(self, workspace_id: str) -> SecretsPolicy:
+        """What a workspace's writes do with a secret."""
+        return self.workspace_secrets_policy.get(workspace_id, self.secrets_policy)
 
     # Webhook receivers: each provider's signing secret (plain locally, Secrets Manager in AWS),
     # and the bus verified deliveries go to (unset: ingested at once, as by `make serve`).
@@ -304,6 +319,11 @@ class IngestSettings(_Base):
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
     # Local server: requests handled at once (each function runs up to this many handler instances).
     serve_concurrency: int = Field(default=8, ge=1, le=256)
+    # Local server: connections open at once (the slowest client is closed first at the limit), and
+    # how long a request's line and headers, and the whole request, may take from its first byte.
+    serve_max_connections: int = Field(default=1000, ge=10, le=100_000)
+    serve_head_timeout_s: float = Field(default=10.0, gt=0)
+    serve_request_timeout_s: float = Field(default=60.0, gt=0)
     # Local server: hours between runs of the daily maintenance (purge, archive); 0: never (cron `purge`).
     maintenance_interval_hours: float = Field(default=24.0, ge=0)
     # Seconds from start to its first run (then every interval): after the first requests and the

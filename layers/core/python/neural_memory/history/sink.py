@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from neural_memory.ingest.files import Loaded, load_document
-from neural_memory.ingest.runner import Failure, IngestReport, ingest_loaded, sort_out
+from neural_memory.ingest.runner import Failure, IngestReport, failed_document, ingest_loaded, sort_out
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -60,16 +60,17 @@ class ApiSink:
             reply = self._client.add([observation for observation, _ in observations])
         except (ApiError, TransportFailed) as exc:
             for observation, origin in observations:
-                document = observation.model_dump(mode="json", by_alias=True, exclude_none=True)
-                self.report.failures.append(Failure(origin, str(exc), document))
+                self.report.failures.append(Failure(origin, str(exc), failed_document(observation)))
             return
         self.report.created += reply.created
         self.report.updated += reply.updated
+        self.report.redacted += reply.redacted
 
 
 def _add(total: IngestReport, part: IngestReport) -> None:
     total.created += part.created
     total.updated += part.updated
+    total.redacted += part.redacted
     total.skipped.extend(part.skipped)
     total.failures.extend(part.failures)
 

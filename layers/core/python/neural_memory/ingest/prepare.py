@@ -20,7 +20,7 @@ from neural_memory.search.tiers import embeds, expiry_for, tier_for
 from neural_memory.stores.base import CLAIM_TYPES, IndexedObservation
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
     from datetime import datetime
 
     from neural_memory.models import Tier
@@ -90,9 +90,10 @@ def prepare(
     policy: Mapping[str, Tier],
     ttl_days: float,
     chunking: Chunking = DEFAULT_CHUNKING,
+    redactions: Sequence[str] = (),
 ) -> IndexedObservation:
     """Resolve id, tier and expiry, stamp ``ingested_at``, hash the indexed content and cut it
-    into chunks."""
+    into chunks; ``redactions``: what redaction took out of it (``field:kind`` each)."""
     tier = tier_for(observation.observation_type, observation.tier, policy)
     # Every field the client may send is copied as sent; the rest is resolved here.
     copied = observation.model_dump(include=_COPIED)
@@ -106,16 +107,16 @@ def prepare(
         expires_at=expiry_for(tier, observation.occurred_at, ttl_days),
         tier=tier,
         code_refs=code_ref_keys(observation, title),
-        content_hash=content_hash(
-            title,
-            observation.content,
-            observation.url,
-            tier,
-            json.dumps(observation.metadata, sort_keys=True, default=str),
-        ),
+        content_hash=indexed_hash(title, observation.content, observation.url, tier, observation.metadata),
         recurrence_key=recurrence_key(title, observation.content) if tier == "E" else None,
+        redactions=list(redactions) or None,
     )
     return chunked(record, chunking, now)
+
+
+def indexed_hash(title: str, content: str, url: str | None, tier: Tier, metadata: Mapping[str, object]) -> str:
+    """A record's ``content_hash``: of everything that is indexed (equal: nothing indexed changed)."""
+    return content_hash(title, content, url, tier, json.dumps(metadata, sort_keys=True, default=str))
 
 
 def code_ref_keys(observation: ObservationIn, title: str = "") -> list[str] | None:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from neural_memory.errors import BackendUnavailable, NeuralMemoryError
 from neural_memory.ingest.files import load_document
+from neural_memory.redaction.observations import redact, redacted_document
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -38,6 +39,7 @@ class IngestReport:
 
     created: int = 0
     updated: int = 0
+    redacted: int = 0  # written with a secret replaced (redaction/)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
 
@@ -77,7 +79,7 @@ def sort_out(loaded: Iterable[Loaded], report: IngestReport) -> list[tuple[Obser
     pending: list[tuple[ObservationIn, str]] = []
     for item in loaded:
         if item.error:
-            report.failures.append(Failure(item.origin, item.error, item.document))
+            report.failures.append(Failure(item.origin, item.error, redacted_document(item.document)))
         elif item.skipped:
             report.skipped.append((item.origin, item.skipped))
         pending.extend((observation, item.origin) for observation in item.observations)
@@ -88,11 +90,18 @@ def _index(service: Service, workspace_id: str, batch: list[tuple[ObservationIn,
     outcome = service.index(workspace_id, [observation for observation, _ in batch])
     report.created += len(outcome.created)
     report.updated += len(outcome.updated)
+    report.redacted += len(outcome.redacted)
 
 
 def _failure(origin: str, observation: ObservationIn, exc: Exception) -> Failure:
     reason = str(exc) if isinstance(exc, NeuralMemoryError) else f"{type(exc).__name__}: {exc}"
-    return Failure(origin, reason, observation.model_dump(mode="json", by_alias=True, exclude_none=True))
+    return Failure(origin, reason, failed_document(observation))
+
+
+def failed_document(observation: ObservationIn) -> dict[str, Any]:
+    """An observation as a failure report keeps it: redacted (a report is a file too), so a secret
+    that made it fail, or that it carried, is not written down there either."""
+    return redact(observation).observation.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
 def write_failures(path: Path, failures: Iterable[Failure]) -> int:

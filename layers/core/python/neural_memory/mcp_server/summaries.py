@@ -1,6 +1,6 @@
-"""The compact text an agent's model reads from each tool's reply (the full reply is the tool
-result's structured content): one line per result, ids first so the model can quote them to
-``get_memory`` or ``forget``."""
+"""The compact text an agent's model reads from each tool's reply (the full reply is structured
+content only under ``--structured-content``): one line per result, ids first so the model can
+quote them to ``get_memory`` or ``forget``."""
 
 from __future__ import annotations
 

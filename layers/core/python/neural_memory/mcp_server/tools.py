@@ -1,7 +1,15 @@
 """The MCP tools an agent sees: what each is for, its arguments, and its reply as compact text
-(for the model) plus the API's reply model as structured content (for the application).
+for the model (ids, titles, dates, short snippets: ``summaries.py``). The one place the tools are
+defined, whatever the transport (stdio, streamable HTTP).
 
-Arguments use the API's names (``topK``, ``filters.sourceTypes``…, docs/api.md). A call the
+The API's reply model as structured content is off by default: a client that has it sends the
+model the structured content instead of the text (Claude Code does: the model read the whole JSON,
+~1.6 KB for three results, instead of the summary). ``structured_content=True`` (``neural-memory
+mcp --structured-content``) adds it, with each tool's output schema, for applications that read
+the JSON.
+
+Arguments use the API's names (``topK``, ``filters.sources``…, docs/api.md); every field a
+description names is in the tool's schema (tests/integration/test_mcp_descriptions.py). A call the
 backend refuses comes back as a tool error whose text is the error envelope's code and message;
 the server itself carries on."""
 
@@ -63,7 +71,7 @@ SEARCH_DESCRIPTION = (
     "an earlier decision, an incident or a person's activity, and before repeating work that may "
     "have been done. Returns the best memories first: id, title, source/type, author, date, score "
     "and a snippet; read one in full with get_memory. Narrow with filters, e.g. "
-    '{"sourceTypes": ["github"], "observationTypes": ["decision"], "actorNames": ["alice"], '
+    '{"sources": ["github"], "observationTypes": ["decision"], "actorNames": ["alice"], '
     '"dateRange": {"start": "2025-12-01T00:00:00Z"}, "not": {"actorNames": ["dependabot[bot]"]}}.'
 )
 ANSWER_DESCRIPTION = (
@@ -111,6 +119,11 @@ Mode = Annotated[
     Literal["hybrid", "semantic", "keyword"],
     Field(description="hybrid (default: meaning and keywords), semantic (meaning only) or keyword (exact words)"),
 ]
+ExpertsMode = Annotated[
+    Literal["hybrid", "semantic", "keyword"],
+    Field(description="How the candidates are found: keyword (default: who worked on the subject's words and files, "
+          "measured best on real histories), hybrid (also loosely related neighbours) or semantic (meaning only)"),
+]  # fmt: skip
 Rerank = Annotated[
     RerankMode,
     Field(description="How to reorder the candidates: fast (no rerank), balanced (default: Cohere where configured), "
@@ -120,16 +133,16 @@ Rerank = Annotated[
 ]  # fmt: skip
 Filters = Annotated[
     SearchFilters | None,
-    Field(description="Optional filters, combined with AND (docs/api.md): sourceTypes, observationTypes, "
+    Field(description="Optional filters, combined with AND (docs/api.md): sources, observationTypes, "
           "actorNames, tiers, dateRange {start, end}, not {...}, metadata {key: value}, anyOf [...], fresh (true: "
-          "leave out memories a later push made stale)."),
+          "leave out memories a later push made stale; false: only those, to list what went stale)."),
 ]  # fmt: skip
 
 
-def _result(text: str, reply: BaseModel) -> CallToolResult:
+def _result(text: str, reply: BaseModel, structured: bool) -> CallToolResult:
     return CallToolResult(
         content=[TextContent(type="text", text=text)],
-        structured_content=reply.model_dump(mode="json", by_alias=True),
+        structured_content=reply.model_dump(mode="json", by_alias=True) if structured else None,
     )
 
 
@@ -162,16 +175,26 @@ class MemoryServer(MCPServer):
                 raise
             from neural_memory.api.resolver import validation_failure
 
-            error, _ = validation_failure(cause.errors())
+            error, _ = validation_failure(cause.errors(), located=False)  # arguments: no location part
             raise ToolError(f"{error.code}: {error}") from cause  # the cause: the SDK logs field names only
 
 
-def build_server(backend: MemoryBackend, clock: Callable[[], datetime] = utcnow) -> MCPServer:
-    """An MCP server whose tools call ``backend``."""
+def build_server(
+    backend: MemoryBackend, clock: Callable[[], datetime] = utcnow, *, structured_content: bool = False
+) -> MCPServer:
+    """An MCP server whose tools call ``backend``; with ``structured_content``, each reply also carries
+    the API's reply model (and each tool its output schema), for applications that read it."""
+    structured = structured_content
     server = MemoryServer("neural-memory", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
     reading = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
-    @server.tool(name="search_memory", title="Search memory", description=SEARCH_DESCRIPTION, annotations=reading)
+    @server.tool(
+        name="search_memory",
+        title="Search memory",
+        description=SEARCH_DESCRIPTION,
+        annotations=reading,
+        structured_output=structured,
+    )
     async def search_memory(
         query: Annotated[str, Field(description="What to look for, in natural language or keywords.")],
         filters: Filters = None,
@@ -180,10 +203,14 @@ def build_server(backend: MemoryBackend, clock: Callable[[], datetime] = utcnow)
         rerank: Rerank = "balanced",
     ) -> Annotated[CallToolResult, SearchResponse]:
         reply = await _served(backend.search(_asking("query", query, topK, mode, filters) | {"rerank": rerank}))
-        return _result(search_summary(query, reply), reply)
+        return _result(search_summary(query, reply), reply, structured)
 
     @server.tool(
-        name="answer_question", title="Answer from memory", description=ANSWER_DESCRIPTION, annotations=reading
+        name="answer_question",
+        title="Answer from memory",
+        description=ANSWER_DESCRIPTION,
+        annotations=reading,
+        structured_output=structured,
     )
     async def answer_question(
         question: Annotated[str, Field(description="The question, in natural language.")],
@@ -192,13 +219,14 @@ def build_server(backend: MemoryBackend, clock: Callable[[], datetime] = utcnow)
         mode: Mode = "hybrid",
     ) -> Annotated[CallToolResult, AnswerResponse]:
         reply = await _served(backend.answer(_asking("question", question, topK, mode, filters)))
-        return _result(answer_summary(reply), reply)
+        return _result(answer_summary(reply), reply, structured)
 
     @server.tool(
         name="remember",
         title="Remember",
         description=REMEMBER_DESCRIPTION,
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
+        structured_output=structured,
     )
     async def remember(
         observations: Annotated[
@@ -207,44 +235,64 @@ def build_server(backend: MemoryBackend, clock: Callable[[], datetime] = utcnow)
     ) -> Annotated[CallToolResult, ObservationsResponse]:
         now = clock()
         reply = await _served(backend.add([note.observation(now) for note in observations]))
-        return _result(remember_summary(reply), reply)
+        return _result(remember_summary(reply), reply, structured)
 
-    @server.tool(name="get_memory", title="Read a memory", description=GET_DESCRIPTION, annotations=reading)
+    @server.tool(
+        name="get_memory",
+        title="Read a memory",
+        description=GET_DESCRIPTION,
+        annotations=reading,
+        structured_output=structured,
+    )
     async def get_memory(
         id: Annotated[str, Field(min_length=1, description="The memory's id.")],
     ) -> Annotated[CallToolResult, ObservationOut]:
         reply = await _served(backend.get(id))
-        return _result(memory_summary(reply), reply)
+        return _result(memory_summary(reply), reply, structured)
 
     @server.tool(
         name="forget",
         title="Forget a memory",
         description=FORGET_DESCRIPTION,
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False),
+        structured_output=structured,
     )
     async def forget(
         id: Annotated[str, Field(min_length=1, description="The id of the memory to delete.")],
     ) -> Annotated[CallToolResult, DeleteResponse]:
         reply = await _served(backend.delete(id))
-        return _result(forget_summary(reply), reply)
-
-    @server.tool(name="who_knows", title="Who knows", description=WHO_KNOWS_DESCRIPTION, annotations=reading)
-    async def who_knows(
-        query: Annotated[str, Field(description="The subject, in natural language or keywords.")],
-        filters: Filters = None,
-        topK: Annotated[int, Field(ge=1, le=20, description="How many people at most (default 5).")] = 5,
-        mode: Mode = "keyword",
-    ) -> Annotated[CallToolResult, ExpertsResponse]:
-        reply = await _served(backend.experts(_asking("query", query, topK, mode, filters)))
-        return _result(experts_summary(query, reply), reply)
+        return _result(forget_summary(reply), reply, structured)
 
     @server.tool(
-        name="trace_decision", title="Trace why it changed", description=TRACE_DESCRIPTION, annotations=reading
+        name="who_knows",
+        title="Who knows",
+        description=WHO_KNOWS_DESCRIPTION,
+        annotations=reading,
+        structured_output=structured,
+    )
+    async def who_knows(
+        query: Annotated[
+            str,
+            Field(description="The subject, or the question as asked (who knows about X?): its subject is searched."),
+        ],
+        filters: Filters = None,
+        topK: Annotated[int, Field(ge=1, le=20, description="How many people at most (default 5).")] = 5,
+        mode: ExpertsMode = "keyword",
+    ) -> Annotated[CallToolResult, ExpertsResponse]:
+        reply = await _served(backend.experts(_asking("query", query, topK, mode, filters)))
+        return _result(experts_summary(query, reply), reply, structured)
+
+    @server.tool(
+        name="trace_decision",
+        title="Trace why it changed",
+        description=TRACE_DESCRIPTION,
+        annotations=reading,
+        structured_output=structured,
     )
     async def trace_decision(
         id: Annotated[str, Field(min_length=1, description="The id of the memory to trace.")],
     ) -> Annotated[CallToolResult, LineageResponse]:
         reply = await _served(backend.lineage(id))
-        return _result(lineage_summary(reply), reply)
+        return _result(lineage_summary(reply), reply, structured)
 
     return server

@@ -76,6 +76,7 @@ __all__ = [
     "RerankStatus",
     "ThresholdStatus",
     "AutoFiltersStatus",
+    "QuestionStatus",
     "SearchResponse",
     "MAX_CODE_REFS",
     "MAX_CODE_PATHS",
@@ -84,6 +85,7 @@ __all__ = [
     "ObservationsRequest",
     "WebhookReceipt",
     "ObservationsResponse",
+    "Redaction",
     "ObservationOut",
     "PromoteRequest",
     "DeleteResponse",
@@ -171,7 +173,8 @@ class SearchFilters(FilterGroup):
     any_of: Annotated[list[FilterGroup], Field(min_length=1, max_length=MAX_FILTER_GROUPS)] | None = None
     fresh: StrictBool | None = Field(
         default=None,
-        description="true: leave out observations marked `possiblyStale` (a later push touched their code).",
+        description="true: leave out observations marked `possiblyStale` (a later change touched their code); "
+        "false: only those (what went stale).",
     )
 
 
@@ -395,6 +398,26 @@ class AutoFiltersStatus(WireModel):
     )
 
 
+class QuestionStatus(WireModel):
+    """How the query read as a question (``search/questions.py``): what it asks, the words searched
+    without its frame, and what that changed in the search."""
+
+    kind: Literal["why", "when", "which", "what", "year", "who"] = Field(
+        description="why, when, which (the PR or change that did it), what (changed), year (what changed in a "
+        "year), who (knows)."
+    )
+    subject: str = Field(description="The words searched by keyword: the query without the question's frame.")
+    year: int | None = Field(default=None, description="The year it asks about, if any.")
+    within_year: bool = Field(
+        default=False, description="True when the results come from that year first (then from any other)."
+    )
+    order: Literal["relevance", "time"] = Field(
+        default="relevance",
+        description="time: the changes found, oldest first (what changed): those scoring at least half the best; "
+        "the rest after them, by score.",
+    )
+
+
 class SearchResponse(WireModel):
     """Reply of ``POST /v1/search``."""
 
@@ -406,6 +429,7 @@ class SearchResponse(WireModel):
     threshold: ThresholdStatus
     degraded: list[str]
     auto_filters: AutoFiltersStatus | None = Field(default=None, exclude_if=lambda value: value is None)
+    question: QuestionStatus | None = Field(default=None, exclude_if=lambda value: value is None)
 
 
 # --------------------------------------------------------------------------- observations
@@ -520,7 +544,17 @@ class ObservationsResponse(WireModel):
     ids: list[str]
     created: int
     updated: int
+    redacted: int = Field(
+        default=0, description="How many of them had a secret (or a `<private>` span) replaced before being stored."
+    )
     request_id: str
+
+
+class Redaction(WireModel):
+    """What was taken out of an observation before it was stored: never the value, only where and what."""
+
+    field: str = Field(description="The field it was in: title, content, url, metadata.<key>, codeRefs")
+    kind: str = Field(description="What it was: github-token, aws-secret-access-key, url-password, private, …")
 
 
 class ObservationOut(WireModel):
@@ -560,6 +594,11 @@ class ObservationOut(WireModel):
     )
     archived_at: datetime | None = Field(
         default=None, description="When the maintenance archived this E observation (searched only on request)."
+    )
+    redactions: list[Redaction] | None = Field(
+        default=None,
+        description="Secrets replaced by `[redacted:<kind>]` placeholders before it was stored (where and what, "
+        "never the value).",
     )
     request_id: str
 

@@ -120,6 +120,9 @@ class ObservationRecord(DomainModel):
     recurrence_key: str | None = None  # E only: what "the same content" means (``lifecycle.recurrence_key``)
     embedded_at: datetime | None = None
     archived_at: datetime | None = None
+    # What redaction took out before it was kept (``redaction/observations.py``), ``field:kind``
+    # each (``content:github-token``), never the value; None: nothing.
+    redactions: list[str] | None = None
 
 
 class Hit(DomainModel):
@@ -149,6 +152,8 @@ class UpsertOutcome(DomainModel):
     # Not written: their lifecycle state changed since the caller read it (``Store.write``'s
     # ``expected``); the caller reads them again and retries.
     stale: list[str] = Field(default_factory=list)
+    # The ids written with something redacted (the service's count, not the store's).
+    redacted: list[str] = Field(default_factory=list)
 
 
 class FacetCounts(DomainModel):

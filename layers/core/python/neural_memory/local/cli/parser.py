@@ -6,10 +6,12 @@ import argparse
 import os
 from datetime import UTC, datetime
 
+from neural_memory.local.cli.commands.agents import cmd_agents_install, cmd_agents_status, cmd_agents_uninstall
 from neural_memory.local.cli.commands.backup import cmd_backup
 from neural_memory.local.cli.commands.check import cmd_check
 from neural_memory.local.cli.commands.dlq import cmd_dlq_replay
 from neural_memory.local.cli.commands.eval_history import cmd_eval_history
+from neural_memory.local.cli.commands.eval_questions import cmd_eval_questions
 from neural_memory.local.cli.commands.evaluate import cmd_eval
 from neural_memory.local.cli.commands.history import cmd_import_git, cmd_import_github, cmd_import_vercel
 from neural_memory.local.cli.commands.ingest import cmd_ingest, cmd_replay
@@ -21,6 +23,7 @@ from neural_memory.local.cli.commands.purge import cmd_purge
 from neural_memory.local.cli.commands.reindex import cmd_migrate_index, cmd_reindex
 from neural_memory.local.cli.commands.restore import cmd_restore
 from neural_memory.local.cli.commands.routes import cmd_routes
+from neural_memory.local.cli.commands.scrub import cmd_scrub
 from neural_memory.local.cli.commands.search import cmd_search
 from neural_memory.local.cli.commands.serve import cmd_serve
 
@@ -66,6 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--samples", default="events", help="sample events loaded into the 'demo' workspace at the first start"
     )
     serve.add_argument("--no-samples", action="store_true", help="do not load sample events")
+    serve.add_argument(
+        "--no-demo", action="store_true", help="no demo workspace at all: no key, no samples (agents' hooks use it)"
+    )
     serve.add_argument(
         "--reload-samples",
         action="store_true",
@@ -220,8 +226,42 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --http: bind address (default loopback only: the endpoint has no authentication of its own)",
     )
     mcp.add_argument("--port", type=int, default=8765, help="with --http: port (default 8765)")
+    mcp.add_argument(
+        "--structured-content",
+        action="store_true",
+        help="also return the API's JSON reply as each tool's structured content (for applications; Claude Code "
+        "would show the model that JSON instead of the compact text)",
+    )
     data_dir(mcp)
     mcp.set_defaults(func=cmd_mcp)
+
+    agents = commands.add_parser(
+        "agents", help="coding agents that remember: Claude Code's MCP server and hooks in a project"
+    ).add_subparsers(dest="agents_command", required=True)
+    for name, helped, run in (
+        (
+            "install",
+            "write the MCP server, the hooks and the key into the project (merged, idempotent)",
+            cmd_agents_install,
+        ),
+        ("uninstall", "remove exactly what install wrote", cmd_agents_uninstall),
+        ("status", "what is installed and whether the memory answers (exit 1 if not)", cmd_agents_status),
+    ):
+        command = agents.add_parser(name, help=helped)
+        command.add_argument("agent", choices=["claude-code"], help="the agent (claude-code)")
+        command.add_argument("--project", default=".", help="the project folder (default: here)")
+        if name == "install":
+            command.add_argument("--url", help="a running API: make serve's http://127.0.0.1:8080 or a stack's ApiUrl")
+            command.add_argument(
+                "--key",
+                help="its API key, written to .claude/settings.local.json only (default: NM_API_KEY at run time)",
+            )
+            command.add_argument("--data-dir", help="the embedded store's folder (instead of --url)")
+            command.add_argument("--workspace", help="with --data-dir: the workspace the agent's memories go to")
+            command.add_argument(
+                "--budget-tokens", type=int, help="what a session's brief or a prompt's recall may add (default 1500)"
+            )
+        command.set_defaults(func=run)
 
     purge = commands.add_parser(
         "purge",
@@ -230,6 +270,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     data_dir(purge)
     purge.set_defaults(func=cmd_purge)
+
+    scrub = commands.add_parser(
+        "scrub",
+        help="redact secrets in what was stored before redaction (re-embedding what changed, resumable); "
+        "embedded store: then compact its files (run while no serve or mcp uses the folder)",
+    )
+    scrub.add_argument("--workspace", help="only this workspace (default: every one)")
+    data_dir(scrub)
+    scrub.set_defaults(func=cmd_scrub)
 
     reindex = commands.add_parser(
         "reindex",
@@ -297,6 +346,21 @@ def build_parser() -> argparse.ArgumentParser:
     data_dir(eval_history)
     eval_history.set_defaults(func=cmd_eval_history)
 
+    eval_questions = commands.add_parser(
+        "eval-questions",
+        help="questions as people ask them (bench/questions/*.json) on a clone's history, in default search",
+    )
+    eval_questions.add_argument("questions", help="a question set: bench/questions/<repo>.json")
+    eval_questions.add_argument("clone", help="a clone of the repository the set names")
+    eval_questions.add_argument(
+        "--history-dir",
+        required=True,
+        help="a folder the history is imported into once and reused from (one per repository)",
+    )
+    eval_questions.add_argument("--json", action="store_true", help="print only the JSON line")
+    data_dir(eval_questions)
+    eval_questions.set_defaults(func=cmd_eval_questions)
+
     models = commands.add_parser(
         "models", help="local models: the bundled ones, and stronger ones pulled from the public model hub"
     ).add_subparsers(dest="models_command", required=True)
@@ -310,6 +374,12 @@ def build_parser() -> argparse.ArgumentParser:
     models_pull.add_argument("--data-dir", help="the data folder (env NM_DATA_DIR, default .neural-memory)")
     models_pull.add_argument(
         "--hub-url", help="the hub's address (env NM_MODEL_HUB_URL, default https://huggingface.co): a mirror"
+    )
+    models_pull.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="give up after this long in all (env NM_MODEL_PULL_TIMEOUT_S, default 1800); what was received resumes",
     )
     models_pull.set_defaults(func=cmd_models_pull)
 

@@ -35,6 +35,8 @@ ADDED_IN_PLACE = (
     "recurrence_key",
     "embedded_at",
     "archived_at",
+    # what redaction took out (redaction/observations.py)
+    "redactions",
 )
 HNSW_M = 16  # graph degree: recall vs memory
 HNSW_EF_CONSTRUCTION = 128  # build-time beam: recall vs indexing speed

@@ -180,6 +180,15 @@ def make_private(path: Path) -> None:
         _PREPARED[key] = holders
 
 
+def release(path: Path) -> None:
+    """This process stops holding the database (``make_private``'s lock), having closed its
+    connections to it, so that it may take it ``exclusively`` itself."""
+    with _PREPARED_LOCK:
+        held = _PREPARED.pop(os.path.realpath(path), None)
+    if held is not None:
+        os.close(held)
+
+
 @contextmanager
 def exclusively(path: Path) -> Iterator[None]:
     """Hold the database alone while replacing its files (``restore``): ``FolderInUse`` if any
@@ -210,10 +219,7 @@ def set_aside(path: Path) -> Path | None:
     """Move a damaged database (and its -wal/-shm) aside, kept for inspection, so a new one can
     start; only when no other process uses it (None then: it stays where it is). The caller has
     closed its own connections to it."""
-    with _PREPARED_LOCK:
-        held = _PREPARED.pop(os.path.realpath(path), None)
-    if held is not None:
-        os.close(held)  # this process's own holders lock: SQLite's locks are not on that file
+    release(path)  # this process's own holders lock: SQLite's locks are not on that file
     try:
         with exclusively(path):
             aside = path.with_name(f"{path.name}.corrupt-{int(time.time())}")

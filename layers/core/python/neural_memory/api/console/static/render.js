@@ -43,12 +43,24 @@ export const queryWords = (query) =>
   [...new Set(query.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? [])].filter((w) => !COMMON.has(w));
 const escapeRegExp = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
-/** Text with every match of `words` (case-insensitive) in a <mark>. */
+// What the server put where it took a secret out before storing (redaction/observations.py).
+const REDACTED = /(\[redacted:[a-z0-9-]+\])/;
+
+/** Text with every redaction placeholder in a span that says what it is. */
+export function withRedactions(text) {
+  const fragment = document.createDocumentFragment();
+  text.split(REDACTED).forEach((part, i) => fragment.append(i % 2
+    ? el("span", { className: "redacted", title: `a secret (${part.slice(10, -1)}) was removed before this was stored` }, part)
+    : part));
+  return fragment;
+}
+
+/** Text with every match of `words` (case-insensitive) in a <mark>, and its placeholders marked. */
 export function highlighted(text, words, className = "") {
   const fragment = document.createDocumentFragment();
-  if (!words.length) return (fragment.append(text), fragment);
+  if (!words.length) return (fragment.append(withRedactions(text)), fragment);
   const pattern = new RegExp(`(${words.map(escapeRegExp).join("|")})`, "giu");
-  text.split(pattern).forEach((part, i) => fragment.append(i % 2 ? el("mark", { className }, part) : part));
+  text.split(pattern).forEach((part, i) => fragment.append(i % 2 ? el("mark", { className }, part) : withRedactions(part)));
   return fragment;
 }
 
@@ -96,7 +108,7 @@ export function latencyBar(latency) {
 export function badges(result) {
   const list = [["source", result.source], ["type", result.observationType], ["actor", result.actorName], ["tier", result.tier]];
   const stale = result.possiblyStale
-    ? el("span", { className: "badge stale", title: `A later push (commit ${result.possiblyStale}) touched the code it is about` },
+    ? el("span", { className: "badge stale", title: `The change most likely to have made it stale: commit ${result.possiblyStale}, a later push to the code it names` },
       `possibly stale (${result.possiblyStale.slice(0, 7)})`)
     : null;
   return el("span", { className: "badges" },

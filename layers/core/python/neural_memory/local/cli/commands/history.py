@@ -181,7 +181,7 @@ def _summary(report: IngestReport) -> None:
     reasons = Counter(_reason_kind(reason) for _, reason in report.skipped)
     print(
         f"{report.created} created, {report.updated} updated, {len(report.skipped)} skipped, "
-        f"{len(report.failures)} failed"
+        f"{len(report.failures)} failed, {report.redacted} with a secret redacted"
     )
     for reason, count in reasons.most_common():
         print(f"  skipped {count}: {reason}")

@@ -56,6 +56,7 @@ def _index(args: argparse.Namespace, loaded: list[Any]) -> int:
     held = service.store.count(args.workspace)
     print(
         f"{report.created} created, {report.updated} updated, {len(report.skipped)} skipped, "
-        f"{len(report.failures)} failed; workspace {args.workspace!r} holds {held} observations"
+        f"{len(report.failures)} failed, {report.redacted} with a secret redacted; "
+        f"workspace {args.workspace!r} holds {held} observations"
     )
     return 1 if report.failures else 0

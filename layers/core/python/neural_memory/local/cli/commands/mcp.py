@@ -45,7 +45,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         service = build_service(settings)  # the factory `serve` uses: same store, model and providers
         ensure_store(settings, service.embedder)
         backend = EmbeddedBackend(service, args.workspace)
-    server = build_server(backend)
+    server = build_server(backend, structured_content=args.structured_content)
 
     import signal
 
@@ -63,8 +63,11 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             group.start_soon(stop_on_signal)
             try:
                 if args.http:
+                    from neural_memory.mcp_server.http_guard import guard_settings, serve_http
+
                     print(f"Neural Memory MCP on http://{args.host}:{args.port}/mcp", file=sys.stderr, flush=True)
-                    await server.run_streamable_http_async(host=args.host, port=args.port)
+                    # the SDK's server, with slow clients bounded as `serve` bounds them
+                    await serve_http(server, args.host, args.port, **guard_settings(cli_settings(args)))
                 else:
                     await run_stdio(server)  # the SDK's, but every malformed line is answered
             finally:

@@ -12,6 +12,8 @@ from neural_memory.local.cli.common import cli_settings, interrupt
 if TYPE_CHECKING:
     import argparse
 
+    from neural_memory.local.demo import Demo
+
 
 def address_problem(host: str, port: int) -> str | None:
     """Why the server could not listen on ``host:port`` (in use, not an address of this machine),
@@ -29,6 +31,35 @@ def address_problem(host: str, port: int) -> str | None:
     return None
 
 
+def demo_key_lines(demo: Demo) -> list[str]:
+    """What a start says of the demo key: the key in full only on the start that creates it (a
+    terminal's scrollback, a log file or a supervisor's journal keeps whatever a start prints),
+    where it is on every later one."""
+    if demo.key is None:
+        return []
+    if demo.created_key:
+        return [f"demo new key (also in {demo.key_file}, mode 0600; printed this once):", demo.key]
+    return [f"demo key: in {demo.key_file} (printed at the start that created it)"]
+
+
+def _print_demo(demo: Demo | None) -> None:
+    """What serve says about the demo workspace."""
+    from neural_memory.local.demo import DEMO_WORKSPACE
+
+    if demo is None:
+        print("  no demo workspace (--no-demo)", flush=True)
+    elif demo.already:
+        print(
+            f"  workspace {DEMO_WORKSPACE!r}: the sample observations were loaded at an earlier start "
+            "(--reload-samples, or make demo-reset, loads them again)",
+            flush=True,
+        )
+    else:
+        print(f"  workspace {DEMO_WORKSPACE!r}: {demo.loaded} sample observations loaded", flush=True)
+    for line in demo_key_lines(demo) if demo is not None else []:
+        print(f"  {line}", flush=True)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     """Start the local API with the demo workspace and samples."""
     import faulthandler
@@ -36,7 +67,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from neural_memory.auth.factory import build_key_store
     from neural_memory.clock import utcnow
-    from neural_memory.local.demo import DEMO_WORKSPACE, ensure_demo
+    from neural_memory.local.connection_guard import raise_open_file_limit
+    from neural_memory.local.demo import ensure_demo
     from neural_memory.local.gateway import LocalGateway
     from neural_memory.local.server import LocalApiServer
     from neural_memory.service import build_service, set_service
@@ -58,16 +90,29 @@ def cmd_serve(args: argparse.Namespace) -> int:
         service.embedder.embed(["warm up"], "search_query")  # load the model before the first request
     concurrency = settings.serve_concurrency
     gateway = LocalGateway(keys, concurrency=concurrency)
+    connections = raise_open_file_limit(settings.serve_max_connections)
     try:  # listening first: a port taken since the check above leaves no demo key behind either
         server = LocalApiServer(
-            (args.host, args.port), gateway, settings.max_body_bytes, args.quiet, threads=concurrency
+            (args.host, args.port),
+            gateway,
+            settings.max_body_bytes,
+            args.quiet,
+            threads=concurrency,
+            max_connections=connections,
+            head_timeout_s=settings.serve_head_timeout_s,
+            request_timeout_s=settings.serve_request_timeout_s,
         )
     except OSError as exc:
         print(f"error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
         service.close()
         return 1
     samples = None if args.no_samples else Path(args.samples)
-    demo = ensure_demo(service, keys, settings.data_dir, samples, utcnow(), reload=args.reload_samples)
+    # --no-demo: a server only agents' own keys use (the hooks' background server): no demo key either
+    demo = (
+        None
+        if args.no_demo
+        else ensure_demo(service, keys, settings.data_dir, samples, utcnow(), reload=args.reload_samples)
+    )
     maintenance = None
     if settings.maintenance_interval_hours > 0:
         from neural_memory.local.maintenance import DailyMaintenance
@@ -82,20 +127,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
         else settings.sqlite_path
     )
     print(f"Neural Memory local API on {server.url}  (store: {where})", flush=True)
-    if demo.already:
-        print(
-            f"  workspace {DEMO_WORKSPACE!r}: the sample observations were loaded at an earlier start "
-            "(--reload-samples, or make demo-reset, loads them again)",
-            flush=True,
-        )
-    else:
-        print(f"  workspace {DEMO_WORKSPACE!r}: {demo.loaded} sample observations loaded", flush=True)
-    if demo.key:
-        note = "new key" if demo.created_key else "key"
-        print(f"  demo {note} (also in {demo.key_file}):", flush=True)
-        print(f"  {demo.key}", flush=True)
-    print(f"  {concurrency} requests at once (--concurrency)", flush=True)
-    print(f"  Console: {server.url}/console  (paste the key above)", flush=True)
+    _print_demo(demo)
+    print(
+        f"  {concurrency} requests at once (--concurrency), up to {connections} connections; a request's head "
+        f"within {settings.serve_head_timeout_s:g} s, the whole request within "
+        f"{settings.serve_request_timeout_s:g} s, or it is dropped",
+        flush=True,
+    )
+    print(f"  Console: {server.url}/console  (paste the demo key)", flush=True)
     print(f"  OpenAPI: {server.url}/openapi.json   Ctrl-C to stop", flush=True)
     try:
         server.serve_forever()

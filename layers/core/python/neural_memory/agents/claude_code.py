@@ -1,0 +1,376 @@
+"""Claude Code's configuration for the memory, written into a project and taken out again
+(``neural-memory agents install|uninstall|status claude-code``).
+
+- ``.mcp.json``: the MCP server ``neural-memory`` (``neural-memory mcp``, on the API or the
+  embedded store). Teams commit it: it never holds a key.
+- ``.claude/settings.json``: the hooks (``neural-memory-hook`` at ``SessionStart``,
+  ``UserPromptSubmit`` and ``Stop``). Teams commit it too: no key either.
+- ``.claude/settings.local.json``: ``env.NM_API_KEY``, the key (given with ``--key``, or for the
+  embedded store a key issued for the workspace), which Claude Code passes to the hooks and the MCP
+  server. It is kept out of git (``.git/info/exclude``). Without ``--key`` on an API, the key is
+  ``NM_API_KEY`` from the environment Claude Code starts in.
+
+Each file is merged with what it holds (other servers, hooks, permissions stay as they are);
+installing twice changes nothing the second time; uninstalling removes exactly the entries install
+wrote (a file left empty is removed). Commands are written with absolute paths (this install's
+``neural-memory`` and ``neural-memory-hook``): the files work whatever ``PATH`` Claude Code has."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from neural_memory.agents.hook_state import LOG_FILE, state_dir
+
+SERVER_NAME = "neural-memory"
+HOOK_SCRIPT = "neural-memory-hook"
+KEY_VARIABLE = "NM_API_KEY"
+MCP_FILE = ".mcp.json"
+SETTINGS_FILE = ".claude/settings.json"
+LOCAL_SETTINGS_FILE = ".claude/settings.local.json"
+# Claude Code's own timeout per hook (seconds) and the hook's deadline within it: a memory that is
+# down or slow costs the agent at most the deadline, never Claude Code's timeout.
+HOOK_EVENTS: dict[str, tuple[int, float | None]] = {
+    "SessionStart": (15, None),  # None: the hook's own (3 s, or 10 s when it starts the embedded server)
+    "UserPromptSubmit": (5, 2.0),
+    "Stop": (10, None),  # returns at once: the capture runs detached
+}
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where the memory is: a running API (``url``), or the embedded store (``data_dir``, ``workspace``)."""
+
+    url: str | None = None
+    data_dir: Path | None = None
+    workspace: str | None = None
+
+    def mcp_args(self) -> list[str]:
+        if self.url:
+            return ["mcp", "--url", self.url]
+        return ["mcp", "--data-dir", str(self.data_dir), "--workspace", str(self.workspace)]
+
+    def hook_args(self) -> list[str]:
+        if self.url:
+            return ["--url", self.url]
+        return ["--data-dir", str(self.data_dir), "--workspace", str(self.workspace)]
+
+
+@dataclass
+class Changes:
+    """What an install or uninstall did, file by file (``created``, ``updated``, ``unchanged``,
+    ``removed``), and notes (a key issued, a server stopped)."""
+
+    files: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        return [f"{what:9} {name}" for name, what in self.files.items()] + self.notes
+
+
+def scripts_folder() -> Path:
+    """Where this install's ``neural-memory`` and ``neural-memory-hook`` are (beside its Python)."""
+    return Path(sys.executable).parent
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    """The JSON object in ``path``, None if there is no file; ``ValueError`` if it holds something else."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    document = json.loads(text) if text.strip() else {}
+    if not isinstance(document, dict):
+        raise ValueError(f"{path}: not a JSON object")
+    return document
+
+
+def _write(path: Path, before: dict[str, Any] | None, after: dict[str, Any], private: bool = False) -> str:
+    """Write ``after`` (removing the file when it is empty); what happened to the file."""
+    if before == after or (before is None and not after):
+        return "unchanged"
+    if not after:
+        path.unlink()
+        return "removed"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(after, indent=2) + "\n"
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(text, encoding="utf-8")
+    if private:
+        temporary.chmod(0o600)
+    elif path.exists():
+        temporary.chmod(path.stat().st_mode & 0o777)
+    temporary.replace(path)
+    return "created" if before is None else "updated"
+
+
+def _is_ours(hook: Any) -> bool:
+    return isinstance(hook, dict) and HOOK_SCRIPT in str(hook.get("command", ""))
+
+
+def _without_our_hooks(settings: dict[str, Any]) -> dict[str, Any]:
+    """``settings`` with every hook entry running ``neural-memory-hook`` taken out (and a group, an
+    event or ``hooks`` left empty by that)."""
+    hooks = settings.get("hooks")
+    if not isinstance(hooks, dict):
+        return settings
+    kept_events: dict[str, Any] = {}
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            kept_events[event] = groups
+            continue
+        kept_groups = []
+        for group in groups:
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(inner, list) or not any(_is_ours(h) for h in inner):
+                kept_groups.append(group)
+            elif rest := [h for h in inner if not _is_ours(h)]:
+                kept_groups.append({**group, "hooks": rest})
+        if kept_groups:
+            kept_events[event] = kept_groups
+    result = {k: v for k, v in settings.items() if k != "hooks"}
+    if kept_events:
+        result["hooks"] = kept_events
+    return result
+
+
+def hook_command(target: Target, event: str, budget_tokens: int | None) -> str:
+    """The shell command Claude Code runs for ``event``."""
+    words = [str(scripts_folder() / HOOK_SCRIPT), *target.hook_args()]
+    if budget_tokens is not None:
+        words += ["--budget-tokens", str(budget_tokens)]
+    if (deadline := HOOK_EVENTS[event][1]) is not None:
+        words += ["--timeout", str(deadline)]
+    return " ".join(shlex.quote(word) for word in words)
+
+
+def _with_our_hooks(settings: dict[str, Any], target: Target, budget_tokens: int | None) -> dict[str, Any]:
+    result = _without_our_hooks(settings)
+    hooks = dict(result.get("hooks") or {})
+    for event, (timeout, _) in HOOK_EVENTS.items():
+        ours = {"type": "command", "command": hook_command(target, event, budget_tokens), "timeout": timeout}
+        hooks[event] = [*(hooks.get(event) or []), {"hooks": [ours]}]
+    result["hooks"] = hooks
+    return result
+
+
+EXCLUDE_MARK = "# neural-memory agents install: the hooks' key stays out of git"
+
+
+def _exclude_from_git(project: Path, remove: bool = False) -> bool:
+    """Add (or remove) ``.claude/settings.local.json`` in the repository's ``.git/info/exclude``, so the
+    key is never committed, under a comment line that marks it as ours (an entry the user wrote
+    stays); whether the file changed."""
+    info = project / ".git" / "info"
+    if not (project / ".git").is_dir():
+        return False
+    exclude = info / "exclude"
+    lines = exclude.read_text().splitlines() if exclude.exists() else []
+    entry = "/" + LOCAL_SETTINGS_FILE
+    ours = [n for n in range(len(lines) - 1) if lines[n] == EXCLUDE_MARK and lines[n + 1] == entry]
+    if remove:
+        if not ours:
+            return False
+        lines = lines[: ours[0]] + lines[ours[0] + 2 :]
+    elif ours or entry in lines:
+        return False
+    else:
+        lines = [*lines, EXCLUDE_MARK, entry]
+    info.mkdir(parents=True, exist_ok=True)
+    exclude.write_text("\n".join(lines) + ("\n" if lines else ""))
+    return True
+
+
+def install(project: Path, target: Target, key: str | None, budget_tokens: int | None = None) -> Changes:
+    """Write the MCP server, the hooks and (given one) the key into ``project`` (the module's docstring)."""
+    changes = Changes()
+    mcp_path = project / MCP_FILE
+    before = _read(mcp_path)
+    servers = dict((before or {}).get("mcpServers") or {})
+    servers[SERVER_NAME] = {"command": str(scripts_folder() / "neural-memory"), "args": target.mcp_args()}
+    changes.files[MCP_FILE] = _write(mcp_path, before, {**(before or {}), "mcpServers": servers})
+
+    settings_path = project / SETTINGS_FILE
+    before = _read(settings_path)
+    changes.files[SETTINGS_FILE] = _write(settings_path, before, _with_our_hooks(before or {}, target, budget_tokens))
+
+    local_path = project / LOCAL_SETTINGS_FILE
+    before = _read(local_path)
+    if target.data_dir is not None:
+        key, note = _embedded_key(target, ((before or {}).get("env") or {}).get(KEY_VARIABLE))
+        if note:
+            changes.notes.append(note)
+    if key:
+        env = {**((before or {}).get("env") or {}), KEY_VARIABLE: key}
+        changes.files[LOCAL_SETTINGS_FILE] = _write(local_path, before, {**(before or {}), "env": env}, private=True)
+        if _exclude_from_git(project):
+            changes.notes.append(f"added /{LOCAL_SETTINGS_FILE} to .git/info/exclude (the key stays out of git)")
+    else:
+        changes.notes.append(f"no key written: the hooks and the MCP server read {KEY_VARIABLE} from the environment")
+    return changes
+
+
+def _embedded_key(target: Target, current: str | None) -> tuple[str, str]:
+    """The key the embedded workspace's hooks use: the one installed already if it is still valid
+    for that workspace in that data folder, else a new one."""
+    from neural_memory.auth.factory import build_key_store
+    from neural_memory.auth.keys import identify, issue_key
+    from neural_memory.clock import utcnow
+    from neural_memory.errors import Unauthorized
+    from neural_memory.settings import Settings
+
+    assert target.data_dir is not None and target.workspace is not None
+    store = build_key_store(Settings(data_dir=target.data_dir))
+    if current:
+        try:
+            if identify(store, current).workspace_id == target.workspace:
+                return current, ""
+        except Unauthorized:
+            pass
+    key = issue_key(store, target.workspace, utcnow())
+    return key, f"issued a key for workspace {target.workspace!r} in {target.data_dir} (in {LOCAL_SETTINGS_FILE})"
+
+
+def installed_target(project: Path) -> Target | None:
+    """Where the installed MCP server points (None when it is not installed)."""
+    try:
+        entry = ((_read(project / MCP_FILE) or {}).get("mcpServers") or {}).get(SERVER_NAME)
+    except ValueError:
+        return None
+    args = entry.get("args") if isinstance(entry, dict) else None
+    if not isinstance(args, list):
+        return None
+
+    def flag(name: str) -> str | None:
+        return str(args[args.index(name) + 1]) if name in args[:-1] else None
+
+    data_dir = flag("--data-dir")
+    return Target(url=flag("--url"), data_dir=Path(data_dir) if data_dir else None, workspace=flag("--workspace"))
+
+
+def uninstall(project: Path) -> Changes:
+    """Remove what ``install`` wrote (and, for the embedded store, revoke its key and stop the
+    background server)."""
+    changes = Changes()
+    target = installed_target(project)
+    mcp_path = project / MCP_FILE
+    before = _read(mcp_path)
+    if before is not None:
+        after = dict(before)
+        servers = {k: v for k, v in (before.get("mcpServers") or {}).items() if k != SERVER_NAME}
+        after.pop("mcpServers", None)
+        if servers:
+            after["mcpServers"] = servers
+        changes.files[MCP_FILE] = _write(mcp_path, before, after)
+
+    settings_path = project / SETTINGS_FILE
+    before = _read(settings_path)
+    if before is not None:
+        changes.files[SETTINGS_FILE] = _write(settings_path, before, _without_our_hooks(before))
+
+    local_path = project / LOCAL_SETTINGS_FILE
+    before = _read(local_path)
+    if before is not None:
+        env = dict(before.get("env") or {})
+        key = env.pop(KEY_VARIABLE, None)
+        after = {k: v for k, v in before.items() if k != "env"} | ({"env": env} if env else {})
+        changes.files[LOCAL_SETTINGS_FILE] = _write(local_path, before, after, private=True)
+        if target is not None and target.data_dir is not None and key:
+            changes.notes.append(_revoke(target.data_dir, key))
+    if _exclude_from_git(project, remove=True):
+        changes.notes.append(f"removed /{LOCAL_SETTINGS_FILE} from .git/info/exclude")
+    claude_folder = project / ".claude"
+    if claude_folder.is_dir() and not any(claude_folder.iterdir()):
+        claude_folder.rmdir()
+    if target is not None and target.data_dir is not None:
+        from neural_memory.agents.local_server import stop_server
+
+        if stopped := stop_server(str(target.data_dir)):
+            changes.notes.append(stopped)
+    return changes
+
+
+def _revoke(data_dir: Path, key: str) -> str:
+    from neural_memory.auth.factory import build_key_store
+    from neural_memory.auth.keys import revoke
+    from neural_memory.clock import utcnow
+    from neural_memory.settings import Settings
+
+    revoked = revoke(build_key_store(Settings(data_dir=data_dir)), key, utcnow())
+    return f"revoked the hooks' key in {data_dir}" if revoked else f"the hooks' key was not valid in {data_dir}"
+
+
+def status(project: Path, environment_key: str | None) -> tuple[bool, list[str]]:
+    """Whether everything is installed and the memory answers, and a line per part saying so."""
+    import os
+    import time
+
+    from neural_memory.agents.memory_client import MemoryApi, MemoryUnavailable
+
+    lines = [f"Claude Code in {project}:"]
+    target = installed_target(project)
+    try:
+        settings = _read(project / SETTINGS_FILE) or {}
+        local = _read(project / LOCAL_SETTINGS_FILE) or {}
+    except ValueError as exc:
+        return False, [*lines, f"  unreadable: {exc}"]
+    events = [
+        event
+        for event, groups in (settings.get("hooks") or {}).items()
+        if any(_is_ours(h) for g in groups or [] if isinstance(g, dict) for h in g.get("hooks") or [])
+    ]
+    where = (
+        (target.url if target.url else f"embedded store {target.data_dir}, workspace {target.workspace}")
+        if target
+        else ""
+    )
+    lines.append(f"  MCP server: {'in ' + MCP_FILE + ' -> ' + where if target else 'not installed'}")
+    lines.append(f"  hooks: {', '.join(events) + ' in ' + SETTINGS_FILE if events else 'not installed'}")
+    key = (local.get("env") or {}).get(KEY_VARIABLE)
+    source = LOCAL_SETTINGS_FILE if key else ("the environment" if environment_key else None)
+    key = key or environment_key
+    lines.append(f"  key: {KEY_VARIABLE} from {source}" if source else f"  key: none ({KEY_VARIABLE} is not set)")
+    answers = False
+    if target is not None and key:
+        url = target.url
+        if target.data_dir is not None:
+            from neural_memory.agents.local_server import read_server, running
+
+            server = read_server(str(target.data_dir))
+            if server is not None and running(server):
+                url = server.url
+                lines.append(f"  background server: pid {server.pid} on {server.url}")
+            else:
+                lines.append("  background server: not running (the next session's first hook starts it)")
+        if url:
+            try:
+                facets = MemoryApi(url, key, time.monotonic() + 5).facets()
+                answers = True
+                lines.append(f"  memory: answers at {url} ({facets.get('total', '?')} observations in the workspace)")
+            except MemoryUnavailable as exc:
+                lines.append(f"  memory: does not answer: {exc.reason}")
+        else:
+            answers = _embedded_key_valid(target, key, lines)
+    log = os.path.join(state_dir(), LOG_FILE)
+    lines.append(f"  hook log: {log}")
+    return bool(target and len(events) == len(HOOK_EVENTS) and answers), lines
+
+
+def _embedded_key_valid(target: Target, key: str, lines: list[str]) -> bool:
+    from neural_memory.auth.factory import build_key_store
+    from neural_memory.auth.keys import identify
+    from neural_memory.errors import Unauthorized
+    from neural_memory.settings import Settings
+
+    assert target.data_dir is not None
+    try:
+        workspace = identify(build_key_store(Settings(data_dir=target.data_dir)), key).workspace_id
+    except Unauthorized:
+        lines.append(f"  memory: the key is not valid in {target.data_dir}")
+        return False
+    lines.append(f"  memory: the key opens workspace {workspace!r} in {target.data_dir}")
+    return True

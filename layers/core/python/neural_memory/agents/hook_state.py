@@ -1,0 +1,154 @@
+"""What the hook keeps between its runs, in one folder on this machine: the log (``hooks.log``:
+one line per run saying what it did or why it did nothing; never a prompt's or a memory's text),
+the prompt of the turn under way (``UserPromptSubmit`` stashes it for ``Stop``, private spans
+already removed), the ledger of the turns each project's sessions captured (where a session left
+off, for the next one's brief), and the outbox of turns a capture could not deliver (sent with the
+next capture, so nothing is lost while the memory is down).
+
+The folder is ``NM_HOOK_STATE_DIR``, else ``$XDG_STATE_HOME/neural-memory``, else
+``~/.local/state/neural-memory``; it and its files are private to the user (0700 / 0600). Paths
+are strings (``os.path``): ``pathlib`` would cost every prompt's hook more than this module does."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+LOG_FILE = "hooks.log"
+LOG_LIMIT = 1_000_000  # bytes: past it the log starts over (one older copy kept as hooks.log.1)
+LEDGER_FILE = "sessions.jsonl"
+LEDGER_LIMIT = 500  # lines kept
+OUTBOX_FILE = "outbox.jsonl"
+OUTBOX_LIMIT = 2_000  # observations kept undelivered at most (the oldest go first, and the log says so)
+
+
+def state_dir() -> str:
+    """Where the hook keeps its files (the module's docstring)."""
+    if chosen := os.environ.get("NM_HOOK_STATE_DIR"):
+        return chosen
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return os.path.join(base, "neural-memory")
+
+
+class LeftOff:
+    """The last turn a previous session of a project captured: its ids and when. (A plain class:
+    ``dataclasses`` costs a hook's start more than the class does.)"""
+
+    __slots__ = ("at", "ids", "session_id")
+
+    def __init__(self, session_id: str, ids: list[str], at: str) -> None:
+        self.session_id = session_id
+        self.ids = ids
+        self.at = at
+
+
+class HookState:
+    """The state folder, created on first use."""
+
+    def __init__(self, folder: str | None = None) -> None:
+        self.folder = folder or state_dir()
+
+    def path(self, name: str) -> str:
+        """A file of the folder (the folder created if it is not there yet)."""
+        os.makedirs(self.folder, mode=0o700, exist_ok=True)
+        return os.path.join(self.folder, name)
+
+    def _write(self, path: str, text: str, append: bool = False) -> None:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC), 0o600)
+        with os.fdopen(fd, "a" if append else "w", encoding="utf-8") as handle:
+            handle.write(text)
+
+    # The log -------------------------------------------------------------------------------
+    def log(self, event: str, session_id: str, outcome: str, began: float, detail: str = "") -> None:
+        """One line: when, which event of which session, what came of it, how long it took, why."""
+        with contextlib.suppress(OSError):
+            path = self.path(LOG_FILE)
+            if os.path.exists(path) and os.path.getsize(path) > LOG_LIMIT:
+                os.replace(path, path + ".1")
+            ms = (time.monotonic() - began) * 1000
+            stamp = datetime.now(UTC).isoformat(timespec="milliseconds")
+            line = f"{stamp} {event or '-'} session={session_id or '-'} {outcome} {ms:.0f}ms"
+            self._write(path, line + (f" {detail}" if detail else "") + "\n", append=True)
+
+    # The turn under way ----------------------------------------------------------------------
+    def _pending(self, session_id: str) -> str:
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in session_id)[:120] or "unknown"
+        return os.path.join(self.path("pending"), f"{safe}.json")
+
+    def stash_prompt(self, session_id: str, prompt_id: str, prompt: str) -> None:
+        """Keep the turn's prompt (private spans already removed) for the Stop hook."""
+        path = self._pending(session_id)
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        at = datetime.now(UTC).isoformat()
+        self._write(path, json.dumps({"promptId": prompt_id, "prompt": prompt, "at": at}))
+
+    def take_prompt(self, session_id: str) -> dict[str, Any] | None:
+        """The stashed prompt of the session's turn, removed as it is read (None if there is none)."""
+        path = self._pending(session_id)
+        try:
+            with open(path, encoding="utf-8") as handle:
+                document = json.load(handle)
+        except (OSError, ValueError):
+            return None
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        return document if isinstance(document, dict) else None
+
+    # Where sessions left off -----------------------------------------------------------------
+    def record_turn(self, project: str, session_id: str, ids: list[str]) -> None:
+        """Note that ``session_id`` of ``project`` captured the turn ``ids``."""
+        with contextlib.suppress(OSError):
+            path = self.path(LEDGER_FILE)
+            entry = {"project": project, "sessionId": session_id, "ids": ids, "at": datetime.now(UTC).isoformat()}
+            self._write(path, json.dumps(entry) + "\n", append=True)
+            lines = _lines(path)
+            if len(lines) > LEDGER_LIMIT:
+                self._write(path, "\n".join(lines[-LEDGER_LIMIT:]) + "\n")
+
+    def left_off(self, project: str, exclude_session: str, sessions: int) -> list[LeftOff]:
+        """The last captured turn of each of the project's latest ``sessions`` other sessions, newest first."""
+        lines = _lines(os.path.join(self.folder, LEDGER_FILE))
+        last: dict[str, LeftOff] = {}
+        for line in lines:
+            try:
+                entry = json.loads(line)
+                if entry["project"] == project and entry["sessionId"] != exclude_session:
+                    last.pop(entry["sessionId"], None)  # a session's newest turn goes to the end
+                    last[entry["sessionId"]] = LeftOff(entry["sessionId"], list(entry["ids"]), entry["at"])
+            except (ValueError, KeyError, TypeError):
+                continue
+        return list(reversed(list(last.values())))[:sessions]
+
+    # Turns not yet delivered -----------------------------------------------------------------
+    def keep(self, observations: list[dict[str, Any]]) -> int:
+        """Make the outbox exactly ``observations`` (those not delivered, oldest first); how many
+        were dropped (the oldest) to stay within its limit."""
+        dropped = max(0, len(observations) - OUTBOX_LIMIT)
+        self._write(self.path(OUTBOX_FILE), "".join(json.dumps(o) + "\n" for o in observations[dropped:]))
+        return dropped
+
+    def held(self) -> list[dict[str, Any]]:
+        """The observations waiting in the outbox, oldest first."""
+        found = []
+        for line in _lines(os.path.join(self.folder, OUTBOX_FILE)):
+            with contextlib.suppress(ValueError):
+                if isinstance(document := json.loads(line), dict):
+                    found.append(document)
+        return found
+
+    def clear_outbox(self) -> None:
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(self.folder, OUTBOX_FILE))
+
+
+def _lines(path: str) -> list[str]:
+    """The lines of a text file ([] when there is none)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read().splitlines()
+    except OSError:
+        return []

@@ -1,0 +1,152 @@
+"""The real Claude Code CLI with the memory installed by ``neural-memory agents install`` (the
+embedded store: its MCP server in-process, the hooks' background server started by the first
+hook), against a stand-in of the Messages API: what the model is sent is read from the stand-in's
+request log, so each assertion is on what a real session gives the model."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from tests.helpers.anthropic_stand_in import Block, Text, ToolUse, anthropic_stand_in, tool_results, user_texts
+from tests.helpers.claude_code import claude_cli, run_claude
+from tests.helpers.processes import cli
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+pytestmark = pytest.mark.integration
+
+SECRET = "hunter2-staging-7731"  # inside <private>: must never leave the machine's CLI session
+PROMPT_1 = (
+    "Note for later: we pin the payments SDK at version 4.2, because 4.3 broke partial refunds. "
+    f"<private>The staging database password is {SECRET}.</private>"
+)
+ANSWER_1 = "Understood: the payments SDK stays pinned at 4.2 until the partial refund bug of 4.3 is fixed."
+PROMPT_2 = "Which version of the payments SDK do we pin, and why?"
+SEARCH = "mcp__neural-memory__search_memory"
+
+
+def script(body: dict[str, Any]) -> list[Block]:
+    """The model: answers session 1's note; in session 2 asks the memory through the MCP tool, then answers."""
+    if tool_results(body):
+        return [Text("We pin it at 4.2: 4.3 broke partial refunds.")]
+    last = user_texts(body)[-1] if user_texts(body) else ""
+    if PROMPT_2 in last:
+        return [ToolUse(SEARCH, {"query": "payments SDK version pin", "topK": 3})]
+    return [Text(ANSWER_1)]
+
+
+def wait_for_log(log: Path, session_id: str, outcome: str, timeout: float = 180) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        text = log.read_text() if log.exists() else ""
+        if any(f"session={session_id} {outcome}" in line for line in text.splitlines()):
+            return text
+        time.sleep(0.5)
+    raise AssertionError(
+        f"no '{outcome}' for session {session_id} in {log}:\n{log.read_text() if log.exists() else ''}"
+    )
+
+
+def request_json(url: str, key: str, path: str) -> dict[str, Any]:
+    import urllib.request
+
+    request = urllib.request.Request(url + path, headers={"Authorization": f"Bearer {key}"})
+    with urllib.request.urlopen(request, timeout=30) as reply:  # loopback only
+        document: dict[str, Any] = json.loads(reply.read())
+        return document
+
+
+def test_claude_code_remembers_a_session_recalls_it_in_the_next_and_reads_search_results_as_text(
+    tmp_path: Path,
+) -> None:
+    claude_cli()
+    # Given a git project (origin acme/console, branch main) with the memory installed for it, embedded
+    project, home, data = tmp_path / "console", tmp_path / "home", tmp_path / "memory"
+    project.mkdir()
+    home.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main", str(project)], check=True)
+    subprocess.run(
+        ["git", "-C", str(project), "remote", "add", "origin", "git@github.com:acme/console.git"], check=True
+    )
+    installed = cli(
+        "agents", "install", "claude-code", "--project", str(project), "--data-dir", str(data), "--workspace", "agent"
+    )
+    assert installed.returncode == 0, installed.stderr
+    settings = json.loads((project / ".claude" / "settings.local.json").read_text())
+    key = settings["env"]["NM_API_KEY"]
+    state = home / ".local" / "state" / "neural-memory"
+    log = state / "hooks.log"
+
+    try:
+        with anthropic_stand_in(script) as api:
+            common = {"project": project, "home": home, "api_url": api.url, "allowed_tools": [SEARCH]}
+            # When session 1 is told something, part of it private
+            first = run_claude(PROMPT_1, debug_file=tmp_path / "debug-1.log", **common)  # type: ignore[arg-type]
+            assert first.result.get("result") == ANSWER_1, first.result
+            session_1_requests = len(api.requests)
+            wait_for_log(log, first.session_id, "captured")
+
+            # Then its prompt and answer are turns of that session, without the private text
+            ledger = [json.loads(line) for line in (state / "sessions.jsonl").read_text().splitlines()]
+            ids = next(entry["ids"] for entry in ledger if entry["sessionId"] == first.session_id)
+            server = json.loads((data / "agent-server.json").read_text())
+            turns = [request_json(server["url"], key, f"/v1/observations/{turn}") for turn in ids]
+            assert [(t["observationType"], t["sessionId"]) for t in turns] == [
+                ("conversation_turn", first.session_id)
+            ] * 2
+            assert "pin the payments SDK at version 4.2" in turns[0]["content"]
+            assert turns[1]["content"] == ANSWER_1 and turns[1]["actorName"] == "claude-code"
+            assert turns[0]["metadata"]["repo"] == "acme/console" and turns[0]["metadata"]["branch"] == "main"
+            assert all(SECRET not in json.dumps(t) for t in turns)
+
+            # When a fresh session 2 asks about it
+            second = run_claude(PROMPT_2, debug_file=tmp_path / "debug-2.log", **common)  # type: ignore[arg-type]
+            assert second.session_id != first.session_id
+            session_2 = api.messages()[sum(1 for r in api.requests[:session_1_requests] if r.method == "POST") :]
+
+            # Then its first model request already carries what session 1 said (the hooks' recall), with ids
+            first_request = "\n".join(user_texts(session_2[0]))
+            recalled = first_request.replace(PROMPT_2, "")
+            assert "4.3 broke partial refunds" in recalled and ids[0] in recalled
+            assert "additional context" in recalled.lower()
+
+            # And the search the model asked for comes back to it as the compact text, not the API's JSON
+            results = [r for body in session_2 for r in tool_results(body)]
+            assert len(results) == 1, results
+            content = results[0]["content"]
+            text = content if isinstance(content, str) else "".join(part.get("text", "") for part in content)
+            assert (
+                text.startswith("3 memories for 'payments SDK version pin'") or " memories for " in text.splitlines()[0]
+            )
+            assert f"[{ids[0]}]" in text or f"[{ids[1]}]" in text
+            with pytest.raises(ValueError):
+                json.loads(text)
+            assert '"requestId"' not in text and '"latency"' not in text
+
+            # And `agents status` says all is installed and the memory answers
+            checked = cli("agents", "status", "claude-code", "--project", str(project))
+            assert checked.returncode == 0 and "  memory: answers at http://127.0.0.1:" in checked.stdout, (
+                checked.stdout
+            )
+
+            # And the private text is in no request but session 1's own prompt, nowhere on disk, in no log
+            for n, recorded in enumerate(api.requests):
+                if SECRET.encode() in recorded.raw:
+                    assert n < session_1_requests, "the private text reached session 2's model"
+                    body = recorded.body or {}
+                    carrying = [t for t in user_texts(body) if SECRET in t]
+                    assert carrying and all(t.strip() == PROMPT_1 for t in carrying), carrying
+    finally:
+        removed = cli("agents", "uninstall", "claude-code", "--project", str(project))
+    assert removed.returncode == 0, removed.stderr
+    assert "stopped the background server" in removed.stdout
+    scanned = [p for folder in (data, state) for p in folder.rglob("*") if p.is_file()]
+    assert any(p.name.startswith("neural-memory.sqlite3") for p in scanned)
+    leaked = [str(p) for p in scanned if SECRET.encode() in p.read_bytes()]
+    assert not leaked, leaked

@@ -1,0 +1,96 @@
+"""What the hooks keep of a turn and read of a project: private spans, long output, the
+repository and branch from the .git files, the paths a prompt names."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from neural_memory.agents.capture import turn_text
+from neural_memory.agents.private import strip_private
+from neural_memory.agents.recall import named_paths, relevant
+from neural_memory.agents.repository import Repository, read_repository
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def test_private_spans_go_whatever_their_case_or_lines_and_an_unclosed_one_hides_the_rest() -> None:
+    assert strip_private("a <private>b</private> c <PRIVATE>\nd\n</Private> e") == "a [private] c [private] e"
+    assert strip_private("keep <private>the rest is hidden") == "keep [private]"
+    assert strip_private("no tags") == "no tags"
+
+
+def test_a_turn_keeps_what_was_said_not_long_output() -> None:
+    short = "```py\nx = 1\n```"
+    long = "```diff\n" + "\n".join(f"+{n}" for n in range(31)) + "\n```"
+    kept = turn_text(f"We chose X.\n{short}\n{long}\nDone.")
+    assert kept == "We chose X.\n```py\nx = 1\n```\n[a code block of 31 lines, not kept]\nDone."
+    assert len(turn_text("word " * 5_000)) <= 6_000
+
+
+def test_the_repository_is_read_from_git_files_a_worktree_included(tmp_path: Path) -> None:
+    main = tmp_path / "clone"
+    (main / ".git" / "worktrees" / "wt").mkdir(parents=True)
+    (main / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (main / ".git" / "config").write_text(
+        '[core]\n\tbare = false\n[remote "origin"]\n\turl = git@github.com:acme/api.git\n'
+    )
+    (main / "src").mkdir()
+    assert read_repository(main / "src") == Repository("acme/api", "main")
+    worktree = tmp_path / "wt"
+    worktree.mkdir()
+    (worktree / ".git").write_text(f"gitdir: {main / '.git' / 'worktrees' / 'wt'}\n")
+    (main / ".git" / "worktrees" / "wt" / "HEAD").write_text("ref: refs/heads/feature/x\n")
+    (main / ".git" / "worktrees" / "wt" / "commondir").write_text("../..\n")
+    assert read_repository(worktree) == Repository("acme/api", "feature/x")
+    assert read_repository(tmp_path / "elsewhere") == Repository("elsewhere", None)
+
+
+def test_paths_a_prompt_names() -> None:
+    assert named_paths("fix src/auth/middleware.ts and settings.py, not e.g. or 1.5") == [
+        "src/auth/middleware.ts",
+        "settings.py",
+    ]
+    assert named_paths("what about the infra/stacks/ folder? and http://x.io/a.html") == ["infra/stacks"]
+
+
+def test_the_floor_is_on_the_cosine_or_a_strong_keyword_match() -> None:
+    assert relevant({"scores": {"vector": 0.5, "lexical": 0.1}}, 0.35)
+    assert not relevant({"scores": {"vector": 0.3, "lexical": 1.0}}, 0.35)
+    assert relevant({"scores": {"vector": None, "lexical": 0.8}}, 0.35)
+    assert not relevant({"scores": {"vector": None, "lexical": 0.5}}, 0.35)
+
+
+def test_the_hook_loads_the_standard_library_only() -> None:
+    # Given every module a hook run can import (each event's, the embedded server's start included)
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "import neural_memory.agents.hook, neural_memory.agents.recall, neural_memory.agents.capture\n"
+        "import neural_memory.agents.memory_client, neural_memory.agents.local_server\n"
+        "import neural_memory.agents.repository, neural_memory.agents.hook_state\n"
+        "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))\n"
+    )
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
+    # Then nothing outside the standard library is loaded (no pydantic, no model, no HTTP stack)
+    foreign = [m for m in loaded if m not in sys.stdlib_module_names and m != "neural_memory" and not m.startswith("_")]
+    assert foreign == [], foreign
+
+
+def test_the_hooks_http_reads_a_reply_with_a_length_chunked_or_neither() -> None:
+    from neural_memory.agents.memory_client import HttpError, _parsed, quote
+
+    assert _parsed(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}trailing") == (200, b"{}")
+    chunked = b"HTTP/1.1 500 Internal Server Error\r\nTransfer-Encoding: chunked\r\n\r\n"
+    chunked += b'4\r\n{"a"\r\n3;x=1\r\n:1}\r\n0\r\n\r\n'
+    assert _parsed(chunked) == (500, b'{"a":1}')
+    assert _parsed(b"HTTP/1.0 404 Not Found\r\n\r\nnope") == (404, b"nope")
+    for garbage in (b"", b"SSH-2.0-OpenSSH\r\n", b"HTTP/1.1 OK\r\n\r\n"):
+        try:
+            _parsed(garbage)
+            raise AssertionError(garbage)
+        except HttpError:
+            pass
+    assert quote("a/b c:é") == "a%2Fb%20c%3A%C3%A9"
