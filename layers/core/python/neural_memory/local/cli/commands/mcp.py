@@ -64,7 +64,11 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             try:
                 if args.http:
                     print(f"Neural Memory MCP on http://{args.host}:{args.port}/mcp", file=sys.stderr, flush=True)
-                    await server.run_streamable_http_async(host=args.host, port=args.port)
+                    import uvicorn
+
+                    app = server.streamable_http_app(host=args.host)  # the SDK's transport, with sessions
+                    config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning")
+                    await uvicorn.Server(config).serve()
                 else:
                     await run_stdio(server)  # the SDK's, but every malformed line is answered
             finally:
