@@ -112,6 +112,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     _print_demo(demo)
     print(f"  {concurrency} requests at once (--concurrency)", flush=True)
     print(f"  Console: {server.url}/console  (paste the key above)", flush=True)
+    print(f"  MCP: {server.url}/mcp  (streamable HTTP; header Authorization: Bearer <key>)", flush=True)
     print(f"  OpenAPI: {server.url}/openapi.json   Ctrl-C to stop", flush=True)
     try:
         server.serve_forever()
