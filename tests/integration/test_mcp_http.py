@@ -29,6 +29,7 @@ from tests.helpers.mcp_sessions import TOOLS, stdio_server, text_of
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
+    from pathlib import Path
 
     from mcp.client.stdio import StdioServerParameters
     from neural_memory.providers.embeddings.onnx_local import OnnxLocalEmbedder
@@ -338,3 +339,55 @@ def test_the_endpoint_is_stateless_and_speaks_the_handshake_s_protocol_versions(
         f"{api.url}/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers
     )
     assert (noted.status_code, noted.content) == (202, b"")
+
+
+def test_agents_install_gives_claude_code_the_http_entry_when_the_api_serves_mcp(
+    api: RunningApi, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import http.server
+    import threading
+
+    from neural_memory.local.cli import main
+
+    def entry(project: Path) -> dict[str, Any]:
+        server: dict[str, Any] = json.loads((project / ".mcp.json").read_text())["mcpServers"]["neural-memory"]
+        return server
+
+    # Given the local server (it serves /mcp), and an older API that does not (every path a 404)
+    class Older(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    older = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Older)
+    threading.Thread(target=older.serve_forever, daemon=True).start()
+    projects = {name: tmp_path / name for name in ("auto", "wrong-key", "process", "older")}
+    for project in projects.values():
+        project.mkdir()
+    try:
+        install = ["agents", "install", "claude-code", "--url"]
+        # When the memory is installed for each
+        assert main([*install, api.url, "--key", api.key, "--project", str(projects["auto"])]) == 0
+        assert main([*install, api.url, "--key", WRONG_KEY, "--project", str(projects["wrong-key"])]) == 0
+        assert (
+            main([*install, api.url, "--key", api.key, "--mcp", "process", "--project", str(projects["process"])]) == 0
+        )
+        older_url = f"http://127.0.0.1:{older.server_address[1]}"
+        assert main([*install, older_url, "--key", api.key, "--project", str(projects["older"])]) == 0
+    finally:
+        older.shutdown()
+        older.server_close()
+    capsys.readouterr()
+    # Then Claude Code reaches the local server's /mcp (even when the key given is wrong: the route
+    # is there, behind the key), a local process when asked, and for the older API
+    http_entry = {"type": "http", "url": f"{api.url}/mcp", "headers": {"Authorization": "Bearer ${NM_API_KEY}"}}
+    assert entry(projects["auto"]) == entry(projects["wrong-key"]) == http_entry
+    assert entry(projects["process"])["args"] == ["mcp", "--url", api.url]
+    assert entry(projects["older"])["args"] == ["mcp", "--url", older_url]
+    # And agents status checks the MCP endpoint with the key
+    assert main(["agents", "status", "claude-code", "--project", str(projects["auto"])]) == 0
+    assert f"  MCP: answers at {api.url}/mcp (protocol 2025-06-18)" in capsys.readouterr().out
