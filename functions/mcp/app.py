@@ -11,14 +11,28 @@ from neural_memory.agent_tools.workspace import WorkspaceMemory
 from neural_memory.api import mcp_endpoint
 from neural_memory.api.resolver import ERROR_RESPONSES, build_resolver, current_request_id, current_workspace_id
 from neural_memory.clock import utcnow
+from neural_memory.models import ErrorResponse
 from neural_memory.observability import logger, metrics, tracer
 from neural_memory.service import get_service
 
 # The store is built on the first tool call, not for the handshake or the listing.
 app = build_resolver(needs_service=False)
 _JSON_RPC: dict[int, OpenAPIResponse] = {
-    200: {"description": "The JSON-RPC reply (a result, or an error for an unknown method or bad params)"},
+    200: {
+        "description": "The JSON-RPC reply: a result, or an error (an unknown method, bad params)",
+        "content": {"application/json": {"model": mcp_endpoint.JsonRpcReply}},
+    },
     202: {"description": "A notification or response, accepted (no body)"},
+    **ERROR_RESPONSES,
+    400: {
+        "description": "Not a JSON-RPC message (a JSON-RPC error: -32700 not JSON, -32600 a batch or no request), "
+        "or a body refused before it is read (the error envelope: nesting too deep, a lone surrogate)",
+        "content": {"application/json": {"model": mcp_endpoint.JsonRpcReply | ErrorResponse}},
+    },
+    406: {
+        "description": "The Accept header refuses application/json (a JSON-RPC error)",
+        "content": {"application/json": {"model": mcp_endpoint.JsonRpcReply}},
+    },
 }
 
 
@@ -36,7 +50,7 @@ def _memory() -> WorkspaceMemory:
     description="One JSON-RPC message of the Model Context Protocol (initialize, ping, tools/list, tools/call; "
     "notifications are accepted) and its reply as application/json. The tools are neural-memory mcp's, on the "
     "key's workspace. A body that is no JSON-RPC message is a 400 with a JSON-RPC error.",
-    responses={**_JSON_RPC, **ERROR_RESPONSES},
+    responses=_JSON_RPC,
     tags=["mcp"],
 )
 @tracer.capture_method(capture_response=False)  # tool calls carry observation content
@@ -50,7 +64,13 @@ def post() -> Response[str]:
     "/mcp",
     method=["GET", "DELETE"],
     summary="MCP's session stream and end (none: 405)",
-    responses={405: {"description": "No sessions: POST each message"}, **ERROR_RESPONSES},
+    responses={
+        405: {
+            "description": "No sessions: POST each message (a JSON-RPC error; Allow: POST)",
+            "content": {"application/json": {"model": mcp_endpoint.JsonRpcReply}},
+        },
+        **ERROR_RESPONSES,
+    },
     tags=["mcp"],
 )
 def without_session() -> Response[str]:

@@ -26,6 +26,7 @@ from neural_memory.mcp_server.tools import build_server
 
 from tests.helpers.local_api import RunningApi, running_local_api
 from tests.helpers.mcp_sessions import TOOLS, stdio_server, text_of
+from tests.helpers.readme import readme_block
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
@@ -391,3 +392,29 @@ def test_agents_install_gives_claude_code_the_http_entry_when_the_api_serves_mcp
     # And agents status checks the MCP endpoint with the key
     assert main(["agents", "status", "claude-code", "--project", str(projects["auto"])]) == 0
     assert f"  MCP: answers at {api.url}/mcp (protocol 2025-06-18)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("containing", "variable"),
+    [('"type": "http"', "${NM_API_KEY}"), ("${env:NM_API_KEY}", "${env:NM_API_KEY}")],
+    ids=["claude-code", "cursor"],
+)
+def test_the_readme_s_http_configurations_reach_the_tools_with_the_key(
+    api: RunningApi, containing: str, variable: str
+) -> None:
+    # Given the README's configuration, verbatim, its URL pointed at this server and its variable
+    # filled in from the environment as the agent fills it in
+    config = json.loads(readme_block("json", containing))["mcpServers"]["neural-memory"]
+    key = api.key_for("readme")
+    url = config["url"].replace("http://127.0.0.1:8080", api.url)
+    headers = {name: value.replace(variable, key) for name, value in config["headers"].items()}
+
+    async def listed() -> set[str]:
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=60) as http,
+            Client(streamable_http_client(url, http_client=http)) as agent,
+        ):
+            return {tool.name for tool in (await agent.list_tools()).tools}
+
+    # When the official client connects with it, Then it lists the tools
+    assert anyio.run(listed) == TOOLS

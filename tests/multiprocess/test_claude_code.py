@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tests.helpers.anthropic_stand_in import Block, Text, ToolUse, anthropic_stand_in, tool_results, user_texts
-from tests.helpers.claude_code import claude_cli, run_claude
+from tests.helpers.claude_code import claude_cli, environment, run_claude
 from tests.helpers.processes import cli
+from tests.helpers.readme import readme_block
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -217,3 +218,27 @@ def test_claude_code_with_the_http_mcp_server_of_the_local_server_reads_search_r
         checked = cli("agents", "status", "claude-code", "--project", str(project))
         assert f"  MCP: answers at {served.url}/mcp" in checked.stdout, checked.stdout
         assert checked.returncode == 0, checked.stdout
+
+        # When another project adds it with the README's `claude mcp add` line (the key from the shell),
+        # Then Claude Code connects to it; with another key, it does not
+        line = readme_block("sh", "claude mcp add --transport http").strip()
+        command = line.replace("claude ", f"{claude_cli()} ", 1).replace("http://127.0.0.1:8080", served.url)
+        for key, state in ((served.key, "Connected"), ("nm_000000000000_" + "A" * 43, "Failed to connect")):
+            other = tmp_path / state.replace(" ", "-")
+            other.mkdir()
+            env = {**environment(home, "http://127.0.0.1:9"), "NM_API_KEY": key}
+            added = subprocess.run(
+                ["bash", "-c", command], cwd=other, env=env, capture_output=True, text=True, timeout=120, check=False
+            )
+            assert added.returncode == 0, added.stderr
+            listed = subprocess.run(
+                [str(claude_cli()), "mcp", "list"],
+                cwd=other,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            )
+            assert f"neural-memory: {served.url}/mcp (HTTP) - " in listed.stdout, listed.stdout
+            assert state in listed.stdout.split(f"{served.url}/mcp (HTTP) - ", 1)[1].splitlines()[0], listed.stdout

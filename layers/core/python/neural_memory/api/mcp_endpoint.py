@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+from pydantic import BaseModel
 
 from neural_memory import __version__, json_input
 from neural_memory.agent_tools.calling import UnknownTool, call
@@ -51,6 +53,22 @@ JSON = "application/json"
 ALLOWED = "POST"
 
 RequestId = str | int
+
+
+class JsonRpcError(BaseModel):
+    """A JSON-RPC error object (for the OpenAPI document: replies are built as plain JSON)."""
+
+    code: int
+    message: str
+
+
+class JsonRpcReply(BaseModel):
+    """A JSON-RPC reply: ``result`` (MCP's result of the method) or ``error``."""
+
+    jsonrpc: Literal["2.0"]
+    id: str | int | None
+    result: dict[str, Any] | None = None
+    error: JsonRpcError | None = None
 
 
 @dataclass(frozen=True)
