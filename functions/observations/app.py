@@ -41,7 +41,8 @@ _NOT_FOUND: dict[int, OpenAPIResponse] = {
 @app.post(
     "/v1/observations",
     summary="Ingest observations",
-    description="Upsert 1..100 observations; the same id (or source event) updates in place.",
+    description="Upsert 1..100 observations; the same id (or source event) updates in place. "
+    "An id twice in one request is a 400 naming the later one (`observations.N.id`).",
     responses={
         200: {"description": "Ids, and how many were created or updated"},
         **ERROR_RESPONSES,

@@ -153,6 +153,26 @@ def test_a_turn_is_remembered_as_turns_of_its_session_without_private_text_or_lo
     assert all(SECRET not in p.read_text() for p in hooked.state.rglob("*") if p.is_file())
 
 
+def test_a_secret_the_agent_printed_is_stored_as_its_placeholder(api: RunningApi, tmp_path: Path) -> None:
+    # Given a turn whose answer pastes a token and a database URL with its password (issue 44)
+    hooked = Hooked(tmp_path)
+    token = "ghp_" + "Tz8Kq3Wm6Yp1Rn4Vs7Ub0Xc2Ld5Fh9Gj3Nk6Q"
+    answer = f"Fixed: CI now reads {token} and postgres://app:Hx7!qP2zL9@db:5432/app from the vault."
+    assert (
+        hooked.run(hooked.event("UserPromptSubmit", prompt="fix CI", prompt_id="p-1"), "--url", api.url, key=api.key)[0]
+        == 0
+    )
+    event = hooked.event("Stop", prompt_id="p-1", last_assistant_message=answer, stop_hook_active=False)
+    assert hooked.run(event, "--url", api.url, key=api.key)[:2] == (0, "")
+    hooked.wait_for("captured")
+    ids = json.loads((hooked.state / "sessions.jsonl").read_text().splitlines()[-1])["ids"]
+    answered = read_one(api.service.store, "demo", ids[-1])
+    # Then the memory holds the placeholders, and says what was taken out
+    assert answered is not None and token not in answered.content and "Hx7!qP2zL9" not in answered.content
+    assert "[redacted:github-token]" in answered.content and "[redacted:url-password]" in answered.content
+    assert set(answered.redactions or []) == {"content:github-token", "content:url-password"}
+
+
 def test_a_capture_the_memory_cannot_take_waits_in_the_outbox_and_goes_with_the_next(
     api: RunningApi, tmp_path: Path
 ) -> None:

@@ -62,7 +62,10 @@ def server(tmp_path_factory: pytest.TempPathFactory, embedder: OnnxLocalEmbedder
 
 
 def test_health_and_openapi(server: Running) -> None:
-    assert server.request("GET", "/") == (200, {"status": "ok", "service": "neural-memory", "openapi": "/openapi.json"})
+    status, health = server.request("GET", "/")
+    assert status == 200 and health["status"] == "ok" and health["openapi"] == "/openapi.json", health
+    # and what the server's connection guard has done (issue 48)
+    assert health["connections"]["dropped"] == {"headTimeout": 0, "requestTimeout": 0, "atLimit": 0}, health
     status, document = server.request("GET", "/openapi.json")
     assert status == 200
     assert set(document["paths"]) == {route.path for route in ROUTES}

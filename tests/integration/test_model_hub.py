@@ -356,3 +356,81 @@ def test_a_data_folder_it_cannot_write_is_a_clear_error(
     assert _pull_cli("tiny-embedder", tmp_path, hub) == 1
     err = capsys.readouterr().err
     assert "error: could not write the model into" in err and "Traceback" not in err
+
+
+def _closed_port_url() -> str:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{probe.getsockname()[1]}"  # nothing listens there once closed
+
+
+@pytest.mark.parametrize(
+    ("fault", "says", "part_kept"),
+    [
+        ("redirect loop", "redirects in a loop", False),
+        ("connection refused", "ConnectError", False),
+        ("reset mid-body", "ReadError", True),
+        ("reset mid-body, no ranges", "ReadError", False),
+        ("no answer", "gave up on", False),
+        ("HTTP 503", "answered HTTP 503", False),
+        ("a byte a second", "gave up on", True),
+    ],
+)
+def test_every_network_failure_is_one_error_line_and_exit_1(
+    tiny: dict[str, HubModel],
+    hub: Hub,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    fault: str,
+    says: str,
+    part_kept: bool,
+) -> None:
+    import time
+
+    # Given a hub that fails as named while sending the model file
+    url = hub.url
+    if fault == "redirect loop":
+        hub.loop.add(MODEL_FILE)
+    elif fault == "connection refused":
+        url = _closed_port_url()
+    elif fault.startswith("reset mid-body"):
+        hub.reset[MODEL_FILE] = (50, 99)
+        hub.ranges = "no ranges" not in fault
+    elif fault == "no answer":
+        hub.stall[MODEL_FILE] = 30.0
+    elif fault == "HTTP 503":
+        hub.status[MODEL_FILE] = 503
+    else:  # never a read timeout: a byte comes well within it, but the model would take hours
+        hub.trickle[MODEL_FILE] = 1.0
+    # When pulled with a 3-second limit on the whole pull
+    began = time.monotonic()
+    code = main(["models", "pull", "tiny-embedder", "--data-dir", str(tmp_path), "--hub-url", url, "--timeout", "3"])
+    took = time.monotonic() - began
+    err = capsys.readouterr().err
+    # Then it is one line starting with error:, naming what failed, exit 1, no traceback, within the limit
+    errors = [line for line in err.splitlines() if "error" in line.lower()]
+    assert code == 1 and len(errors) == 1 and errors[0].startswith("error: ") and says in errors[0], err
+    assert "Traceback" not in err and took < 10, (took, err)
+    # And a .part is kept only when the hub can resume it (and the message says to resume)
+    parts = list(models_dir(tmp_path).glob(".pull-*/*.part"))
+    assert bool(parts) == part_kept, parts
+    assert ("to resume" in errors[0]) == part_kept, errors[0]
+    assert not (models_dir(tmp_path) / "tiny-embedder").exists()
+
+
+def test_a_pull_given_up_on_resumes_where_it_stopped(tiny: dict[str, HubModel], hub: Hub, tmp_path: Path) -> None:
+    # Given a pull the time limit stopped while a hub trickled the model
+    hub.trickle[MODEL_FILE] = 0.5
+    with pytest.raises(DownloadFailed, match="gave up on"):
+        pull(tiny["tiny-embedder"], tmp_path, hub.url, deadline_s=1.5)
+    part = next(models_dir(tmp_path).glob(".pull-*/*.part"))
+    have = part.stat().st_size
+    assert have > 0
+    # When the hub is fast again and the pull is run again, Then it asks only for the rest
+    del hub.trickle[MODEL_FILE]
+    hub.requests.clear()
+    folder = pull(tiny["tiny-embedder"], tmp_path, hub.url)
+    assert any(r == f"bytes={have}-" for _, r in hub.requests), hub.requests
+    assert (folder / "model_quantized.onnx").read_bytes() == hub.files["tiny-org/tiny-embedder"][MODEL_FILE]

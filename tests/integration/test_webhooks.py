@@ -8,6 +8,7 @@ import copy
 import hashlib
 import hmac
 import json
+import logging
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -144,17 +145,52 @@ def test_a_signed_vercel_deployment_error_lands_and_a_github_ping_is_answered(
     assert svc.store.count("acme") == 1
 
 
-def test_without_a_secret_the_receiver_refuses_and_names_the_setting(tmp_path: Path) -> None:
+def test_without_a_secret_the_receiver_refuses_and_names_the_setting_in_its_log(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     settings = Settings(data_dir=tmp_path, ingest_routes=ROUTES)
     service = Service(SqliteStore(settings.sqlite_path), HashEmbedder(), settings, clock=lambda: NOW)
     set_service(service)
     try:
         gateway = LocalGateway(build_key_store(settings))
-        reply, answer = _post(gateway, "github", *_github(_push()))
+        with caplog.at_level(logging.WARNING):
+            reply, answer = _post(gateway, "github", *_github(_push()))
     finally:
         set_service(None)
-    assert reply.status == 401 and "NM_GITHUB_WEBHOOK_SECRET" in answer["error"]["message"], answer
+    assert reply.status == 401 and answer["error"]["message"] == "missing or invalid X-Hub-Signature-256 signature"
+    assert "NM_GITHUB_WEBHOOK_SECRET" in caplog.text and "NM_GITHUB" not in reply.body
     assert service.store.count("acme") == 0
+
+
+@pytest.mark.parametrize("secrets", ["per route", "none"])
+def test_an_unverified_delivery_gets_one_reply_whether_its_repository_is_routed_or_not(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, secrets: str
+) -> None:
+    # Given routed repositories each with its own secret (or no secret configured at all)
+    routes = {"github:acme/console": "acme", "github:rival/app": "rival"}
+    secret = json.dumps({"github:acme/console": "s-acme", "github:rival/app": "s-rival"}) if secrets != "none" else None
+    settings = Settings(data_dir=tmp_path, ingest_routes=routes, github_webhook_secret=secret)
+    set_service(Service(SqliteStore(settings.sqlite_path), HashEmbedder(), settings, clock=lambda: NOW))
+    replies: dict[str, tuple[int, str, str]] = {}
+    try:
+        gateway = LocalGateway(build_key_store(settings))
+        for repository in ("acme/console", "someone/unrouted"):
+            payload = _push()
+            payload["repository"]["full_name"] = repository
+            for signing in ("unsigned", "wrongly signed"):
+                body, headers = _github(payload, secret="guessed")
+                if signing == "unsigned":
+                    del headers["X-Hub-Signature-256"]
+                # When an attacker posts it
+                with caplog.at_level(logging.WARNING):
+                    reply, answer = _post(gateway, "github", body, headers)
+                replies[f"{repository} {signing}"] = (reply.status, answer["error"]["code"], answer["error"]["message"])
+    finally:
+        set_service(None)
+    # Then every reply is the same 401, word for word: nothing tells which repositories are routed
+    assert set(replies.values()) == {(401, "unauthorized", "missing or invalid X-Hub-Signature-256 signature")}, replies
+    # And the server's log has the detail: which route, and whether a secret was there to check against
+    assert "github:someone/unrouted" in caplog.text and "github:acme/console" in caplog.text
 
 
 def test_the_body_limit_holds_before_the_signature_is_checked(gateway: LocalGateway, svc: Service) -> None:

@@ -90,3 +90,23 @@ def test_serve_runs_its_first_maintenance_when_told(tmp_path: Path, monkeypatch:
             time.sleep(0.2)
         output = served.stop()
     assert "daily maintenance" in output, output[-2000:]
+
+
+def test_the_demo_key_is_printed_once_on_the_start_that_creates_it(tmp_path: Path) -> None:
+    from tests.helpers import hash_cli
+
+    data = tmp_path / "data"
+    # Given a first start on a new data folder (without the samples: the key is made either way)
+    with serve(data, samples=False, program=hash_cli.command(16)) as first:
+        key = first.key
+        first_output = first.stop()
+    # Then that start printed the key in full, once
+    assert first_output.count(key) == 1 and "new key" in first_output, first_output
+    # When it is started again, with and without the samples
+    for samples in (False, True):
+        with serve(data, samples=samples, program=hash_cli.command(16)) as later:
+            assert later.key == key and call(later.url, later.key, "GET", "/v1/facets")[0] == 200
+            output = later.stop()
+        # Then the key is not printed again; the start says where it is
+        assert key not in output and key[:12] not in output, output
+        assert f"demo key: in {data / 'demo-api-key'}" in output, output

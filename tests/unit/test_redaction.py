@@ -124,7 +124,18 @@ def test_look_alikes_are_left_alone() -> None:
         "- SecretsCollection: output_baseline saner function structure",
         "Example account SID: ACxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx Regex: AC[a-z0-9]{32}",
         "PGP keys are missed, since they start with `BEGIN PGP PRIVATE KEY BLOCK` and the BLOCK never matched",
+        # and in werkzeug's, httpx's and gitleaks' (their words about passwords and tokens)
+        "Push to main: Improved documentation for password functions.",
+        "Handle URL quoting username and password components. (#1159)",
+        "* applied new copy_with with username and password\n\n* Changed code: authority",
+        "Only detects: \nAWS STS service bearer token\nContext-specific credential",
+        "- [audit functionality] Clarify what a valid secret is (0a840b2)",
     ],
 )
 def test_what_real_histories_say_about_secrets_is_not_one(text: str) -> None:
     assert find_secrets(text) == []
+
+
+def test_an_arn_is_not_a_telegram_token() -> None:
+    # The sample SQS event's queue ARN: an account id, a colon and a 35-character name
+    assert find_secrets("arn:aws:sqs:us-east-1:123456789012:NeuralMemory-dev-IngestObservations") == []

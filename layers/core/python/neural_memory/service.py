@@ -31,6 +31,7 @@ from neural_memory.errors import (
 )
 from neural_memory.ingest import lifecycle, supersession
 from neural_memory.ingest.prepare import chunked, embedding_text, prepare
+from neural_memory.ingest.repeated_ids import last_of_each, repeated
 from neural_memory.ingest.turn_context import add_stored_turn_context, add_turn_context, previous_in_session, quoting
 from neural_memory.models import (
     AnswerResponse,
@@ -63,7 +64,7 @@ from neural_memory.observability import (
 from neural_memory.providers.embeddings.fair_share import for_workspace
 from neural_memory.providers.embeddings.vector_cache import embedding_hash, text_key
 from neural_memory.providers.llm.base import collecting_fallbacks
-from neural_memory.redaction.observations import Redacted, redact_all, redactions_out
+from neural_memory.redaction.observations import redact_all, redactions_out
 from neural_memory.search.expansion import expanded
 from neural_memory.search.facets import facets_reply
 from neural_memory.search.filters.model import compile_filter, filter_fields
@@ -356,11 +357,15 @@ class Service:
         from a read before the write: the store writes an item only if its lifecycle state is
         still the one read (``Store.write``'s ``expected``), so a promotion, citation, archive
         or embedding made in between is never overwritten; those items are read and prepared
-        again, up to ``INGEST_ATTEMPTS`` times."""
+        again, up to ``INGEST_ATTEMPTS`` times.
+
+        An id twice in ``observations`` (a redelivered event) is read as the copies sent in turn
+        (``repeated_ids.last_of_each``): the last is written, each earlier one counts as updated."""
         now = self._clock()
+        observations, replaced = last_of_each(observations)
         # Secrets out first: nothing below (store, embedder, cache, logs) sees them.
         redacted = redact_all(observations, self.settings.secrets_policy_of(workspace_id))
-        prepared = [self._prepare(workspace_id, r, now) for r in redacted]
+        prepared = [self._prepare(workspace_id, r.observation, now, r.redactions) for r in redacted]
         supersession.check_no_cycle(self.store, workspace_id, prepared)
         outcome = UpsertOutcome(ids=[item.record.id for item in prepared])
         outcome.redacted = list(dict.fromkeys(item.record.id for item in prepared if item.record.redactions))
@@ -370,7 +375,11 @@ class Service:
         pending = list(redacted)
         for attempt in range(INGEST_ATTEMPTS):
             # Prepared anew on a retry: the turn context and vectors are written into the items.
-            items = prepared if attempt == 0 else [self._prepare(workspace_id, o, now) for o in pending]
+            items = (
+                prepared
+                if attempt == 0
+                else [self._prepare(workspace_id, o.observation, now, o.redactions) for o in pending]
+            )
             previous = self.store.read(workspace_id, [item.record.id for item in items])
             items = [
                 lifecycle.carried_over(
@@ -398,8 +407,11 @@ class Service:
             if not pending:
                 break
             logger.info("observations changed while being written; writing them again", extra={"ids": sorted(stale)})
-        for item in (self._prepare(workspace_id, o, now) for o in pending):  # still racing after every attempt
+        for item in (
+            self._prepare(workspace_id, o.observation, now) for o in pending
+        ):  # still racing after every attempt
             outcome.failed[item.record.id] = "changed by a concurrent promotion, citation or archive; send it again"
+        outcome.updated += [i for i in replaced if i not in outcome.failed]
         try:
             supersession.relink(
                 self.store, workspace_id, written, {i: links for i, links in before.items() if i not in outcome.failed}
@@ -417,16 +429,19 @@ class Service:
             self._embed_stored(workspace_id, list(dict.fromkeys(recurring)), now)
         return outcome
 
-    def _prepare(self, workspace_id: str, redacted: Redacted, now: datetime) -> IndexedObservation:
-        """One redacted observation resolved and chunked under the service's settings (``prepare``)."""
+    def _prepare(
+        self, workspace_id: str, observation: ObservationIn, now: datetime, redactions: Sequence[str] = ()
+    ) -> IndexedObservation:
+        """One observation (redacted: ``redactions`` says what was taken out) resolved and chunked
+        under the service's settings (``prepare``)."""
         config = self.settings
         return prepare(
-            redacted.observation,
+            observation,
             now=now,
             policy=config.tiers_of(workspace_id),
             ttl_days=config.collaborative_ttl_days,
             chunking=self.chunking,
-            redactions=redacted.redactions,
+            redactions=redactions,
         )
 
     def _recurring(
@@ -547,7 +562,10 @@ class Service:
 
     def ingest(self, workspace_id: str, observations: Sequence[ObservationIn], request_id: str) -> ObservationsResponse:
         """``POST /v1/observations``: ids in request order, and how many were created or updated;
-        ``StoreRejected`` (422, naming each refused id and why) if the store refused any."""
+        ``StoreRejected`` (422, naming each refused id and why) if the store refused any; an id
+        sent twice is a 400 naming the later one (``repeated_ids.repeated``), before anything is written."""
+        if (problem := repeated(observations)) is not None:
+            raise problem
         outcome = self.index(workspace_id, observations)
         if outcome.failed:
             raise StoreRejected.of(outcome.failed, len(outcome.ids))

@@ -83,6 +83,8 @@ class ProviderSettings(_Base):
     # stand-in or mirror of Hugging Face's /{repo}/resolve/{revision}/{path} addresses).
     local_reranker: str = "ms-marco-minilm-l6-v2"
     model_hub_url: str = "https://huggingface.co"
+    # How long a whole `models pull` may take (each read has its own 30 s timeout besides).
+    model_pull_timeout_s: float = Field(default=1800.0, gt=0)
     # The local model embeds documents on low-priority threads, so searches come first (serve).
     documents_yield_to_queries: bool = False
     cohere_api_key: SecretStr | None = None
@@ -314,6 +316,11 @@ class IngestSettings(_Base):
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
     # Local server: requests handled at once (each function runs up to this many handler instances).
     serve_concurrency: int = Field(default=8, ge=1, le=256)
+    # Local server: connections open at once (the slowest client is closed first at the limit), and
+    # how long a request's line and headers, and the whole request, may take from its first byte.
+    serve_max_connections: int = Field(default=1000, ge=10, le=100_000)
+    serve_head_timeout_s: float = Field(default=10.0, gt=0)
+    serve_request_timeout_s: float = Field(default=60.0, gt=0)
     # Local server: hours between runs of the daily maintenance (purge, archive); 0: never (cron `purge`).
     maintenance_interval_hours: float = Field(default=24.0, ge=0)
     # Seconds from start to its first run (then every interval): after the first requests and the

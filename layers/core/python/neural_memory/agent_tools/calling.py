@@ -117,7 +117,7 @@ def _prepare(name: str, arguments: Mapping[str, Any] | None, now: datetime) -> _
     except ValidationError as exc:
         from neural_memory.api.resolver import validation_failure
 
-        error, _ = validation_failure(exc.errors())
+        error, _ = validation_failure(exc.errors(), located=False)  # arguments: no location part
         logger.info("tool arguments refused", extra={"tool": name, "field": error.field})
         return ToolReply(f"{error.code}: {error}", is_error=True)
     return _Prepared(tool, validated, tool.request(validated, now))

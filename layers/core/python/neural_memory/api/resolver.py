@@ -79,21 +79,26 @@ def current_actor(app: APIGatewayRestResolver) -> str:
     return f"key:{key_id}" if isinstance(key_id, str) and key_id else "key:unknown"
 
 
-def _field(loc: Sequence[Any]) -> str:
+def _field(loc: Sequence[Any], located: bool) -> str:
     parts = [str(p) for p in loc]
-    if parts and parts[0] in {"body", "path", "query", "header"}:
+    if located and parts and parts[0] in {"body", "path", "query", "header"}:
         parts = parts[1:]
     if parts and parts[0].isdigit():  # position of a JSON syntax error, not a field
         parts = []
     return ".".join(parts) or "body"
 
 
-def validation_failure(errors: Sequence[Mapping[str, Any]]) -> tuple[InvalidInput, list[ErrorDetail]]:
+def validation_failure(
+    errors: Sequence[Mapping[str, Any]], *, located: bool = True
+) -> tuple[InvalidInput, list[ErrorDetail]]:
     """Pydantic's errors as the API words them: the first field and its message (with how many
-    more), and every one in ``details``. The one wording of bad input, for HTTP and MCP tools."""
+    more), and every one in ``details``. The one wording of bad input, for HTTP and MCP tools.
+    ``located``: each error's path starts with where the request carried it (HTTP: ``body``,
+    ``query``...), left out of the field's name; an MCP tool's arguments have no such part (an
+    argument may be called ``query``)."""
     details = [
         ErrorDetail(
-            field=_field(error.get("loc", ())),
+            field=_field(error.get("loc", ()), located),
             message=("malformed JSON: " + str(error.get("ctx", {}).get("error", "")))
             if error.get("type") == "json_invalid"
             else str(error.get("msg", "invalid value")),

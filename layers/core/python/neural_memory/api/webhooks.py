@@ -68,13 +68,20 @@ class EventSink(Protocol):
         ...
 
 
+def refusal(source: WebhookSource) -> Unauthorized:
+    """The one 401 of a delivery that is not verified, whatever the reason (no signature, a wrong
+    one, no secret for the route it names): a reply that differed would tell anyone which
+    repositories or teams are routed. The reason goes to the server's log only."""
+    return Unauthorized(f"missing or invalid {source.signature_header} signature")
+
+
 def verify(source: WebhookSource, secret: str, body: bytes, headers: Mapping[str, str]) -> None:
     """``Unauthorized`` unless ``headers`` carry the HMAC of ``body`` under ``secret`` (compared
     in constant time)."""
     presented = header(headers, source.signature_header) or ""
     expected = source.prefix + hmac.new(secret.encode(), body, source.algorithm).hexdigest()
     if not hmac.compare_digest(presented.encode(), expected.encode()):
-        raise Unauthorized(f"missing or invalid {source.signature_header} signature")
+        raise refusal(source)
 
 
 def receive(
@@ -132,23 +139,33 @@ def _payload(body: bytes) -> dict[str, Any]:
 def _verify_with_route_secret(
     settings: Settings, source: WebhookSource, key: str | None, body: bytes, headers: Mapping[str, str]
 ) -> None:
-    """``verify`` with the route's secret; on a mismatch the secrets are read again once (they may
-    have been set or rotated since this container read them), then the refusal stands."""
+    """``verify`` with the route's secret; on a mismatch, or no secret for the route, the secrets
+    are read again once (they may have been set or rotated since this container read them), then
+    the refusal stands: the same reply either way (``refusal``), the reason in the log."""
     variable = f"NM_{source.name.upper()}_WEBHOOK_SECRET"
     for fresh in (False, True):
         secrets = settings.webhook_secrets(source.name, fresh=fresh)
         if problem := settings.shared_secret_problem(source.name, secrets):  # read from Secrets Manager
             raise ConfigurationError(problem)
         secret = secrets.get(key or "") or secrets.get("*")
-        if not secret:  # nothing can verify the delivery: it is refused like an unsigned one
-            logger.error("webhook refused: no secret configured", extra={"route": key, "setting": variable})
-            raise Unauthorized(f"no {source.name} webhook secret is configured for it ({variable}, or {variable}_ARN)")
         try:
+            if not secret:  # nothing can verify the delivery: it is refused like an unsigned one
+                raise refusal(source)
             verify(source, secret, body, headers)
             return
         except Unauthorized:
-            if fresh:
-                raise
+            if not fresh:
+                continue
+            route = key or f"a {source.name} event naming no route"
+            if secret:
+                logger.warning(f"webhook refused: {route}: missing or invalid signature", extra={"route": key})
+            else:
+                setting = f"{variable} (or {variable}_ARN)"
+                logger.error(
+                    f"webhook refused: {route}: no secret configured for it in {setting}",
+                    extra={"route": key, "setting": setting},
+                )
+            raise
 
 
 class EventBridgeSink:

@@ -30,7 +30,7 @@ from neural_memory.observability import logger
 from neural_memory.runtime import set_key_store
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from types import ModuleType
 
     from neural_memory.api.routes import Route
@@ -193,6 +193,8 @@ class LocalGateway:
         functions = [*dict.fromkeys(route.function for route in ROUTES), AUTHORIZER]
         self._pools = {function: FunctionPool(function, concurrency) for function in functions}
         self._openapi: dict[str, Any] | None = None
+        # What the server adds to GET /health (its connections: open, limit, dropped by reason).
+        self.health_details: Callable[[], dict[str, Any]] | None = None
 
     def dispatch(
         self, method: str, target: str, headers: Mapping[str, str], body: bytes, source_ip: str = "127.0.0.1"
@@ -205,9 +207,9 @@ class LocalGateway:
             # A browser opening the printed URL gets the console; API clients keep the JSON health.
             return ProxyResponse(302, "", {"Location": "/console", "Content-Type": "text/plain"})
         if method == "GET" and path in {"/", "/health"}:
-            return ProxyResponse(
-                200, json.dumps({"status": "ok", "service": "neural-memory", "openapi": "/openapi.json"})
-            )
+            details = self.health_details() if self.health_details is not None else {}
+            health = {"status": "ok", "service": "neural-memory", "openapi": "/openapi.json", **details}
+            return ProxyResponse(200, json.dumps(health))
         if method == "GET" and path == "/openapi.json":
             if self._openapi is None:
                 self._openapi = openapi_document()

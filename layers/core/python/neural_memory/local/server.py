@@ -4,9 +4,12 @@
 Why waitress: its HTTP/1.1 parser is strict and has a record of fixed request-smuggling reports
 (chunked bodies, invalid or negative ``Content-Length``, unsupported transfer codings are all
 refused); it reads the whole request, within the header and body limits, before a worker thread
-sees it, so a client that stalls holds a socket, never a worker, and is dropped after the idle
-timeout; and WSGI fits the synchronous Lambda handlers the gateway calls. It needs no compiler
-and runs wherever Python does.
+sees it, so a client that stalls holds a socket, never a worker; and WSGI fits the synchronous
+Lambda handlers the gateway calls. It needs no compiler and runs wherever Python does.
+
+A client that stalls is bounded by ``connection_guard``: a deadline for each request's head and
+for the whole request (waitress's idle timeout restarts with every byte), a connection limit well
+above a team's, the slowest client closed first at that limit, each drop logged and counted.
 
 What waitress answers itself (400, 413, 431, 500, 501) is rewritten into the API's JSON
 envelope, as is everything the gateway answers (404, 405, 414, …); HEAD is answered as GET
@@ -16,6 +19,7 @@ without the body.
 from __future__ import annotations
 
 import logging
+import select
 import sys
 import time
 from http import HTTPStatus
@@ -23,12 +27,21 @@ from typing import TYPE_CHECKING, Any
 
 from waitress.channel import HTTPChannel
 from waitress.parser import HTTPRequestParser, ParsingError
-from waitress.server import create_server
+from waitress.server import TcpWSGIServer
 from waitress.task import ErrorTask
 
 from neural_memory.api.resolver import error_body, error_reply
 from neural_memory.errors import NeuralMemoryError, PayloadTooLarge
+from neural_memory.local.connection_guard import (
+    HEAD_TIMEOUT_S,
+    MAX_CONNECTIONS,
+    REQUEST_TIMEOUT_S,
+    GuardStats,
+    began,
+    note_received,
+)
 from neural_memory.local.gateway import DEFAULT_CONCURRENCY
+from neural_memory.observability import logger
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -83,11 +96,97 @@ class _StrictParser(HTTPRequestParser):  # type: ignore[misc]
 class _EnvelopeChannel(HTTPChannel):  # type: ignore[misc]
     parser_class = _StrictParser
     error_task_class = _EnvelopeErrorTask
+    request_began: float | None = None  # when the request being received began (connection_guard)
+
+    def received(self, data: bytes) -> bool:
+        pending, before = self.request, self.request_began
+        received: bool = super().received(data)
+        note_received(self, pending, before)
+        return received
+
+
+class GuardedServer(TcpWSGIServer):  # type: ignore[misc]  # waitress is untyped
+    """waitress's TCP server with the deadlines, the limit and the eviction of ``connection_guard``."""
+
+    next_channel_cleanup: float = 0.0  # waitress's: when its maintenance runs next
+
+    def __init__(self, *args: Any, head_timeout_s: float, request_timeout_s: float, **kwargs: Any) -> None:
+        self.head_timeout_s = head_timeout_s
+        self.request_timeout_s = request_timeout_s
+        self.stats = GuardStats()
+        super().__init__(*args, **kwargs)
+
+    def readable(self) -> bool:
+        """waitress's, except at the limit: a connection waiting to be accepted takes the place of
+        the slowest client (``_drop_slowest``) instead of waiting until someone leaves."""
+        now = time.time()
+        if now >= self.next_channel_cleanup:
+            self.next_channel_cleanup = now + self.adj.cleanup_interval
+            self.maintenance(now)
+        if not self.accepting:
+            return False
+        closing = sum(1 for channel in self.active_channels.values() if channel.will_close)
+        if len(self._map) - closing < self.adj.connection_limit:
+            self.in_connection_overflow = False
+            return True
+        if self._someone_waits() and self._drop_slowest():
+            return True
+        if not self.in_connection_overflow:  # said once per episode
+            self.in_connection_overflow = True
+            logger.warning(
+                "connection limit reached and every connection has a request being served: new ones wait",
+                extra={"limit": self.adj.connection_limit},
+            )
+        return False
+
+    def maintenance(self, now: float) -> None:
+        super().maintenance(now)  # waitress's idle timeout
+        clock = time.monotonic()
+        for channel in self.active_channels.values():
+            started = began(channel)
+            if started is None or channel.requests or channel.will_close:
+                continue  # receiving nothing, or a request of it is being served
+            headers_done = bool(getattr(channel.request, "headers_finished", False))
+            limit = self.request_timeout_s if headers_done else self.head_timeout_s
+            if clock - started > limit:
+                self._drop(channel, "requestTimeout" if headers_done else "headTimeout")
+        self.stats.log_due(clock)
+
+    def connections(self) -> dict[str, Any]:
+        """What ``GET /health`` shows of the connections: open, the limit, and the drops by reason."""
+        with self.stats.lock:
+            dropped = dict(self.stats.dropped)
+        return {"open": len(self.active_channels), "limit": self.adj.connection_limit, "dropped": dropped}
+
+    def _someone_waits(self) -> bool:
+        poller = select.poll()
+        poller.register(self.socket.fileno(), select.POLLIN)
+        return bool(poller.poll(0))
+
+    def _drop_slowest(self) -> bool:
+        """Close the client whose unfinished request began longest ago, else the one idle longest;
+        False when every connection has a request being served (none is closed)."""
+        idle = [c for c in self.active_channels.values() if not c.requests and not c.will_close]
+        receiving = [c for c in idle if began(c) is not None]
+        if receiving:
+            self._drop(min(receiving, key=lambda c: began(c) or 0.0), "atLimit")
+        elif idle:
+            self._drop(min(idle, key=lambda c: c.last_activity), "atLimit")
+        return bool(idle)
+
+    def _drop(self, channel: HTTPChannel, reason: str) -> None:
+        self.stats.count(reason)
+        # Closed by the event loop once this pass over the sockets is done (as waitress's idle
+        # timeout closes one): closing it now could free its descriptor for a new connection that
+        # this pass's poll results still name under the old one.
+        channel.will_close = True
 
 
 class LocalApiServer:
     """Serves ``gateway`` on ``address`` with ``threads`` worker threads (the most requests
-    handled at once; each function's handler pool in the gateway has as many instances)."""
+    handled at once; each function's handler pool in the gateway has as many instances), at most
+    ``max_connections`` connections, each request's head within ``head_timeout_s`` of its first
+    byte and the whole request within ``request_timeout_s`` (``connection_guard``)."""
 
     def __init__(
         self,
@@ -97,13 +196,20 @@ class LocalApiServer:
         quiet: bool,
         idle_timeout_s: float = IDLE_TIMEOUT_S,
         threads: int = DEFAULT_CONCURRENCY,
+        *,
+        max_connections: int = MAX_CONNECTIONS,
+        head_timeout_s: float = HEAD_TIMEOUT_S,
+        request_timeout_s: float = REQUEST_TIMEOUT_S,
     ) -> None:
         self.gateway = gateway
         self.max_body_bytes = max_body_bytes
         self.quiet = quiet
         logging.getLogger("waitress").setLevel(logging.ERROR if quiet else logging.WARNING)
-        self._server = create_server(
+        self._server = GuardedServer(
             self._application,
+            map={},
+            head_timeout_s=head_timeout_s,
+            request_timeout_s=request_timeout_s,
             host=address[0],
             port=address[1],
             threads=threads,
@@ -113,10 +219,13 @@ class LocalApiServer:
             # oversized one reads our 413 instead of a broken pipe; beyond that it refuses at once.
             max_request_body_size=16 * max_body_bytes,
             channel_timeout=idle_timeout_s,
-            cleanup_interval=max(idle_timeout_s / 4, 0.25),
+            cleanup_interval=max(min(idle_timeout_s / 4, head_timeout_s / 4, 1.0), 0.1),
+            connection_limit=max_connections,
+            asyncore_use_poll=True,  # select() cannot watch descriptors past 1024
             expose_tracebacks=False,
         )
         self._server.channel_class = _EnvelopeChannel
+        gateway.health_details = lambda: {"connections": self._server.connections()}
 
     @property
     def url(self) -> str:

@@ -16,7 +16,6 @@ from pydantic import (
     Field,
     PlainValidator,
     StringConstraints,
-    ValidationInfo,
 )
 
 __all__ = [
@@ -82,13 +81,15 @@ Url = Annotated[str, StringConstraints(max_length=2048, pattern=r"^https?://\S+$
 Vector = list[float]
 
 
-def _trimmed_query(value: str, info: ValidationInfo) -> str:
-    """Search queries and questions: trimmed, then 1..``MAX_QUERY_CHARS`` characters."""
+def _trimmed_query(value: str) -> str:
+    """Search queries and questions: trimmed, then 1..``MAX_QUERY_CHARS`` characters. The error's
+    path names the field as the caller sent it (``q``, ``query``, ``question``): the message does
+    not name it again (a query parameter's validator is told no field name at all)."""
     value = value.strip()
     if not value:
-        raise ValueError(f"{info.field_name} must not be empty")
+        raise ValueError("must not be empty")
     if len(value) > MAX_QUERY_CHARS:
-        raise ValueError(f"{info.field_name} must be at most {MAX_QUERY_CHARS} characters")
+        raise ValueError(f"must be at most {MAX_QUERY_CHARS} characters")
     return value
 
 

@@ -52,13 +52,15 @@ class Pattern:
 
 # detect-secrets' provider plugins (module, class) and the kind each one's matches are. Left out:
 # the high-entropy plugins (entropy-only guesses would take commit SHAs, UUIDs, digests and base64
-# fixtures), the public-IP plugin (an address is not a credential), and two ours supersede: its
+# fixtures), the public-IP plugin (an address is not a credential), its Artifactory plugin (its
+# ``AP…`` pattern takes Slack app ids; ours wants the 73-character key), its Twilio plugin (account
+# and key SIDs, ``AC…``/``SK…``, are identifiers; the auth token is found by its name), and two ours
+# supersede: its
 # basic-auth URL (ours takes any character a password holds, an empty user, and leaves a local
 # default like ``postgres:postgres@`` alone) and its JWT (lazy: it ends before the signature);
 # the keyword plugin is used apart.
 LIBRARY = (
     ("aws", "AWSKeyDetector", ("aws-access-key-id", "aws-secret-access-key")),
-    ("artifactory", "ArtifactoryDetector", ("artifactory-token",)),
     ("azure_storage_key", "AzureStorageKeyDetector", ("azure-storage-key",)),
     ("cloudant", "CloudantDetector", ("cloudant-credentials",)),
     ("discord", "DiscordBotTokenDetector", ("discord-token",)),
@@ -77,7 +79,6 @@ LIBRARY = (
     ("square_oauth", "SquareOAuthDetector", ("square-secret",)),
     ("stripe", "StripeDetector", ("stripe-key",)),
     ("telegram_token", "TelegramBotTokenDetector", ("telegram-token",)),
-    ("twilio", "TwilioKeyDetector", ("twilio-key",)),
 )
 _LIBRARY_CHECKS: dict[str, Callable[[str, bool], bool]] = {}
 _MIN_GROUP = 6
@@ -99,6 +100,8 @@ def library_patterns() -> list[Pattern]:
             source = listed.pattern
             if kind == "aws-access-key-id":  # a token of its own, not 20 characters inside a fingerprint
                 source = rf"(?<![A-Za-z0-9])(?:{source})(?![A-Za-z0-9])"
+            if kind == "telegram-token":  # a token of its own, not an ARN's account and name
+                source = rf"(?<![\w:])(?:{source})(?![\w-])"
             regex = re.compile(source, (listed.flags & ~re.UNICODE) | re.ASCII)
             check = _LIBRARY_CHECKS.get(kind, values.provider_value)
             found.append(Pattern(kind, regex, group=1 if regex.groups else 0, check=check, min_group=_MIN_GROUP))
@@ -148,6 +151,37 @@ PROVIDERS = (
     _prefixed("postman-key", r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b", "pmak-"),
     _prefixed("linear-key", r"\blin_api_[A-Za-z0-9]{40}\b", "lin_api_"),
     _prefixed("mailgun-key", r"\bkey-[0-9a-f]{32}\b", "key-"),
+    _prefixed("mailgun-key", r"\b[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}\b", "-"),
+    _prefixed(
+        "discord-webhook", r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[\w-]{60,}", "discord"
+    ),
+    _prefixed("discord-token", r"\b[MNO][\w-]{23,25}\.[\w-]{6}\.[\w-]{27,38}\b", "."),
+    _prefixed("vault-token", r"\bhv[sbr]\.[A-Za-z0-9_-]{24,}", "hvs.", "hvb.", "hvr."),
+    _prefixed("terraform-token", r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}", "atlasv1"),
+    _prefixed("nuget-key", r"\boy2[a-z0-9]{43}\b", "oy2"),
+    _prefixed(
+        "newrelic-key", r"\bNR(?:AK|II|JS)-[A-Za-z0-9]{19,32}\b|\b[a-f0-9]{36}NRAL\b", "nrak-", "nrii-", "nrjs-", "nral"
+    ),
+    _prefixed("supabase-key", r"\bsb_secret_[A-Za-z0-9_-]{20,}", "sb_secret_"),
+    _prefixed(
+        "grafana-token", r"\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b|\bglc_[A-Za-z0-9+/]{32,}={0,2}", "glsa_", "glc_"
+    ),
+    _prefixed("notion-token", r"\bntn_[0-9]{11}[A-Za-z0-9]{32,35}\b", "ntn_"),
+    _prefixed("pulumi-token", r"\bpul-[a-f0-9]{40}\b", "pul-"),
+    _prefixed("gitlab-token", r"\bglpat-[A-Za-z0-9_-]{20,}(?:\.[A-Za-z0-9]{2}\.[A-Za-z0-9]{9})?", "glpat-"),
+    _prefixed(
+        "azure-client-secret",
+        r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])",
+        "q~",
+    ),
+    _prefixed("atlassian-token", r"\bATATT3[A-Za-z0-9_\-=]{150,}", "atatt3"),
+    _prefixed("sentry-token", r"\bsntry[su]_[A-Za-z0-9+/=_-]{60,}", "sntry"),
+    _prefixed("docker-token", r"\bdckr_pat_[A-Za-z0-9_-]{27,}", "dckr_pat_"),
+    _prefixed("heroku-key", r"\bHRKU-AA[0-9A-Za-z_-]{58}", "hrku-"),
+    _prefixed("netlify-token", r"\bnfp_[A-Za-z0-9]{36}\b", "nfp_"),
+    _prefixed("rubygems-key", r"\brubygems_[a-f0-9]{48}\b", "rubygems_"),
+    _prefixed("vercel-token", r"\bvc[pika]_[A-Za-z0-9]{24,}", "vcp_", "vci_", "vck_", "vca_"),
+    _prefixed("artifactory-token", r"\bAKC[A-Za-z0-9]{69}\b", "akc"),
     _prefixed("doppler-token", r"\bdp\.(?:pt|st|ct|sa|scim|audit)\.(?:[a-z0-9_-]{2,35}\.)?[A-Za-z0-9]{40,44}\b", "dp."),
     _prefixed(
         "aws-session-token",
@@ -157,16 +191,19 @@ PROVIDERS = (
     ),
 )
 
-# A secret's name: a word (ASCII letters, digits, ``_`` and ``-``) holding one of these. It starts
+# A secret's name: a word (ASCII letters, digits, ``_`` and ``-``) holding one of these, the word
+# not going on in lower case (``tokenizer``, ``passwordless``, ``secretary`` are other words). It starts
 # where a word does (the patterns put ``(?<![\w-])`` before it): a lazy prefix tried from every
 # character of a long token (a base64 line) would cost its length squared.
 SECRET_NAME = (
-    r"(?:[\w-]*?)(?:passw(?:or)?d|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|"
-    r"(?:auth|client|signing|encryption|master|session|storage|account|service|license|admin|deploy|webhook)[_-]?key|"
-    r"credentials?)"
-    r"(?:[\w-]*)"
+    r"(?:[\w-]*?(?:passw(?:or)?d|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|"
+    r"(?:auth|client|signing|encryption|master|session|storage|account|service|license|admin|deploy|webhook|app)"
+    r"[_-]?key|credentials?)(?-i:(?!ize|ise|less|ary|[a-rt-z]))[\w-]*"
+    r"|[\w-]*?(?<![A-Za-z])(?:pass|pw|_auth|_password)(?![A-Za-z0-9]))"
 )
-_NAMED = ("pass", "pwd", "secret", "token", "key", "credential")
+# The same at a line's start, where a properties file's dotted names stand (``aws.secret.access.key``).
+DOTTED_SECRET_NAME = SECRET_NAME.replace(r"[\w-]", r"[\w.-]")
+_NAMED = ("pass", "pwd", "pw", "_auth", "secret", "token", "key", "credential")
 _AUTH_HEADER = r"(?:x-)?(?:api-?key|auth-?token|access-?token|api-?token|apikey|private-token|goog-api-key)"
 
 # Where the name, the context or the syntax says a value is a secret.
@@ -232,9 +269,20 @@ CONTEXTUAL = (
     ),
     Pattern(
         "bearer-token",
-        re.compile(r"\b(?:bearer|token|apikey|api-key)\s+([A-Za-z0-9\-._~+/]{16,}=*)", I),
+        re.compile(r"\bbearer[ \t]+([A-Za-z0-9\-._~+/]{16,}=*)", I),
         group=1,
-        hints=("bearer", "token", "apikey", "api-key"),
+        hints=("bearer",),
+        check=values.token,
+    ),
+    Pattern(
+        "bearer-token",
+        re.compile(
+            r"\bauthorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:token|apikey|api-key|digest|sso-key)[ \t]+"
+            r"([A-Za-z0-9\-._~+/]{16,}=*)",
+            I,
+        ),
+        group=1,
+        hints=("authorization",),
         check=values.token,
     ),
     Pattern(
@@ -268,15 +316,23 @@ CONTEXTUAL = (
     ),
     Pattern(
         "password",
-        re.compile(r"(?:--password|--passwd|\bsshpass\s+-p|\bdocker\s+login\b[^\n]*?\s-p)\s+(['\"]?)([^\s'\"]+)\1", A),
+        re.compile(
+            r"(?:--(?:password|passwd|token|api-key|apikey|secret|auth-token|access-token)|\bsshpass\s+-p|"
+            r"\bdocker\s+login\b[^\n]*?\s-p)(?:\s+|=)(['\"]?)([^\s'\"]+)\1",
+            A,
+        ),
         group=2,
-        hints=("pass", "docker"),
+        hints=("--", "sshpass", "docker"),
         check=values.assigned,
     ),
-    # Config words followed by the value: .netrc, redis.conf.
+    # Config words followed by the value: a line of redis.conf or .netrc, or .netrc's one-line form.
     Pattern(
         "password",
-        re.compile(r"(?:^|\s)(?:password|requirepass|masterauth)\s+(['\"]?)([^\s'\"]+)\1(?=\s|$)", A | re.M),
+        re.compile(
+            r"(?:^[ \t]*(?:password|requirepass|masterauth)|\blogin[ \t]+\S+[ \t]+password)[ \t]+(['\"]?)([^\s'\"]+)\1"
+            r"[ \t]*(?:$|[ \t]+(?:machine|login|account)\b)",
+            A | re.M,
+        ),
         group=2,
         hints=("pass", "auth"),
         check=values.literal,
@@ -288,7 +344,7 @@ CONTEXTUAL = (
         re.compile(
             r"(?:(?:password|passwort|mot de passe|contrase\u00f1a|senha|key|token|secret|schl\u00fcssel|cl\u00e9|"
             r"clave|chave)"
-            r"(?:\s+[^\s.,;:!?]+){0,4}?\s+(?:is|was|ist|lautet|est|es|\u00e9)\s+"
+            r"(?:[ \t]+[^\s.,;:!?]+){0,4}?[ \t]+(?:is|was|ist|lautet|est|es|\u00e9)[ \t]+"
             r"|(?:\u5bc6\u7801|\u5bc6\u94a5|\u30d1\u30b9\u30ef\u30fc\u30c9)[^\s]{0,12}?(?:\u662f|\u4e3a|\u306f)\s*)"
             r"[\"'`\u201c]?([^\s\"'`\u201d]{8,})",
             re.IGNORECASE,
@@ -301,7 +357,7 @@ CONTEXTUAL = (
     Pattern(
         "password",
         re.compile(
-            r"(?<![^\s\"'`(])([^\s\"'`]{12,})\s+(?:is|was)\s+(?:the|my|our|your)\s+(?:[\w-]+\s+){0,3}?"
+            r"(?<![^\s\"'`(])([^\s\"'`]{12,})[ \t]+(?:is|was)[ \t]+(?:the|my|our|your)[ \t]+(?:[\w-]+[ \t]+){0,3}?"
             r"(?:password|key|token|secret)\b",
             re.IGNORECASE,
         ),
@@ -314,14 +370,64 @@ CONTEXTUAL = (
     Pattern(
         "credential",
         re.compile(
-            rf"^[ \t]*(?:export[ \t]+|-[ \t]+|set[ \t]+|ENV[ \t]+)?[\"']?({SECRET_NAME})[\"']?[ \t]*(?:=|:|:=)[ \t]*"
-            r"[\"'`]?([^\s\"'`]+)",
+            rf"^[ \t]*(?:export[ \t]+|-[ \t]+|set[ \t]+|ENV[ \t]+)?[\"']?({DOTTED_SECRET_NAME})[\"']?[ \t]*"
+            r"(?:=|:|:=)[ \t]*[\"'`]?([^\s\"'`]+)",
             I | re.M,
         ),
         group=2,
         hints=_NAMED,
         check=values.assigned,
         name_group=1,
+    ),
+    # XML: ``<password>…</password>``, and ``<add key="ClearTextPassword" value="…"/>`` (NuGet, appSettings).
+    Pattern(
+        "credential",
+        re.compile(rf"<({SECRET_NAME})>([^<\s]+)</\1>", I),
+        group=2,
+        hints=("<",),
+        check=values.literal,
+        name_group=1,
+    ),
+    Pattern(
+        "credential",
+        re.compile(rf"\bkey=\"({SECRET_NAME})\"[ \t]+value=\"([^\"]+)\"", I),
+        group=2,
+        hints=("value=",),
+        check=values.literal,
+        name_group=1,
+    ),
+    # SQL: ``IDENTIFIED BY '…'``, ``PASSWORD '…'`` (CREATE/ALTER USER or ROLE), ``OPTIONS (… password '…')``.
+    Pattern(
+        "password",
+        re.compile(r"\b(?:identified[ \t]+by|password)[ \t]+'([^'\n]+)'", I),
+        group=1,
+        hints=("identified", "password"),
+        check=values.literal,
+    ),
+    # A typed constant or a define: ``const CO_API_KEY: &str = "…"``, ``define('CF_API_TOKEN', '…')``.
+    Pattern(
+        "credential",
+        re.compile(rf"(?<![\w-])({SECRET_NAME})[ \t]*:[ \t]*[^=\n\"']{{1,30}}=[ \t]*([\"'`])([^\s\"'`]{{6,}})\2", I),
+        group=3,
+        hints=_NAMED,
+        check=values.assigned,
+        name_group=1,
+    ),
+    Pattern(
+        "credential",
+        re.compile(rf"\bdefine\([ \t]*[\"']({SECRET_NAME})[\"'][ \t]*,[ \t]*([\"'])([^\"'\n]+)\2", I),
+        group=3,
+        hints=("define",),
+        check=values.literal,
+        name_group=1,
+    ),
+    # A password piped to ``--password-stdin``.
+    Pattern(
+        "password",
+        re.compile(r"\becho[ \t]+(['\"]?)([^\s'\"|]+)\1[ \t]*\|[^\n]*--password-stdin", A),
+        group=2,
+        hints=("password-stdin",),
+        check=values.literal,
     ),
     # A Dockerfile's ``ENV NAME value``.
     Pattern(

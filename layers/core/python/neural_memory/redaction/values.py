@@ -36,19 +36,23 @@ _DESCRIBING = frozenset(
     "default demo local dev development".split()
 )
 # Values the providers publish in their documentation (anyone may read them, none opens anything):
-# AWS writes its examples with EXAMPLE in them; jwt.io's and Stripe's are the ones below.
+# AWS writes its examples with EXAMPLE in them; jwt.io's, Stripe's and Azurite's are the ones below.
 _PUBLISHED = frozenset(
     {
         "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ"
         ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
         "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
+        # Azurite's, the storage emulator's well-known account key
+        "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==",
     }
 )
 # A template or an interpolation, never a secret: ``${X}``, ``{{ secrets.X }}``, ``$NAME``, ``%(name)s``.
 _TEMPLATE = re.compile(r"^(?:\$\{|\$\(|\$[A-Za-z_]|\{\{|\{%|%\(|\{[A-Za-z_])")
 # Where a value assigned to a secret's name says the secret is kept: a secret manager's address
 # (an ARN, ``op://``, ``vault:``, GCP's ``projects/…/secrets/…``), a path, a YAML tag.
-_ADDRESS = re.compile(r"^(?:!|/|arn:|op://|vault:|projects/|secrets\.|ENC\[)")
+_ADDRESS = re.compile(r"^(?:!|/|arn:|op://|vault:|projects/|secrets\.|ENC\[|\$ANSIBLE_VAULT)")
+# Ciphertext made to be committed: a SealedSecret's (``AgB…``, hundreds of base64 characters).
+_CIPHERTEXT = re.compile(r"^Ag[A-D][A-Za-z0-9+/]{200,}")
 # In code, unquoted: a dotted name, a constant's or a class's name, a snake_case identifier, a call
 # or a subscript (whole, or cut off at a quote: ``request.headers[``).
 _CODE_NAME = re.compile(
@@ -61,11 +65,18 @@ _CODE_NAME = re.compile(
 _ABOUT_A_SECRET = re.compile(
     r"(?:_|-|\b)(?:ids?|hash(?:ed)?|digest|sha\d*|md5|names?|types?|len(?:gth)?|min|max|count|url|uri|path|file|"
     r"dir|header|field|prompt|policy|expir\w*|ttl|timeout|version|arn|env|var|format|label|ref|source|provider|"
-    r"template|rotation|reset|hint|strength|mode|scope|param|parameter|store|manager|location)s?$",
+    r"template|rotation|reset|hint|strength|mode|scope|param|parameter|store|manager|location|prefix|suffix|"
+    r"alg|algorithms?|method|supported|kind|class|selector|field|column)s?$",
     re.IGNORECASE,
 )
+# Keys made to be public, shipped in web pages: Stripe's and Supabase's publishable keys, Mapbox's
+# public tokens, Datadog's browser client tokens.
+_PUBLISHABLE = ("pk_live_", "pk_test_", "sb_publishable_", "pk.eyJ")
+_DATADOG_CLIENT = re.compile(r"^pub[a-f0-9]{32}$")
 # A fingerprint or digest says which key, never opens anything: ``SHA256:t2lH0…``, ``sha512-…``.
 _DIGEST = re.compile(r"^(?:sha\d*|md5)[:-]", re.IGNORECASE)
+# Names that point at a secret kept elsewhere, or switch one on: ``existingSecret``, ``use_token``.
+_REFERRING = re.compile(r"^(?:existing|ref|use|is|has|enable|require|with|no|skip)[_-]", re.IGNORECASE)
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
@@ -91,7 +102,9 @@ def placeholder(value: str) -> bool:
         or (bool(_WORDS.match(value)) and bool(_DESCRIBING & set(re.split(r"[-_]", value))))
         or value.startswith("[redacted:")
         or "EXAMPLE" in value
-        or value in _PUBLISHED
+        or any(published in value for published in _PUBLISHED)
+        or value.startswith(_PUBLISHABLE)
+        or bool(_DATADOG_CLIENT.match(value))
         or bool(_DIGEST.match(value))
     )
 
@@ -101,15 +114,18 @@ def reference(value: str, quoted: bool) -> bool:
     name or call in code (quoted, ``"settings.KEY"`` is a literal)."""
     from detect_secrets.filters import heuristic
 
-    if _TEMPLATE.match(value) or _ADDRESS.match(value) or heuristic.is_templated_secret(value):
+    if _TEMPLATE.match(value) or _ADDRESS.match(value) or _CIPHERTEXT.match(value):
+        return True
+    if heuristic.is_templated_secret(value) or value[:1] in "[({":  # a structure: a list, a call, a map
         return True
     return not quoted and bool(_CODE_NAME.match(value))
 
 
 def about_a_secret(name: str) -> bool:
     """Whether a name holds something about a secret, not the secret (``password_reset_url``,
-    ``token_expiry``, ``secret_name``, ``SecretId``)."""
-    return bool(_ABOUT_A_SECRET.search(_CAMEL.sub("_", name)))
+    ``token_expiry``, ``secret_name``, ``SecretId``, ``existingSecret``)."""
+    name = _CAMEL.sub("_", name)
+    return bool(_ABOUT_A_SECRET.search(name) or _REFERRING.match(name))
 
 
 def assigned(value: str, quoted: bool = False) -> bool:
@@ -128,6 +144,8 @@ def assigned(value: str, quoted: bool = False) -> bool:
             value = value[:-1]  # a closing bracket of the code around it (``OpenAI(api_key=key)``)
     if len(value) < 6 or any(c.isspace() for c in value) or placeholder(value) or reference(value, quoted):
         return False
+    if value.startswith(("http://", "https://")):  # an address: its own password or token is found on its own
+        return False
     if heuristic.is_sequential_string(value) or heuristic.is_not_alphanumeric_string(value):
         return False
     return character_classes(value) >= 2 or len(value) >= 20
@@ -136,7 +154,7 @@ def assigned(value: str, quoted: bool = False) -> bool:
 def strong(value: str, quoted: bool = False) -> bool:
     """A value prose calls a secret ("the admin password is …"): only one that could be nothing
     else, eight characters or more of three kinds."""
-    value = value.rstrip(".,;:!?)]}\"'")
+    value = value.strip(".,;:!?()[]{}\"'")
     return len(value) >= 8 and character_classes(value) >= 3 and assigned(value, quoted)
 
 
@@ -150,12 +168,14 @@ def url_password(value: str, quoted: bool = False) -> bool:
 
 
 def token(value: str, quoted: bool = False) -> bool:
-    """A token after an auth scheme (``Bearer``, ``Token``): sixteen characters or more of two kinds,
+    """A token after an auth scheme (``Bearer``, ``Token``): sixteen characters or more of two kinds
+    with a digit (or thirty-two characters),
     not a template or a placeholder (``Bearer $TOKEN``, ``Bearer <token>``). Dots are a token's own
     here (a JWT, an opaque ``a.b.c``), not a dotted name."""
     if reference(value, True) or placeholder(value) or value.lower().startswith(("token", "bearer")):
         return False
-    return character_classes(value) >= 2
+    # Issued tokens are random: a digit, or long; "Bearer Context-specific" is prose.
+    return character_classes(value) >= 2 and (any(c.isdigit() for c in value) or len(value) >= 32)
 
 
 def basic_credentials(value: str, quoted: bool = False) -> bool:
@@ -177,7 +197,21 @@ def jwt(value: str, quoted: bool = False) -> bool:
     """A JSON Web Token whose header and payload decode as JSON (detect-secrets' own check)."""
     from detect_secrets.plugins.jwt import JwtTokenDetector
 
-    return value.count(".") >= 2 and JwtTokenDetector.is_formally_valid(value) and not placeholder(value)
+    if value.count(".") < 2 or not JwtTokenDetector.is_formally_valid(value) or placeholder(value):
+        return False
+    return not _public_claims(value)
+
+
+def _public_claims(value: str) -> bool:
+    """A JWT made to be public: Supabase's anon key (``"role": "anon"``) ships in every web page."""
+    import json
+
+    payload = value.split(".")[1]
+    try:
+        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    except (binascii.Error, ValueError):
+        return False
+    return isinstance(claims, dict) and claims.get("role") == "anon"
 
 
 def named_provider(value: str, quoted: bool = False) -> bool:

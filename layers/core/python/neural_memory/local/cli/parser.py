@@ -359,6 +359,12 @@ def build_parser() -> argparse.ArgumentParser:
     models_pull.add_argument(
         "--hub-url", help="the hub's address (env NM_MODEL_HUB_URL, default https://huggingface.co): a mirror"
     )
+    models_pull.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="give up after this long in all (env NM_MODEL_PULL_TIMEOUT_S, default 1800); what was received resumes",
+    )
     models_pull.set_defaults(func=cmd_models_pull)
 
     openapi = commands.add_parser("openapi", help="print the OpenAPI document")

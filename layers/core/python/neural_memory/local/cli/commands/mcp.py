@@ -63,12 +63,11 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             group.start_soon(stop_on_signal)
             try:
                 if args.http:
-                    print(f"Neural Memory MCP on http://{args.host}:{args.port}/mcp", file=sys.stderr, flush=True)
-                    import uvicorn
+                    from neural_memory.mcp_server.http_guard import guard_settings, serve_http
 
-                    app = server.streamable_http_app(host=args.host)  # the SDK's transport, with sessions
-                    config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning")
-                    await uvicorn.Server(config).serve()
+                    print(f"Neural Memory MCP on http://{args.host}:{args.port}/mcp", file=sys.stderr, flush=True)
+                    # the SDK's server, with slow clients bounded as `serve` bounds them
+                    await serve_http(server, args.host, args.port, **guard_settings(cli_settings(args)))
                 else:
                     await run_stdio(server)  # the SDK's, but every malformed line is answered
             finally:

@@ -63,6 +63,9 @@ def cmd_models_pull(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     hub = args.hub_url or settings.model_hub_url
+    if args.timeout is not None and not args.timeout > 0:
+        print("error: --timeout: must be a number of seconds above 0", file=sys.stderr)
+        return 2
     print(
         f"pulling {model.name} ({model.repo} at {model.revision[:12]}, {model.size / 1e6:.0f} MB) from {hub}",
         file=sys.stderr,
@@ -77,7 +80,8 @@ def cmd_models_pull(args: argparse.Namespace) -> int:
         bar.update(received - bar.n)
 
     try:
-        folder = pull(model, settings.data_dir, hub, progress=progress)
+        deadline_s = args.timeout if args.timeout is not None else settings.model_pull_timeout_s
+        folder = pull(model, settings.data_dir, hub, progress=progress, deadline_s=deadline_s)
     except DownloadFailed as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -31,6 +31,17 @@ def address_problem(host: str, port: int) -> str | None:
     return None
 
 
+def demo_key_lines(demo: Demo) -> list[str]:
+    """What a start says of the demo key: the key in full only on the start that creates it (a
+    terminal's scrollback, a log file or a supervisor's journal keeps whatever a start prints),
+    where it is on every later one."""
+    if demo.key is None:
+        return []
+    if demo.created_key:
+        return [f"demo new key (also in {demo.key_file}, mode 0600; printed this once):", demo.key]
+    return [f"demo key: in {demo.key_file} (printed at the start that created it)"]
+
+
 def _print_demo(demo: Demo | None) -> None:
     """What serve says about the demo workspace."""
     from neural_memory.local.demo import DEMO_WORKSPACE
@@ -45,10 +56,8 @@ def _print_demo(demo: Demo | None) -> None:
         )
     else:
         print(f"  workspace {DEMO_WORKSPACE!r}: {demo.loaded} sample observations loaded", flush=True)
-    if demo is not None and demo.key:
-        note = "new key" if demo.created_key else "key"
-        print(f"  demo {note} (also in {demo.key_file}):", flush=True)
-        print(f"  {demo.key}", flush=True)
+    for line in demo_key_lines(demo) if demo is not None else []:
+        print(f"  {line}", flush=True)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -58,6 +67,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from neural_memory.auth.factory import build_key_store
     from neural_memory.clock import utcnow
+    from neural_memory.local.connection_guard import raise_open_file_limit
     from neural_memory.local.demo import ensure_demo
     from neural_memory.local.gateway import LocalGateway
     from neural_memory.local.server import LocalApiServer
@@ -80,9 +90,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
         service.embedder.embed(["warm up"], "search_query")  # load the model before the first request
     concurrency = settings.serve_concurrency
     gateway = LocalGateway(keys, concurrency=concurrency)
+    connections = raise_open_file_limit(settings.serve_max_connections)
     try:  # listening first: a port taken since the check above leaves no demo key behind either
         server = LocalApiServer(
-            (args.host, args.port), gateway, settings.max_body_bytes, args.quiet, threads=concurrency
+            (args.host, args.port),
+            gateway,
+            settings.max_body_bytes,
+            args.quiet,
+            threads=concurrency,
+            max_connections=connections,
+            head_timeout_s=settings.serve_head_timeout_s,
+            request_timeout_s=settings.serve_request_timeout_s,
         )
     except OSError as exc:
         print(f"error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
@@ -110,8 +128,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     )
     print(f"Neural Memory local API on {server.url}  (store: {where})", flush=True)
     _print_demo(demo)
-    print(f"  {concurrency} requests at once (--concurrency)", flush=True)
-    print(f"  Console: {server.url}/console  (paste the key above)", flush=True)
+    print(
+        f"  {concurrency} requests at once (--concurrency), up to {connections} connections; a request's head "
+        f"within {settings.serve_head_timeout_s:g} s, the whole request within "
+        f"{settings.serve_request_timeout_s:g} s, or it is dropped",
+        flush=True,
+    )
+    print(f"  Console: {server.url}/console  (paste the demo key)", flush=True)
     print(f"  MCP: {server.url}/mcp  (streamable HTTP; header Authorization: Bearer <key>)", flush=True)
     print(f"  OpenAPI: {server.url}/openapi.json   Ctrl-C to stop", flush=True)
     try:
