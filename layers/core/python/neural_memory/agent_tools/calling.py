@@ -91,6 +91,7 @@ class ToolReply:
     text: str
     is_error: bool = False
     structured: dict[str, Any] | None = None
+    code: str | None = None  # an error's code (the envelope's), for logs and metrics
 
     def result(self) -> dict[str, Any]:
         """As MCP's ``CallToolResult`` on the wire."""
@@ -119,7 +120,7 @@ def _prepare(name: str, arguments: Mapping[str, Any] | None, now: datetime) -> _
 
         error, _ = validation_failure(exc.errors(), located=False)  # arguments: no location part
         logger.info("tool arguments refused", extra={"tool": name, "field": error.field})
-        return ToolReply(f"{error.code}: {error}", is_error=True)
+        return ToolReply(f"{error.code}: {error}", is_error=True, code=error.code)
     return _Prepared(tool, validated, tool.request(validated, now))
 
 
@@ -131,9 +132,10 @@ def _finish(prepared: _Prepared, reply: BaseModel, structured: bool) -> ToolRepl
 def _failed(name: str, exc: Exception) -> ToolReply:
     if isinstance(exc, BackendFailure):
         logger.info("tool call refused", extra={"tool": name, "code": exc.code})
-        return ToolReply(str(exc), is_error=True)  # the envelope's code and message: all the model needs
+        return ToolReply(str(exc), is_error=True, code=exc.code)  # the envelope's code and message: all the model needs
     logger.exception("tool call failed", extra={"tool": name})
-    return ToolReply(f"internal_error: {name} failed unexpectedly; the server's log has why", is_error=True)
+    failed = f"internal_error: {name} failed unexpectedly; the server's log has why"
+    return ToolReply(failed, is_error=True, code="internal_error")
 
 
 def call(

@@ -34,7 +34,13 @@ from neural_memory.agent_tools.definitions import INSTRUCTIONS, SERVER_NAME, TOO
 from neural_memory.agent_tools.workspace import BackendFailure
 from neural_memory.api.resolver import header
 from neural_memory.errors import NeuralMemoryError
-from neural_memory.observability import logger
+from neural_memory.observability import (
+    METRIC_MCP_TOOL_CALLS,
+    METRIC_MCP_TOOL_ERRORS,
+    logger,
+    record_count,
+    record_reason,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -213,7 +219,10 @@ def _dispatch(
             reply = call(cast("Memory", _Deferred(memory)), name, arguments, now)
         except UnknownTool as exc:
             raise _Refused(INVALID_PARAMS, str(exc), request_id) from None
-        logger.info("mcp tool called", extra={"tool": name, "is_error": reply.is_error})
+        logger.info("mcp tool called", extra={"tool": name, "code": reply.code})
+        record_count(METRIC_MCP_TOOL_CALLS, 1)
+        if reply.code is not None:
+            record_reason(METRIC_MCP_TOOL_ERRORS, reply.code)
         return reply.result()
     raise _Refused(METHOD_NOT_FOUND, f"Method not found: {method}", request_id)
 
