@@ -79,7 +79,7 @@ class JsonRpcReply(BaseModel):
 
 @dataclass(frozen=True)
 class HttpReply:
-    """Status, headers and body (empty for 202 and 405's HEAD)."""
+    """Status, headers and body (empty for a 202)."""
 
     status: int
     body: str = ""
