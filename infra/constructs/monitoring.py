@@ -1,8 +1,8 @@
 """What an on-call person watches: one dashboard (search and answer latency per stage, the gate,
 results, ingestion, the API, agents' MCP tool calls, the queues, the functions and the OpenSearch
-domain) and alarms that all notify one SNS topic (with an optional email subscription). Every metric named here is one the
-code emits with the dimensions it emits, or one AWS publishes for these resources (a test
-compares them)."""
+domain) and alarms that all notify one SNS topic (with an optional email subscription). Every
+metric named here is one the code emits with the dimensions it emits, or one AWS publishes for
+these resources (a test compares them)."""
 
 from __future__ import annotations
 
