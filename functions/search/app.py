@@ -134,7 +134,9 @@ def experts_by_query(
     tiers: TiersParam = None,
     start: StartParam = None,
     end: EndParam = None,
-    fresh: Annotated[bool | None, Query(description="true: leave out observations marked possiblyStale")] = None,
+    fresh: Annotated[
+        bool | None, Query(description="true: leave out observations marked possiblyStale; false: only those")
+    ] = None,
     mode: Annotated[SearchMode, Query(description="how candidates are found (keyword by default)")] = "keyword",
     top_k: Annotated[int, Query(alias="topK", ge=1, le=20, description="actors at most")] = 5,
     evidence: Annotated[int, Query(ge=1, le=10, description="evidence ids per actor at most")] = 3,
@@ -152,8 +154,8 @@ def experts_by_query(
         start=start,
         end=end,
     )
-    if fresh:
-        filters = (filters or SearchFilters.model_construct()).model_copy(update={"fresh": True})
+    if fresh is not None:  # false: only what went stale
+        filters = (filters or SearchFilters.model_construct()).model_copy(update={"fresh": fresh})
     request = ExpertsRequest.model_construct(
         query=q,
         filters=filters,

@@ -165,3 +165,26 @@ def test_the_lineage_says_how_long_after_each_other_its_steps_came(watched: Watc
     for label in page.locator("li.result time").all_inner_texts():
         assert re.fullmatch(r"\d+ \w+ ago", label), label
     assert watched.errors == []
+
+
+def test_the_staleness_toggle_lists_only_what_went_stale_or_only_what_did_not(watched: Watched, served: Served) -> None:
+    # Given a search whose results hold the stale decision and fresh observations
+    page = sign_in(watched, served, "?q=refresh+sessions+in+edge+middleware&mode=keyword")
+    expect(page.locator('[id="result-decision-session-refresh-edge"]')).to_be_visible()
+    expect(page.locator("li.result")).not_to_have_count(1)
+    # When "stale only" is chosen, Then only what went stale is listed, and the URL says so
+    page.locator('#freshness .chip[data-fresh="stale"]').click()
+    expect(page.locator('#freshness .chip[data-fresh="stale"]')).to_have_attribute("aria-pressed", "true")
+    expect(page.locator("li.result")).to_have_count(1)
+    expect(page.locator("li.result .badge.stale")).to_have_count(1)
+    assert "fresh=stale" in page.url
+    # When "fresh only" is chosen, Then the stale decision is left out and the rest shows
+    page.locator('#freshness .chip[data-fresh="fresh"]').click()
+    expect(page.locator('[id="result-decision-session-refresh-edge"]')).to_have_count(0)
+    expect(page.locator("li.result")).not_to_have_count(0)
+    expect(page.locator("li.result .badge.stale")).to_have_count(0)
+    # And clearing the filters clears it
+    page.locator("#clear-filters").click()
+    expect(page.locator('#freshness .chip[data-fresh=""]')).to_have_attribute("aria-pressed", "true")
+    assert "fresh=" not in page.url
+    assert watched.errors == []

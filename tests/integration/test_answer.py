@@ -138,3 +138,56 @@ def test_bad_answer_input_is_a_400_naming_the_field(
     loaded()
     status, reply = call(answer_app, api_event("api/answer_post", body), lambda_context)
     assert status == 400 and reply["error"]["details"][0]["field"] == field
+
+
+def _merged_pr(number: int, title: str, body: str, at: str, messages: list[str], files: list[str]) -> Any:
+    """A merged pull request as ``import git`` delivers it (its commits' messages and files)."""
+    from neural_memory.ingest.normalizers import normalize_eventbridge
+
+    pull = {"number": number, "title": title, "body": body, "merged": True, "merged_at": at, "created_at": at,
+            "merge_commit_sha": f"{number:040d}", "html_url": f"https://github.com/acme/reloader/pull/{number}",
+            "user": {"login": "alice"}, "base": {"ref": "main"}, "head": {"ref": "watchfiles"}}  # fmt: skip
+    payload = {
+        "action": "closed", "repository": {"full_name": "acme/reloader"}, "sender": {"login": "bob"},
+        "pull_request": pull,
+        "import": {"mergedBy": "bob", "commits": len(messages), "commitMessages": messages, "files": files,
+                   "definitions": ["WatchFilesReload", "should_restart"]},
+    }  # fmt: skip
+    event = {"source": "github", "detail-type": "pull_request", "time": at, "detail": payload}
+    return normalize_eventbridge(event).observations
+
+
+def test_an_extractive_answer_reads_as_an_answer_and_never_quotes_a_trailer_or_a_file_list(settings: Settings) -> None:
+    # Given two merged PRs whose text carries trailers, a commit list, changed code and files
+    service = Service(SqliteStore(settings.sqlite_path), HashEmbedder(), settings, clock=lambda: NOW)
+    body = ("Replace watchgod with watchfiles for the reloader.\nIt uses less CPU on large trees.\n\n"
+            "Co-authored-by: Carol <carol@example.com>\nSigned-off-by: Alice <alice@example.com>")  # fmt: skip
+    messages = ["Use watchfiles\n\nSigned-off-by: Alice <alice@example.com>", "Fix the reload tests"]
+    files = ["reloader/watchfilesreload.py", "reloader/watchgodreload.py", "tests/test_reload.py"]
+    service.index("acme", _merged_pr(1437, "Switch the reloader to watchfiles", body, "2022-06-01T10:00:00Z",
+                                     messages, files))  # fmt: skip
+    service.index("acme", _merged_pr(1501, "Reload on changes to config files", "Co-authored-by: Dan <d@example.com>",
+                                     "2022-08-01T10:00:00Z", ["Watch yaml"], ["reloader/config.py"]))  # fmt: skip
+    # When asked why the reloader changed, without an LLM
+    reply = service.answer("acme", AnswerRequest.model_validate({"question": "Why did the reloader change?"}), "r")
+    # Then it answers in sentences from the records: which PR, its title, who, when, its own first line
+    assert reply.method == "extractive"
+    assert "PR #1437 “Switch the reloader to watchfiles” by alice, merged 2022-06-01: " in reply.answer
+    assert "Replace watchgod with watchfiles for the reloader. [1]" in reply.answer
+    assert reply.citations[0].quote == "Replace watchgod with watchfiles for the reloader."
+    # And no trailer, commit list, changed code or file list is quoted anywhere
+    quoted = reply.answer + " ".join(c.quote for c in reply.citations)
+    for noise in ("Co-authored-by", "Signed-off-by", "Commits:", "Changed code:", "Files:", "watchgodreload.py",
+                  "- Use watchfiles", "carol@example.com"):  # fmt: skip
+        assert noise not in quoted, noise
+    # And the second PR, whose text is only a trailer, is named by its record alone
+    assert "PR #1501 “Reload on changes to config files” by alice, merged 2022-08-01. [2]" in reply.answer
+
+
+def test_an_extractive_answer_says_when_nothing_stored_is_about_the_question(loaded: Any) -> None:
+    service = loaded()
+    # When the question is about something no observation mentions
+    reply = service.answer("acme", AnswerRequest.model_validate({"question": "Why did we adopt Kubernetes?"}), "r")
+    # Then it says the memory holds nothing on it, and cites nothing
+    assert reply.citations == []
+    assert reply.answer.startswith("Nothing stored answers this") and "adopt or Kubernetes" in reply.answer

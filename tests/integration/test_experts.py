@@ -176,3 +176,26 @@ def test_get_and_post_answer_alike_and_name_a_bad_field(gateway: tuple[LocalGate
         assert (status, refused["error"]["details"][0]["field"]) == (400, field), path
     status, refused = send("POST", "/v1/experts", {"query": "deploy", "evidence": 11})
     assert (status, refused["error"]["details"][0]["field"]) == (400, "evidence")
+
+
+def test_asked_as_a_question_the_experts_are_those_of_its_subject(svc: Service) -> None:
+    # Given two people who worked on websockets, and a release note whose words are the question's frame
+    svc.index(
+        "acme",
+        [
+            note("w1", "Websocket ping timeouts", "Close websockets whose pings go unanswered.",
+                 observation_type="pull_request_merged", actor_name="alice"),
+            note("w2", "Websocket compression", "Negotiate permessage-deflate on websockets.",
+                 observation_type="pull_request_merged", actor_name="bob"),
+            note("w3", "Websocket close codes", "Send 1011 on server errors in websockets.",
+                 observation_type="push", actor_name="bob"),
+            note("n1", "Who knows about the release?", "Add notes about 0.34.3 and analytics: who knows, about time.",
+                 observation_type="note", actor_name="carol"),
+        ],
+    )  # fmt: skip
+    # When who knows is asked as people ask it, and by its bare subject
+    asked = _experts(svc, "acme", "Who knows about websockets?")
+    bare = _experts(svc, "acme", "websockets")
+    # Then the question finds the subject's people and evidence, exactly as the subject does
+    assert [e.actor_name for e in asked.experts] == [e.actor_name for e in bare.experts] == ["bob", "alice"]
+    assert {e.id for expert in asked.experts for e in expert.evidence} == {"w1", "w2", "w3"}

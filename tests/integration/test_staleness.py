@@ -355,3 +355,77 @@ def test_a_mark_made_before_its_push_time_was_kept_is_recomputed_at_the_next_pus
         FIX_SHA,
         datetime(2025, 12, 12, 9, 58, 30, tzinfo=UTC),
     )
+
+
+WATCHER = "src/app/watchgodreload.py"
+TOUCH_SHA = "1" * 40  # a coverage tweak touching the file, first
+REMOVE_SHA = "2" * 40  # the change that deleted it, later
+NAMING_SHA = "3" * 40  # a later one whose words name the code the note is about
+
+
+def _change(sha: str, at: str, message: str, *, modified: tuple[str, ...] = (), removed: tuple[str, ...] = ()) -> Any:
+    """A push of one commit to the sample repository's default branch."""
+    event = _push(sha, at, list(modified))
+    detail = event["detail"]
+    commit = dict(detail["commits"][-1], message=message, modified=list(modified), removed=list(removed))
+    detail["commits"] = [commit]
+    detail["head_commit"] = dict(detail["head_commit"], message=message, modified=list(modified), removed=list(removed))
+    return _normalized(event)
+
+
+def _watcher_note(at: datetime = BEFORE) -> Any:
+    return note("watcher-note", "How reloading works",
+                f"The reloader runs WatchGodReload from {WATCHER} and restarts on any change.",
+                occurred_at=at, code_refs=[{"repository": "acme/console", "paths": [WATCHER]}])  # fmt: skip
+
+
+def test_the_mark_names_the_change_that_removed_what_the_note_is_about_not_a_mere_touch(svc: Service) -> None:
+    touch = _change(TOUCH_SHA, "2025-12-12T08:00:00Z", "Raise coverage", modified=(WATCHER,))
+    removal = _change(REMOVE_SHA, "2025-12-12T12:00:00Z", "Remove WatchGod (#2536)", removed=(WATCHER,))
+    orders = {
+        "note, touch, removal": [[_watcher_note()], touch, removal],
+        "note, removal, touch": [[_watcher_note()], removal, touch],
+        "pushes, then the note": [touch + removal, [_watcher_note()]],
+        "removal, note, touch": [removal, [_watcher_note()], touch],
+    }
+    for n, (order, batches) in enumerate(orders.items()):
+        workspace = f"w{n}"
+        for batch in batches:
+            svc.index(workspace, batch)
+        # Then the note is stale because of the removal, whatever the order things arrived in
+        assert _stale(svc, "watcher-note", workspace) == REMOVE_SHA, order
+    # And its lineage reaches that change, saying why
+    timeline = svc.lineage("w0", "watcher-note", 10, "r").timeline
+    removal_id = removal[0].id
+    assert [entry.id for entry in timeline] == ["watcher-note", removal_id]
+    assert [(link.kind, link.key) for link in timeline[1].links] == [("staleBy", REMOVE_SHA)]
+    # When the removal goes (a deleted push), Then the touch is what is left to mark it
+    svc.delete("w0", removal_id, "r")
+    assert _stale(svc, "watcher-note", "w0") == TOUCH_SHA
+
+
+def test_a_change_naming_the_code_beats_an_earlier_touch_and_the_earliest_of_equals_wins(svc: Service) -> None:
+    touch = _change(TOUCH_SHA, "2025-12-12T08:00:00Z", "Raise coverage", modified=(WATCHER,))
+    naming = _change(NAMING_SHA, "2025-12-12T10:00:00Z", "Make WatchGodReload skip dotfiles", modified=(WATCHER,))
+    later_touch = _change("4" * 40, "2025-12-12T11:00:00Z", "Format", modified=(WATCHER,))
+    svc.index("acme", [_watcher_note()])
+    svc.index("acme", touch)
+    assert _stale(svc, "watcher-note") == TOUCH_SHA  # a touch is all there is so far
+    svc.index("acme", later_touch)
+    assert _stale(svc, "watcher-note") == TOUCH_SHA  # a later touch is no better
+    svc.index("acme", naming)
+    assert _stale(svc, "watcher-note") == NAMING_SHA  # it names the code: it beats the touch
+    # And a note written after all of them reads the same
+    svc.index("acme", [note("again", "How reloading works", "WatchGodReload restarts the server.", occurred_at=BEFORE,
+                            code_refs=[{"repository": "acme/console", "paths": [WATCHER]}])])  # fmt: skip
+    assert _stale(svc, "again") == NAMING_SHA
+
+
+def test_fresh_false_lists_only_what_went_stale(svc: Service) -> None:
+    # Given a note the sample push made stale, one it did not, and the push itself
+    svc.index("acme", [_noted("before", BEFORE), _noted("after", AFTER), *_normalized(_push())])
+    everything = _search(svc)
+    assert {"before", "after", PUSH_ID} <= set(everything)
+    # When searching with fresh false, Then only the stale note comes back; with true, all but it
+    assert _search(svc, fresh=False) == {"before": FIX_SHA}
+    assert "before" not in _search(svc, fresh=True) and "after" in _search(svc, fresh=True)

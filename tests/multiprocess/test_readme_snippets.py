@@ -61,8 +61,9 @@ def test_every_quick_start_call_answers_what_its_comment_says(quick_start: tuple
     served, root = quick_start
     ran = _run(readme_block("sh", "# an answer grounded in the observations"), served, root)
     assert ran.returncode == 0, ran.stderr
-    (filtered, answered, added, read, deleted, facets, decision, fresh, experts, lineage, health, openapi) = _replies(
-        ran.stdout
+    replies = _replies(ran.stdout)
+    (filtered, answered, added, read, deleted, facets, decision, fresh, stale, experts, lineage, health, openapi) = (
+        replies
     )
     # filters: every result of the filtered search is a github observation of tier C or E, explained
     assert filtered["results"], filtered
@@ -83,6 +84,8 @@ def test_every_quick_start_call_answers_what_its_comment_says(quick_start: tuple
     # what went stale: "possiblyStale": "7f3a9b2c…", and a fresh search leaves it out
     assert str(decision["possiblyStale"]).startswith("7f3a9b2c"), decision
     assert "decision-session-refresh-edge" not in [r["id"] for r in fresh["results"]], fresh
+    # and fresh false lists only what went stale
+    assert [r["id"] for r in stale["results"]] == ["decision-session-refresh-edge"], stale
     # who knows about it: actors ranked
     assert experts["experts"] and experts["experts"][0]["score"] == 1.0, experts
     # why it changed: the push, the pull request and other deployment events, oldest first

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import TYPE_CHECKING, Literal
 
-from neural_memory.answer.answering import AnswerFailed, extractive_answer
+from neural_memory.answer.answering import CHANGES_LISTED, AnswerFailed, extractive_answer
 from neural_memory.clock import utcnow
 from neural_memory.engineering import experts as expert_ranking
 from neural_memory.engineering import staleness
@@ -69,6 +69,7 @@ from neural_memory.search.expansion import expanded
 from neural_memory.search.facets import facets_reply
 from neural_memory.search.filters.model import compile_filter, filter_fields
 from neural_memory.search.pipeline import SearchPipeline
+from neural_memory.search.questions import read_question
 from neural_memory.search.tiers import embeds, visible_after
 from neural_memory.stores.base import RecordChanged, lifecycle_state, read_one
 from neural_memory.stores.find import Find
@@ -143,6 +144,7 @@ class Service:
             threshold=outcome.threshold,
             degraded=outcome.degraded,
             auto_filters=outcome.auto_filters,
+            question=outcome.question,
         )
         if request.expand is not None:
             return expanded(response, outcome.texts, self.settings.max_reply_bytes)
@@ -210,8 +212,9 @@ class Service:
                     except AnswerFailed as exc:
                         logger.warning("LLM answer failed; answering extractively", extra={"reason": str(exc)})
                         degraded.append(f"answer:llm->extractive ({exc})")
-                if method == "extractive":
-                    text, citations = extractive_answer(request.question, outcome.results, texts)
+                if method == "extractive":  # sentences from the records: a PR's number is in its metadata
+                    records = self.store.read(workspace_id, [r.id for r in outcome.results[:CHANGES_LISTED]])
+                    text, citations = extractive_answer(request.question, outcome.results, texts, records)
         degraded.extend(fallbacks[searched:])  # the answer's
         if method == "llm" and self.settings.promote_after_citations:
             self._count_citations(workspace_id, citations, outcome, degraded)
@@ -299,9 +302,12 @@ class Service:
         """Who knows about the query: the search's best ``POOL`` candidates under the filters (fused
         scores; no rerank, no LLM gate), aggregated per actor (``engineering.experts``)."""
         timer = StageTimer()
+        # "who knows about websockets": the people who worked on websockets (a question's frame
+        # is not what their work says).
+        asked = read_question(request.query) if self.settings.read_questions else None
         search = SearchRequest.model_validate(
             {
-                "query": request.query,
+                "query": asked.subject if asked is not None else request.query,
                 "topK": expert_ranking.POOL,
                 "filters": request.filters,
                 "mode": request.mode,

@@ -176,6 +176,9 @@ class SearchSettings(_Base):
     recency_weight: float = Field(default=0.3, ge=0.0, le=1.0)
     recency_half_life_days: float = Field(default=3.5, gt=0)
     tier_boosts: dict[Tier, float] = Field(default_factory=lambda: dict(DEFAULT_TIER_BOOSTS))
+    # A query asked as a question ("why did X change", "who knows Y") is searched by its subject,
+    # for what it asks (``search/questions.py``); false: every query is searched as written.
+    read_questions: bool = True
     # Unset: the LLM filter's budget plus half of it (see ``gate_timeout``).
     gate_timeout_s: float | None = Field(default=None, gt=0)
     # The gate is skipped when the results it could return (after threshold and fusion, cut to

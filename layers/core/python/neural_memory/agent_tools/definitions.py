@@ -120,7 +120,7 @@ Filters = Annotated[
     SearchFilters | None,
     Field(description="Optional filters, combined with AND (docs/api.md): sources, observationTypes, "
           "actorNames, tiers, dateRange {start, end}, not {...}, metadata {key: value}, anyOf [...], fresh (true: "
-          "leave out memories a later push made stale)."),
+          "leave out memories a later push made stale; false: only those, to list what went stale)."),
 ]  # fmt: skip
 
 
@@ -166,7 +166,10 @@ class ForgetArguments(BaseModel):
 class WhoKnowsArguments(BaseModel):
     model_config = ConfigDict(title="who_knowsArguments")
 
-    query: Annotated[str, Field(description="The subject, in natural language or keywords.")]
+    query: Annotated[
+        str,
+        Field(description="The subject, or the question as asked (who knows about X?): its subject is searched."),
+    ]
     filters: Filters = None
     topK: Annotated[int, Field(ge=1, le=20, description="How many people at most (default 5).")] = 5
     mode: ExpertsMode = "keyword"

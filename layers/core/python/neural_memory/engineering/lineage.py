@@ -1,7 +1,8 @@
 """Why an observation changed (``GET /v1/observations/{id}/lineage``): its supersession chain both
-ways (the versions it replaced, and those that replaced it, however far along), and the
+ways (the versions it replaced, and those that replaced it, however far along), the
 observations sharing one of its engineering keys (``keys``: a commit, a pull request or issue, a
-deployment), oldest first, each with every link that brought it in.
+deployment), and for a stale claim the change that made it stale (``staleBy``: the push its mark
+names and the pull request that push landed), oldest first, each with every link that brought it in.
 
 Expired observations are left out, as everywhere; superseded ones are kept (they are the history).
 """
@@ -46,6 +47,11 @@ def trace(
         add(record, "supersededBy", neighbour)
     for record, neighbour in _newer(store, workspace_id, subject):
         add(record, "supersedes", neighbour)
+    if subject.possibly_stale:  # what made it stale: the marking push, and the PR it landed
+        marking = (("commitSha", subject.possibly_stale),)
+        for record in sharing_metadata(store, workspace_id, [marking], now, MAX_CHAIN):
+            if record.id != subject.id and record.observation_type in ("push", "pull_request_merged"):
+                add(record, "staleBy", subject.possibly_stale)
     keys = keys_of(subject)
     groups = [group for key in keys for group in key.groups]
     # Two more than the limit: the subject itself is among them, and one more says there are more.

@@ -78,3 +78,34 @@ def suffixes(refs: Sequence[str]) -> list[str]:
                 found[f"{repository}:{tail}"] = None
             found[f"{ANY_REPOSITORY}:{tail}"] = None
     return list(found)
+
+
+# A name as code spells it: snake_case, camelCase or CamelCase with a hump, dotted (a.b), a call
+# (name()), or anything in backticks: what a note says the code is, which a change may rewrite.
+_CODE_NAME = re.compile(
+    r"`([^`\s]{2,100})`|\b([A-Za-z_][\w.]*(?:_[\w.]*|[a-z][A-Z][\w.]*|\.[A-Za-z_]\w*))\b|\b(\w{2,})\(\)"
+)
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def code_names(text: str) -> set[str]:
+    """The names of code ``text`` spells as code, lower-cased, each dotted name also by its parts
+    (``Headers.set`` -> ``headers.set``, ``headers``, ``set``), file names left out (a path is a
+    code ref, not a name)."""
+    text = _URL.sub(" ", text)
+    paths = set(paths_in_text(text))
+    found: set[str] = set()
+    for match in _CODE_NAME.finditer(text):
+        name = next(group for group in match.groups() if group)
+        if name in paths or any(name.endswith("." + ext) for ext in EXTENSIONS):
+            continue
+        parts = [p for p in _WORD.findall(name) if len(p) > 2]
+        found.add(name.lower().strip("."))
+        if len(parts) > 1:
+            found.update(p.lower() for p in parts if "_" in p or not p.islower() or len(p) > 3)
+    return found
+
+
+def words_of(text: str) -> set[str]:
+    """Every identifier-like word of ``text``, lower-cased (what a change's message and code say)."""
+    return {word.lower() for word in _WORD.findall(text)}

@@ -50,6 +50,7 @@ MAX_EMBEDDED_PASSAGES = 32
 # WordPieces each they were most of what an imported pull request cost to embed (the model reads
 # 128 words at 21 texts/s here, 16 at 197: docs/benchmarks.md, "Ingest at speed on real history").
 PATHS_LINE = "Files: "
+DEFINITIONS_LINE = "Changed code: "  # a merged PR's changed functions and classes (``history.definitions``)
 
 
 def without_path_lists(text: str) -> str:

@@ -76,6 +76,7 @@ __all__ = [
     "RerankStatus",
     "ThresholdStatus",
     "AutoFiltersStatus",
+    "QuestionStatus",
     "SearchResponse",
     "MAX_CODE_REFS",
     "MAX_CODE_PATHS",
@@ -172,7 +173,8 @@ class SearchFilters(FilterGroup):
     any_of: Annotated[list[FilterGroup], Field(min_length=1, max_length=MAX_FILTER_GROUPS)] | None = None
     fresh: StrictBool | None = Field(
         default=None,
-        description="true: leave out observations marked `possiblyStale` (a later push touched their code).",
+        description="true: leave out observations marked `possiblyStale` (a later change touched their code); "
+        "false: only those (what went stale).",
     )
 
 
@@ -396,6 +398,26 @@ class AutoFiltersStatus(WireModel):
     )
 
 
+class QuestionStatus(WireModel):
+    """How the query read as a question (``search/questions.py``): what it asks, the words searched
+    without its frame, and what that changed in the search."""
+
+    kind: Literal["why", "when", "which", "what", "year", "who"] = Field(
+        description="why, when, which (the PR or change that did it), what (changed), year (what changed in a "
+        "year), who (knows)."
+    )
+    subject: str = Field(description="The words searched by keyword: the query without the question's frame.")
+    year: int | None = Field(default=None, description="The year it asks about, if any.")
+    within_year: bool = Field(
+        default=False, description="True when the results come from that year first (then from any other)."
+    )
+    order: Literal["relevance", "time"] = Field(
+        default="relevance",
+        description="time: the changes found, oldest first (what changed): those scoring at least half the best; "
+        "the rest after them, by score.",
+    )
+
+
 class SearchResponse(WireModel):
     """Reply of ``POST /v1/search``."""
 
@@ -407,6 +429,7 @@ class SearchResponse(WireModel):
     threshold: ThresholdStatus
     degraded: list[str]
     auto_filters: AutoFiltersStatus | None = Field(default=None, exclude_if=lambda value: value is None)
+    question: QuestionStatus | None = Field(default=None, exclude_if=lambda value: value is None)
 
 
 # --------------------------------------------------------------------------- observations

@@ -32,7 +32,7 @@ DEFAULT_LINEAGE = 50
 
 # supersedes / supersededBy: the supersession chain (older / newer versions, however far along);
 # the others: an engineering key both observations hold in their metadata.
-LinkKind = Literal["supersedes", "supersededBy", "commit", "pullRequest", "issue", "deployment"]
+LinkKind = Literal["supersedes", "supersededBy", "commit", "pullRequest", "issue", "deployment", "staleBy"]
 
 
 class LineageLink(WireModel):

@@ -29,9 +29,11 @@ from neural_memory.models import (
     AutoFiltersStatus,
     Latency,
     LlmStatus,
+    QuestionStatus,
     RerankStatus,
     ResultMetadata,
     Scores,
+    SearchFilters,
     SearchResult,
     StageExplanation,
     ThresholdStatus,
@@ -60,6 +62,7 @@ from neural_memory.search.filters.model import compile_filter
 from neural_memory.search.filters.time_phrases import date_bounds, narrowed, with_inferred
 from neural_memory.search.fusion import fuse
 from neural_memory.search.named_types import named_types
+from neural_memory.search.questions import CHANGE_TYPES, FAVOURED, Question, one_per_change, read_question
 from neural_memory.search.snippets import snippet
 from neural_memory.search.tiers import visible_after
 
@@ -89,6 +92,7 @@ class SearchOutcome:
     degraded: list[str] = field(default_factory=list)
     texts: dict[str, str] = field(default_factory=dict)  # full text of each result, for answers
     auto_filters: AutoFiltersStatus | None = None
+    question: QuestionStatus | None = None
     ran: frozenset[str] = frozenset()  # the stages that ran, by their latency names
     counts: dict[str, int] = field(default_factory=dict)  # candidates after each stage, for the log
 
@@ -126,14 +130,49 @@ class SearchPipeline:
 
     def run(self, workspace_id: str, request: SearchRequest, now: datetime) -> SearchOutcome:
         """Search ``workspace_id``; raises ``InvalidInput`` or ``BackendUnavailable`` only when no
-        answer is possible (e.g. semantic mode with no embedder). With ``autoFilters``, first
-        with the filters the query implies; if those leave fewer than ``topK`` results, again as
-        written (named in ``degraded``)."""
+        answer is possible (e.g. semantic mode with no embedder). A query asked as a question is
+        searched by its subject, for what it asks (``questions.py``); one asking about a year
+        takes that year's results first, then the others'. With ``autoFilters``, first with the
+        filters the query implies; if those leave fewer than ``topK`` results, again as written
+        (named in ``degraded``)."""
+        question = read_question(request.query) if self._settings.read_questions else None
+        if question is None or question.year is None or (request.filters and request.filters.date_range):
+            outcome = self._searched(workspace_id, request, now, question)
+            outcome.question = _question_status(question, within_year=False)
+            return outcome
+        return self._within_year(workspace_id, request, now, question, question.year)
+
+    def _within_year(
+        self, workspace_id: str, request: SearchRequest, now: datetime, question: Question, year: int
+    ) -> SearchOutcome:
+        """The year's results (its dates as the filter's range), then, when it holds fewer than
+        ``topK``, the best of the others after them: a year restricts what comes first, never
+        what can be found."""
+        bounds = {"start": f"{year:04d}-01-01T00:00:00Z", "end": f"{year:04d}-12-31T23:59:59.999999Z"}
+        filters = request.filters.model_dump(by_alias=True, exclude_none=True) if request.filters else {}
+        within = request.model_copy(update={"filters": SearchFilters.model_validate({**filters, "dateRange": bounds})})
+        outcome = self._searched(workspace_id, within, now, question)
+        outcome.question = _question_status(question, within_year=True)
+        if len(outcome.results) >= request.top_k:
+            return outcome
+        wide = self._searched(workspace_id, request, now, question)
+        seen = {r.id for r in outcome.results}
+        outcome.results += [r for r in wide.results if r.id not in seen][: request.top_k - len(outcome.results)]
+        outcome.texts |= {r.id: wide.texts[r.id] for r in outcome.results if r.id in wide.texts}
+        outcome.latency = outcome.latency.model_copy(update={"total": outcome.latency.total + wide.latency.total})
+        outcome.degraded += [d for d in wide.degraded if d not in outcome.degraded]
+        outcome.ran |= wide.ran
+        return outcome
+
+    def _searched(
+        self, workspace_id: str, request: SearchRequest, now: datetime, question: Question | None
+    ) -> SearchOutcome:
+        """One search, with ``autoFilters`` when asked."""
         if not request.auto_filters:
-            return self._run(workspace_id, request, now)
+            return self._run(workspace_id, request, now, question)
         notes: list[str] = []
         implied = self._implied(workspace_id, request, now, notes)
-        outcome = self._narrowed_or_wide(workspace_id, request, now, implied)
+        outcome = self._narrowed_or_wide(workspace_id, request, now, implied, question)
         outcome.degraded[:0] = notes
         return outcome
 
@@ -143,21 +182,22 @@ class SearchPipeline:
         request: SearchRequest,
         now: datetime,
         implied: tuple[SearchRequest, AutoFiltersStatus] | None,
+        question: Question | None,
     ) -> SearchOutcome:
         """The search with the inferred filters, or as written when there are none or they leave
         fewer than ``topK`` results (the fallback named in ``degraded``)."""
         if implied is None:
-            outcome = self._run(workspace_id, request, now)
+            outcome = self._run(workspace_id, request, now, question)
             outcome.auto_filters = AutoFiltersStatus(
                 applied_filters=None, phrases=[], query=request.query, fell_back=False
             )
             return outcome
         narrow_request, status = implied
-        outcome = self._run(workspace_id, narrow_request, now)
+        outcome = self._run(workspace_id, narrow_request, now, question)
         outcome.auto_filters = status
         if len(outcome.results) >= request.top_k:
             return outcome
-        wide = self._run(workspace_id, request, now)
+        wide = self._run(workspace_id, request, now, question)
         within = repr(status.phrases[0]) if status.phrases else "the inferred filters"
         found = f"{len(outcome.results)} of {request.top_k} results"
         wide.degraded.append(f"autoFilters:fallback ({found} within {within})")
@@ -192,8 +232,14 @@ class SearchPipeline:
                     notes.append("autoFilters:llm error (inferred filters not valid); time phrases only")
         return narrowed(request, now)
 
-    def _run(self, workspace_id: str, request: SearchRequest, now: datetime) -> SearchOutcome:
+    def _run(
+        self, workspace_id: str, request: SearchRequest, now: datetime, question: Question | None = None
+    ) -> SearchOutcome:
         config = self._settings
+        # A question's frame is no evidence: its subject is what the words must match (read again
+        # from this request's query: autoFilters may have taken phrases out, or an LLM rewritten it).
+        asked = read_question(request.query) if question is not None else None
+        text = asked.subject if asked is not None else request.query
         timer = StageTimer()
         degraded: list[str] = []
         flt = compile_filter(
@@ -207,6 +253,8 @@ class SearchPipeline:
         vector = None
         if request.mode != "keyword":
             with timer.stage("embed"):
+                # The whole question, frame too: the model reads questions (the subject alone measured
+                # no better on the question sets).
                 vector = self._embed_query(request, degraded)
         use_lexical = request.mode in ("keyword", "hybrid")
         model_id = self._embedder.model_id if self._embedder and vector else None
@@ -214,7 +262,7 @@ class SearchPipeline:
         with timer.stage("retrieval"):
             retrieved = self._store.retrieve(
                 workspace_id,
-                text=request.query if use_lexical else None,
+                text=text if use_lexical else None,
                 vector=vector,
                 model_id=model_id,
                 flt=flt,
@@ -236,9 +284,13 @@ class SearchPipeline:
                 now=now,
             )
             named = named_types(request.query)
+            if question is not None and question.wants_changes:
+                named |= FAVOURED  # it asks for changes: the records of changes come first
             candidates = sorted((self._time_and_tier(c, now, named) for c in candidates), key=_by_final)
             if request.collapse_duplicates:
                 candidates = collapse_duplicates(candidates)
+                if question is not None and question.wants_changes:
+                    candidates = one_per_change(candidates)
             vectors = self._vectors(workspace_id, request, model_id, candidates)  # of the head left
             if request.collapse_duplicates:
                 candidates = collapse_near_duplicates(candidates, vectors.matched, vectors.openings)
@@ -267,10 +319,10 @@ class SearchPipeline:
         counts |= {"reranked": len(candidates) if provider else 0, "rerankDropped": threshold.rerank_dropped}
         if request.diversity > 0:
             candidates = mmr(candidates, vectors.matched, request.diversity, request.top_k)
-        kept = candidates[: request.top_k]
+        kept = _as_asked(candidates[: request.top_k], question)
         counts["returned"] = len(kept)
         rerank = RerankStatus(mode=request.rerank, provider=provider)
-        results = [self._result(c, request, llm, rerank) for c in kept]
+        results = [self._result(c, request, llm, rerank, text) for c in kept]
         latency = Latency(
             total=timer.total_ms(),
             embed=timer.ms("embed"),
@@ -481,18 +533,17 @@ class SearchPipeline:
             return None, str(exc)
 
     def _result(
-        self, candidate: Candidate, request: SearchRequest, llm: LlmStatus, rerank: RerankStatus
+        self, candidate: Candidate, request: SearchRequest, llm: LlmStatus, rerank: RerankStatus, text: str
     ) -> SearchResult:
         record = candidate.observation
         final = _round(candidate.final)
         vector, lexical = _round(candidate.vector), _round(candidate.lexical)
         explain = _explain(candidate, request, llm, rerank) if request.explain else None
-        text = record.content or record.title
         return SearchResult(
             id=record.id,
             title=record.title,
             url=record.url,
-            snippet=snippet(text, request.query, self._settings.snippet_chars),
+            snippet=snippet(record.content or record.title, text, self._settings.snippet_chars),
             score=final,
             source=record.source,
             observation_type=record.observation_type,
@@ -517,6 +568,37 @@ class SearchPipeline:
             duplicates=candidate.duplicates,
             explain=explain,
         )
+
+
+TIMELINE_SHARE = 0.5  # of the best score: "what changed" lists those at least this good in time order
+
+
+def _as_asked(kept: list[Candidate], question: Question | None) -> list[Candidate]:
+    """The results in the order the question asks for: "when" puts the best dated change first
+    (a change, not a page that mentions it); "what changed" (in a year or not) lists the
+    changes found oldest first, as they happened (those scoring at least ``TIMELINE_SHARE`` of the
+    best; the rest after them, by score); otherwise by score."""
+    if question is None:
+        return kept
+    if question.kind == "when" and kept:
+        first = next((n for n, c in enumerate(kept) if c.observation.observation_type in CHANGE_TYPES), 0)
+        return [kept[first], *kept[:first], *kept[first + 1 :]]
+    if question.kind in ("what", "year") and kept:
+        # The changes that answer it, as they happened; what only filled the page after them.
+        best = max(c.final for c in kept)
+        strong = [c for c in kept if c.final >= TIMELINE_SHARE * best]
+        weak = [c for c in kept if c.final < TIMELINE_SHARE * best]
+        return sorted(strong, key=lambda c: (c.observation.occurred_at, c.observation.id)) + weak
+    return kept
+
+
+def _question_status(question: Question | None, *, within_year: bool) -> QuestionStatus | None:
+    if question is None:
+        return None
+    order = "time" if question.kind in ("what", "year") else "relevance"
+    return QuestionStatus(
+        kind=question.kind, subject=question.subject, year=question.year, within_year=within_year, order=order
+    )
 
 
 def _degrade(degraded: list[str], mode: str, to: str, why: str) -> None:

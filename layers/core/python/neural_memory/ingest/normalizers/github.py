@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from neural_memory.ingest.chunking import PATHS_LINE
+from neural_memory.ingest.chunking import DEFINITIONS_LINE, PATHS_LINE
 from neural_memory.ingest.normalizers.base import (
     MalformedEvent,
     Normalized,
@@ -33,7 +33,6 @@ MAX_IMPORTED_DEFINITIONS = 30
 _NAME = re.compile(r"[A-Za-z_$][\w$]{0,199}")
 # JSON characters of the imported text: metadata holds it, within ``MAX_METADATA_BYTES`` in all.
 MAX_IMPORTED_TEXT = 12_000
-DEFINITIONS_LINE = "Changed code: "  # the functions and classes its diff changed (``history.definitions``)
 MAX_COMMIT_BODY = 500  # characters of one commit's body in a pull request's content
 MAX_PATH_CHARS = 500  # a code ref path's limit (``CodeRef.paths``)
 
@@ -120,6 +119,9 @@ def _push(payload: dict[str, Any], event_time: str | None) -> Normalized:
                 "commits": len(commits),
                 "forced": forced,
                 "bot": is_bot,
+                # What it deleted: the change that removes a file outweighs one that touched it
+                # (engineering/staleness.py names it as what made a note about it stale).
+                **({"removedPaths": removed} if (removed := _removed(commits)) else {}),
             },
             "codeRefs": [{"repository": repo, "paths": paths}] if paths else None,
         }
@@ -137,6 +139,22 @@ def _touched(commits: list[dict[str, Any]]) -> list[str]:
             if isinstance(listed, list):
                 paths.update((p, None) for p in listed if isinstance(p, str) and 0 < len(p) <= MAX_PATH_CHARS)
     return list(paths)[:MAX_CODE_PATHS]
+
+
+MAX_REMOVED_PATHS = 100  # of a push's deleted paths kept in its metadata
+
+
+def _removed(commits: list[dict[str, Any]]) -> list[str]:
+    """The paths the push's commits deleted and none of its later commits added back."""
+    gone: dict[str, None] = {}
+    for commit in commits:
+        added = commit.get("added")
+        for path in added if isinstance(added, list) else []:
+            gone.pop(path, None)
+        listed = commit.get("removed")
+        if isinstance(listed, list):
+            gone.update((p, None) for p in listed if isinstance(p, str) and 0 < len(p) <= MAX_PATH_CHARS)
+    return list(gone)[:MAX_REMOVED_PATHS]
 
 
 def _pull_request(payload: dict[str, Any], event_time: str | None) -> Normalized:

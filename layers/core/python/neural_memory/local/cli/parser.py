@@ -11,6 +11,7 @@ from neural_memory.local.cli.commands.backup import cmd_backup
 from neural_memory.local.cli.commands.check import cmd_check
 from neural_memory.local.cli.commands.dlq import cmd_dlq_replay
 from neural_memory.local.cli.commands.eval_history import cmd_eval_history
+from neural_memory.local.cli.commands.eval_questions import cmd_eval_questions
 from neural_memory.local.cli.commands.evaluate import cmd_eval
 from neural_memory.local.cli.commands.history import cmd_import_git, cmd_import_github, cmd_import_vercel
 from neural_memory.local.cli.commands.ingest import cmd_ingest, cmd_replay
@@ -344,6 +345,21 @@ def build_parser() -> argparse.ArgumentParser:
     eval_history.add_argument("--json", action="store_true", help="print only the JSON line")
     data_dir(eval_history)
     eval_history.set_defaults(func=cmd_eval_history)
+
+    eval_questions = commands.add_parser(
+        "eval-questions",
+        help="questions as people ask them (bench/questions/*.json) on a clone's history, in default search",
+    )
+    eval_questions.add_argument("questions", help="a question set: bench/questions/<repo>.json")
+    eval_questions.add_argument("clone", help="a clone of the repository the set names")
+    eval_questions.add_argument(
+        "--history-dir",
+        required=True,
+        help="a folder the history is imported into once and reused from (one per repository)",
+    )
+    eval_questions.add_argument("--json", action="store_true", help="print only the JSON line")
+    data_dir(eval_questions)
+    eval_questions.set_defaults(func=cmd_eval_questions)
 
     models = commands.add_parser(
         "models", help="local models: the bundled ones, and stronger ones pulled from the public model hub"

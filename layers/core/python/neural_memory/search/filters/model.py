@@ -54,8 +54,10 @@ class Filter:
     any_of: tuple[Filter, ...] = ()
     # False: records another one supersedes (``superseded_by`` set) are not retrieved.
     include_superseded: bool = False
-    # True (``filters.fresh``): records marked ``possibly_stale`` are not retrieved.
+    # True (``filters.fresh: true``): records marked ``possibly_stale`` are not retrieved.
     fresh_only: bool = False
+    # True (``filters.fresh: false``): only records marked ``possibly_stale`` are retrieved.
+    stale_only: bool = False
     # False: records the maintenance archived (``archived_at`` set) are not retrieved (a search
     # includes them unless the client says ``includeArchived: false``).
     include_archived: bool = False
@@ -116,7 +118,12 @@ def compile_filter(
     if filters is None:
         return rules
     groups = tuple(_conditions(Filter(live_at=live_at), group) for group in filters.any_of or ())
-    return replace(_conditions(rules, filters), any_of=groups, fresh_only=bool(filters.fresh))
+    return replace(
+        _conditions(rules, filters),
+        any_of=groups,
+        fresh_only=filters.fresh is True,
+        stale_only=filters.fresh is False,
+    )
 
 
 def _conditions(base: Filter, group: FilterGroup) -> Filter:

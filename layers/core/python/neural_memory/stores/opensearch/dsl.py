@@ -34,6 +34,8 @@ def render_opensearch(flt: Filter) -> list[dict[str, Any]]:
         clauses.append({"bool": {"must_not": [{"exists": {"field": "superseded_by"}}]}})
     if flt.fresh_only:
         clauses.append({"bool": {"must_not": [{"exists": {"field": "possibly_stale"}}]}})
+    if flt.stale_only:
+        clauses.append({"exists": {"field": "possibly_stale"}})
     if not flt.include_archived:
         clauses.append({"bool": {"must_not": [{"exists": {"field": "archived_at"}}]}})
     if flt.any_of:

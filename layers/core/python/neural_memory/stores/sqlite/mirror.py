@@ -364,6 +364,8 @@ class ChunkMirror:
             keep &= ~self._rows_mask(lookup.superseded())
         if flt.fresh_only and lookup is not None:
             keep &= ~self._rows_mask(lookup.stale())
+        if flt.stale_only:  # without a lookup no row is known to be stale
+            keep &= self._rows_mask(lookup.stale()) if lookup is not None else np.zeros(n, dtype=bool)
         if not flt.include_archived:
             keep &= ~self._archived[:n]
         if flt.exclude_session_id is not None:

@@ -86,10 +86,11 @@ function syncControls() {
   $("llm").checked = state.llm;
   for (const chip of $("dates").children) chip.setAttribute("aria-pressed", String(chip.dataset.range === state.range));
   $("custom-dates").hidden = state.range !== "custom";
+  for (const chip of $("freshness").children) chip.setAttribute("aria-pressed", String(chip.dataset.fresh === state.fresh));
   $("from").value = state.from;
   $("to").value = state.to;
   $("clear-filters").disabled = !hasFilters(state);
-  const chosen = Object.values(state.filters).flat().length + (state.range ? 1 : 0);
+  const chosen = Object.values(state.filters).flat().length + (state.range ? 1 : 0) + (state.fresh ? 1 : 0);
   document.querySelector("#filters-box > summary").textContent = chosen ? `Filters (${chosen} chosen)` : "Filters";
   for (const tab of ["results", "answer", "note"]) {
     $(`tab-${tab}`).setAttribute("aria-selected", String(state.tab === tab));
@@ -132,7 +133,7 @@ function toggle(field, value) {
 }
 
 function clearFilters() {
-  update({ filters: Object.fromEntries(Object.keys(FIELDS).map((f) => [f, []])), range: "", from: "", to: "" });
+  update({ filters: Object.fromEntries(Object.keys(FIELDS).map((f) => [f, []])), range: "", from: "", to: "", fresh: "" });
 }
 
 // Each kind of call answers in its own time: only the reply to the latest one is shown (a slow
@@ -259,6 +260,7 @@ function noResults() {
         el("button", { type: "button", onclick: () => update({ filters: { ...state.filters, [field]: [] } }) }, "remove"));
     });
     if (state.range) rows.push(el("li", {}, `Date (${state.range}) `, el("button", { type: "button", onclick: () => update({ range: "" }) }, "remove")));
+    if (state.fresh) rows.push(el("li", {}, `Staleness (${state.fresh} only) `, el("button", { type: "button", onclick: () => update({ fresh: "" }) }, "remove")));
     item.append(el("ul", { className: "removed-by" }, ...rows));
   } else {
     item.append(el("p", {}, "Try other words, or the keyword mode for exact terms."));
@@ -381,6 +383,7 @@ function wire() {
   for (const name of ["mode", "rerank"]) $(name).addEventListener("change", (e) => update({ [name]: e.target.value }));
   $("llm").addEventListener("change", (e) => update({ llm: e.target.checked }));
   for (const chip of $("dates").children) chip.addEventListener("click", () => update({ range: chip.dataset.range }));
+  for (const chip of $("freshness").children) chip.addEventListener("click", () => update({ fresh: chip.dataset.fresh }));
   for (const name of ["from", "to"]) $(name).addEventListener("change", (e) => update({ [name]: e.target.value }));
   $("clear-filters").addEventListener("click", clearFilters);
   for (const tab of ["results", "answer", "note"]) $(`tab-${tab}`).addEventListener("click", () => update({ tab }, { search: false }));

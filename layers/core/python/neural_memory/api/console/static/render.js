@@ -108,7 +108,7 @@ export function latencyBar(latency) {
 export function badges(result) {
   const list = [["source", result.source], ["type", result.observationType], ["actor", result.actorName], ["tier", result.tier]];
   const stale = result.possiblyStale
-    ? el("span", { className: "badge stale", title: `A later push (commit ${result.possiblyStale}) touched the code it is about` },
+    ? el("span", { className: "badge stale", title: `The change most likely to have made it stale: commit ${result.possiblyStale}, a later push to the code it names` },
       `possibly stale (${result.possiblyStale.slice(0, 7)})`)
     : null;
   return el("span", { className: "badges" },

@@ -1,10 +1,11 @@
 // The whole console state lives in the URL query, so a search can be bookmarked, shared and
-// survives a reload: ?q=…&mode=…&rerank=…&llm=off&source=…&type=…&actor=…&tier=…&range=7d&tab=answer
+// survives a reload: ?q=…&mode=…&rerank=…&llm=off&source=…&type=…&actor=…&tier=…&range=7d&fresh=stale&tab=answer
 export const FIELDS = { sourceTypes: "source", observationTypes: "type", actorNames: "actor", tiers: "tier" };
 const CHOICES = {
   mode: ["hybrid", "semantic", "keyword"],
   rerank: ["fast", "balanced", "thorough", "local"],
   range: ["", "24h", "7d", "30d", "custom"],
+  fresh: ["", "fresh", "stale"], // filters.fresh: true leaves out what went stale, false lists only that
   tab: ["results", "answer", "note"],
 };
 const HOURS = { "24h": 24, "7d": 24 * 7, "30d": 24 * 30 };
@@ -14,7 +15,7 @@ export function readState(query = location.search) {
   const pick = (name) => (CHOICES[name].includes(params.get(name)) ? params.get(name) : CHOICES[name][0]);
   const state = {
     q: params.get("q") ?? "", mode: pick("mode"), rerank: pick("rerank"), llm: params.get("llm") !== "off",
-    range: pick("range"), from: day(params.get("from")), to: day(params.get("to")), tab: pick("tab"), filters: {},
+    range: pick("range"), fresh: pick("fresh"), from: day(params.get("from")), to: day(params.get("to")), tab: pick("tab"), filters: {},
   };
   for (const [field, name] of Object.entries(FIELDS)) state.filters[field] = params.getAll(name);
   return state;
@@ -33,6 +34,7 @@ export function writeState(state) {
   if (!state.llm) params.set("llm", "off");
   for (const [field, name] of Object.entries(FIELDS)) state.filters[field].forEach((v) => params.append(name, v));
   if (state.range) params.set("range", state.range);
+  if (state.fresh) params.set("fresh", state.fresh);
   if (state.range === "custom") {
     if (state.from) params.set("from", state.from);
     if (state.to) params.set("to", state.to);
@@ -58,6 +60,7 @@ export function apiFilters(state) {
   for (const field of Object.keys(FIELDS)) if (state.filters[field].length) filters[field] = state.filters[field];
   const range = dateRange(state);
   if (Object.keys(range).length) filters.dateRange = range;
+  if (state.fresh) filters.fresh = state.fresh === "fresh";
   return Object.keys(filters).length ? filters : undefined;
 }
 

@@ -1,0 +1,33 @@
+"""``neural-memory eval-questions``: questions as people ask them, on a real history (``local/question_eval.py``)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from neural_memory.local.cli.common import cli_settings
+
+if TYPE_CHECKING:
+    import argparse
+
+
+def cmd_eval_questions(args: argparse.Namespace) -> int:
+    """Import the clone's history into ``--history-dir`` (once) and score the question set on it; the
+    last line is one JSON object."""
+    from neural_memory.history.git import GitHistoryError
+    from neural_memory.local import question_eval
+
+    try:
+        with question_eval.quiet():
+            result = question_eval.run(
+                Path(args.questions), Path(args.clone), Path(args.history_dir), cli_settings(args)
+            )
+    except (GitHistoryError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if not args.json:
+        print("\n".join(question_eval.summary(result)))
+    print(json.dumps(result))
+    return 0
