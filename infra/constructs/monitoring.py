@@ -1,8 +1,8 @@
 """What an on-call person watches: one dashboard (search and answer latency per stage, the gate,
-results, ingestion, the API, the queues, the functions and the OpenSearch domain) and alarms that
-all notify one SNS topic (with an optional email subscription). Every metric named here is one the
-code emits with the dimensions it emits, or one AWS publishes for these resources (a test
-compares them)."""
+results, ingestion, the API, agents' MCP tool calls, the queues, the functions and the OpenSearch
+domain) and alarms that all notify one SNS topic (with an optional email subscription). Every
+metric named here is one the code emits with the dimensions it emits, or one AWS publishes for
+these resources (a test compares them)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,8 @@ from neural_memory.observability import (
     METRIC_GATE_FILTERED,
     METRIC_INGEST_FAILED,
     METRIC_INGEST_SUCCEEDED,
+    METRIC_MCP_TOOL_CALLS,
+    METRIC_MCP_TOOL_ERRORS,
     METRIC_OBSERVATIONS_CREATED,
     METRIC_OBSERVATIONS_REDACTED,
     METRIC_RERANK_DEGRADED,
@@ -92,6 +94,7 @@ class Monitoring(Construct):
         self._search_and_answer()
         self._ingestion(queue, dlq)
         self._api(rest_api)
+        self._mcp()
         self._functions(functions)
         self._domain(domain, storage_gb)
         self.dashboard.add_widgets(cw.AlarmStatusWidget(title="Alarms", alarms=self.alarms, width=24))
@@ -234,6 +237,22 @@ class Monitoring(Construct):
             API_LATENCY_ALARM_P95_MS,
             f"p95 API latency (every route, answers included) above {API_LATENCY_ALARM_P95_MS} ms",
             periods=(3, 5),
+        )
+
+    def _mcp(self) -> None:
+        """Agents' tool calls over /mcp, and the tool errors by code (a not_found is an agent's
+        wrong id; internal_error or unavailable is ours)."""
+        errors = (
+            f"SEARCH('{{{METRICS_NAMESPACE},reason,service,stage}} "
+            f'MetricName="{METRIC_MCP_TOOL_ERRORS}" stage="{self._stage}"\', \'Sum\', 60)'
+        )
+        self.dashboard.add_widgets(
+            cw.GraphWidget(
+                title="MCP (/mcp): tool calls, tool errors by code",
+                left=[self._metric(METRIC_MCP_TOOL_CALLS).with_(label="tool calls")],
+                right=[cw.MathExpression(expression=errors, label="tool errors, by code", period=PERIOD)],
+                width=24,
+            )
         )
 
     def _functions(self, functions: dict[str, lambda_.Function]) -> None:

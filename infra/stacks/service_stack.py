@@ -59,6 +59,9 @@ NEEDS: dict[str, FunctionNeeds] = {
     "search": FunctionNeeds("read", ("cohere", "anthropic", "openai")),
     "answer": FunctionNeeds("read", ("cohere", "anthropic", "openai"), timeout_s=ANSWER_TIMEOUT_S),
     "observations": FunctionNeeds("write", ("cohere",)),
+    # MCP's tools: search and who_knows (read, the LLM gate and rerank), answer_question (the LLM),
+    # remember and forget (write, embeddings): what the search, answer and observations functions need.
+    "mcp": FunctionNeeds("write", ("cohere", "anthropic", "openai"), timeout_s=ANSWER_TIMEOUT_S),
     "ingest": FunctionNeeds("write", ("cohere",), timeout_s=INGEST_TIMEOUT_S),
     # A reindex at deploy reuses the vectors the old index stores for unchanged text and embeds the
     # rest (a new model, text never embedded by this one): that needs the Cohere key.
@@ -77,15 +80,17 @@ LLM_DEFAULT = {"llm_provider": "anthropic", "llm_fallback": "openai"}
 # Functions whose new code may write a field the live index lacks until the bootstrap adds it in
 # place (``mapping.ADDED_IN_PLACE``): deployed after it. The webhooks put events on the bus that the
 # ingest function writes; the answer function counts citations (automatic promotion).
-WRITERS = ("ingest", "observations", "answer", "webhooks")
+WRITERS = ("ingest", "observations", "answer", "webhooks", "mcp")
 # And the reader: after a change of layout (workspace_indices.LAYOUT) the new code reads indices
 # that exist once the bootstrap migrated the old one, so it too is deployed after the bootstrap.
 AFTER_BOOTSTRAP = (*WRITERS, "search")
 # Functions that read the routing table (stack configuration: ingest-routes.json or -c ingest_routes).
 ROUTED = ("ingest", "webhooks")
 # Automatic promotion (-c promote_after_citations=N, NM_PROMOTE_AFTER_CITATIONS): the answer function
-# counts citations, so only then may it write to the index; off, it stays read-only.
+# counts citations, so only then may it write to the index; off, it stays read-only. MCP's
+# answer_question counts them too (its function writes anyway).
 PROMOTION_CONTEXT = "promote_after_citations"
+ANSWERING = ("answer", "mcp")
 # What a write does with a secret (-c secrets_policy=refuse, -c workspace_secrets_policy='{"acme":
 # "refuse"}'; NM_SECRETS_POLICY, NM_WORKSPACE_SECRETS_POLICY): told to the functions that write.
 SECRETS_POLICIES = ("redact", "refuse")
@@ -258,7 +263,7 @@ class ServiceStack(Stack):
         needs = NEEDS[name]
         access = self._access(name)
         env = dict(environment)
-        if name == "answer" and self._promote_after:
+        if name in ANSWERING and self._promote_after:
             env["NM_PROMOTE_AFTER_CITATIONS"] = str(self._promote_after)
         if access is not None:
             env |= {

@@ -696,6 +696,150 @@ def test_unchanged_content_is_never_sent_to_cohere_again(deployed: DeployedStack
         _call(deployed, "DELETE", "/v1/observations/runbook-bus")
 
 
+ROLLBACK = {
+    "id": "mcp-rollback",
+    "title": "Roll back with the instant rollback",
+    "observationType": "decision",
+    "actorName": "octocat",
+    "content": "We roll back a broken release with the instant rollback, never by redeploying an old commit.",
+}
+
+
+async def _mcp_session(url: str, key: str) -> dict[str, Any]:
+    """The official MCP client over streamable HTTP with ``key``: the tools it lists, and the text
+    (and whether it is an error) of each tool it calls, as one agent's session would."""
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=120) as http,
+        Client(streamable_http_client(url, http_client=http)) as agent,
+    ):
+
+        async def text(tool: str, arguments: dict[str, Any]) -> tuple[bool, str]:
+            result = await agent.call_tool(tool, arguments)
+            return bool(result.is_error), "\n".join(getattr(block, "text", "") for block in result.content)
+
+        listed = [tool.name for tool in (await agent.list_tools()).tools]
+        if key != _state["mcp_acme"]:  # another workspace: the memory is not there to see
+            return {
+                "tools": listed,
+                "search": await text("search_memory", {"query": "roll back a broken release"}),
+                "get": await text("get_memory", {"id": ROLLBACK["id"]}),
+                "trace": await text("trace_decision", {"id": ROLLBACK["id"]}),
+                "forget": await text("forget", {"id": ROLLBACK["id"]}),
+            }
+        return {
+            "tools": listed,
+            "remember": await text("remember", {"observations": [ROLLBACK]}),
+            "search": await text("search_memory", {"query": "how do we roll back a broken release", "topK": 3}),
+            "answer": await text("answer_question", {"question": "How do we roll back a broken release?"}),
+            "get": await text("get_memory", {"id": ROLLBACK["id"]}),
+            "who": await text("who_knows", {"query": "rollback of a broken release"}),
+            "trace": await text("trace_decision", {"id": ROLLBACK["id"]}),
+            "bad": await text("search_memory", {"query": "rollback", "topK": 1000}),
+        }
+
+
+async def _forget(url: str, key: str) -> list[tuple[bool, str]]:
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=120) as http,
+        Client(streamable_http_client(url, http_client=http)) as agent,
+    ):
+        replies = []
+        for tool in ("forget", "get_memory"):
+            result = await agent.call_tool(tool, {"id": ROLLBACK["id"]})
+            replies.append((bool(result.is_error), "\n".join(getattr(b, "text", "") for b in result.content)))
+        return replies
+
+
+def test_mcp_over_streamable_http_serves_every_tool_to_the_official_client_through_the_authorizer(
+    deployed: DeployedStack,
+) -> None:
+    import anyio
+    import httpx2
+
+    from tests.deployed.api_gateway import ApiGatewayFront
+    from tests.helpers.mcp_sessions import TOOLS
+
+    # Given a key of workspace acme and one of workspace beta, API Gateway with the template's
+    # authorizer in front of the mcp function's container, and Cohere's embed API on a local port
+    table = deployed.resolve.refs[_resource(deployed, "AWS::DynamoDB::Table")]
+    keys = DynamoKeyStore(table, client=deployed.moto.client("dynamodb", deployed.admin))
+    _state["mcp_acme"], beta = issue_key(keys, "acme", datetime.now(UTC)), issue_key(keys, "beta", datetime.now(UTC))
+    cohere = CohereStandIn()
+    container = deployed.container("mcp", variables={"CO_API_URL": cohere.url})
+
+    def invoke(event: dict[str, Any]) -> dict[str, Any]:
+        reply = container.invoke(event)
+        try:
+            sent = json.loads(event["body"] or "null")
+        except ValueError:
+            sent = None
+        what = sent.get("method", "a reply") if isinstance(sent, dict) else "a malformed or batch body"
+        outcome = reply.get("errorType") or f"HTTP {reply['result']['statusCode']}"
+        deployed.driven.append(Driven("mcp", f"API Gateway {event['httpMethod']} /mcp ({what})", outcome))
+        return reply
+
+    gate = _gate(deployed)
+    front = ApiGatewayFront("/mcp", gate.decide, invoke)
+    try:
+        # When an agent of acme works through the official MCP client (the discover probe, then the handshake)
+        acme = anyio.run(_mcp_session, front.url, _state["mcp_acme"])
+        # Then it lists the seven tools and each call is served by the function, with the stdio server's texts
+        assert set(acme["tools"]) == TOOLS
+        assert acme["remember"] == (False, "Remembered 1 (1 new, 0 updated): mcp-rollback"), acme
+        assert not acme["search"][0] and "1. [mcp-rollback] Roll back with the instant rollback" in acme["search"][1]
+        assert not acme["answer"][0] and "[mcp-rollback]" in acme["answer"][1], acme["answer"]
+        assert not acme["get"][0] and acme["get"][1].endswith(ROLLBACK["content"]), acme["get"]
+        assert not acme["who"][0] and "1. octocat" in acme["who"][1], acme["who"]
+        assert acme["trace"] == (False, acme["trace"][1]) and "Lineage of mcp-rollback" in acme["trace"][1]
+        assert acme["bad"][0] and acme["bad"][1].startswith("validation_error: topK: "), acme["bad"]
+        assert cohere.documents(), "remember embedded nothing: the function's Cohere grant was not used"
+        # And an agent of beta sees none of it, and cannot forget it
+        other = anyio.run(_mcp_session, front.url, beta)
+        assert not other["search"][0] and other["search"][1].startswith("No memories match 'roll back a broken"), other
+        missing = (True, "not_found: observation 'mcp-rollback' not found")
+        assert (other["get"], other["trace"], other["forget"]) == (missing, missing, missing), other
+        # When acme forgets it, Then it is gone
+        assert anyio.run(_forget, front.url, _state["mcp_acme"]) == [(False, "Forgot mcp-rollback."), missing]
+
+        # And a missing or wrong key is API Gateway's 401, in the REST routes' words
+        for headers in ({}, {"Authorization": "Bearer nm_000000000000_" + "A" * 43}, {"Authorization": beta}):
+            refused = httpx2.post(front.url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, headers=headers)
+            rest = gate.decide(headers, "POST", "/v1/search")
+            assert isinstance(rest, tuple) and (refused.status_code, refused.json()) == rest, refused.text
+            assert refused.status_code == 401 and refused.json()["error"]["message"] == key_problem(headers)
+
+        # And hostile input gets a JSON-RPC error or a 4xx from the function, never a 5xx
+        authorized = {"Authorization": f"Bearer {beta}", "Content-Type": "application/json"}
+        ping = {"jsonrpc": "2.0", "id": 7, "method": "ping"}
+        for method, body in [
+            ("POST", b"{not json"),
+            ("POST", json.dumps([ping]).encode()),
+            ("POST", b"[]"),
+            ("POST", json.dumps({"jsonrpc": "2.0", "id": 8, "method": "resources/list"}).encode()),
+            ("POST", json.dumps({**ping, "id": None}).encode()),
+            ("POST", b'{"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "rm -rf"}}'),
+            ("POST", json.dumps({**ping, "params": {"pad": "x" * 2_000_000}}).encode()),
+            ("GET", b""),
+            ("DELETE", b""),
+        ]:
+            answered = httpx2.request(method, front.url, content=body, headers=authorized)
+            assert 400 <= answered.status_code < 500 or "error" in answered.json(), (method, body[:60], answered.text)
+            assert answered.status_code < 500, (method, body[:60], answered.text)
+        assert httpx2.post(front.url, json=ping, headers=authorized).json() == {"jsonrpc": "2.0", "id": 7, "result": {}}
+    finally:
+        front.close()
+        container.close()
+        cohere.close()
+
+
 def test_the_daily_purge_and_the_stack_deletion(deployed: DeployedStack) -> None:
     purged = deployed.invoke("maintenance", "EventBridge schedule (daily purge)", load_event("schedule/purge"))
     assert isinstance(purged.get("result", {}).get("purged"), int), purged
@@ -750,7 +894,7 @@ def test_every_opensearch_request_was_allowed_by_the_signers_grants(deployed: De
             refused.append(f"{name}: {request['method']} {request['path']} {verdicts}")
         checked.add(name)
     assert refused == []
-    assert checked >= {"search", "answer", "observations", "ingest", "maintenance"}
+    assert checked >= {"search", "answer", "observations", "ingest", "maintenance", "mcp"}
 
 
 def test_traces_reach_xray_without_any_observation_content(deployed: DeployedStack) -> None:

@@ -59,18 +59,9 @@ class Run:
         return str(self.result["session_id"])
 
 
-def run_claude(
-    prompt: str,
-    *,
-    project: Path,
-    home: Path,
-    api_url: str,
-    allowed_tools: list[str],
-    debug_file: Path,
-    timeout: float = 300,
-) -> Run:
-    """``claude -p PROMPT`` in ``project`` (its ``.mcp.json`` and ``.claude/`` settings as they are)."""
-    env = {
+def environment(home: Path, api_url: str) -> dict[str, str]:
+    """The CLI's whole environment: a temporary HOME, the stand-in as the API, no other traffic."""
+    return {
         "HOME": str(home),
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "LANG": "C.UTF-8",
@@ -83,6 +74,20 @@ def run_claude(
         "MCP_CONNECTION_NONBLOCKING": "0",  # connect the MCP servers before the first request
         "MCP_CONNECT_TIMEOUT_MS": "120000",  # the embedded server loads the model on a busy 2-core machine
     }
+
+
+def run_claude(
+    prompt: str,
+    *,
+    project: Path,
+    home: Path,
+    api_url: str,
+    allowed_tools: list[str],
+    debug_file: Path,
+    timeout: float = 300,
+) -> Run:
+    """``claude -p PROMPT`` in ``project`` (its ``.mcp.json`` and ``.claude/`` settings as they are)."""
+    env = environment(home, api_url)
     command = [
         str(claude_cli()),
         "-p",

@@ -41,8 +41,10 @@ def test_every_function_reads_exactly_the_secrets_named_in_its_environment(dev: 
     assert uses["maintenance"] == {"NM_COHERE_SECRET_ARN"}
     # The LLM's keys (both providers: one stands in for the other) only where the LLM runs
     llm = {"NM_ANTHROPIC_SECRET_ARN", "NM_OPENAI_SECRET_ARN"}
-    assert {name for name, names in uses.items() if names & llm} == {"search", "answer"}
-    assert all(llm <= uses[name] for name in ("search", "answer"))
+    assert {name for name, names in uses.items() if names & llm} == {"search", "answer", "mcp"}
+    assert all(llm <= uses[name] for name in ("search", "answer", "mcp"))
+    # MCP's tools search, answer and remember: exactly the keys of the functions serving those routes
+    assert uses["mcp"] == uses["search"] | uses["answer"] | uses["observations"]
 
 
 def _opensearch_grants(template: Template, role: str) -> list[tuple[str, str]]:
@@ -72,6 +74,8 @@ def test_opensearch_grants_are_least_privilege(dev: Template) -> None:
         assert {("es:ESHttpHead", "neural-memory-ws-*"), ("es:ESHttpPut", "neural-memory-ws-*")} <= set(grants[name])
         assert ("es:ESHttpGet", "_index_template/neural-memory-ws") in grants[name]
         assert not [(a, p) for a, p in grants[name] if a == "es:ESHttpPut" and "_index_template" in p], name
+    # MCP's tools read, write and delete as the observations function does: its grants, no more
+    assert sorted(grants["mcp"]) == sorted(grants["observations"])
     assert ("es:ESHttpPut", "neural-memory") in grants["maintenance"]
     assert ("es:ESHttpPut", "_index_template/neural-memory-ws") in grants["maintenance"]
     everything = [pair for pairs in grants.values() for pair in pairs]

@@ -17,6 +17,7 @@ from neural_memory.settings import SearchSettings
 
 from functions.answer import app as answer_app
 from functions.ingest import app as ingest_app
+from functions.mcp import app as mcp_app
 from functions.observations import app as observations_app
 from functions.search import app as search_app
 from tests.helpers.events import api_event, load_event
@@ -112,7 +113,7 @@ def emitted(
     monkeypatch: pytest.MonkeyPatch,
 ) -> set[Metric]:
     """Drive every handler through the paths that emit: a gated and reranked search, a search whose
-    gate fails, an answer, a write, and an ingest batch with a poison record."""
+    gate fails, an answer, MCP tool calls (one refused), a write, and an ingest batch with a poison record."""
     monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
     routed = settings.model_copy(update={"ingest_routes": {"github:acme/console": "acme"}})
     claude = FakeClaude(score_by_title("fail"))
@@ -132,6 +133,11 @@ def emitted(
             assert reply["statusCode"] == 200, reply
         question = {"question": "Why did the deploy fail?"}
         assert answer_app.lambda_handler(api_event("api/answer_post", question), lambda_context)["statusCode"] == 200
+        for tool, arguments in (("search_memory", {"query": "why did the deploy fail"}), ("get_memory", {"id": "x"})):
+            call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+            event = api_event("api/search_post", call, resource="/mcp", path="/mcp")
+            event["requestContext"]["resourcePath"] = "/mcp"
+            assert mcp_app.lambda_handler(event, lambda_context)["statusCode"] == 200
         assert observations_app.lambda_handler(api_event("api/observations_post"), lambda_context)["statusCode"] == 200
         note = {"source": "manual", "observationType": "note", "occurredAt": "2025-12-12T10:00:00Z"}
         leaking = {"observations": [{**note, "content": "CI uses ghp_Qe4Rt7Yu0Io3Pa6Sd9Fg2Hj5Kl8Zx1Cv4Bn7M"}]}

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from aws_cdk.assertions import Template
 
-FUNCTIONS = {"search", "answer", "observations", "ingest", "authorizer", "maintenance", "webhooks"}
+FUNCTIONS = {"search", "answer", "observations", "ingest", "authorizer", "maintenance", "webhooks", "mcp"}
 
 
 def _ours(template: Template) -> dict[str, dict]:  # type: ignore[type-arg]
@@ -88,7 +88,7 @@ def test_only_the_functions_roles_may_call_the_domain(dev: Template) -> None:
     # Then function policies grant es:ESHttp* on the domain (the access policy: test_least_privilege.py)
     policies = dev.find_resources("AWS::IAM::Policy")
     granted = [p for p in policies.values() if "es:ESHttp" in str(p["Properties"]["PolicyDocument"])]
-    assert len(granted) == 5  # search, answer, observations, ingest, maintenance — not the authorizer
+    assert len(granted) == 6  # search, answer, observations, ingest, maintenance, mcp — not the authorizer
 
 
 def test_api_has_authorizer_throttling_access_logs_and_validation(dev: Template) -> None:
@@ -102,8 +102,8 @@ def test_api_has_authorizer_throttling_access_logs_and_validation(dev: Template)
     )
     methods = dev.find_resources("AWS::ApiGateway::Method", {"Properties": {"HttpMethod": Match.any_value()}})
     routed = [m["Properties"] for m in methods.values() if m["Properties"]["HttpMethod"] != "OPTIONS"]
-    # 6 GET: lineage, experts; 7 POST: experts, promote
-    assert sorted(m["HttpMethod"] for m in routed) == ["DELETE"] + ["GET"] * 6 + ["POST"] * 7
+    # 7 GET: lineage, experts, mcp (405); 8 POST: experts, promote, mcp; 2 DELETE: an observation, mcp (405)
+    assert sorted(m["HttpMethod"] for m in routed) == ["DELETE"] * 2 + ["GET"] * 7 + ["POST"] * 8
     assert all("RequestValidatorId" in m for m in routed)
     # Every route needs a key except the webhook receivers, which the provider's signature
     # authenticates, and the console's two static routes (a page holding no data)
@@ -244,9 +244,10 @@ def test_the_llm_provider_and_its_fallback_are_stack_configuration(
 ) -> None:
     # By default Anthropic answers and OpenAI stands in (both secrets hold a placeholder until set)
     by_name = {name: f["Properties"]["Environment"]["Variables"] for name, f in functions(dev).items()}
-    for name in ("search", "answer"):
+    llm = {"search", "answer", "mcp"}  # mcp: its search_memory, answer_question and who_knows
+    for name in llm:
         assert (by_name[name]["NM_LLM_PROVIDER"], by_name[name]["NM_LLM_FALLBACK"]) == ("anthropic", "openai")
-    assert not [name for name, env in by_name.items() if "NM_LLM_PROVIDER" in env and name not in {"search", "answer"}]
+    assert not [name for name, env in by_name.items() if "NM_LLM_PROVIDER" in env and name not in llm]
     # -c llm_provider=openai -c llm_fallback=none: OpenAI alone
     template = synth("dev", {"llm_provider": "openai", "llm_fallback": "none"})
     search = functions(template)["search"]["Properties"]["Environment"]["Variables"]
@@ -291,7 +292,7 @@ def test_the_secrets_policy_is_stack_configuration_told_to_the_functions_that_wr
         for name, f in functions(template).items()
         if (env := f["Properties"]["Environment"]["Variables"]).get("NM_SECRETS_POLICY")
     }
-    assert told == dict.fromkeys(("observations", "ingest", "maintenance"), ("refuse", '{"lab": "redact"}'))
+    assert told == dict.fromkeys(("observations", "ingest", "maintenance", "mcp"), ("refuse", '{"lab": "redact"}'))
     with pytest.raises(ValueError, match="secrets_policy"):
         synth("dev", {"secrets_policy": "ignore"})
 
@@ -310,7 +311,7 @@ def test_the_functions_writing_the_index_are_deployed_after_the_bootstrap_adds_i
         bootstrap, _ = _bootstrap(template)
         named = functions(template)
         after = {name for name, f in named.items() if bootstrap in f.get("DependsOn", [])}
-        assert after == set(AFTER_BOOTSTRAP) == {"ingest", "observations", "answer", "webhooks", "search"}
+        assert after == set(AFTER_BOOTSTRAP) == {"ingest", "observations", "answer", "webhooks", "search", "mcp"}
         assert set(WRITERS) < after
         written = {n for n, f in named.items() if "NM_STORE" in f["Properties"]["Environment"]["Variables"]}
         assert written - {"maintenance"} <= after  # every function of the index but the bootstrap's own

@@ -46,7 +46,11 @@ def test_every_route_of_the_table_is_served_and_nothing_else(gateway_and_key: tu
         path = route.path.replace("{id}", "missing-id")
         reply = gateway.dispatch(route.method, path, headers, bodies[route.function] if route.has_body else b"")
         # A route's own function answered: 200, its validation (400), its not-found (404 with the
-        # id), or a webhook receiver refusing an unsigned delivery (401)
+        # id), a webhook receiver refusing an unsigned delivery (401), or the stateless MCP
+        # endpoint refusing a session's GET or DELETE (405, a JSON-RPC error)
+        if route.path == "/mcp" and route.method != "POST":
+            assert reply.status == 405 and json.loads(reply.body)["jsonrpc"] == "2.0", (route, reply.body)
+            continue
         assert reply.status in {200, 400, 401, 404}, (route, reply.body)
         assert "no route" not in reply.body, route
     assert gateway.dispatch("GET", "/v1/nothing", headers, b"").status == 404

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tests.helpers.anthropic_stand_in import Block, Text, ToolUse, anthropic_stand_in, tool_results, user_texts
-from tests.helpers.claude_code import claude_cli, run_claude
+from tests.helpers.claude_code import claude_cli, environment, run_claude
 from tests.helpers.processes import cli
+from tests.helpers.readme import readme_block
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -150,3 +151,94 @@ def test_claude_code_remembers_a_session_recalls_it_in_the_next_and_reads_search
     assert any(p.name.startswith("neural-memory.sqlite3") for p in scanned)
     leaked = [str(p) for p in scanned if SECRET.encode() in p.read_bytes()]
     assert not leaked, leaked
+
+
+NOTE = {
+    "id": "payments-sdk-pin",
+    "source": "manual",
+    "observationType": "decision",
+    "occurredAt": "2025-12-10T09:00:00Z",
+    "title": "We pin the payments SDK at 4.2",
+    "content": "We pin the payments SDK at version 4.2, because 4.3 broke partial refunds.",
+}
+PROMPT_HTTP = "Look it up in the team's memory: which payments SDK version do we pin?"
+
+
+def ask_the_memory_over_http(body: dict[str, Any]) -> list[Block]:
+    """The model: asks the memory through the MCP tool, then answers from what it read."""
+    if tool_results(body):
+        return [Text("We pin the payments SDK at 4.2.")]
+    return [ToolUse(SEARCH, {"query": "payments SDK version pin", "topK": 3})]
+
+
+def test_claude_code_with_the_http_mcp_server_of_the_local_server_reads_search_results(tmp_path: Path) -> None:
+    from tests.helpers.processes import call
+    from tests.helpers.serve import serve
+
+    claude_cli()
+    project, home = tmp_path / "console", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    # Given the local server (make serve) holding a decision in the demo workspace
+    with serve(tmp_path / "memory", samples=False) as served:
+        assert call(served.url, served.key, "POST", "/v1/observations", {"observations": [NOTE]})[0] == 200
+        # When the memory is installed for it: it serves /mcp, so Claude Code gets an HTTP MCP server,
+        # its Authorization header read from the key in settings.local.json (never in .mcp.json)
+        installed = cli(
+            "agents", "install", "claude-code", "--project", str(project), "--url", served.url, "--key", served.key
+        )
+        assert installed.returncode == 0, installed.stderr
+        entry = json.loads((project / ".mcp.json").read_text())["mcpServers"]["neural-memory"]
+        assert entry == {
+            "type": "http",
+            "url": f"{served.url}/mcp",
+            "headers": {"Authorization": "Bearer ${NM_API_KEY}"},
+        }
+        assert served.key not in (project / ".mcp.json").read_text()
+        with anthropic_stand_in(ask_the_memory_over_http) as api:
+            # And a session asks about it
+            run = run_claude(
+                PROMPT_HTTP,
+                project=project,
+                home=home,
+                api_url=api.url,
+                allowed_tools=[SEARCH],
+                debug_file=tmp_path / "debug-http.log",
+            )
+            # Then the model's search went to the server's /mcp, and its result reached the model as text
+            results = [r for body in api.messages() for r in tool_results(body)]
+            assert len(results) == 1, (run.result, results)
+            content = results[0]["content"]
+            text = content if isinstance(content, str) else "".join(part.get("text", "") for part in content)
+            assert not results[0].get("is_error"), text
+            best = "1. [payments-sdk-pin] We pin the payments SDK at 4.2 (manual/decision"
+            assert text.startswith(f"1 memories for 'payments SDK version pin', best first:\n{best}"), text
+            assert run.result.get("result") == "We pin the payments SDK at 4.2.", run.result
+        # And agents status finds the MCP endpoint answering
+        checked = cli("agents", "status", "claude-code", "--project", str(project))
+        assert f"  MCP: answers at {served.url}/mcp" in checked.stdout, checked.stdout
+        assert checked.returncode == 0, checked.stdout
+
+        # When another project adds it with the README's `claude mcp add` line (the key from the shell),
+        # Then Claude Code connects to it; with another key, it does not
+        line = readme_block("sh", "claude mcp add --transport http").strip()
+        command = line.replace("claude ", f"{claude_cli()} ", 1).replace("http://127.0.0.1:8080", served.url)
+        for key, state in ((served.key, "Connected"), ("nm_000000000000_" + "A" * 43, "Failed to connect")):
+            other = tmp_path / state.replace(" ", "-")
+            other.mkdir()
+            env = {**environment(home, "http://127.0.0.1:9"), "NM_API_KEY": key}
+            added = subprocess.run(
+                ["bash", "-c", command], cwd=other, env=env, capture_output=True, text=True, timeout=120, check=False
+            )
+            assert added.returncode == 0, added.stderr
+            listed = subprocess.run(
+                [str(claude_cli()), "mcp", "list"],
+                cwd=other,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            )
+            assert f"neural-memory: {served.url}/mcp (HTTP) - " in listed.stdout, listed.stdout
+            assert state in listed.stdout.split(f"{served.url}/mcp (HTTP) - ", 1)[1].splitlines()[0], listed.stdout

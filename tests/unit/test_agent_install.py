@@ -122,3 +122,32 @@ def test_the_embedded_store_gets_a_key_of_its_own_reused_by_a_second_install_and
     except Unauthorized:
         pass
     assert list(project.iterdir()) == []
+
+
+def test_an_api_serving_mcp_gets_an_http_entry_whose_header_reads_the_key_from_the_environment(tmp_path: Path) -> None:
+    _given_a_project_with_its_own_configuration(tmp_path)
+    # When the memory is installed for an API that serves /mcp
+    install(tmp_path, Target(url=URL, http_mcp=True), KEY)
+    # Then Claude Code reaches its /mcp over HTTP, the header naming the variable, never the key
+    mcp = json.loads((tmp_path / ".mcp.json").read_text())
+    assert mcp["mcpServers"]["neural-memory"] == {
+        "type": "http",
+        "url": f"{URL}/mcp",
+        "headers": {"Authorization": "Bearer ${NM_API_KEY}"},
+    }
+    assert KEY not in (tmp_path / ".mcp.json").read_text()
+    assert json.loads((tmp_path / ".claude" / "settings.local.json").read_text())["env"]["NM_API_KEY"] == KEY
+    assert mcp["mcpServers"]["github"] == THEIRS_MCP["mcpServers"]["github"]
+    # And the installed target reads back as it was written (status and uninstall use it)
+    assert installed_target(tmp_path) == Target(url=URL, http_mcp=True)
+    # When it is installed again as a local process, Then that replaces the HTTP entry
+    install(tmp_path, Target(url=URL), KEY)
+    assert json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]["neural-memory"]["args"] == [
+        "mcp",
+        "--url",
+        URL,
+    ]
+    install(tmp_path, Target(url=URL, http_mcp=True), KEY)
+    # And uninstall takes it out, leaving theirs
+    uninstall(tmp_path)
+    assert json.loads((tmp_path / ".mcp.json").read_text()) == THEIRS_MCP

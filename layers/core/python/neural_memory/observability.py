@@ -37,6 +37,8 @@ METRIC_DEGRADED = "SearchDegraded"
 METRIC_EMBEDDING_CACHE_HITS = "EmbeddingCacheHits"
 METRIC_INGEST_SUCCEEDED = "IngestSucceeded"
 METRIC_INGEST_FAILED = "IngestFailed"
+METRIC_MCP_TOOL_CALLS = "McpToolCalls"  # calls of MCP tools over /mcp
+METRIC_MCP_TOOL_ERRORS = "McpToolErrors"  # by reason: the tool error's code (not_found, validation_error, ...)
 
 
 class LazyTracer:

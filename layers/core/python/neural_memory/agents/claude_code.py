@@ -1,7 +1,9 @@
 """Claude Code's configuration for the memory, written into a project and taken out again
 (``neural-memory agents install|uninstall|status claude-code``).
 
-- ``.mcp.json``: the MCP server ``neural-memory`` (``neural-memory mcp``, on the API or the
+- ``.mcp.json``: the MCP server ``neural-memory``: the API's own ``/mcp`` over HTTP when it serves
+  one (``type: http``, its ``Authorization`` header ``Bearer ${NM_API_KEY}``, which Claude Code
+  fills in from the environment), else a local ``neural-memory mcp`` process (on the API or the
   embedded store). Teams commit it: it never holds a key.
 - ``.claude/settings.json``: the hooks (``neural-memory-hook`` at ``SessionStart``,
   ``UserPromptSubmit`` and ``Stop``). Teams commit it too: no key either.
@@ -32,6 +34,9 @@ KEY_VARIABLE = "NM_API_KEY"
 MCP_FILE = ".mcp.json"
 SETTINGS_FILE = ".claude/settings.json"
 LOCAL_SETTINGS_FILE = ".claude/settings.local.json"
+MCP_PATH = "/mcp"
+# Claude Code expands ${VAR} in .mcp.json from its environment, settings.local.json's env included.
+AUTHORIZATION = f"Bearer ${{{KEY_VARIABLE}}}"
 # Claude Code's own timeout per hook (seconds) and the hook's deadline within it: a memory that is
 # down or slow costs the agent at most the deadline, never Claude Code's timeout.
 HOOK_EVENTS: dict[str, tuple[int, float | None]] = {
@@ -43,11 +48,19 @@ HOOK_EVENTS: dict[str, tuple[int, float | None]] = {
 
 @dataclass(frozen=True)
 class Target:
-    """Where the memory is: a running API (``url``), or the embedded store (``data_dir``, ``workspace``)."""
+    """Where the memory is: a running API (``url``; ``http_mcp``: its own ``/mcp`` serves the agent's
+    tools), or the embedded store (``data_dir``, ``workspace``)."""
 
     url: str | None = None
     data_dir: Path | None = None
     workspace: str | None = None
+    http_mcp: bool = False
+
+    def mcp_entry(self) -> dict[str, Any]:
+        """The MCP server's entry in ``.mcp.json``: the API's ``/mcp``, or a local process."""
+        if self.url and self.http_mcp:
+            return {"type": "http", "url": self.url + MCP_PATH, "headers": {"Authorization": AUTHORIZATION}}
+        return {"command": str(scripts_folder() / "neural-memory"), "args": self.mcp_args()}
 
     def mcp_args(self) -> list[str]:
         if self.url:
@@ -191,7 +204,7 @@ def install(project: Path, target: Target, key: str | None, budget_tokens: int |
     mcp_path = project / MCP_FILE
     before = _read(mcp_path)
     servers = dict((before or {}).get("mcpServers") or {})
-    servers[SERVER_NAME] = {"command": str(scripts_folder() / "neural-memory"), "args": target.mcp_args()}
+    servers[SERVER_NAME] = target.mcp_entry()
     changes.files[MCP_FILE] = _write(mcp_path, before, {**(before or {}), "mcpServers": servers})
 
     settings_path = project / SETTINGS_FILE
@@ -241,6 +254,8 @@ def installed_target(project: Path) -> Target | None:
         entry = ((_read(project / MCP_FILE) or {}).get("mcpServers") or {}).get(SERVER_NAME)
     except ValueError:
         return None
+    if isinstance(entry, dict) and entry.get("type") == "http" and isinstance(entry.get("url"), str):
+        return Target(url=entry["url"].removesuffix(MCP_PATH), http_mcp=True)
     args = entry.get("args") if isinstance(entry, dict) else None
     if not isinstance(args, list):
         return None
@@ -323,11 +338,11 @@ def status(project: Path, environment_key: str | None) -> tuple[bool, list[str]]
         for event, groups in (settings.get("hooks") or {}).items()
         if any(_is_ours(h) for g in groups or [] if isinstance(g, dict) for h in g.get("hooks") or [])
     ]
-    where = (
-        (target.url if target.url else f"embedded store {target.data_dir}, workspace {target.workspace}")
-        if target
-        else ""
-    )
+    where = ""
+    if target is not None and target.url:
+        where = f"{target.url}{MCP_PATH} (HTTP, Authorization from {KEY_VARIABLE})" if target.http_mcp else target.url
+    elif target is not None:
+        where = f"embedded store {target.data_dir}, workspace {target.workspace}"
     lines.append(f"  MCP server: {'in ' + MCP_FILE + ' -> ' + where if target else 'not installed'}")
     lines.append(f"  hooks: {', '.join(events) + ' in ' + SETTINGS_FILE if events else 'not installed'}")
     key = (local.get("env") or {}).get(KEY_VARIABLE)
@@ -351,7 +366,11 @@ def status(project: Path, environment_key: str | None) -> tuple[bool, list[str]]
                 facets = MemoryApi(url, key, time.monotonic() + 5).facets()
                 answers = True
                 lines.append(f"  memory: answers at {url} ({facets.get('total', '?')} observations in the workspace)")
+                if target.http_mcp:
+                    served = MemoryApi(url, key, time.monotonic() + 5).mcp_handshake()
+                    lines.append(f"  MCP: answers at {url}{MCP_PATH} (protocol {served['protocolVersion']})")
             except MemoryUnavailable as exc:
+                answers = False
                 lines.append(f"  memory: does not answer: {exc.reason}")
         else:
             answers = _embedded_key_valid(target, key, lines)

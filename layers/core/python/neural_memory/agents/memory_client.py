@@ -87,6 +87,47 @@ class MemoryApi:
         """The cheapest authenticated call: whether the key works and the store answers."""
         return _object(self.call("GET", "/v1/facets"))
 
+    def mcp_handshake(self) -> dict[str, Any]:
+        """MCP's ``initialize`` at ``/mcp``: the server's reply (its protocol version, its name)."""
+        reply = _object(self.call("POST", "/mcp", MCP_INITIALIZE))
+        result = reply.get("result")
+        if not isinstance(result, dict) or "protocolVersion" not in result:
+            raise MemoryUnavailable(f"POST /mcp: not an MCP handshake reply: {str(reply)[:200]}")
+        return result
+
+
+MCP_INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "neural-memory-agents", "version": "1"},
+    },
+}
+
+
+def serves_mcp(url: str, key: str | None, timeout: float) -> bool:
+    """Whether the API at ``url`` serves MCP at ``/mcp``: its handshake answers, or (without a key
+    that works) the route refuses the key with a 401, as only an existing route behind the key
+    does (a route that is not there is a 404, or API Gateway's 403)."""
+    headers = {"Accept": "application/json", "Content-Type": "application/json"}
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    try:
+        status, raw = request(url, "POST", "/mcp", json.dumps(MCP_INITIALIZE).encode(), headers, timeout)
+    except (OSError, HttpError, ValueError):
+        return False
+    if status == 401:
+        return True
+    try:
+        reply = json.loads(raw or b"{}")
+    except ValueError:
+        return False
+    result = reply.get("result") if isinstance(reply, dict) else None
+    return status == 200 and isinstance(result, dict) and "protocolVersion" in result
+
 
 def request(
     url: str, method: str, path: str, data: bytes | None, headers: Mapping[str, str], timeout: float

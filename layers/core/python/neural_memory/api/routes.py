@@ -43,6 +43,10 @@ ROUTES: tuple[Route, ...] = (
     Route("DELETE", "/v1/observations/{id}", "observations"),
     Route("GET", "/v1/observations/{id}/lineage", "observations"),
     Route("POST", "/v1/observations/{id}/promote", "observations", has_body=True),
+    # MCP's streamable HTTP transport (stateless: GET and DELETE are answered 405 by the function)
+    Route("POST", "/mcp", "mcp"),
+    Route("GET", "/mcp", "mcp"),
+    Route("DELETE", "/mcp", "mcp"),
     Route("GET", "/console", "search", authorization="none"),
     Route("GET", "/console/{asset}", "search", authorization="none"),
     Route("POST", "/v1/webhooks/github", "webhooks", authorization="signature", has_body=True),

@@ -7,133 +7,73 @@ envelope's code and message."""
 
 from __future__ import annotations
 
-import uuid
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import anyio.to_thread
-from pydantic import ValidationError
 
+from neural_memory.agent_tools.calling import AsyncMemory
+from neural_memory.agent_tools.workspace import BackendFailure, WorkspaceMemory
 from neural_memory.client import ApiError, AsyncNeuralMemoryClient, TransportFailed
-from neural_memory.errors import NeuralMemoryError
-from neural_memory.models import (
-    DEFAULT_LINEAGE,
-    AnswerRequest,
-    AnswerResponse,
-    DeleteResponse,
-    ExpertsRequest,
-    ExpertsResponse,
-    LineageResponse,
-    ObservationOut,
-    ObservationsRequest,
-    ObservationsResponse,
-    SearchRequest,
-    SearchResponse,
-)
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Mapping, Sequence
+    from collections.abc import Awaitable, Mapping, Sequence
 
+    from neural_memory.models import (
+        AnswerResponse,
+        DeleteResponse,
+        ExpertsResponse,
+        LineageResponse,
+        ObservationOut,
+        ObservationsResponse,
+        SearchResponse,
+    )
     from neural_memory.service import Service
 
+__all__ = ["BackendFailure", "EmbeddedBackend", "MemoryBackend", "RemoteBackend"]
 
 Reply = TypeVar("Reply")
-Request = TypeVar("Request", SearchRequest, AnswerRequest, ObservationsRequest, ExpertsRequest)
 
 
-class BackendFailure(Exception):
-    """A call the backend refused or could not serve: the error envelope's code and message."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code = code
-        self.message = message
-
-
-class MemoryBackend(Protocol):
-    """What the tools need: the API's use cases for one workspace."""
-
-    async def search(self, body: Mapping[str, Any]) -> SearchResponse: ...
-
-    async def answer(self, body: Mapping[str, Any]) -> AnswerResponse: ...
-
-    async def add(self, observations: Sequence[Mapping[str, Any]]) -> ObservationsResponse: ...
-
-    async def get(self, observation_id: str) -> ObservationOut: ...
-
-    async def lineage(self, observation_id: str) -> LineageResponse: ...
-
-    async def experts(self, body: Mapping[str, Any]) -> ExpertsResponse: ...
-
-    async def delete(self, observation_id: str) -> DeleteResponse: ...
+class MemoryBackend(AsyncMemory, Protocol):
+    """What the tools need (the API's use cases for one workspace), and closing it."""
 
     async def close(self) -> None: ...
 
 
-def validation_message(exc: ValidationError) -> str:
-    """The API's 400 message for a request the models refuse: the first field and its problem."""
-    errors = exc.errors()
-    first = errors[0]
-    where = ".".join(str(part) for part in first["loc"]) or "body"
-    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-    return f"{where}: {first['msg']}{more}"
-
-
 class EmbeddedBackend:
-    """One workspace of the embedded store, served in-process; calls run on worker threads (the
-    service is synchronous and thread-safe, as under ``serve``)."""
+    """One workspace of the embedded store, served in-process (``agent_tools.workspace``); calls run
+    on worker threads (the service is synchronous and thread-safe, as under ``serve``)."""
 
     def __init__(self, service: Service, workspace_id: str) -> None:
         self.service = service
         self.workspace_id = workspace_id
+        self._memory = WorkspaceMemory(service, workspace_id)
 
     async def search(self, body: Mapping[str, Any]) -> SearchResponse:
-        request = self._valid(SearchRequest, body)
-        return await self._run(lambda request_id: self.service.search(self.workspace_id, request, request_id))
+        return await anyio.to_thread.run_sync(self._memory.search, body)
 
     async def answer(self, body: Mapping[str, Any]) -> AnswerResponse:
-        request = self._valid(AnswerRequest, body)
-        return await self._run(lambda request_id: self.service.answer(self.workspace_id, request, request_id))
+        return await anyio.to_thread.run_sync(self._memory.answer, body)
 
     async def add(self, observations: Sequence[Mapping[str, Any]]) -> ObservationsResponse:
-        request = self._valid(ObservationsRequest, {"observations": list(observations)})
-        return await self._run(
-            lambda request_id: self.service.ingest(self.workspace_id, request.observations, request_id)
-        )
+        return await anyio.to_thread.run_sync(self._memory.add, observations)
 
     async def get(self, observation_id: str) -> ObservationOut:
-        return await self._run(lambda request_id: self.service.get(self.workspace_id, observation_id, request_id))
+        return await anyio.to_thread.run_sync(self._memory.get, observation_id)
 
     async def experts(self, body: Mapping[str, Any]) -> ExpertsResponse:
-        request = self._valid(ExpertsRequest, body)
-        return await self._run(lambda request_id: self.service.experts(self.workspace_id, request, request_id))
+        return await anyio.to_thread.run_sync(self._memory.experts, body)
 
     async def lineage(self, observation_id: str) -> LineageResponse:
-        return await self._run(
-            lambda request_id: self.service.lineage(self.workspace_id, observation_id, DEFAULT_LINEAGE, request_id)
-        )
+        return await anyio.to_thread.run_sync(self._memory.lineage, observation_id)
 
     async def delete(self, observation_id: str) -> DeleteResponse:
-        return await self._run(lambda request_id: self.service.delete(self.workspace_id, observation_id, request_id))
+        return await anyio.to_thread.run_sync(self._memory.delete, observation_id)
 
     async def close(self) -> None:
         close = getattr(self.service.store, "close", None)
         if close is not None:
             await anyio.to_thread.run_sync(close)  # the embedded store saves its index for the next start
-
-    @staticmethod
-    def _valid(model: type[Request], body: Mapping[str, Any]) -> Request:
-        try:
-            return model.model_validate(dict(body))
-        except ValidationError as exc:
-            raise BackendFailure("validation_error", validation_message(exc)) from None
-
-    @staticmethod
-    async def _run(call: Callable[[str], Reply]) -> Reply:
-        request_id = f"mcp-{uuid.uuid4()}"
-        try:
-            return await anyio.to_thread.run_sync(call, request_id)
-        except NeuralMemoryError as exc:
-            raise BackendFailure(exc.code, str(exc)) from exc
 
 
 class RemoteBackend:

@@ -34,7 +34,7 @@ from neural_memory.local.connection_guard import (
 )
 
 if TYPE_CHECKING:
-    from mcp.server.mcpserver import MCPServer
+    from mcp.server import Server
 
 _HEAD_END = b"\r\n\r\n"
 _LAST_CHUNK = b"0\r\n\r\n"
@@ -159,7 +159,7 @@ def guarded_protocol(base: type[asyncio.Protocol], guard: ConnectionGuard) -> ty
 
 
 async def serve_http(
-    server: MCPServer,
+    server: Server[Any],
     host: str,
     port: int,
     *,
@@ -167,8 +167,8 @@ async def serve_http(
     request_timeout_s: float = REQUEST_TIMEOUT_S,
     max_connections: int = MAX_CONNECTIONS,
 ) -> None:
-    """``server.run_streamable_http_async(host=, port=)``, as the SDK builds it, with uvicorn's
-    HTTP protocol guarded (the module's docstring)."""
+    """The SDK's streamable HTTP app for ``server`` on uvicorn (as ``run_streamable_http_async``
+    builds it), with uvicorn's HTTP protocol guarded (the module's docstring)."""
     import contextlib
 
     import uvicorn
@@ -186,7 +186,7 @@ async def serve_http(
         app,
         host=host,
         port=port,
-        log_level=server.settings.log_level.lower(),
+        log_level="warning",
         http=guarded_protocol(H11Protocol, guard),
         backlog=connections,  # the most accepted at once, before the guard can make room
     )

@@ -23,7 +23,7 @@ from neural_memory import json_input
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    from mcp.server.mcpserver import MCPServer
+    from mcp.server import Server
     from mcp.shared._stream_protocols import WriteStream
     from mcp.shared.message import SessionMessage
 
@@ -100,8 +100,8 @@ class _CheckedLines:
             await self.replies.send(SessionMessage(error))
 
 
-async def run_stdio(server: MCPServer) -> None:
-    """``server.run_stdio_async()``, with every line checked first (the module's docstring)."""
+async def run_stdio(server: Server[Any]) -> None:
+    """The SDK's stdio transport for ``server``, with every line checked first (the module's docstring)."""
     from mcp.server.stdio import stdio_server
 
     lines = _CheckedLines(anyio.wrap_file(sys.stdin.buffer))
@@ -109,5 +109,4 @@ async def run_stdio(server: MCPServer) -> None:
     async with stdio_server(stdin=cast("anyio.AsyncFile[str]", lines)) as (read_stream, write_stream):
         lines.replies = write_stream
         lines.ready.set()
-        lowlevel = server._lowlevel_server  # what run_stdio_async runs, on these streams
-        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+        await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -78,10 +78,16 @@ def _quoted(text: str, start: int, end: int) -> bool:
     return start > 0 and end < len(text) and text[start - 1] in _QUOTES and text[end] == text[start - 1]
 
 
+@cache
+def _hints() -> frozenset[str]:
+    return frozenset(hint for pattern in _patterns() for hint in pattern.hints)
+
+
 def _matches(text: str) -> Iterator[Finding]:
     lowered = text.lower()
+    present = {hint for hint in _hints() if hint in lowered}  # each hint looked for once a text
     for pattern in _patterns():
-        if pattern.hints and not any(hint in lowered for hint in pattern.hints):
+        if pattern.hints and present.isdisjoint(pattern.hints):
             continue
         for match in pattern.regex.finditer(text):
             span = _span(pattern, match)

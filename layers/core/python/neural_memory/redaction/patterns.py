@@ -81,6 +81,31 @@ LIBRARY = (
     ("telegram_token", "TelegramBotTokenDetector", ("telegram-token",)),
 )
 _LIBRARY_CHECKS: dict[str, Callable[[str, bool], bool]] = {}
+# Lower-case substrings every match of a library pattern holds (the pattern runs only on a text
+# holding one): what its provider's prefix or its assignment's keyword must spell.
+_LIBRARY_HINTS: dict[str, tuple[str, ...]] = {
+    "aws-access-key-id": ("a3t", "abia", "acca", "akia", "asia"),
+    "aws-secret-access-key": ("aws",),
+    "azure-storage-key": ("accountkey",),
+    "cloudant-credentials": ("key", "pw", "pass", "token", "cloudant"),
+    "discord-token": (".",),
+    "github-token": ("gh",),
+    "gitlab-token": ("gl", "gr1348941"),
+    "ibm-cloud-key": ("key",),
+    "ibm-cos-key": ("secret",),
+    "mailchimp-key": ("-us",),
+    "npm-token": ("_authtoken",),
+    "openai-key": ("t3blbkfj",),
+    "private-key": ("putty",),
+    "pypi-token": ("pypi-",),
+    "sendgrid-key": ("sg.",),
+    "slack-token": ("xox",),
+    "slack-webhook": ("hooks.slack.com",),
+    "softlayer-key": ("key", "pw", "pass", "token", "softlayer"),
+    "square-secret": ("sq0csp",),
+    "stripe-key": ("_live_",),
+    "telegram-token": (":",),
+}
 _MIN_GROUP = 6
 
 
@@ -104,7 +129,10 @@ def library_patterns() -> list[Pattern]:
                 source = rf"(?<![\w:])(?:{source})(?![\w-])"
             regex = re.compile(source, (listed.flags & ~re.UNICODE) | re.ASCII)
             check = _LIBRARY_CHECKS.get(kind, values.provider_value)
-            found.append(Pattern(kind, regex, group=1 if regex.groups else 0, check=check, min_group=_MIN_GROUP))
+            hints = _LIBRARY_HINTS.get(kind, ())
+            found.append(
+                Pattern(kind, regex, group=1 if regex.groups else 0, hints=hints, check=check, min_group=_MIN_GROUP)
+            )
     return found
 
 

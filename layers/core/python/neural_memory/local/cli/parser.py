@@ -261,6 +261,13 @@ def build_parser() -> argparse.ArgumentParser:
             command.add_argument(
                 "--budget-tokens", type=int, help="what a session's brief or a prompt's recall may add (default 1500)"
             )
+            command.add_argument(
+                "--mcp",
+                choices=["auto", "http", "process"],
+                default="auto",
+                help="with --url: Claude Code's MCP server is the API's own /mcp over HTTP (http) or a local "
+                "`neural-memory mcp` process (process); auto (default): http when the API serves /mcp",
+            )
         command.set_defaults(func=run)
 
     purge = commands.add_parser(

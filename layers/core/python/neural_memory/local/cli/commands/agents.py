@@ -38,8 +38,11 @@ def cmd_agents_install(args: argparse.Namespace) -> int:
     if args.data_dir and args.key:
         print("error: --key: the embedded store's hooks get a key issued for --workspace", file=sys.stderr)
         return 2
+    if args.data_dir and args.mcp == "http":
+        print("error: --mcp http: the embedded store has no /mcp; its MCP server is a local process", file=sys.stderr)
+        return 2
     target = (
-        Target(url=args.url.rstrip("/"))
+        Target(url=args.url.rstrip("/"), http_mcp=_http_mcp(args.url.rstrip("/"), args.key, args.mcp))
         if args.url
         else Target(data_dir=Path(args.data_dir).resolve(), workspace=args.workspace)
     )
@@ -55,6 +58,16 @@ def cmd_agents_install(args: argparse.Namespace) -> int:
         print("  note: NM_API_KEY is not set here: set it where Claude Code starts, or install again with --key")
     print("  `neural-memory agents status claude-code --project DIR` checks that the memory answers")
     return 0
+
+
+def _http_mcp(url: str, key: str | None, choice: str) -> bool:
+    """Whether Claude Code reaches the API's own ``/mcp`` (``--mcp auto``: when the API serves it,
+    asked once with the key) rather than a local ``neural-memory mcp`` process."""
+    if choice != "auto":
+        return choice == "http"
+    from neural_memory.agents.memory_client import serves_mcp
+
+    return serves_mcp(url, key or os.environ.get("NM_API_KEY"), timeout=10)
 
 
 def cmd_agents_uninstall(args: argparse.Namespace) -> int:

@@ -135,6 +135,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         flush=True,
     )
     print(f"  Console: {server.url}/console  (paste the demo key)", flush=True)
+    print(f"  MCP: {server.url}/mcp  (streamable HTTP; header Authorization: Bearer <key>)", flush=True)
     print(f"  OpenAPI: {server.url}/openapi.json   Ctrl-C to stop", flush=True)
     try:
         server.serve_forever()
