@@ -74,3 +74,27 @@ def test_a_deploy_question_prefers_the_deployment_and_its_outcome(svc: Service) 
     plain = _search(svc, "waitlist on the booking page", filters={"tiers": ["E"]})
     assert [r.id for r in plain] == ["c-succeeded", "b-started", "a-push"]
     assert plain[0].score == pytest.approx(plain[2].score, abs=1e-6)
+
+
+def test_a_when_question_puts_a_change_first_only_when_it_answers_as_well(svc: Service) -> None:  # noqa: F811
+    # Given a note on when flags are cleaned up, and two merged PRs: one that started it, one that
+    # only shares a word with the question
+    svc.index(
+        "acme",
+        [
+            note("flags-note", "Flag hygiene", "Feature flags are cleaned up every Friday by the on-call engineer."),
+            note("pr-flags", "Clean up stale feature flags every Friday", "Adds the Friday feature flags clean up job.",
+                 observation_type="pull_request_merged", occurred_at=NOW - timedelta(40)),
+            note("pr-other", "Move session refresh into edge middleware", "Session refresh started racing on Friday.",
+                 observation_type="pull_request_merged", occurred_at=NOW - timedelta(10)),
+        ],
+    )  # fmt: skip
+    # When asked when it started, Then the PR that started it is first
+    started = _search(svc, "When did we start cleaning up feature flags every Friday?")
+    assert started[0].id == "pr-flags"
+    # When the only change is the unrelated PR, Then the note that answers stays first
+    svc.delete("acme", "pr-flags", "r")
+    unrelated = _search(svc, "When did we start cleaning up feature flags every Friday?")
+    assert unrelated[0].id == "flags-note"
+    # And a question about a schedule is no question about a change: searched as written
+    assert _search(svc, "when are feature flags cleaned up")[0].id == "flags-note"

@@ -19,6 +19,8 @@ from neural_memory.search.questions import Question, read_question
         ),
         ("When did we start using watchfiles?", "when", "using watchfiles", None),
         ("when was the logfmt renderer added", "when", "logfmt renderer added", None),
+        ("when do we start signing releases?", "when", "signing releases", None),
+        ("when the logfmt renderer was added", "when", "logfmt renderer was added", None),
         ("Which PR added the proxy argument?", "which", "added the proxy argument", None),
         ("which pull request made Local use context variables", "which", "Local use context variables", None),
         ("What changed in 2023 about cookies?", "year", "cookies", 2023),
@@ -52,6 +54,9 @@ def test_the_frame_comes_off_and_what_it_asks_for_stays(query: str, kind: str, s
         "stop watching the current directory when reload dirs are given",  # a change, described
         "What did Melanie paint recently?",  # asks for a thing, not a change
         "What is Caroline's identity?",
+        "when are feature flags cleaned up",  # a schedule, not a change
+        "When does the session token expire?",
+        "When is Jon's grand opening?",
         "why?",  # nothing left once the frame is off
         "who knows",
     ],

@@ -575,13 +575,23 @@ TIMELINE_SHARE = 0.5  # of the best score: "what changed" lists those at least t
 
 def _as_asked(kept: list[Candidate], question: Question | None) -> list[Candidate]:
     """The results in the order the question asks for: "when" puts the best dated change first
-    (a change, not a page that mentions it); "what changed" (in a year or not) lists the
+    (a change, not a page that mentions it, when one scores at least ``TIMELINE_SHARE`` of the best); "what changed" (in a year or not) lists the
     changes found oldest first, as they happened (those scoring at least ``TIMELINE_SHARE`` of the
     best; the rest after them, by score); otherwise by score."""
     if question is None:
         return kept
     if question.kind == "when" and kept:
-        first = next((n for n, c in enumerate(kept) if c.observation.observation_type in CHANGE_TYPES), 0)
+        # Only a change that answers it as well (``TIMELINE_SHARE`` of the best): an unrelated PR
+        # is no date for what a note says.
+        best = max(c.final for c in kept)
+        first = next(
+            (
+                n
+                for n, c in enumerate(kept)
+                if c.observation.observation_type in CHANGE_TYPES and c.final >= TIMELINE_SHARE * best
+            ),
+            0,
+        )
         return [kept[first], *kept[:first], *kept[first + 1 :]]
     if question.kind in ("what", "year") and kept:
         # The changes that answer it, as they happened; what only filled the page after them.

@@ -45,6 +45,11 @@ _AUX = (
     r"(?:did|does|do|is|are|was|were|has|have|had|would|will|can|could|should|must|"
     r"didn't|doesn't|don't|isn't|aren't|wasn't|weren't|hasn't|haven't|can't|couldn't|won't|shouldn't)"
 )
+# Present and future auxiliaries: "when is", "when do", "when will" ask about now or what is to come.
+_PRESENT_AUX = (
+    r"(?:does|do|is|are|will|can|should|must|would|could|"
+    r"doesn't|don't|isn't|aren't|won't|can't|shouldn't|wouldn't|couldn't)"
+)
 _PRONOUN = r"(?:we|you|they|i|it|he|she|people|folks|the team|everyone|one)"
 # "start", "begin", "first" only frame when: "when did we start using X" asks when X began.
 _ONSET = r"(?:start(?:ed)?|begin|began|first|initially|originally|end up|decide to)"
@@ -81,7 +86,10 @@ _FORMS: tuple[tuple[QuestionKind, str], ...] = (
         r"(?:\s+(?:in|during)\s+" + _YEAR + r")?(?:\s+" + _PREP + r")?\b",
     ),
     ("which", r"(?:which|what)\s+" + _CHANGE_NOUN + r"(?:\s+" + _EMPTY_VERB + r")?\b"),
-    ("when", r"when\s+(?:" + _AUX + r"\s+)?(?:" + _PRONOUN + r"\s+)?(?:" + _ONSET + r"\s+)?"),
+    # "when are flags cleaned up", "when does the cache expire": a schedule or a fact, not a change
+    # (unless it asks when something began: "when do we start …").
+    ("when", r"when\s+(?!" + _PRESENT_AUX + r"\s+(?!(?:" + _PRONOUN + r"\s+)?" + _ONSET + r"\b))"
+     r"(?:" + _AUX + r"\s+)?(?:" + _PRONOUN + r"\s+)?(?:" + _ONSET + r"\s+)?"),
     ("why", r"why\s+(?:" + _AUX + r"\s+)?(?:" + _PRONOUN + r"\s+)?"),
     # what was the reason for X / what's the reason X / how come X: why
     (
