@@ -575,9 +575,10 @@ TIMELINE_SHARE = 0.5  # of the best score: "what changed" lists those at least t
 
 def _as_asked(kept: list[Candidate], question: Question | None) -> list[Candidate]:
     """The results in the order the question asks for: "when" puts the best dated change first
-    (a change, not a page that mentions it, when one scores at least ``TIMELINE_SHARE`` of the best); "what changed" (in a year or not) lists the
-    changes found oldest first, as they happened (those scoring at least ``TIMELINE_SHARE`` of the
-    best; the rest after them, by score); otherwise by score."""
+    (a change, not a page that mentions it, when one scores at least ``TIMELINE_SHARE`` of the
+    best); "what changed" (in a year or not) lists the changes found oldest first, as they
+    happened (those scoring at least ``TIMELINE_SHARE`` of the best; the rest after them, by
+    score); otherwise by score."""
     if question is None:
         return kept
     if question.kind == "when" and kept:
