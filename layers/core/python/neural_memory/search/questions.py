@@ -88,8 +88,11 @@ _FORMS: tuple[tuple[QuestionKind, str], ...] = (
     ("which", r"(?:which|what)\s+" + _CHANGE_NOUN + r"(?:\s+" + _EMPTY_VERB + r")?\b"),
     # "when are flags cleaned up", "when does the cache expire": a schedule or a fact, not a change
     # (unless it asks when something began: "when do we start …").
-    ("when", r"when\s+(?!" + _PRESENT_AUX + r"\s+(?!(?:" + _PRONOUN + r"\s+)?" + _ONSET + r"\b))"
-     r"(?:" + _AUX + r"\s+)?(?:" + _PRONOUN + r"\s+)?(?:" + _ONSET + r"\s+)?"),
+    (
+        "when",
+        r"when\s+(?!" + _PRESENT_AUX + r"\s+(?!(?:" + _PRONOUN + r"\s+)?" + _ONSET + r"\b))"
+        r"(?:" + _AUX + r"\s+)?(?:" + _PRONOUN + r"\s+)?(?:" + _ONSET + r"\s+)?",
+    ),
     ("why", r"why\s+(?:" + _AUX + r"\s+)?(?:" + _PRONOUN + r"\s+)?"),
     # what was the reason for X / what's the reason X / how come X: why
     (
