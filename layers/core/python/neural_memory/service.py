@@ -17,9 +17,9 @@ from neural_memory.search.tiers import visible_after
 from neural_memory.use_cases import lineage
 from neural_memory.use_cases.answers import Answers
 from neural_memory.use_cases.chat_turns import ChatTurns
-from neural_memory.use_cases.deletion import Deletion
+from neural_memory.use_cases.deletion import delete_observation
 from neural_memory.use_cases.embedding import Embedding
-from neural_memory.use_cases.experts import Experts
+from neural_memory.use_cases.experts import find_experts
 from neural_memory.use_cases.promotion import Promotion
 from neural_memory.use_cases.reading import read_observation
 from neural_memory.use_cases.searching import Searching
@@ -83,13 +83,11 @@ class Service:
             store, embedder, settings, scorer=scorer, cohere=reranker, proposer=proposer, local=local_reranker
         )
         self._embedding = Embedding(embedder, embedding_cache, settings, clock)
-        self._turns = ChatTurns(store, self._embedding, settings, clock)
+        self._turns = ChatTurns(store, settings, clock, self._embedding)
         self._searching = Searching(self._pipeline, store, settings, clock)
         self._promotion = Promotion(store, clock)
         self._answers = Answers(self._pipeline, store, answerer, self._promotion, settings, clock)
-        self._experts = Experts(self._pipeline, store, settings, clock)
         self._writing = Writing(store, self._embedding, self._turns, settings, clock)
-        self._deletion = Deletion(store, self._turns, settings, clock)
         self._upkeep = Upkeep(store, self._embedding, self._turns, settings)
 
     @property
@@ -102,8 +100,7 @@ class Service:
         self._embedding.embedder = embedder
 
     @property
-    def embedding_cache(self) -> VectorCache | None:
-        """The workspaces' vector cache; a caller may replace it (an evaluation's shared folder)."""
+    def embedding_cache(self) -> VectorCache | None:  # replaceable too (an evaluation's shared cache)
         return self._embedding.cache
 
     @embedding_cache.setter
@@ -155,11 +152,12 @@ class Service:
         return read_observation(self.store, workspace_id, observation_id, request_id)
 
     def delete(self, workspace_id: str, observation_id: str, request_id: str) -> DeleteResponse:
-        return self._deletion.delete(workspace_id, observation_id, request_id)
+        now = self._clock()
+        return delete_observation(self.store, self._turns, self.settings, now, workspace_id, observation_id, request_id)
 
     # The engineering views (use_cases/experts.py, lineage.py)
     def experts(self, workspace_id: str, request: ExpertsRequest, request_id: str) -> ExpertsResponse:
-        return self._experts.experts(workspace_id, request, request_id)
+        return find_experts(self._pipeline, self.store, self.settings, self._clock(), workspace_id, request, request_id)
 
     def lineage(self, workspace_id: str, observation_id: str, limit: int, request_id: str) -> LineageResponse:
         return lineage.lineage(
@@ -198,17 +196,7 @@ def build_service(settings: Settings, clock: Callable[[], datetime] = utcnow) ->
     from neural_memory.wiring import chosen_providers
 
     p = chosen_providers(settings)
-    return Service(
-        p.store,
-        p.embedder,
-        settings,
-        clock=clock,
-        embedding_cache=p.cache,
-        scorer=p.scorer,
-        reranker=p.reranker,
-        answerer=p.answerer,
-        proposer=p.proposer,
-    )
+    return Service(p.store, p.embedder, settings, clock, p.cache, p.scorer, p.reranker, p.answerer, p.proposer)
 
 
 _service: Service | None = None

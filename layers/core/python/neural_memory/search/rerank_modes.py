@@ -4,6 +4,7 @@ as far as it must, down to ``fast`` (no rerank), the fallback named in ``degrade
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from neural_memory.errors import ConfigurationError
@@ -20,20 +21,15 @@ if TYPE_CHECKING:
     from neural_memory.settings import Settings
 
 
+@dataclass
 class Reranking:
-    """Reranks with the providers it was built with (each None: not configured)."""
+    """Reranks with the providers it was built with (each None: not configured); ``local``, when
+    None, is built from the settings on its first use (`rerank: local`)."""
 
-    def __init__(
-        self,
-        settings: Settings,
-        scorer: RelevanceScorer | None = None,
-        cohere: Reranker | None = None,
-        local: Reranker | None = None,
-    ) -> None:
-        self._settings = settings
-        self._scorer = scorer
-        self._cohere = cohere
-        self._local = local  # `rerank: local`; built from the settings on its first use when None
+    settings: Settings
+    scorer: RelevanceScorer | None = None
+    cohere: Reranker | None = None
+    local: Reranker | None = None
 
     def rerank(
         self,
@@ -65,13 +61,13 @@ class Reranking:
             return _ranked(by_local), "local", request.rerank_min_score
         cohere_floor = request.rerank_min_score
         if cohere_floor is None:
-            cohere_floor = self._settings.cohere_rerank_min_score
+            cohere_floor = self.settings.cohere_rerank_min_score
         by_cohere: list[Candidate] | None = None
         cohere_why = "Cohere not configured"
-        if self._cohere is not None:
+        if self.cohere is not None:
             try:
                 with timer.stage("rerank"):
-                    by_cohere = self._cohere.rerank(request.query, candidates, keep * 2 if mode == "thorough" else keep)
+                    by_cohere = self.cohere.rerank(request.query, candidates, keep * 2 if mode == "thorough" else keep)
             except RerankFailed as exc:
                 cohere_why = str(exc)
         if mode == "balanced":
@@ -87,7 +83,7 @@ class Reranking:
                 _degrade(degraded, "thorough", "llm", cohere_why)
             floor = request.rerank_min_score
             if floor is None:
-                floor = self._settings.gate_keep_threshold
+                floor = self.settings.gate_keep_threshold
             return _ranked(by_llm), "cohere+llm" if by_cohere is not None else "llm", floor
         if by_cohere is not None:
             _degrade(degraded, "thorough", "balanced", llm_why)
@@ -97,7 +93,7 @@ class Reranking:
 
     def _local_reranker(self) -> Reranker:
         """The pulled cross-encoder the settings name (``RerankFailed`` when the name is unknown)."""
-        if self._local is None:
+        if self.local is None:
             from neural_memory.providers.hub_models import hub_model
 
             try:
@@ -105,23 +101,23 @@ class Reranking:
             except ImportError as exc:  # the Lambda layer has no onnxruntime, nor this module
                 raise RerankFailed("no local cross-encoder in this deployment") from exc
             try:
-                model = hub_model(self._settings.local_reranker, role="rerank")
+                model = hub_model(self.settings.local_reranker, role="rerank")
             except ConfigurationError as exc:
                 raise RerankFailed(f"NM_LOCAL_RERANKER: {exc}") from exc
-            self._local = CrossEncoderReranker(model, self._settings.data_dir)
-        return self._local
+            self.local = CrossEncoderReranker(model, self.settings.data_dir)
+        return self.local
 
     def _llm_rerank(
         self, request: SearchRequest, pool: list[Candidate], keep: int, timer: StageTimer, llm: LlmStatus
     ) -> tuple[list[Candidate] | None, str]:
         """The LLM's order of ``pool`` (the gate's scores reused), or None and why not."""
-        if self._scorer is None:
+        if self.scorer is None:
             return None, "no LLM configured"
         if llm.reason in ("error", "timeout"):
             return None, f"the LLM already failed in this search ({llm.reason})"
         try:
             with timer.stage("rerank"):
-                return LlmReranker(self._scorer).rerank(request.query, pool, keep), ""
+                return LlmReranker(self.scorer).rerank(request.query, pool, keep), ""
         except RerankFailed as exc:
             return None, str(exc)
 

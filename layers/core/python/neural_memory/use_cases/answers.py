@@ -4,6 +4,7 @@ promotion."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from neural_memory.answer.answering import CHANGES_LISTED, AnswerFailed, extractive_answer
@@ -26,24 +27,16 @@ if TYPE_CHECKING:
     from neural_memory.use_cases.promotion import Promotion
 
 
+@dataclass(frozen=True)
 class Answers:
     """Answers questions over one store through ``pipeline``; ``answerer`` None: extractively."""
 
-    def __init__(
-        self,
-        pipeline: SearchPipeline,
-        store: Store,
-        answerer: LlmAnswerer | None,
-        promotion: Promotion,
-        settings: Settings,
-        clock: Callable[[], datetime],
-    ) -> None:
-        self._pipeline = pipeline
-        self._store = store
-        self.answerer = answerer
-        self._promotion = promotion
-        self._settings = settings
-        self._clock = clock
+    pipeline: SearchPipeline
+    store: Store
+    answerer: LlmAnswerer | None
+    promotion: Promotion
+    settings: Settings
+    clock: Callable[[], datetime]
 
     def answer(self, workspace_id: str, request: AnswerRequest, request_id: str) -> AnswerResponse:
         """Search, then answer from the results with citations (LLM if configured, else extractive)."""
@@ -60,10 +53,10 @@ class Answers:
         )
         with collecting_fallbacks() as fallbacks:  # an LLM provider's fallback, named in degraded
             with timer.stage("search"):
-                outcome = self._pipeline.run(workspace_id, search, self._clock())
+                outcome = self.pipeline.run(workspace_id, search, self.clock())
             searched = len(fallbacks)  # the search's own, logged with it as search() does
             outcome.degraded.extend(fallbacks)
-            log_search(self._settings, search, outcome)
+            log_search(self.settings, search, outcome)
             texts = outcome.texts
             degraded = list(outcome.degraded)
             method: Literal["llm", "extractive"] = "extractive"
@@ -80,10 +73,10 @@ class Answers:
                         logger.warning("LLM answer failed; answering extractively", extra={"reason": str(exc)})
                         degraded.append(f"answer:llm->extractive ({exc})")
                 if method == "extractive":  # sentences from the records: a PR's number is in its metadata
-                    records = self._store.read(workspace_id, [r.id for r in outcome.results[:CHANGES_LISTED]])
+                    records = self.store.read(workspace_id, [r.id for r in outcome.results[:CHANGES_LISTED]])
                     text, citations = extractive_answer(request.question, outcome.results, texts, records)
         degraded.extend(fallbacks[searched:])  # the answer's
-        if method == "llm" and self._settings.promote_after_citations:
+        if method == "llm" and self.settings.promote_after_citations:
             self._count_citations(workspace_id, citations, outcome, degraded)
         # The search's own stages, as a search reply has them, then the answer's.
         latency = outcome.latency.model_copy(update={"total": timer.total_ms(), "generate": timer.ms("generate")})
@@ -114,11 +107,11 @@ class Answers:
         if not cited:
             return
         try:
-            counts = lifecycle.note_citations(self._store, workspace_id, cited)
+            counts = lifecycle.note_citations(self.store, workspace_id, cited)
             for observation_id, count in sorted(counts.items()):
-                if count >= self._settings.promote_after_citations:
+                if count >= self.settings.promote_after_citations:
                     try:
-                        self._promotion.promoted(
+                        self.promotion.promoted(
                             workspace_id, observation_id, lifecycle.AUTO_PROMOTER, f"cited by {count} answers"
                         )
                     except Conflict:  # promoted (or expired) since it was retrieved

@@ -14,7 +14,6 @@ from neural_memory.search.tiers import visible_after
 from neural_memory.stores.base import read_one
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from datetime import datetime
 
     from neural_memory.settings import Settings
@@ -22,24 +21,22 @@ if TYPE_CHECKING:
     from neural_memory.use_cases.chat_turns import ChatTurns
 
 
-class Deletion:
-    """Deletes observations of one store, one at a time."""
-
-    def __init__(self, store: Store, turns: ChatTurns, settings: Settings, clock: Callable[[], datetime]) -> None:
-        self._store = store
-        self._turns = turns
-        self._settings = settings
-        self._clock = clock
-
-    def delete(self, workspace_id: str, observation_id: str, request_id: str) -> DeleteResponse:
-        """Delete one observation of the workspace with its chunks, or ``NotFound``; what it
-        superseded is current again."""
-        store = self._store
-        record = read_one(store, workspace_id, observation_id)
-        if record is None or not store.delete(workspace_id, observation_id):
-            raise NotFound(f"observation {observation_id!r} not found")
-        supersession.unmark_deleted(store, workspace_id, record.supersedes or [])
-        visible = visible_after(self._clock(), self._settings.collaborative_after_window)
-        staleness.remark(store, workspace_id, [], visible, deleted=record)
-        self._turns.recut_turns_quoting(workspace_id, [record])
-        return DeleteResponse(id=observation_id, deleted=True, request_id=request_id)
+def delete_observation(
+    store: Store,
+    turns: ChatTurns,
+    settings: Settings,
+    now: datetime,
+    workspace_id: str,
+    observation_id: str,
+    request_id: str,
+) -> DeleteResponse:
+    """Delete one observation of the workspace with its chunks, or ``NotFound``; what it
+    superseded is current again, its staleness marks are judged again at ``now``, and the turns
+    whose context quoted it are cut again."""
+    record = read_one(store, workspace_id, observation_id)
+    if record is None or not store.delete(workspace_id, observation_id):
+        raise NotFound(f"observation {observation_id!r} not found")
+    supersession.unmark_deleted(store, workspace_id, record.supersedes or [])
+    staleness.remark(store, workspace_id, [], visible_after(now, settings.collaborative_after_window), deleted=record)
+    turns.recut_turns_quoting(workspace_id, [record])
+    return DeleteResponse(id=observation_id, deleted=True, request_id=request_id)

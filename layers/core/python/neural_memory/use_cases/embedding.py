@@ -4,7 +4,7 @@ a scrub, a turn cut again, and the embedded store's reindex)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from neural_memory.errors import ConfigurationError
@@ -26,29 +26,23 @@ if TYPE_CHECKING:
     from neural_memory.stores.base import IndexedObservation
 
 
+@dataclass
 class Embedding:
     """The embedder (None: lexical only) and the workspace's vector cache of one service.
 
     Both are attributes a caller may replace after construction (an evaluation points the cache at
     a shared folder; a benchmark wraps the embedder to time it), as it could on ``Service``."""
 
-    def __init__(
-        self,
-        embedder: Embedder | None,
-        cache: VectorCache | None,
-        settings: Settings,
-        clock: Callable[[], datetime],
-    ) -> None:
-        self.embedder = embedder
-        self.cache = cache
-        self._settings = settings
-        self._clock = clock
+    embedder: Embedder | None
+    cache: VectorCache | None
+    settings: Settings
+    clock: Callable[[], datetime]
 
     @property
     def chunking(self) -> Chunking:
         """How content is cut: passages for the embedder and windows for BM25, or only windows,
         each searched both ways, when there is no embedder (a passage would be searched by nothing)."""
-        chunking = self._settings.chunking
+        chunking = self.settings.chunking
         if self.embedder is None:
             return replace(chunking, passage_tokens=chunking.tokens, title_passages=False)
         return chunking
@@ -64,7 +58,7 @@ class Embedding:
         if self.embedder is None:
             return
         model_id = self.embedder.model_id
-        now = self._clock()
+        now = self.clock()
         targets = [
             (item, chunk) for item in items if embeds(item.record, now) for chunk in item.chunks if chunk.embedded
         ]

@@ -3,6 +3,7 @@ kept for good, tier A with no expiry, with who and why (``lifecycle.promotion``)
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from neural_memory.errors import Conflict, NotFound
@@ -21,12 +22,12 @@ if TYPE_CHECKING:
 PROMOTE_ATTEMPTS = 4  # promotions of an observation re-ingested under it
 
 
+@dataclass(frozen=True)
 class Promotion:
     """Promotes observations of one store, dated by ``clock``."""
 
-    def __init__(self, store: Store, clock: Callable[[], datetime]) -> None:
-        self._store = store
-        self._clock = clock
+    store: Store
+    clock: Callable[[], datetime]
 
     def promote(self, workspace_id: str, observation_id: str, reason: str, by: str, request_id: str) -> ObservationOut:
         """``POST /v1/observations/{id}/promote``: a C observation of the workspace kept for good
@@ -37,14 +38,14 @@ class Promotion:
         """C -> A (``lifecycle.promotion``): ``NotFound`` or ``Conflict``, naming why. The store
         promotes only the state checked (``lifecycle.restate``'s ``expected``), so of racing promotions one
         wins and the others get the ``Conflict`` naming who promoted it."""
-        record = read_one(self._store, workspace_id, observation_id)
+        record = read_one(self.store, workspace_id, observation_id)
         for _ in range(PROMOTE_ATTEMPTS):
             if record is None:
                 raise NotFound(f"observation {observation_id!r} not found")
-            fields = lifecycle.promotion(record, self._clock(), by=by, reason=reason)
+            fields = lifecycle.promotion(record, self.clock(), by=by, reason=reason)
             checked = {"tier": record.tier, "expires_at": record.expires_at, "promoted_at": record.promoted_at}
             try:
-                promoted = lifecycle.restate(self._store, workspace_id, observation_id, fields, checked)
+                promoted = lifecycle.restate(self.store, workspace_id, observation_id, fields, checked)
             except RecordChanged as exc:  # promoted (or re-ingested) since it was read: judge it again
                 record = exc.record
                 continue

@@ -3,6 +3,7 @@ metrics and its one log line, and the reply shaped (``expand``)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from neural_memory.models import Latency, SearchResponse
@@ -31,28 +32,26 @@ if TYPE_CHECKING:
     from neural_memory.stores.base import Store
 
 
+@dataclass(frozen=True)
 class Searching:
     """Searches one store through ``pipeline``, at the time ``clock`` gives."""
 
-    def __init__(
-        self, pipeline: SearchPipeline, store: Store, settings: Settings, clock: Callable[[], datetime]
-    ) -> None:
-        self._pipeline = pipeline
-        self._store = store
-        self._settings = settings
-        self._clock = clock
+    pipeline: SearchPipeline
+    store: Store
+    settings: Settings
+    clock: Callable[[], datetime]
 
     def search(self, workspace_id: str, request: SearchRequest, request_id: str) -> SearchResponse:
         """Run the pipeline and emit its latency and result metrics."""
         with collecting_fallbacks() as fallbacks:  # an LLM provider's fallback, named in degraded
-            outcome = self._pipeline.run(workspace_id, request, self._clock())
+            outcome = self.pipeline.run(workspace_id, request, self.clock())
         outcome.degraded.extend(fallbacks)
         stages = outcome.latency.model_dump(by_alias=True)
         record_latency(METRIC_SEARCH_LATENCY, {k: ms for k, ms in stages.items() if k == "total" or k in outcome.ran})
         record_count(METRIC_RESULTS_RETURNED, len(outcome.results))
         if outcome.degraded:
             record_count(METRIC_DEGRADED, len(outcome.degraded))
-        log_search(self._settings, request, outcome)
+        log_search(self.settings, request, outcome)
         response = SearchResponse(
             request_id=request_id,
             results=outcome.results,
@@ -65,17 +64,17 @@ class Searching:
             question=outcome.question,
         )
         if request.expand is not None:
-            return expanded(response, outcome.texts, self._settings.max_reply_bytes)
+            return expanded(response, outcome.texts, self.settings.max_reply_bytes)
         return response
 
     def facets(self, workspace_id: str, filters: SearchFilters | None, limit: int, request_id: str) -> FacetsResponse:
         """Counts per value of each filterable field of the workspace's live observations, each
         field under the other fields' filters (see ``Store.facets``), and the total under all."""
         timer = StageTimer()
-        live_at = visible_after(self._clock(), self._settings.collaborative_after_window)
+        live_at = visible_after(self.clock(), self.settings.collaborative_after_window)
         flt = compile_filter(filters, live_at=live_at, exclude_session_id=None, include_archived=True)
         with timer.stage("retrieval"):
-            counts = self._store.facets(workspace_id, flt, limit)
+            counts = self.store.facets(workspace_id, flt, limit)
         latency = Latency(total=timer.total_ms(), embed=0, retrieval=timer.ms("retrieval"), llm_filter=0, rerank=0)
         return facets_reply(counts, request_id, latency)
 

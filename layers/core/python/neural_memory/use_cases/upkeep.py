@@ -4,6 +4,7 @@ holds each step over the port; this holds their order and what follows a purge).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
@@ -22,20 +23,20 @@ if TYPE_CHECKING:
 UNEMBED_BATCH = 500  # observations the maintenance reads and writes again at a time
 
 
+@dataclass(frozen=True)
 class Upkeep:
     """The maintenance of one store (every workspace in it), at the ``now`` each call is given."""
 
-    def __init__(self, store: Store, embedding: Embedding, turns: ChatTurns, settings: Settings) -> None:
-        self._store = store
-        self._embedding = embedding
-        self._turns = turns
-        self._settings = settings
+    store: Store
+    embedding: Embedding
+    turns: ChatTurns
+    settings: Settings
 
     def maintain(self, now: datetime) -> dict[str, int]:
         """The daily maintenance: archive old E observations; C past their window lose their
         vectors (and are deleted instead under ``collaborative_after_window = "delete"``), archived
         E lose the vectors their recurrence gave them."""
-        purged = self.purge_expired(now) if self._settings.collaborative_after_window == "delete" else 0
+        purged = self.purge_expired(now) if self.settings.collaborative_after_window == "delete" else 0
         archived = self.archive_execution(now)
         return {"purged": purged, "archived": archived, "unembedded": self.unembed_due(now)}
 
@@ -43,37 +44,37 @@ class Upkeep:
         """Delete every expired observation (all workspaces); what they superseded is current
         again, and the turns whose context quoted a purged chat turn are cut again without it.
         Returns how many went."""
-        released = supersession.expiring_links(self._store, now)
-        turns = self._turns.expiring(now)
-        purged = lifecycle.purge_expired(self._store, now)
+        released = supersession.expiring_links(self.store, now)
+        turns = self.turns.expiring(now)
+        purged = lifecycle.purge_expired(self.store, now)
         for workspace_id, targets in released.items():
-            supersession.unmark_deleted(self._store, workspace_id, sorted(set(targets)))
+            supersession.unmark_deleted(self.store, workspace_id, sorted(set(targets)))
         for workspace_id, records in turns.items():
-            self._turns.recut_turns_quoting(workspace_id, records)
+            self.turns.recut_turns_quoting(workspace_id, records)
         return purged
 
     def archive_execution(self, now: datetime) -> int:
         """Archive the E observations (all workspaces) that occurred ``archive_execution_after_days``
         ago or more (0: never); returns how many were archived now."""
-        days = self._settings.archive_execution_after_days
+        days = self.settings.archive_execution_after_days
         if not days:
             return 0
-        return lifecycle.archive_execution(self._store, now - timedelta(days=days), now)
+        return lifecycle.archive_execution(self.store, now - timedelta(days=days), now)
 
     def unembed_due(self, now: datetime) -> int:
         """Drop the vectors of the observations no longer embedded at ``now`` (``tiers.embeds``:
         C past its window, E archived): each is written again with lexical chunks only, if its
         lifecycle state is still the one read. Returns how many."""
         done, seen = 0, set[tuple[str, str]]()
-        while due := lifecycle.vectors_due(self._store, now, UNEMBED_BATCH):
+        while due := lifecycle.vectors_due(self.store, now, UNEMBED_BATCH):
             fresh = {(workspace_id, i) for workspace_id, ids in due.items() for i in ids} - seen
             if not fresh:  # nothing written since the last round: leave the rest to the next run
                 break
             seen |= fresh
             for workspace_id, ids in due.items():
-                records = self._store.read(workspace_id, ids)
-                items = [chunked(record, self._embedding.chunking, now) for record in records.values()]
+                records = self.store.read(workspace_id, ids)
+                items = [chunked(record, self.embedding.chunking, now) for record in records.values()]
                 expected = {record.id: lifecycle_state(record) for record in records.values()}
-                outcome = self._store.write(workspace_id, items, expected)
+                outcome = self.store.write(workspace_id, items, expected)
                 done += len(items) - len(outcome.stale) - len(outcome.failed)
         return done

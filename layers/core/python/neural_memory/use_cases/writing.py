@@ -4,8 +4,10 @@ relink supersession and remark staleness."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from neural_memory import observability
 from neural_memory.engineering import staleness
 from neural_memory.errors import NeuralMemoryError, PartiallyApplied, StoreRejected
 from neural_memory.ingest import lifecycle, supersession
@@ -13,13 +15,7 @@ from neural_memory.ingest.prepare import prepare
 from neural_memory.ingest.repeated_ids import last_of_each, repeated
 from neural_memory.ingest.turn_context import add_turn_context
 from neural_memory.models import ObservationsResponse, UpsertOutcome
-from neural_memory.observability import (
-    METRIC_OBSERVATIONS_CREATED,
-    METRIC_OBSERVATIONS_REDACTED,
-    METRIC_OBSERVATIONS_UPDATED,
-    logger,
-    record_count,
-)
+from neural_memory.observability import logger, record_count
 from neural_memory.redaction.observations import redact_all
 from neural_memory.search.tiers import embeds, visible_after
 from neural_memory.stores.base import lifecycle_state
@@ -38,22 +34,15 @@ INGEST_ATTEMPTS = 4  # writes of an observation whose lifecycle state keeps chan
 RECURRENCE_BATCH = 100  # earlier occurrences embedded by one write (more: by the next occurrences)
 
 
+@dataclass(frozen=True)
 class Writing:
     """Writes observations to one store, embedded as ``embedding`` says, with their turns' context."""
 
-    def __init__(
-        self,
-        store: Store,
-        embedding: Embedding,
-        turns: ChatTurns,
-        settings: Settings,
-        clock: Callable[[], datetime],
-    ) -> None:
-        self._store = store
-        self._embedding = embedding
-        self._turns = turns
-        self._settings = settings
-        self._clock = clock
+    store: Store
+    embedding: Embedding
+    turns: ChatTurns
+    settings: Settings
+    clock: Callable[[], datetime]
 
     def ingest(self, workspace_id: str, observations: Sequence[ObservationIn], request_id: str) -> ObservationsResponse:
         """``POST /v1/observations``: ids in request order, and how many were created or updated;
@@ -84,12 +73,12 @@ class Writing:
 
         An id twice in ``observations`` (a redelivered event) is read as the copies sent in turn
         (``repeated_ids.last_of_each``): the last is written, each earlier one counts as updated."""
-        now = self._clock()
+        now = self.clock()
         observations, replaced = last_of_each(observations)
         # Secrets out first: nothing below (store, embedder, cache, logs) sees them.
-        redacted = redact_all(observations, self._settings.secrets_policy_of(workspace_id))
+        redacted = redact_all(observations, self.settings.secrets_policy_of(workspace_id))
         prepared = [self.prepare(workspace_id, r.observation, now, r.redactions) for r in redacted]
-        supersession.check_no_cycle(self._store, workspace_id, prepared)
+        supersession.check_no_cycle(self.store, workspace_id, prepared)
         outcome = UpsertOutcome(ids=[item.record.id for item in prepared])
         outcome.redacted = list(dict.fromkeys(item.record.id for item in prepared if item.record.redactions))
         written: list[IndexedObservation] = []
@@ -103,24 +92,24 @@ class Writing:
                 if attempt == 0
                 else [self.prepare(workspace_id, o.observation, now, o.redactions) for o in pending]
             )
-            previous = self._store.read(workspace_id, [item.record.id for item in items])
+            previous = self.store.read(workspace_id, [item.record.id for item in items])
             items = [
                 lifecycle.carried_over(
                     item,
                     previous.get(item.record.id),
                     explicit_tier=o.observation.tier is not None,
-                    chunking=self._embedding.chunking,
+                    chunking=self.embedding.chunking,
                     now=now,
                 )
                 for item, o in zip(items, pending, strict=True)
             ]
             recurring += self._recurring(workspace_id, items, previous, now)
-            if self._embedding.embedder is not None and self._settings.turn_context:
-                add_turn_context(items, self._turns.earlier_turn(workspace_id), self._settings.turn_context)
+            if self.embedding.embedder is not None and self.settings.turn_context:
+                add_turn_context(items, self.turns.earlier_turn(workspace_id), self.settings.turn_context)
             before |= supersession.previous_links(previous)
-            self._embedding.embed_chunks(workspace_id, items)
+            self.embedding.embed_chunks(workspace_id, items)
             expected = {item.record.id: lifecycle_state(previous.get(item.record.id)) for item in items}
-            result = self._store.write(workspace_id, items, expected)
+            result = self.store.write(workspace_id, items, expected)
             outcome.created += result.created
             outcome.updated += result.updated
             outcome.failed |= result.failed
@@ -137,18 +126,18 @@ class Writing:
         outcome.updated += [i for i in replaced if i not in outcome.failed]
         try:
             supersession.relink(
-                self._store, workspace_id, written, {i: links for i, links in before.items() if i not in outcome.failed}
+                self.store, workspace_id, written, {i: links for i, links in before.items() if i not in outcome.failed}
             )
-            visible = visible_after(now, self._settings.collaborative_after_window)
-            staleness.remark(self._store, workspace_id, [item.record for item in written], visible)
+            visible = visible_after(now, self.settings.collaborative_after_window)
+            staleness.remark(self.store, workspace_id, [item.record for item in written], visible)
         except Exception as exc:  # stored already: say exactly what, never a bare 500 for a write that stands
             logger.exception("supersession or staleness marks failed after a stored write")
             stored = list(dict.fromkeys(i for i in outcome.ids if i not in outcome.failed))
             raise PartiallyApplied(stored, "updating their supersession and staleness marks") from exc
-        record_count(METRIC_OBSERVATIONS_CREATED, len(outcome.created))
-        record_count(METRIC_OBSERVATIONS_UPDATED, len(outcome.updated))
+        record_count(observability.METRIC_OBSERVATIONS_CREATED, len(outcome.created))
+        record_count(observability.METRIC_OBSERVATIONS_UPDATED, len(outcome.updated))
         if outcome.redacted:
-            record_count(METRIC_OBSERVATIONS_REDACTED, len(outcome.redacted))
+            record_count(observability.METRIC_OBSERVATIONS_REDACTED, len(outcome.redacted))
         if recurring:
             self._embed_stored(workspace_id, list(dict.fromkeys(recurring)), now)
         return outcome
@@ -158,13 +147,13 @@ class Writing:
     ) -> IndexedObservation:
         """One observation (redacted: ``redactions`` says what was taken out) resolved and chunked
         under the service's settings (``prepare``)."""
-        config = self._settings
+        config = self.settings
         return prepare(
             observation,
             now=now,
             policy=config.tiers_of(workspace_id),
             ttl_days=config.collaborative_ttl_days,
-            chunking=self._embedding.chunking,
+            chunking=self.embedding.chunking,
             redactions=redactions,
         )
 
@@ -179,8 +168,8 @@ class Writing:
         ``embed_recurring_after`` times in the workspace, counting the stored ones and the batch;
         returns the ids of stored occurrences to embed as well (``_embed_stored``, once the batch
         is written). Nothing without an embedder, or with the setting 0."""
-        needed = self._settings.embed_recurring_after
-        if not needed or self._embedding.embedder is None:
+        needed = self.settings.embed_recurring_after
+        if not needed or self.embedding.embedder is None:
             return []
         latest = {item.record.id: item.record for item in items}  # a batch may repeat an id
         batch: dict[str, set[str]] = {}
@@ -199,7 +188,7 @@ class Writing:
         def recurring(key: str, stored: int) -> bool:
             return occurrences(key, stored) >= needed
 
-        stored = lifecycle.recurrences(self._store, workspace_id, sorted(batch), RECURRENCE_BATCH, recurring)
+        stored = lifecycle.recurrences(self.store, workspace_id, sorted(batch), RECURRENCE_BATCH, recurring)
         recurs: set[str] = set()
         earlier: list[str] = []
         for key, ids in batch.items():
@@ -210,7 +199,7 @@ class Writing:
         for n, item in enumerate(items):
             record = item.record
             if record.recurrence_key in recurs and not embeds(record):
-                items[n] = lifecycle.embedded(record, now, self._embedding.chunking)
+                items[n] = lifecycle.embedded(record, now, self.embedding.chunking)
         return earlier
 
     def _embed_stored(self, workspace_id: str, ids: Sequence[str], now: datetime) -> None:
@@ -220,10 +209,10 @@ class Writing:
         After the batch that made them recur is stored: a failure is logged, and the next
         occurrence tries again."""
         try:
-            records = self._store.read(workspace_id, ids)
-            items = [lifecycle.embedded(r, now, self._embedding.chunking) for r in records.values() if not embeds(r)]
-            self._embedding.embed_chunks(workspace_id, items)
-            embedded = lifecycle.embed_stored(self._store, workspace_id, items)
+            records = self.store.read(workspace_id, ids)
+            items = [lifecycle.embedded(r, now, self.embedding.chunking) for r in records.values() if not embeds(r)]
+            self.embedding.embed_chunks(workspace_id, items)
+            embedded = lifecycle.embed_stored(self.store, workspace_id, items)
         except NeuralMemoryError as exc:
             logger.warning("recurring observations not embedded", extra={"reason": str(exc), "count": len(ids)})
             return
