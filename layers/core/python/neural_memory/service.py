@@ -3,8 +3,8 @@ call to the module that owns it (``use_cases/``: searching, answering, writing, 
 reading, deletion, the engineering views, upkeep; CONTRIBUTING "Where each use case lives").
 
 Handlers, the local server, the CLI and tests all go through ``Service``; ``build_service``
-chooses the providers from settings, and tests may pass their own. A method here is one line:
-what a use case does lives in its module.
+chooses the providers from settings, and tests may pass their own. A method here only hands the
+call on: what a use case does, and its docstring, live in its module.
 """
 
 from __future__ import annotations
