@@ -160,12 +160,12 @@ def test_the_stores_conditional_writes_leave_a_changed_record_alone(svc: Service
     assert refused.value.record.tier == "C" and read_one(store, WS, "c1") == c1
     # write: an item whose state was read before a change (a citation since) is left out
     lifecycle.note_citations(store, WS, ["c1"])
-    edit = svc._prepare(WS, turn("c1", "retry policy, edited"), NOW)
+    edit = svc._writing.prepare(WS, turn("c1", "retry policy, edited"), NOW)
     outcome = store.write(WS, [edit], {"c1": lifecycle_state(c1)})
     assert (outcome.stale, outcome.updated) == (["c1"], [])
     assert read_one(store, WS, "c1").content == "retry policy"  # type: ignore[union-attr]
     # and one expected absent that exists is left out as well; one absent indeed is created
-    new = svc._prepare(WS, turn("c2", "backoff"), NOW)
+    new = svc._writing.prepare(WS, turn("c2", "backoff"), NOW)
     assert store.write(WS, [edit, new], {"c1": None, "c2": None}).model_dump(include={"stale", "created"}) == {
         "stale": ["c1"],
         "created": ["c2"],

@@ -66,7 +66,7 @@ def test_building_the_service_loads_no_sdk_and_reads_no_secret(tmp_path: Path) -
         "from neural_memory.settings import Settings\n"
         f"svc = build_service(Settings(data_dir={str(tmp_path)!r}, embedder='none',"
         " openai_secret_arn='arn:o', anthropic_secret_arn='arn:a'))\n"
-        "assert svc._answerer is not None\n"
+        "assert svc._answers.answerer is not None\n"
         "print(sorted(m for m in ('openai', 'anthropic', 'boto3', 'httpx2') if m in sys.modules))\n"
     )
     # When the service is built

@@ -13,14 +13,16 @@ for a result that has no vector score, e.g. E tier); when a reranker runs, ``fin
 (Cohere's relevance, the local cross-encoder's, or the same blend for the LLM). Every fallback is
 recorded in ``degraded`` or ``llm.reason``, logged and counted; no provider is called twice in one search.
 
-One module (~520 lines) because the stages share one request's state (candidates, timings,
-degraded, the gate's scores the rerank reuses); the providers, fusion and diversity live apart.
+One module (~450 lines) because the stages share one request's state (candidates, timings,
+degraded, the gate's scores the rerank reuses); the providers, fusion and diversity live apart, as
+do the rerank modes (``rerank_modes.py``), the order a question asks for (``asked_order.py``) and
+a result as the reply shows it (``results.py``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -31,25 +33,20 @@ from neural_memory.models import (
     LlmStatus,
     QuestionStatus,
     RerankStatus,
-    ResultMetadata,
-    Scores,
     SearchFilters,
     SearchResult,
-    StageExplanation,
     ThresholdStatus,
 )
 from neural_memory.observability import (
     METRIC_GATE_BYPASSED,
     METRIC_GATE_FILTERED,
-    METRIC_RERANK_DEGRADED,
     StageTimer,
     logger,
     record_count,
     record_reason,
 )
 from neural_memory.providers.llm.gating import NEUTRAL_SCORE, ScoringFailed, blended
-from neural_memory.providers.rerank.base import RerankFailed
-from neural_memory.providers.rerank.llm import LlmReranker
+from neural_memory.search.asked_order import as_asked, question_status
 from neural_memory.search.diversity import (
     DIVERSITY_HEAD,
     cap_per_session,
@@ -62,15 +59,16 @@ from neural_memory.search.filters.model import compile_filter
 from neural_memory.search.filters.time_phrases import date_bounds, narrowed, with_inferred
 from neural_memory.search.fusion import fuse
 from neural_memory.search.named_types import named_types
-from neural_memory.search.questions import CHANGE_TYPES, FAVOURED, Question, one_per_change, read_question
-from neural_memory.search.snippets import snippet
+from neural_memory.search.questions import FAVOURED, Question, one_per_change, read_question
+from neural_memory.search.rerank_modes import Reranking
+from neural_memory.search.results import search_result
 from neural_memory.search.tiers import visible_after
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime
 
-    from neural_memory.models import BypassReason, Candidate, RerankProvider, SearchRequest, Vector
+    from neural_memory.models import BypassReason, Candidate, SearchRequest, Vector
     from neural_memory.providers.embeddings.base import Embedder
     from neural_memory.providers.llm.gating import RelevanceScorer
     from neural_memory.providers.rerank.base import Reranker
@@ -123,9 +121,8 @@ class SearchPipeline:
         self._embedder = embedder
         self._settings = settings
         self._scorer = scorer
-        self._cohere = cohere
         self._proposer = proposer
-        self._local = local  # `rerank: local`; built from the settings on its first use when None
+        self._reranking = Reranking(settings, scorer=scorer, cohere=cohere, local=local)
         self._known = KnownValuesCache(store)
 
     def run(self, workspace_id: str, request: SearchRequest, now: datetime) -> SearchOutcome:
@@ -138,7 +135,7 @@ class SearchPipeline:
         question = read_question(request.query) if self._settings.read_questions else None
         if question is None or question.year is None or (request.filters and request.filters.date_range):
             outcome = self._searched(workspace_id, request, now, question)
-            outcome.question = _question_status(question, within_year=False)
+            outcome.question = question_status(question, within_year=False)
             return outcome
         return self._within_year(workspace_id, request, now, question, question.year)
 
@@ -152,7 +149,7 @@ class SearchPipeline:
         filters = request.filters.model_dump(by_alias=True, exclude_none=True) if request.filters else {}
         within = request.model_copy(update={"filters": SearchFilters.model_validate({**filters, "dateRange": bounds})})
         outcome = self._searched(workspace_id, within, now, question)
-        outcome.question = _question_status(question, within_year=True)
+        outcome.question = question_status(question, within_year=True)
         if len(outcome.results) >= request.top_k:
             return outcome
         wide = self._searched(workspace_id, request, now, question)
@@ -304,7 +301,7 @@ class SearchPipeline:
         }
         llm, candidates = self._gate(request, candidates, timer)
         counts |= {"llmScored": llm.scored, "llmFiltered": llm.filtered}
-        candidates, provider, rerank_floor = self._rerank(request, candidates, degraded, timer, llm)
+        candidates, provider, rerank_floor = self._reranking.rerank(request, candidates, degraded, timer, llm)
         if rerank_floor is not None:
             # The floor is on the last reranker's relevance: Cohere's or the cross-encoder's score, or
             # the LLM's (the gate's cut).
@@ -319,10 +316,10 @@ class SearchPipeline:
         counts |= {"reranked": len(candidates) if provider else 0, "rerankDropped": threshold.rerank_dropped}
         if request.diversity > 0:
             candidates = mmr(candidates, vectors.matched, request.diversity, request.top_k)
-        kept = _as_asked(candidates[: request.top_k], question)
+        kept = as_asked(candidates[: request.top_k], question)
         counts["returned"] = len(kept)
         rerank = RerankStatus(mode=request.rerank, provider=provider)
-        results = [self._result(c, request, llm, rerank, text) for c in kept]
+        results = [search_result(c, request, llm, rerank, text, config.snippet_chars) for c in kept]
         latency = Latency(
             total=timer.total_ms(),
             embed=timer.ms("embed"),
@@ -442,189 +439,6 @@ class SearchPipeline:
         status = LlmStatus(bypassed=False, filtered=filtered, reason=None, scored=len(head), notes=notes)
         return status, sorted(kept, key=_by_final)
 
-    def _rerank(
-        self,
-        request: SearchRequest,
-        candidates: list[Candidate],
-        degraded: list[str],
-        timer: StageTimer,
-        llm: LlmStatus,
-    ) -> tuple[list[Candidate], RerankProvider | None, float | None]:
-        """Rerank by mode, calling each provider at most once: ``local`` is the pulled
-        cross-encoder, else fast; ``balanced`` is Cohere, else fast;
-        ``thorough`` is Cohere (keeping 2 x topK) then the LLM, the LLM alone without Cohere, and
-        Cohere's order without the LLM (never a second Cohere call); an LLM that already failed in
-        this search is not called again. Returns the candidates, who reranked them, and the
-        minimum relevance to apply: the request's, else Cohere's default after Cohere and the
-        gate's threshold after the LLM."""
-        mode = request.rerank
-        if mode == "fast" or not candidates:
-            return candidates, None, None
-        # With diversity, MMR picks the topK afterwards: it needs more than the topK to pick from.
-        keep = request.top_k if request.diversity <= 0 else max(request.top_k, DIVERSITY_HEAD)
-        if mode == "local":
-            try:
-                with timer.stage("rerank"):
-                    by_local = self._local_reranker().rerank(request.query, candidates, keep)
-            except RerankFailed as exc:
-                _degrade(degraded, "local", "fast", str(exc))
-                return candidates, None, None
-            return _ranked(by_local), "local", request.rerank_min_score
-        cohere_floor = request.rerank_min_score
-        if cohere_floor is None:
-            cohere_floor = self._settings.cohere_rerank_min_score
-        by_cohere: list[Candidate] | None = None
-        cohere_why = "Cohere not configured"
-        if self._cohere is not None:
-            try:
-                with timer.stage("rerank"):
-                    by_cohere = self._cohere.rerank(request.query, candidates, keep * 2 if mode == "thorough" else keep)
-            except RerankFailed as exc:
-                cohere_why = str(exc)
-        if mode == "balanced":
-            if by_cohere is None:
-                _degrade(degraded, "balanced", "fast", cohere_why)
-                return candidates, None, None
-            return _ranked(by_cohere), "cohere", cohere_floor
-        by_llm, llm_why = self._llm_rerank(
-            request, by_cohere if by_cohere is not None else candidates, keep, timer, llm
-        )
-        if by_llm is not None:
-            if by_cohere is None:
-                _degrade(degraded, "thorough", "llm", cohere_why)
-            floor = request.rerank_min_score
-            if floor is None:
-                floor = self._settings.gate_keep_threshold
-            return _ranked(by_llm), "cohere+llm" if by_cohere is not None else "llm", floor
-        if by_cohere is not None:
-            _degrade(degraded, "thorough", "balanced", llm_why)
-            return _ranked(by_cohere[:keep]), "cohere", cohere_floor
-        _degrade(degraded, "thorough", "fast", f"{cohere_why}; {llm_why}")
-        return candidates, None, None
-
-    def _local_reranker(self) -> Reranker:
-        """The pulled cross-encoder the settings name (``RerankFailed`` when the name is unknown)."""
-        if self._local is None:
-            from neural_memory.providers.hub_models import hub_model
-
-            try:
-                from neural_memory.providers.rerank.cross_encoder import CrossEncoderReranker
-            except ImportError as exc:  # the Lambda layer has no onnxruntime, nor this module
-                raise RerankFailed("no local cross-encoder in this deployment") from exc
-            try:
-                model = hub_model(self._settings.local_reranker, role="rerank")
-            except ConfigurationError as exc:
-                raise RerankFailed(f"NM_LOCAL_RERANKER: {exc}") from exc
-            self._local = CrossEncoderReranker(model, self._settings.data_dir)
-        return self._local
-
-    def _llm_rerank(
-        self, request: SearchRequest, pool: list[Candidate], keep: int, timer: StageTimer, llm: LlmStatus
-    ) -> tuple[list[Candidate] | None, str]:
-        """The LLM's order of ``pool`` (the gate's scores reused), or None and why not."""
-        if self._scorer is None:
-            return None, "no LLM configured"
-        if llm.reason in ("error", "timeout"):
-            return None, f"the LLM already failed in this search ({llm.reason})"
-        try:
-            with timer.stage("rerank"):
-                return LlmReranker(self._scorer).rerank(request.query, pool, keep), ""
-        except RerankFailed as exc:
-            return None, str(exc)
-
-    def _result(
-        self, candidate: Candidate, request: SearchRequest, llm: LlmStatus, rerank: RerankStatus, text: str
-    ) -> SearchResult:
-        record = candidate.observation
-        final = _round(candidate.final)
-        vector, lexical = _round(candidate.vector), _round(candidate.lexical)
-        explain = _explain(candidate, request, llm, rerank) if request.explain else None
-        return SearchResult(
-            id=record.id,
-            title=record.title,
-            url=record.url,
-            snippet=snippet(record.content or record.title, text, self._settings.snippet_chars),
-            score=final,
-            source=record.source,
-            observation_type=record.observation_type,
-            actor_name=record.actor_name,
-            occurred_at=record.occurred_at,
-            tier=record.tier,
-            superseded_by=record.superseded_by,
-            possibly_stale=record.possibly_stale,
-            archived_at=record.archived_at,
-            metadata=ResultMetadata(
-                relevance_score=_round(candidate.llm) if not llm.bypassed else vector, vector_score=vector
-            ),
-            scores=Scores(
-                vector=vector,
-                lexical=lexical,
-                fused=_round(candidate.fused),
-                recency=_round(candidate.recency),
-                llm=_round(candidate.llm),
-                rerank=_round(candidate.rerank),
-                final=final,
-            ),
-            duplicates=candidate.duplicates,
-            explain=explain,
-        )
-
-
-TIMELINE_SHARE = 0.5  # of the best score: "what changed" lists those at least this good in time order
-
-
-def _as_asked(kept: list[Candidate], question: Question | None) -> list[Candidate]:
-    """The results in the order the question asks for: "when" puts the best dated change first
-    (a change, not a page that mentions it, when one scores at least ``TIMELINE_SHARE`` of the
-    best); "what changed" (in a year or not) lists the changes found oldest first, as they
-    happened (those scoring at least ``TIMELINE_SHARE`` of the best; the rest after them, by
-    score); otherwise by score."""
-    if question is None:
-        return kept
-    if question.kind == "when" and kept:
-        # Only a change that answers it as well (``TIMELINE_SHARE`` of the best): an unrelated PR
-        # is no date for what a note says.
-        best = max(c.final for c in kept)
-        first = next(
-            (
-                n
-                for n, c in enumerate(kept)
-                if c.observation.observation_type in CHANGE_TYPES and c.final >= TIMELINE_SHARE * best
-            ),
-            0,
-        )
-        return [kept[first], *kept[:first], *kept[first + 1 :]]
-    if question.kind in ("what", "year") and kept:
-        # The changes that answer it, as they happened; what only filled the page after them.
-        best = max(c.final for c in kept)
-        strong = [c for c in kept if c.final >= TIMELINE_SHARE * best]
-        weak = [c for c in kept if c.final < TIMELINE_SHARE * best]
-        return sorted(strong, key=lambda c: (c.observation.occurred_at, c.observation.id)) + weak
-    return kept
-
-
-def _question_status(question: Question | None, *, within_year: bool) -> QuestionStatus | None:
-    if question is None:
-        return None
-    order = "time" if question.kind in ("what", "year") else "relevance"
-    return QuestionStatus(
-        kind=question.kind, subject=question.subject, year=question.year, within_year=within_year, order=order
-    )
-
-
-def _degrade(degraded: list[str], mode: str, to: str, why: str) -> None:
-    # A provider that is not configured is the steady state (every search of the embedded default
-    # without a Cohere key degrades balanced): said in the reply and counted, logged only at DEBUG.
-    log = logger.debug if "not configured" in why or "no LLM configured" in why else logger.warning
-    log("rerank degraded", extra={"mode": mode, "to": to, "reason": why})
-    record_reason(METRIC_RERANK_DEGRADED, mode)
-    degraded.append(f"rerank:{mode}->{to} ({why})")
-
-
-def _ranked(candidates: list[Candidate]) -> list[Candidate]:
-    """A reranker's order, with ``final`` its score."""
-    return [c.model_copy(update={"final": c.rerank or 0.0}) for c in candidates]
-
 
 def _bypassed(reason: BypassReason) -> LlmStatus:
     if reason not in ("disabled", "small_result_set"):
@@ -637,40 +451,3 @@ def _by_final(candidate: Candidate) -> tuple[float, float, float, str]:
     # those of its start), then the id, so the order is deterministic.
     record = candidate.observation
     return (-candidate.final, -(candidate.vector or 0.0), -record.occurred_at.timestamp(), record.id)
-
-
-def _explain(
-    candidate: Candidate, request: SearchRequest, llm: LlmStatus, rerank: RerankStatus
-) -> list[StageExplanation]:
-    def rank(value: int | None) -> str | None:
-        return None if value is None else f"rank {value}"
-
-    steps = [
-        StageExplanation(stage="retrieval.lexical", score=_round(candidate.lexical), kept=candidate.lexical is not None,
-                         note=rank(candidate.lexical_rank)),
-        StageExplanation(stage="retrieval.vector", score=_round(candidate.vector), kept=candidate.vector is not None,
-                         note=rank(candidate.vector_rank)),
-        StageExplanation(stage="fusion", score=_round(candidate.fused), kept=True),
-        StageExplanation(stage="recencyAndTier", score=_round(candidate.final if candidate.llm is None and
-                         candidate.rerank is None else None), kept=True,
-                         note=f"tier {candidate.observation.tier}" + (f", recency {candidate.recency:.3f}"
-                                                                      if candidate.recency is not None else "")
-                         + (", type named by the query" if candidate.observation.observation_type in
-                            named_types(request.query) else "")),
-        StageExplanation(stage="llmFilter", score=_round(candidate.llm), kept=True,
-                         note=f"bypassed: {llm.reason}" if llm.bypassed else "kept (score >= threshold)"),
-        StageExplanation(stage="rerank", score=_round(candidate.rerank), kept=True,
-                         note=f"by {rerank.provider}" if rerank.provider and candidate.rerank is not None else
-                         "not run"),
-        StageExplanation(stage="topK", score=_round(candidate.final), kept=True, note=f"within topK={request.top_k}"),
-    ]  # fmt: skip
-    return steps
-
-
-@overload
-def _round(value: float) -> float: ...
-@overload
-def _round(value: float | None) -> float | None: ...
-def _round(value: float | None) -> float | None:
-    """Scores go out with 4 decimals: enough to order by, without float noise."""
-    return None if value is None else round(value, 4)

@@ -1,0 +1,42 @@
+"""Deleting one observation (``DELETE /v1/observations/{id}``) and what it leaves behind: what it
+superseded is current again, its staleness marks are judged again, and the turns whose context
+quoted it are cut again."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from neural_memory.engineering import staleness
+from neural_memory.errors import NotFound
+from neural_memory.ingest import supersession
+from neural_memory.models import DeleteResponse
+from neural_memory.search.tiers import visible_after
+from neural_memory.stores.base import read_one
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from neural_memory.settings import Settings
+    from neural_memory.stores.base import Store
+    from neural_memory.use_cases.chat_turns import ChatTurns
+
+
+def delete_observation(
+    store: Store,
+    turns: ChatTurns,
+    settings: Settings,
+    now: datetime,
+    workspace_id: str,
+    observation_id: str,
+    request_id: str,
+) -> DeleteResponse:
+    """Delete one observation of the workspace with its chunks, or ``NotFound``; what it
+    superseded is current again, its staleness marks are judged again at ``now``, and the turns
+    whose context quoted it are cut again."""
+    record = read_one(store, workspace_id, observation_id)
+    if record is None or not store.delete(workspace_id, observation_id):
+        raise NotFound(f"observation {observation_id!r} not found")
+    supersession.unmark_deleted(store, workspace_id, record.supersedes or [])
+    staleness.remark(store, workspace_id, [], visible_after(now, settings.collaborative_after_window), deleted=record)
+    turns.recut_turns_quoting(workspace_id, [record])
+    return DeleteResponse(id=observation_id, deleted=True, request_id=request_id)
