@@ -15,8 +15,6 @@ from neural_memory.models.wire import RequestModel, WireModel
 if TYPE_CHECKING:
     from datetime import datetime
 
-__all__ = ["AnswerRequest", "Citation", "AnswerResponse"]
-
 
 class AnswerRequest(RequestModel):
     """Body of ``POST /v1/answer``."""

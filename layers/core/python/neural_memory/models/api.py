@@ -1,7 +1,8 @@
 """The HTTP contract: request and response models (camelCase on the wire; docs/api.md,
 docs/openapi.json), one module a resource, all importable from here and from ``neural_memory.models``
 as one contract: ``wire`` (the bases), ``filters``, ``search``, ``observations``, ``facets``,
-``errors`` and ``answers`` (the engineering views are ``engineering``)."""
+``errors`` and ``answers`` (the engineering views are ``engineering``). Those modules are this one's
+parts: their public names are listed here once."""
 
 from __future__ import annotations
 

@@ -7,8 +7,6 @@ from pydantic import Field
 
 from neural_memory.models.wire import WireModel
 
-__all__ = ["ErrorDetail", "ErrorBody", "ErrorResponse"]
-
 
 class ErrorDetail(WireModel):
     """One problem with the request; ``field`` is the dotted path of the offending field."""

@@ -7,8 +7,6 @@ from pydantic import Field
 from neural_memory.models.search import Latency
 from neural_memory.models.wire import WireModel
 
-__all__ = ["FacetCount", "Facets", "FacetsResponse"]
-
 
 class FacetCount(WireModel):
     """One value of a field and how many observations hold it."""

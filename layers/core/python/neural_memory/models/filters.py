@@ -19,8 +19,6 @@ from neural_memory.models.types import (
 )
 from neural_memory.models.wire import RequestModel
 
-__all__ = ["DateRange", "ExcludedValues", "FilterGroup", "SearchFilters"]
-
 
 class DateRange(RequestModel):
     """Bounds on ``occurredAt``; both ends inclusive, either optional."""

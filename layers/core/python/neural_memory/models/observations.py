@@ -24,21 +24,6 @@ from neural_memory.models.types import (
 )
 from neural_memory.models.wire import RequestModel, WireModel
 
-__all__ = [
-    "MAX_CODE_REFS",
-    "MAX_CODE_PATHS",
-    "CodeRef",
-    "ObservationIn",
-    "ObservationsRequest",
-    "WebhookReceipt",
-    "ObservationsResponse",
-    "Redaction",
-    "ObservationOut",
-    "PromoteRequest",
-    "DeleteResponse",
-]
-
-
 MAX_CODE_REFS = 20
 MAX_CODE_PATHS = 500  # paths over all of an observation's code refs
 

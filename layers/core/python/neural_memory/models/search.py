@@ -30,22 +30,6 @@ from neural_memory.models.types import (
 )
 from neural_memory.models.wire import RequestModel, WireModel
 
-__all__ = [
-    "SearchRequest",
-    "Scores",
-    "ResultMetadata",
-    "StageExplanation",
-    "SearchResult",
-    "Latency",
-    "LlmStatus",
-    "RerankProvider",
-    "RerankStatus",
-    "ThresholdStatus",
-    "AutoFiltersStatus",
-    "QuestionStatus",
-    "SearchResponse",
-]
-
 
 class SearchRequest(RequestModel):
     """Body of ``POST /v1/search``."""

@@ -9,8 +9,6 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
-__all__ = ["WireModel", "RequestModel"]
-
 
 class WireModel(BaseModel):
     """Base of every request and response model: camelCase aliases, unknown fields rejected."""
