@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import pytest
 from neural_memory.history.git import GitHistory
 from neural_memory.local.cli import main
-from neural_memory.local.history_eval import topics
+from neural_memory.local.history_truth import topics
 from neural_memory.models import ExpertsRequest, ObservationIn
 from neural_memory.providers import embeddings
 from neural_memory.service import Service

@@ -284,7 +284,8 @@ def test_the_paths_a_merge_of_the_main_line_brought_count_as_its_changes(repo: d
 
 def test_eval_history_finds_a_changelog_by_its_usual_names_or_the_one_named(tmp_path: Path) -> None:
     from neural_memory.history.git import GitHistory, GitHistoryError
-    from neural_memory.local.history_eval import find_changelog, run
+    from neural_memory.local.history_eval import run
+    from neural_memory.local.history_truth import find_changelog
 
     root = tmp_path / "named"
     root.mkdir()

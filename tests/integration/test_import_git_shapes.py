@@ -21,7 +21,7 @@ import pytest
 from neural_memory.history.git import GitHistory
 from neural_memory.ingest.normalizers import normalize_eventbridge
 from neural_memory.local.cli import main
-from neural_memory.local.history_eval import find_changelog
+from neural_memory.local.history_truth import find_changelog
 from neural_memory.providers import embeddings
 from neural_memory.settings import Settings
 from neural_memory.stores.sqlite.store import SqliteStore

@@ -1,4 +1,4 @@
-"""Who a commit's author is (``history.git.Identities``): one person stays one actor across their
+"""Who a commit's author is (``history.identities.Identities``): one person stays one actor across their
 addresses, their names and the fork their pull requests came from, and nobody takes the login of a
 fork they only helped on or that many people share."""
 
@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from itertools import count
 
-from neural_memory.history.git import Commit, Identities
+from neural_memory.history.git_log import Commit
+from neural_memory.history.identities import Identities
 
 _shas = count(1)
 

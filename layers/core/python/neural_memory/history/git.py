@@ -14,16 +14,18 @@ streamed, for the main line's diffs (the definitions each changed: ``history.def
 three as they stream (``history.git_log``), any shape git allows. The events are then built one
 main-line commit at a time, as the sink writes them: the payloads of a long history are never held
 at once, and ``Checkpoint`` s between commits let an interrupted import continue.
+
+Beside it: who each author is (``history.identities``), which pull request a commit merged
+(``history.merged_pulls``), what a merge brought in (``history.side_lines``) and which GitHub
+repository the clone is (``history.repository_name``).
 """
 
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import tempfile
-import unicodedata
-from collections import Counter, deque
+from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,272 +35,25 @@ from neural_memory.history.cursor import Checkpoint
 from neural_memory.history.definitions import DiffDefinitions, attributes
 from neural_memory.history.events import bus_event
 from neural_memory.history.git_log import Commit, GitHistoryError, GitLog, text
+from neural_memory.history.identities import Identities
+from neural_memory.history.merged_pulls import MERGE_PR, MergedPullRequest, default_title, merged_pull_request
 from neural_memory.history.renames import PathNames
+from neural_memory.history.repository_name import LOCAL_OWNER, REMOTE_HOPS, clone_folder, github_remote, linked_repo
+from neural_memory.history.side_lines import brought_by, side_lines
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Mapping
+    from collections.abc import Iterator
 
 __all__ = ["Commit", "GitHistory", "GitHistoryError", "Identities", "MergedPullRequest", "merged_pull_request"]
 
 _RECORD = "\x1e"
-_MERGE_PR = re.compile(r"^Merge pull request #(\d+) from ([^/\s]+)/(\S+)")
-_SQUASH_PR = re.compile(r"\(#(\d+)\)\s*$")
-_GITHUB_REMOTE = re.compile(r"github\.com[:/]+([^/\s]+/[^/\s]+?)(?:\.git)?/?$")
-_NOREPLY = re.compile(r"^(?:\d+\+)?([^@]+)@users\.noreply\.github\.com$")
-FORK_VOTES = 2  # PRs from one fork whose branch an address wrote most of, to take its login
-BRANCH_WALK = 50  # of a PR's branch's commits read to say who wrote it
-ADDRESS_NAMES = 3  # names one address may carry and still be one person ("sloria", "Steven Loria")
-_PLACEHOLDERS = frozenset({"", "none@none", "you@example.com", "root@localhost", "nobody@nowhere"})
 MAX_MERGED_COMMITS = 50  # a merge's push lists at most this many of the commits it brought in
 MAX_MESSAGE_CHARS = 2_000  # of each commit's message in a PR's payload (the normalizer keeps 500 of a body)
-
-
-@dataclass(frozen=True)
-class MergedPullRequest:
-    """A pull request as the main line records its merge."""
-
-    number: int
-    title: str
-    body: str
-    author: str
-    head: str | None
-
-
-def merged_pull_request(commit: Commit, author: str | None = None) -> MergedPullRequest | None:
-    """The pull request ``commit`` merged, from GitHub's merge or squash message, or None."""
-    lines = commit.message.strip().split("\n")
-    if match := _MERGE_PR.match(lines[0]):  # the title is the body's first line; "" when none
-        rest = "\n".join(lines[1:]).strip()
-        title, _, body = rest.partition("\n")
-        number, author, head = int(match.group(1)), match.group(2), match.group(3)
-        return MergedPullRequest(number, title.strip(), body.strip(), author, head)
-    # A squash commit, or a merge commit GitHub titled by the pull request ("Title (#12)").
-    if match := _SQUASH_PR.search(lines[0]):
-        title = lines[0][: match.start()].strip()
-        body = "\n".join(lines[1:]).strip()
-        return MergedPullRequest(int(match.group(1)), title or lines[0], body, author or commit.author, None)
-    return None
-
-
-def _default_title(pull: MergedPullRequest, written: list[Commit]) -> str:
-    """The title GitHub gives a pull request its author did not title: the subject of its one
-    commit, else its branch's name in words ("fix-cookie_path" -> "Fix cookie path"); "" if
-    neither is known."""
-    if len(written) == 1:
-        return written[0].subject
-    words = re.sub(r"[-_]+", " ", pull.head or "").strip()
-    return words[:1].upper() + words[1:]
-
-
-def _ancestors(starts: Iterable[str], graph: Mapping[str, Commit]) -> set[str]:
-    """The commits of ``graph`` that ``starts`` reach (themselves included), through ``graph``."""
-    found: set[str] = set()
-    queue = [sha for sha in starts if sha in graph]
-    while queue:
-        sha = queue.pop()
-        if sha not in found:
-            found.add(sha)
-            queue.extend(p for p in graph[sha].parents if p in graph and p not in found)
-    return found
-
-
-class Identities:
-    """Who a commit's author is on GitHub, so that one person stays one actor across their pushes
-    and pull requests. In order: the login a noreply address names; the login an address or a name
-    is known by elsewhere in the history (a noreply commit by the same name; an address whose local
-    part is a login that merged pull requests came from, unless someone of another name wrote that
-    fork's branches; an address that wrote the branches one person's fork sent: ``_fork_owners``); one
-    name for an address written under a few (its most frequent: "sloria" and "Steven Loria" are
-    one person); else the name. An address many names share, or a placeholder (``none@none``), is
-    nobody's: its commits keep their own names. Last, at a personal address, a name whose letters and
-    digits are a login the history knows ("Tom Christie" and the ``tomchristie`` of a noreply
-    address, of a fork pull requests came from, or of another commit's author name) is that login.
-    ``joined`` says who was joined, and why."""
-
-    def __init__(self, commits: Iterable[Commit], *, owner: str | None = None) -> None:
-        """``owner``: the repository's owner, whose own branches ("from pallets/fix-x") name no person."""
-        listed = list(commits)
-        heads = {m.group(2).lower(): m.group(2) for c in listed if (m := _MERGE_PR.match(c.subject))}
-        branches = _fork_branches(listed)
-        wrote: dict[str, set[str]] = {}  # each fork's branches' writers, by name
-        for fork, _, writer in branches:
-            wrote.setdefault(fork.lower(), set()).add(writer)
-        self._by_name: dict[str, str] = {}
-        self._by_email: dict[str, str] = {}
-        self._why: dict[str, str] = {}  # an actor's first join, by reason
-        names: dict[str, Counter[str]] = {}  # the names each address wrote under
-        for commit in listed:
-            email, name = commit.email.lower(), unicodedata.normalize("NFC", commit.author)
-            names.setdefault(email, Counter())[name] += 1
-            match = _NOREPLY.match(commit.email)
-            login = match.group(1) if match else heads.get(email.partition("@")[0])
-            if not match and login and name not in wrote.get(login.lower(), {name}):
-                login = None  # Alex Morega at alex@… is not the "alex" whose fork Alex Gaynor wrote
-            if login:
-                self._by_name.setdefault(name, login)
-                self._by_email.setdefault(email, login)
-                self._why.setdefault(login, "a noreply address" if match else "an address named like a fork")
-        personal = {e: n.most_common(1)[0][0] for e, n in names.items() if not _shared_address(e, n)}
-        for email, login in _fork_owners(branches, owner, set(personal)).items():
-            if email not in self._by_email and personal[email] not in self._by_name:
-                self._by_email[email] = login
-                self._by_name.setdefault(personal[email], login)
-                self._why.setdefault(login, "wrote the branches that fork sent")
-        for email, name in personal.items():
-            if email not in self._by_email and len(names[email]) > 1:
-                self._by_email[email] = self._by_name.get(name, name)
-                self._why.setdefault(self._by_email[email], "one address")
-        logins = {*self._by_email.values(), *self._by_name.values(), *heads.values()}
-        logins |= {n for counted in names.values() for n in counted if _LOGIN.fullmatch(n)}
-        self._personal = set(personal)  # where a name is one person's: not a placeholder's
-        self._alias = _spelled_logins(names, self._personal, logins)  # a name -> the login its letters spell
-        for login in self._alias.values():
-            self._why.setdefault(login, "a name that spells a login")
-        self._seen: dict[str, set[str]] = {}  # each actor's names, as written
-        for commit in listed:
-            self._seen.setdefault(self.of(commit), set()).add(unicodedata.normalize("NFC", commit.author))
-
-    def of(self, commit: Commit) -> str:
-        """The author's login, or their name when the history never says it (in one Unicode form:
-        git keeps "ä" as one character or two, as the author's machine wrote it); a commit with no
-        name is its address's (its local part), else "unknown"."""
-        match = _NOREPLY.match(commit.email)
-        if match:
-            return match.group(1)
-        name = unicodedata.normalize("NFC", commit.author).strip()
-        found = self._by_email.get(commit.email.lower()) or self._by_name.get(name) or name
-        if commit.email.lower() in self._personal:
-            found = self._alias.get(found, found)
-        return found or commit.email.strip().partition("@")[0] or "unknown"
-
-    def joined(self) -> list[tuple[list[str], str]]:
-        """Each actor the history knows under more than one name: the actor first, then its other
-        names, and why they are one; the most names first."""
-        found = []
-        for actor, seen in self._seen.items():
-            others = sorted(n for n in seen if n and n != actor)
-            if len(seen) > 1 and others:  # a login for one name alone ("Ann Lee" is annlee) joins no one
-                found.append(([actor, *others], self._why.get(actor, "one address")))
-        found.sort(key=lambda pair: (-len(pair[0]), pair[0][0]))
-        return found
-
-
-def _spelled_logins(names: Mapping[str, Counter[str]], personal: set[str], logins: set[str]) -> dict[str, str]:
-    """The names written at ``personal`` addresses (``names``: each address's) whose letters and
-    digits spell one of ``logins`` ("Tom Christie": ``tomchristie``), with that login."""
-    by_letters = {_letters(login): login for login in sorted(logins) if len(_letters(login)) >= MIN_LOGIN_LETTERS}
-    found = {}
-    for email, counted in names.items():
-        if email not in personal:
-            continue
-        for name in counted:
-            login = by_letters.get(_letters(name))
-            if login is not None and login != name and not _LOGIN.fullmatch(name):
-                found[name] = login
-    return found
-
-
-_LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}")  # how GitHub spells a login
-MIN_LOGIN_LETTERS = 6  # a shorter login ("al", "bob") is spelled by too many names to join on
-
-
-def _letters(name: str) -> str:
-    """A name's letters and digits, lower-cased: "Tom Christie" and "tomchristie" spell the same."""
-    return re.sub(r"[^0-9a-z]", "", unicodedata.normalize("NFKD", name).lower())
-
-
-def _shared_address(email: str, names: Counter[str]) -> bool:
-    """An address that is not one person's: a placeholder, or written under more than
-    ``ADDRESS_NAMES`` names (pytest's ``none@none`` carries 23 people)."""
-    domain = email.rpartition("@")[2]
-    return email in _PLACEHOLDERS or "." not in domain or len(names) > ADDRESS_NAMES
-
-
-def _fork_branches(commits: list[Commit]) -> list[tuple[str, str, str]]:
-    """(fork, address, name) for each pull request merged "from fork/branch": the fork's login as
-    the merge spells it, and who wrote most of its branch (``_branch_author``)."""
-    by_sha = {c.sha: c for c in commits}
-    trunk = {c.parents[0] for c in commits if len(c.parents) > 1} | _first_parent_line(commits, by_sha)
-    found = []
-    for commit in commits:
-        match = _MERGE_PR.match(commit.subject)
-        if match is None or len(commit.parents) < 2:
-            continue
-        author = _branch_author(commit.parents[1], by_sha, trunk)
-        if author is not None:
-            found.append((match.group(2), *author))
-    return found
-
-
-def _fork_owners(branches: list[tuple[str, str, str]], owner: str | None, personal: set[str]) -> dict[str, str]:
-    """The login each of the ``personal`` addresses is known by from the forks pull requests came
-    from (``branches``, ``_fork_branches``): a PR "from bochen/fix" whose branch Bo Chen wrote most
-    of is a vote for his address being ``bochen``. An address takes a login with ``FORK_VOTES``
-    votes and two thirds of its own (a maintainer's fix-ups on others' branches, where they
-    outnumber the branch's own commits, vote for many), and only if it wrote more of that fork's
-    branches than any other address; a fork no one person wrote two thirds of, or the owner's, is
-    no one's (a personal fork that carried a colleague's branch or two is still its owner's)."""
-    votes: dict[str, Counter[str]] = {}  # each address's forks (lower-cased), by branches it wrote there
-    wrote: dict[str, Counter[str]] = {}  # each fork's addresses, the same
-    people: dict[str, Counter[str]] = {}  # each fork's branches, by the name that wrote them
-    spelled: dict[str, str] = {}  # a fork's login as the first merge read spells it
-    for login, email, name in branches:
-        fork = login.lower()
-        spelled.setdefault(fork, login)
-        votes.setdefault(email, Counter())[fork] += 1
-        wrote.setdefault(fork, Counter())[email] += 1
-        people.setdefault(fork, Counter())[name] += 1
-    shared = {fork for fork, names in people.items() if 3 * max(names.values()) < 2 * names.total()}
-    shared.add((owner or "").lower())
-    owners = {}
-    for email, counted in votes.items():
-        fork, n = counted.most_common(1)[0]
-        if email not in personal or fork in shared or n < FORK_VOTES or 3 * n < 2 * sum(counted.values()):
-            continue
-        if all(n > c for other, c in wrote[fork].items() if other != email):
-            owners[email] = spelled[fork]
-    return owners
-
-
-def _first_parent_line(commits: list[Commit], by_sha: Mapping[str, Commit]) -> set[str]:
-    """The first-parent line from the history's tips (commits no other commit has as a parent)."""
-    children = {p for c in commits for p in c.parents}
-    line: set[str] = set()
-    for tip in (c for c in commits if c.sha not in children):
-        sha: str | None = tip.sha
-        while sha is not None and sha in by_sha and sha not in line:
-            line.add(sha)
-            sha = by_sha[sha].parents[0] if by_sha[sha].parents else None
-    return line
-
-
-def _branch_author(head: str, by_sha: Mapping[str, Commit], trunk: set[str]) -> tuple[str, str] | None:
-    """(address, name) of who wrote most of the branch ending at ``head``: its own commits, down its
-    first parents to the line it forked from (at most ``BRANCH_WALK``; merges and bots skipped);
-    a tie goes to the branch's first commit, as a maintainer's fix-up comes last. None: no person."""
-    written: list[tuple[str, str]] = []
-    sha: str | None = head
-    while sha is not None and sha in by_sha and sha not in trunk and len(written) < BRANCH_WALK:
-        commit = by_sha[sha]
-        if len(commit.parents) < 2 and not is_bot(commit.author):
-            written.append((commit.email.lower(), unicodedata.normalize("NFC", commit.author)))
-        sha = commit.parents[0] if commit.parents else None
-    counts = Counter(email for email, _ in reversed(written))  # oldest first: ties go to the first
-    if not counts:
-        return None
-    email = counts.most_common(1)[0][0]
-    return email, next(name for e, name in written if e == email)
 
 
 GRAPH_MESSAGE_CHARS = 8_000  # of each commit's message the whole history's graph holds
 CHANGES_MESSAGE_CHARS = 200  # the same, for the paths every commit changed (eval-history's truth)
 MAX_LATER_NAMES = 100  # later names an event lists for its paths
-REMOTE_HOPS = 3  # local clones of clones followed to find a GitHub remote
-# Files of the newest tree whose GitHub links may name the repository, most telling first.
-PROJECT_FILES = ("pyproject.toml", "setup.cfg", "setup.py", "package.json", "Cargo.toml", "README.md", "README.rst")
-_GITHUB_LINK = re.compile(r"github\.com[:/]([A-Za-z0-9][A-Za-z0-9-]{0,38})/([A-Za-z0-9_.-]+)")
-_NOT_OWNERS = frozenset({"sponsors", "orgs", "apps", "features", "marketplace", "topics", "settings", "users", "login"})
-LOCAL_OWNER = "local"  # the owner of a repository no remote or project file names
 DEFAULT_BRANCHES = ("main", "master", "trunk", "develop")
 
 
@@ -355,55 +110,23 @@ class GitHistory:
         """owner/name on GitHub: a remote's (origin first; a remote that is another local clone is
         asked in turn), else the one the project's own files link to when one name stands out,
         else ``local/<folder>``; the last two say so (``notes``, ``warnings``)."""
-        found = _github_remote(self.path, REMOTE_HOPS)
+        found = github_remote(self.path, REMOTE_HOPS)
         if found is not None:
             return found
-        named = self._linked_repo()
+        folder = clone_folder(self._log, self.path)
+        named = linked_repo(self.show, folder)
         if named is not None:
             repo, where = named
             self.notes.append(
                 f"repository {repo}: no remote is on GitHub, and {where} links to it (give --repo owner/name otherwise)"
             )
             return repo
-        repo = f"{LOCAL_OWNER}/{self._folder()}"
+        repo = f"{LOCAL_OWNER}/{folder}"
         self.warnings.append(
             f"no remote or project file names the repository on GitHub: importing it as {repo}; give --repo "
             "owner/name (as GitHub names it) so that webhook deliveries later update these observations"
         )
         return repo
-
-    def _folder(self) -> str:
-        try:
-            top = self._git("rev-parse", "--show-toplevel").strip()
-        except GitHistoryError:  # a bare repository
-            top = ""
-        name = Path(top or self.path.resolve()).name
-        return re.sub(r"[^A-Za-z0-9_.-]+", "-", name.removesuffix(".git")) or "repository"
-
-    def _linked_repo(self) -> tuple[str, str] | None:
-        """The GitHub repository the project's files (``PROJECT_FILES``) link to, and which file:
-        the one named most, when it is the clone folder's name or at least two thirds of the links
-        name it; None when no name stands out."""
-        counts: Counter[str] = Counter()
-        spelled: dict[str, tuple[str, str]] = {}
-        for name in PROJECT_FILES:
-            body = self.show(name)
-            for owner, linked in _GITHUB_LINK.findall(body or ""):
-                repo = linked.rstrip(".").removesuffix(".git")
-                if owner.lower() in _NOT_OWNERS or not repo:
-                    continue
-                key = f"{owner}/{repo}".lower()
-                counts[key] += 1
-                spelled.setdefault(key, (f"{owner}/{repo}", name))
-        if not counts:
-            return None
-        folder = self._folder().lower()
-        mine = Counter({k: n for k, n in counts.items() if k.split("/", 1)[1] == folder})
-        pool = mine or counts
-        best, n = pool.most_common(1)[0]
-        if 3 * n < 2 * pool.total() or (not mine and n < 2):
-            return None
-        return spelled[best]
 
     def _default_branch(self) -> str:
         for ref in ("refs/remotes/origin/HEAD", "HEAD"):
@@ -559,27 +282,6 @@ class GitHistory:
             self._names = PathNames(self.commits())
         return self._names
 
-    @staticmethod
-    def _side_lines(commits: list[Commit], graph: dict[str, Commit]) -> dict[str, list[Commit]]:
-        """For each merge of the main line, the commits it brought in (not on the main line, not
-        brought in by an earlier merge, nor before the range read: ``--since``), newest first."""
-        seen = {c.sha for c in commits}
-        if commits and commits[0].parents:
-            seen |= _ancestors(commits[0].parents[:1], graph)
-        brought: dict[str, list[Commit]] = {}
-        for merge in (c for c in commits if len(c.parents) > 1):
-            found: list[Commit] = []
-            queue = deque(merge.parents[1:])  # breadth first: newest first
-            while queue:
-                sha = queue.popleft()
-                if sha in seen or sha not in graph:
-                    continue
-                seen.add(sha)
-                found.append(graph[sha])
-                queue.extend(graph[sha].parents)
-            brought[merge.sha] = found
-        return brought
-
     def prepare(self) -> int:
         """Read the history (the main line, every commit's author and message, the diffs) and plan
         its events; how many there are."""
@@ -596,7 +298,7 @@ class GitHistory:
         """Every push and merged pull request, in the order they happened: the main line's, and
         the pull requests merged on a side line (a maintenance branch merged in) just before the
         push that brought them."""
-        brought = self._side_lines(commits, graph)
+        brought = side_lines(commits, graph)
         numbers: set[int] = set()
         steps: list[_Step] = []
         for index, commit in enumerate(commits):
@@ -606,7 +308,7 @@ class GitHistory:
             for merged in reversed(side):
                 if (found := merged_pull_request(merged)) is None or found.number in numbers:
                     continue
-                within = self._brought_by(merged, side, by_sha)
+                within = brought_by(merged, side, by_sha)
                 pull = self._merged_by_whom(merged, within, graph)
                 if pull is not None and pull.number not in numbers:
                     numbers.add(pull.number)
@@ -665,7 +367,7 @@ class GitHistory:
             return None
         written = [c for c in brought if len(c.parents) < 2] if len(commit.parents) > 1 else []
         if not pull.title:
-            pull = replace(pull, title=_default_title(pull, written) or commit.subject)
+            pull = replace(pull, title=default_title(pull, written) or commit.subject)
         if len(commit.parents) > 1 and (pull.head is None or pull.author.lower() == self.owner.lower()):
             authors = [self._who.of(c) for c in written]
             people = [a for a in authors if not is_bot(a)] or authors
@@ -675,16 +377,6 @@ class GitHistory:
             elif head is not None:
                 pull = replace(pull, author=self._who.of(head))
         return pull
-
-    @staticmethod
-    def _brought_by(merge: Commit, side: list[Commit], by_sha: Mapping[str, Commit]) -> list[Commit]:
-        """The commits a side line's PR merge brought in, newest first: those among ``side``
-        (``by_sha``: the same, by sha) its second parents reach and its first parent does not
-        (not the maintenance branch's own)."""
-        if len(merge.parents) < 2:
-            return []
-        mine = _ancestors(merge.parents[1:], by_sha) - _ancestors(merge.parents[:1], by_sha)
-        return [c for c in side if c.sha in mine]
 
     def _later_names(self, paths: list[str], index: int) -> dict[str, str]:
         """The paths (changed at main-line commit ``index``) that a later rename gave another file
@@ -746,7 +438,7 @@ class GitHistory:
         diff changed, for the normalizer)."""
         files = commit.paths if commit.parents else []
         listed = reversed(brought[:MAX_MERGED_COMMITS])
-        messages = [c.message.strip()[:MAX_MESSAGE_CHARS] for c in listed if not _MERGE_PR.match(c.subject)]
+        messages = [c.message.strip()[:MAX_MESSAGE_CHARS] for c in listed if not MERGE_PR.match(c.subject)]
         facts: dict[str, Any] = {
             "mergedBy": self._who.of(commit),
             "commits": max(len(brought), 1),
@@ -777,27 +469,3 @@ class GitHistory:
             },
             "import": facts,
         }
-
-
-def _github_remote(path: Path, hops: int) -> str | None:
-    """owner/name of the first remote of the clone at ``path`` (origin first) that is on GitHub;
-    a remote that is a local path (a clone of a clone) is asked in turn, ``hops`` deep."""
-    log = GitLog(path)
-    try:
-        remotes = log.run("remote").split()
-    except GitHistoryError:
-        return None
-    for remote in sorted(remotes, key=lambda r: r != "origin"):
-        try:
-            url = log.run("remote", "get-url", remote).strip()
-        except GitHistoryError:
-            continue
-        match = _GITHUB_REMOTE.search(url)
-        if match is not None:
-            return match.group(1)
-        local = Path(url.removeprefix("file://"))
-        if hops > 0 and "://" not in url.removeprefix("file://") and ":" not in url.split("/", 1)[0]:
-            base = local if local.is_absolute() else path / local
-            if base.is_dir() and (found := _github_remote(base, hops - 1)) is not None:
-                return found
-    return None

@@ -205,7 +205,7 @@ def score_changes(service: Service, questions: QuestionSet) -> dict[str, Any]:
 def expert_truth(history: GitHistory, paths: list[str]) -> tuple[str, ...]:
     """Who wrote the most commits touching ``paths`` (each followed through its renames), merges
     and bots left out, as ``import git`` names people; everyone tied at the most."""
-    from neural_memory.history.git import Identities
+    from neural_memory.history.identities import Identities
 
     graph = history.graph()
     who = Identities(graph.values(), owner=history.owner)

@@ -1,6 +1,7 @@
 """Pydantic models, by role: ``types`` (constrained types, limits, time zones), ``api`` (the HTTP
-contract, ``WireModel``), ``engineering`` (the lineage and experts views) and ``records`` (the domain
-records, ``DomainModel``). Everything is re-exported here, so ``from neural_memory.models import X``
+contract, one module a resource: ``wire`` (``WireModel``), ``filters``, ``search``, ``observations``,
+``facets``, ``errors``, ``answers``), ``engineering`` (the lineage and experts views) and ``records``
+(the domain records, ``DomainModel``). Everything is re-exported here, so ``from neural_memory.models import X``
 reads the same whichever file X is in."""
 
 from neural_memory.models import api, engineering, records, types

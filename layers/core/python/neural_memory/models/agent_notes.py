@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, JsonValue
 
-from neural_memory.models.api import CodeRef, WireModel
 from neural_memory.models.chat_turns import CHAT_TURN_TYPE
+from neural_memory.models.observations import CodeRef
+from neural_memory.models.wire import WireModel
 
 if TYPE_CHECKING:
     from datetime import datetime

@@ -1,7 +1,7 @@
 """The wire models of the engineering views (docs/api.md): why an observation changed
 (``GET /v1/observations/{id}/lineage``) and who knows about a subject (``/v1/experts``).
 
-Kept apart from ``api.py``: they read the same observations through other lenses, and grow
+Kept apart from ``search.py``: they read the same observations through other lenses, and grow
 apart from the search contract."""
 
 from __future__ import annotations
@@ -11,8 +11,10 @@ from typing import Literal
 
 from pydantic import Field, StrictBool, StrictInt
 
-from neural_memory.models.api import Latency, LlmStatus, RequestModel, SearchFilters, WireModel
+from neural_memory.models.filters import SearchFilters
+from neural_memory.models.search import Latency, LlmStatus
 from neural_memory.models.types import QueryText, SearchMode, Tier
+from neural_memory.models.wire import RequestModel, WireModel
 
 __all__ = [
     "LinkKind",

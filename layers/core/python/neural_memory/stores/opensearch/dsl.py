@@ -1,6 +1,7 @@
 """The OpenSearch store's query dialect: the neutral ``Filter`` rendered as ``bool.filter`` clauses,
 the lexical and k-NN query bodies around them, the k-NN score read back as a cosine, and a
-``Find`` (``stores/find.py``) as a search of records (chunk 0s), and the facets request."""
+``Find`` (``stores/find.py``) as a search of records (chunk 0s), the facets request, and the
+chunks a write leaves behind."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from neural_memory.search.filters.model import LIST_FIELDS, code_ref_term, metad
 from neural_memory.stores.find import check_target
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from datetime import datetime
 
     from neural_memory.models import Vector
@@ -108,6 +110,27 @@ def cosine_from_score(score: float) -> float:
     """Undo faiss inner-product scoring (``1 + ip`` for ip >= 0, ``1 / (1 - ip)`` below) and clip."""
     cosine = score - 1.0 if score >= 1.0 else 1.0 - 1.0 / score if score > 0 else -1.0
     return min(1.0, max(0.0, cosine))
+
+
+def leftover_chunks_query(
+    workspace_id: str, rewritten: Sequence[tuple[str, int]], refused: Sequence[str]
+) -> dict[str, Any]:
+    """The chunks a write leaves behind: those past the new last chunk of each observation written
+    again shorter (``rewritten``: id and its chunks now), and every chunk of a new one refused for
+    good (``refused``), so none is half-stored."""
+    shortened: list[dict[str, Any]] = [
+        {
+            "bool": {
+                "filter": [
+                    {"term": {"observation_id": observation_id}},
+                    {"range": {"chunk_no": {"gte": chunks}}},
+                ]
+            }
+        }
+        for observation_id, chunks in rewritten
+    ]
+    should = shortened + [{"term": {"observation_id": i}} for i in refused]
+    return {"bool": {"filter": [{"term": {"workspace_id": workspace_id}}], "should": should, "minimum_should_match": 1}}
 
 
 def find_body(workspace_id: str, query: Find, page: int) -> dict[str, Any]:

@@ -21,7 +21,8 @@
 
 This module is the ``Store`` port's OpenSearch implementation. Beside it in this folder, one
 concept each: records as chunk documents (``documents.py``), bulk writes (``bulk.py``), the query
-dialect (``dsl.py``: ``Filter``, ``Find``, facets), the index mapping (``mapping.py``), error
+dialect (``dsl.py``: ``Filter``, ``Find``, facets, the chunks a write leaves behind), ``retrieve``'s
+one ``_msearch`` and its hits (``retrieval.py``), the index mapping (``mapping.py``), error
 translation (``errors.py``), the client (``client.py``), index admin (``index.py``), the workspace
 indices (``workspace_indices.py``), the stored vectors as the embedding cache
 (``stored_vectors.py``), whole-index reads (``scan.py``), reindex and the migration from one index
@@ -31,10 +32,11 @@ indices (``workspace_indices.py``), the stored vectors as the embedding cache
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import TYPE_CHECKING, Any, overload
 
 from neural_memory.errors import BackendUnavailable, StoreRejected
-from neural_memory.models import FacetCounts, Hit, ObservationRecord, Retrieved, UpsertOutcome
+from neural_memory.models import FacetCounts, ObservationRecord, Retrieved, UpsertOutcome
 from neural_memory.settings import OPENSEARCH_BULK_MAX_BYTES
 from neural_memory.stores.base import (
     LIFECYCLE_FIELDS,
@@ -47,17 +49,16 @@ from neural_memory.stores.find import Find, Matching, check_count
 from neural_memory.stores.opensearch.bulk import Bulk
 from neural_memory.stores.opensearch.documents import doc_id, document, observation_of, patch_doc, record_of
 from neural_memory.stores.opensearch.dsl import (
-    cosine_from_score,
     facet_counts,
     facets_body,
     find_body,
     find_query,
-    knn_body,
-    lexical_body,
+    leftover_chunks_query,
     render_opensearch,
 )
 from neural_memory.stores.opensearch.errors import domain_error
 from neural_memory.stores.opensearch.mapping import DOC_NAMES
+from neural_memory.stores.opensearch.retrieval import retrieve_hits
 from neural_memory.stores.opensearch.workspace_indices import WorkspaceIndices, all_alias, workspace_alias
 from neural_memory.stores.record_fields import RECORD_FIELDS
 
@@ -155,27 +156,10 @@ class OpenSearchStore:
             if item.record.id not in outcome.failed:
                 is_update = doc_id(workspace_id, item.record.id, 0) in existing
                 (outcome.updated if is_update else outcome.created).append(item.record.id)
-        stale: list[dict[str, Any]] = [
-            {
-                "bool": {
-                    "filter": [
-                        {"term": {"observation_id": i.record.id}},
-                        {"range": {"chunk_no": {"gte": len(i.chunks)}}},
-                    ]
-                }
-            }
-            for i in items
-            if i.record.id in outcome.updated
-        ]
-        stale += [{"term": {"observation_id": i}} for i in outcome.failed if doc_id(workspace_id, i, 0) not in existing]
-        if stale:
-            query = {
-                "bool": {
-                    "filter": [{"term": {"workspace_id": workspace_id}}],
-                    "should": stale,
-                    "minimum_should_match": 1,
-                }
-            }
+        rewritten = [(i.record.id, len(i.chunks)) for i in items if i.record.id in outcome.updated]
+        refused = [i for i in outcome.failed if doc_id(workspace_id, i, 0) not in existing]
+        if rewritten or refused:
+            query = leftover_chunks_query(workspace_id, rewritten, refused)
             self._call(
                 self._client.delete_by_query, index=index, body={"query": query}, refresh=self._refresh != "false"
             )
@@ -457,45 +441,19 @@ class OpenSearchStore:
         flt: Filter,
         limit: int,
     ) -> Retrieved:
-        """Both retrievers in one ``_msearch`` under one filter list (workspace first)."""
+        """Both retrievers in one ``_msearch`` under one filter list (workspace first): ``retrieval.py``."""
         filters: list[dict[str, Any]] = [{"term": {"workspace_id": workspace_id}}, *render_opensearch(flt)]
-        kinds: list[str] = []
-        lines: list[dict[str, Any]] = []
-        if text:
-            kinds.append("lexical")
-            lines += [
-                {"index": self._index_of(workspace_id), "ignore_unavailable": True},
-                lexical_body(text, filters, limit),
-            ]
-        if vector is not None and model_id is not None:
-            kinds.append("vector")
-            # Only vectors of the query's model: after a model change (or mid-reindex) another
-            # model's vectors of the same dimension would compare as if meaningful.
-            lines += [
-                {"index": self._index_of(workspace_id), "ignore_unavailable": True},
-                knn_body(vector, [*filters, {"term": {"model_id": model_id}}], limit),
-            ]
-        if not kinds:
-            return Retrieved()
-        # The index in the path (not only in each header line) scopes the request for IAM grants.
-        reply = self._call(self._client.msearch, index=self._index_of(workspace_id), body=lines)
-        result = Retrieved()
-        failed: dict[str, str] = {}
-        for kind, response in zip(kinds, reply["responses"], strict=True):
-            if "error" in response:
-                error = response["error"]
-                failed[kind] = str(error.get("reason") if isinstance(error, dict) else error)
-                continue
-            hits = response["hits"]["hits"]
-            if kind == "lexical":
-                best = max((float(h["_score"]) for h in hits), default=1.0) or 1.0
-                result.lexical = self._hits(workspace_id, hits, lambda s, best=best: s / best)
-            else:
-                result.vector = self._hits(workspace_id, hits, cosine_from_score)
-        if failed and len(failed) == len(kinds):
-            raise BackendUnavailable(f"OpenSearch search failed: {failed}")
-        result.degraded = [f"{kind}:failed ({reason})" for kind, reason in failed.items()]
-        return result
+        return retrieve_hits(
+            partial(self._call, self._client.msearch),
+            partial(self._call, self._client.mget),
+            self._index_of(workspace_id),
+            workspace_id,
+            filters,
+            text=text,
+            vector=vector,
+            model_id=model_id,
+            limit=limit,
+        )
 
     def search(self, workspace_id: str | None, body: dict[str, Any]) -> list[dict[str, Any]]:
         """The hits of one search ``body`` in the workspace's index (every workspace's, with None):
@@ -503,35 +461,6 @@ class OpenSearchStore:
         index = self._all if workspace_id is None else self._index_of(workspace_id)
         hits: list[dict[str, Any]] = self._call(self._client.search, index=index, body=body)["hits"]["hits"]
         return hits
-
-    def _hits(self, workspace_id: str, hits: list[dict[str, Any]], score: Any) -> list[Hit]:
-        """Hits with their parents' full text, fetched in one batch read."""
-        missing = {h["_source"]["observation_id"] for h in hits if h["_source"].get("chunk_no") != 0}
-        texts: dict[str, str] = {
-            h["_source"]["observation_id"]: h["_source"].get("content", "")
-            for h in hits
-            if h["_source"].get("chunk_no") == 0
-        }
-        missing -= set(texts)
-        if missing:
-            reply = self._call(
-                self._client.mget,
-                index=self._index_of(workspace_id),
-                body={"ids": [doc_id(workspace_id, obs_id, 0) for obs_id in sorted(missing)]},
-                _source_includes=["observation_id", "content"],
-            )
-            texts |= {
-                d["_source"]["observation_id"]: d["_source"].get("content", "") for d in reply["docs"] if d.get("found")
-            }
-        return [
-            Hit(
-                observation=record_of(h["_source"], texts.get(h["_source"]["observation_id"], "")),
-                chunk_no=int(h["_source"]["chunk_no"]),
-                score=float(score(float(h["_score"]))),
-            )
-            for h in hits
-            if h["_source"].get("workspace_id") == workspace_id
-        ]
 
     def _call(self, method: Any, **kwargs: Any) -> Any:
         """One client call; every transport failure becomes a domain error (``domain_error``)."""

@@ -1,9 +1,11 @@
 """Records as rows of the ``observations`` and ``chunks`` tables, and back: the conversion both
 ways (``RecordField.to_sqlite``/``from_sqlite``) and the statements a write runs inside its
-transaction (a record and its chunks written, pks and records read by id)."""
+transaction (a record and its chunks written or deleted, pks and records read by id), and the
+chunks' vectors read by id."""
 
 from __future__ import annotations
 
+import array
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
@@ -11,14 +13,17 @@ import numpy as np
 
 from neural_memory.models import ObservationRecord
 from neural_memory.stores.base import touches_code
+from neural_memory.stores.find import check_target
 from neural_memory.stores.record_fields import FIELD_NAMES, RECORD_FIELDS
 from neural_memory.stores.sqlite.db import write_metadata_terms
+from neural_memory.stores.sqlite.find import find_sql
 
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Iterable, Sequence
 
     from neural_memory.stores.base import IndexedObservation
+    from neural_memory.stores.find import Find
 
 RECORD_COLUMNS = ", ".join(f"o.{name}" for name in FIELD_NAMES)
 _UPDATABLE = [f for f in RECORD_FIELDS if f.name != "id"]
@@ -139,3 +144,52 @@ def records_of_chunks(
         (*rowids, workspace_id),
     ).fetchall()
     return {int(r[0]): (int(r[1]), record_of(r[2:])) for r in rows}
+
+
+def target_rows(conn: sqlite3.Connection, workspace_id: str, target: str | Find) -> list[tuple[int, str]]:
+    """(pk, id) of the records ``target`` names (an id, or a ``Find``), read on ``conn``."""
+    if isinstance(target, str):
+        sql = "SELECT pk, id FROM observations WHERE workspace_id = ? AND id = ?"
+        params: list[object] = [workspace_id, target]
+    else:
+        check_target(target)
+        sql, params = find_sql("o.pk, o.id", workspace_id, target)
+    return [(int(pk), str(observation_id)) for pk, observation_id in conn.execute(sql, params)]
+
+
+def delete_rows(conn: sqlite3.Connection, pks: Sequence[int]) -> list[int]:
+    """Delete the observations ``pks`` and their chunks (inside the caller's transaction); the
+    rowids of the chunks deleted, for the mirror to forget."""
+    chunks: list[int] = []
+    for start in range(0, len(pks), 500):
+        batch = pks[start : start + 500]
+        marks = ", ".join("?" * len(batch))
+        rows = conn.execute(f"SELECT rowid FROM chunks WHERE obs_pk IN ({marks})", batch)
+        chunks += [int(rowid) for (rowid,) in rows]
+        conn.execute(f"DELETE FROM chunks WHERE obs_pk IN ({marks})", batch)
+        conn.execute(f"DELETE FROM observations WHERE pk IN ({marks})", batch)
+    return chunks
+
+
+def chunk_vectors_of(
+    conn: sqlite3.Connection, workspace_id: str, model_id: str, chunks: Sequence[tuple[str, int]]
+) -> dict[tuple[str, int], Sequence[float]]:
+    """The vectors ``model_id`` made of these (observation id, chunk number) chunks, in one read."""
+    wanted = set(chunks)
+    ids = list(dict.fromkeys(observation_id for observation_id, _ in chunks))
+    if not ids:
+        return {}
+    rows = conn.execute(
+        # CROSS JOIN keeps the few observations as the outer loop (else the planner may walk
+        # every chunk of the model: 70 ms at 100k).
+        "SELECT o.id, c.chunk_no, c.embedding FROM observations o CROSS JOIN chunks c ON c.obs_pk = o.pk "
+        f"WHERE o.workspace_id = ? AND o.id IN ({', '.join('?' * len(ids))}) AND c.model_id = ? "
+        "AND c.embedding IS NOT NULL",
+        (workspace_id, *ids, model_id),
+    ).fetchall()
+    return {
+        # array.array copies the blob as it is: no Python float per component.
+        (str(observation_id), int(chunk_no)): array.array("f", blob)
+        for observation_id, chunk_no, blob in rows
+        if (observation_id, chunk_no) in wanted
+    }

@@ -7,14 +7,14 @@ plain text to tokenize (never as MATCH syntax), so no FTS5 syntax from a caller 
 
 This module is the ``Store`` port's SQLite implementation: one class whose writes and reads share
 one connection, lock and mirror. Its parts live beside it, one concept each: records as rows and
-the statements a write runs (``rows.py``), ``Find`` in SQL (``find.py``), facets (``facets.py``),
-the schema and connections (``db.py``), FTS5 (``fts.py``), the mirror (``mirror.py``) and its SQL
-side (``mirror_sql.py``), its snapshot, partitioned vectors and the reader/writer lock.
+the statements a write or a read by id runs (``rows.py``), ``Find`` in SQL (``find.py``), facets
+(``facets.py``), the embedding model the vectors are made by (``store_model.py``), the schema and
+connections (``db.py``), FTS5 (``fts.py``), the mirror (``mirror.py``) and its SQL side
+(``mirror_sql.py``), its snapshot, partitioned vectors and the reader/writer lock.
 """
 
 from __future__ import annotations
 
-import array
 import threading
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, overload
@@ -24,7 +24,7 @@ import numpy as np
 from neural_memory.models import FacetCounts, Hit, ObservationRecord, Retrieved, UpsertOutcome
 from neural_memory.observability import logger
 from neural_memory.stores.base import MIRRORED_FIELDS, IndexedObservation, Patched, check_patched, holds
-from neural_memory.stores.find import Find, Matching, check_target
+from neural_memory.stores.find import Find, Matching
 from neural_memory.stores.sqlite.db import (
     LazyConnection,
     Model,
@@ -36,7 +36,6 @@ from neural_memory.stores.sqlite.db import (
     read_generation,
     read_model,
     rollback,
-    write_model,
 )
 from neural_memory.stores.sqlite.facets import facet_counts
 from neural_memory.stores.sqlite.find import count_sql, find_sql
@@ -54,10 +53,13 @@ from neural_memory.stores.sqlite.partitions import PARTITION_FROM
 from neural_memory.stores.sqlite.rows import (
     BY_NAME,
     RECORD_COLUMNS,
+    chunk_vectors_of,
+    delete_rows,
     pks_by_id,
     record_of,
     records_by_id,
     records_of_chunks,
+    target_rows,
     write_chunks,
     write_record,
 )
@@ -68,6 +70,7 @@ from neural_memory.stores.sqlite.snapshot import (
     snapshot_path,
     snapshot_state,
 )
+from neural_memory.stores.sqlite.store_model import StoreModel
 
 if TYPE_CHECKING:
     import sqlite3
@@ -112,8 +115,7 @@ class SqliteStore:
         self._snapshot = snapshot_path(path)
         self._tokenizer_: Tokenizer | None = None
         self._mirror: ChunkMirror | None = None
-        # (generation, the store's model, the model a reindex under way builds it for) as last read.
-        self._model: tuple[int, Model | None, Model | None] | None = None
+        self._model = StoreModel(path)
 
     @property
     def _conn(self) -> sqlite3.Connection:
@@ -182,7 +184,7 @@ class SqliteStore:
                     if not items:  # nothing to write: no new generation, no mirror reloaded anywhere
                         conn.execute("ROLLBACK")
                         return outcome
-                self._check_model(conn, items)
+                self._model.claim(conn, items)
                 # One read of the batch's stored pks rather than one per item; a repeated id finds
                 # the row its first occurrence wrote.
                 pks = pks_by_id(conn, workspace_id, {item.record.id for item in items})
@@ -201,26 +203,6 @@ class SqliteStore:
                 rollback(conn)
                 raise
         return outcome
-
-    def _check_model(self, conn: sqlite3.Connection, items: Sequence[IndexedObservation]) -> None:
-        """Vectors are written only by the store's model (inside the write's transaction, so a
-        reindex's swap cannot slip in between): the first model to write vectors into a store
-        that has none becomes its model; another one is refused (``StoreModelMismatch``)."""
-        written = {
-            (item.model_id, len(chunk.vector))
-            for item in items
-            if item.model_id is not None
-            for chunk in item.chunks
-            if chunk.vector is not None
-        }
-        if not written:
-            return
-        built = read_model(conn)
-        if built is None:
-            write_model(conn, built := min(written))
-        for model in written:
-            if model != built:
-                raise model_mismatch(self._path, built or model, model, read_model(conn, "reindex_"))
 
     def _commit(
         self,
@@ -287,35 +269,17 @@ class SqliteStore:
             conn = self._conn
             conn.execute("BEGIN IMMEDIATE")
             try:
-                pks = [pk for pk, _ in self._targets(conn, workspace_id, target)]
+                pks = [pk for pk, _ in target_rows(conn, workspace_id, target)]
                 if not pks:  # nothing to delete: no new generation, no mirror reloaded anywhere
                     conn.execute("ROLLBACK")
                     return False if isinstance(target, str) else 0
-                chunks: list[int] = []
-                for start in range(0, len(pks), 500):
-                    batch = pks[start : start + 500]
-                    marks = ", ".join("?" * len(batch))
-                    rows = conn.execute(f"SELECT rowid FROM chunks WHERE obs_pk IN ({marks})", batch)
-                    chunks += [int(rowid) for (rowid,) in rows]
-                    conn.execute(f"DELETE FROM chunks WHERE obs_pk IN ({marks})", batch)
-                    conn.execute(f"DELETE FROM observations WHERE pk IN ({marks})", batch)
+                chunks = delete_rows(conn, pks)
                 generation = bump_generation(conn)
                 self._commit(conn, generation, workspace_id, chunks, [])
             except BaseException:
                 rollback(conn)
                 raise
         return True if isinstance(target, str) else len(pks)
-
-    @staticmethod
-    def _targets(conn: sqlite3.Connection, workspace_id: str, target: str | Find) -> list[tuple[int, str]]:
-        """(pk, id) of the records ``target`` names (an id, or a ``Find``), read on ``conn``."""
-        if isinstance(target, str):
-            sql = "SELECT pk, id FROM observations WHERE workspace_id = ? AND id = ?"
-            params: list[object] = [workspace_id, target]
-        else:
-            check_target(target)
-            sql, params = find_sql("o.pk, o.id", workspace_id, target)
-        return [(int(pk), str(observation_id)) for pk, observation_id in conn.execute(sql, params)]
 
     def patch(
         self,
@@ -334,7 +298,7 @@ class SqliteStore:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 if isinstance(changes, Matching):
-                    found = self._targets(conn, workspace_id, changes.find)
+                    found = target_rows(conn, workspace_id, changes.find)
                     by_id: dict[str, Mapping[str, object]] = {i: changes.fields for _, i in found}
                     pks = {i: pk for pk, i in found}
                 else:
@@ -401,28 +365,9 @@ class SqliteStore:
         self, workspace_id: str, model_id: str, chunks: Sequence[tuple[str, int]]
     ) -> dict[tuple[str, int], Sequence[float]]:
         """The vectors ``model_id`` made of these (observation id, chunk number) chunks (one read)."""
-        wanted = set(chunks)
-        ids = list(dict.fromkeys(observation_id for observation_id, _ in chunks))
-        if not ids:
+        if not chunks:
             return {}
-        rows = (
-            self._reader()
-            .conn.execute(
-                # CROSS JOIN keeps the few observations as the outer loop (else the planner may walk
-                # every chunk of the model: 70 ms at 100k).
-                "SELECT o.id, c.chunk_no, c.embedding FROM observations o CROSS JOIN chunks c ON c.obs_pk = o.pk "
-                f"WHERE o.workspace_id = ? AND o.id IN ({', '.join('?' * len(ids))}) AND c.model_id = ? "
-                "AND c.embedding IS NOT NULL",
-                (workspace_id, *ids, model_id),
-            )
-            .fetchall()
-        )
-        return {
-            # array.array copies the blob as it is: no Python float per component.
-            (str(observation_id), int(chunk_no)): array.array("f", blob)
-            for observation_id, chunk_no, blob in rows
-            if (observation_id, chunk_no) in wanted
-        }
+        return chunk_vectors_of(self._reader().conn, workspace_id, model_id, chunks)
 
     def facets(self, workspace_id: str, flt: Filter, limit: int) -> FacetCounts:
         """Counts by value of each list field (``facets.py``), all in one read snapshot."""
@@ -463,7 +408,7 @@ class SqliteStore:
         while True:
             with self._mirror_lock.reading(), _read_transaction(reader.conn) as generation:
                 if want is not None:
-                    self._refuse_other_model(reader.conn, generation, want)
+                    self._model.refuse_other(reader.conn, generation, want)
                 mirror = self._mirror
                 if mirror is not None and mirror.generation == generation and serves(mirror, want):
                     keep = mirror.mask(workspace_id, flt, SqlRowLookup(reader.conn, workspace_id))
@@ -488,17 +433,6 @@ class SqliteStore:
                 Hit(observation=records[r][1], chunk_no=records[r][0], score=s) for r, s in semantic if r in records
             ],
         )
-
-    def _refuse_other_model(self, conn: sqlite3.Connection, generation: int, want: Model) -> None:
-        """A vector search by another model than the store's is refused, naming the reindex (a
-        store with no model yet has no vectors to compare: it answers with none). The store's
-        model is read once per generation (a reindex's swap bumps it)."""
-        known = self._model
-        if known is None or known[0] != generation:
-            known = self._model = (generation, read_model(conn), read_model(conn, "reindex_"))
-        _, built, pending = known
-        if built is not None and built != want:
-            raise model_mismatch(self._path, built, want, pending)
 
     def model(self) -> Model | None:
         """The (model id, dimension) the store is built for; None while it holds no vectors."""
