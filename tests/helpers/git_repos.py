@@ -94,3 +94,24 @@ def raw_commit(
         check=True,
     )
     return done.stdout.decode().strip()
+
+
+def squashed_history(root: Path, count: int, subject: str) -> None:
+    """``count`` squashed pull requests on main (``subject`` formatted with ``n``, then ``(#n)``),
+    written through fast-import (quick)."""
+    init(root)
+    stream = []
+    for n in range(1, count + 1):
+        message = f"{subject.format(n=n)} (#{n})".encode()
+        stream += [
+            b"commit refs/heads/main",
+            b"author Ann Lee <ann@example.org> %d +0000" % (1641808800 + n * 60),
+            b"committer Ann Lee <ann@example.org> %d +0000" % (1641808800 + n * 60),
+            b"data %d" % len(message),
+            message,
+            b"M 100644 inline src/part%d.py" % (n % 40),
+            b"data 2",
+            b"%02d" % (n % 100),
+            b"",
+        ]
+    subprocess.run(["git", "-C", str(root), "fast-import", "--quiet"], input=b"\n".join(stream) + b"\n", check=True)

@@ -7,8 +7,6 @@ twice or a webhook after the import creates nothing new, and old history stays f
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +24,7 @@ from neural_memory.stores.sqlite.store import SqliteStore
 
 from tests.helpers.events import NOW, load_event
 from tests.helpers.fakes import HashEmbedder
+from tests.helpers.git_repos import BO, commit_file, git
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -34,9 +33,7 @@ pytestmark = pytest.mark.integration
 
 REPO = "acme/web"
 SLUG = "acme.web"
-ANN = ("Ann Lee", "12345+annlee@users.noreply.github.com")
 ANN_AT_WORK = ("Ann Lee", "ann@acme.example")
-BO = ("Bo Chen", "bo@example.org")
 # A public repository this machine may have fetched (the search tool's `fetch`); its test skips otherwise.
 FETCHED = Path("/work/.mirror/pallets+werkzeug/repo")
 
@@ -47,29 +44,6 @@ def _hashing_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(embeddings, "build_embedder", lambda settings: HashEmbedder())
 
 
-def _git(repo: Path, *args: str, who: tuple[str, str] = ANN, at: str = "2022-01-10T10:00:00+00:00") -> str:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": who[0],
-        "GIT_AUTHOR_EMAIL": who[1],
-        "GIT_COMMITTER_NAME": who[0],
-        "GIT_COMMITTER_EMAIL": who[1],
-        "GIT_AUTHOR_DATE": at,
-        "GIT_COMMITTER_DATE": at,
-    }
-    done = subprocess.run(["git", "-C", str(repo), *args], env=env, capture_output=True, text=True, check=True)
-    return done.stdout.strip()
-
-
-def _commit(repo: Path, path: str, text: str, message: str, **who: Any) -> str:
-    target = repo / path
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
-    _git(repo, "add", path, **who)
-    _git(repo, "commit", "-q", "-m", message, **who)
-    return _git(repo, "rev-parse", "HEAD")
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> dict[str, str]:
     """A history: a first commit, a pull request merged with a merge commit, one squashed, one
@@ -77,30 +51,30 @@ def repo(tmp_path: Path) -> dict[str, str]:
     by the pull request, and work by Ann under two addresses."""
     root = tmp_path / "web"
     root.mkdir()
-    _git(root, "init", "-q", "-b", "main")
+    git(root, "init", "-q", "-b", "main")
     v1 = "class CookieJar:\n    def get(self, name):\n        return self.values[name]\n\n\n"
     v1 += "def parse(value):\n    return value\n"
-    shas = {"first": _commit(root, "src/app/cookies.py", v1, "Add cookie parsing", at="2022-01-10T10:00:00+00:00")}
-    _git(root, "checkout", "-q", "-b", "quoted")
+    shas = {"first": commit_file(root, "src/app/cookies.py", v1, "Add cookie parsing", at="2022-01-10T10:00:00+00:00")}
+    git(root, "checkout", "-q", "-b", "quoted")
     body = "Handle quoted cookie values\n\nA value in double quotes kept its quotes.\n\n"
     body += "Signed-off-by: Bo Chen <bo@example.com>"
     v2 = v1.replace("return value", "return value.strip('\"')") + "\n\ndef unquote(value):\n    return value\n"
-    _commit(root, "src/app/cookies.py", v2, body, who=BO, at="2022-01-20T10:00:00+00:00")
-    _git(root, "checkout", "-q", "main")
+    commit_file(root, "src/app/cookies.py", v2, body, who=BO, at="2022-01-20T10:00:00+00:00")
+    git(root, "checkout", "-q", "main")
     message = "Merge pull request #7 from bochen/quoted-cookies\n\nHandle quoted cookie values in the parser"
-    _git(root, "merge", "-q", "--no-ff", "quoted", "-m", message, at="2022-02-01T10:00:00+00:00")
-    shas["merge"] = _git(root, "rev-parse", "HEAD")
-    shas["squash"] = _commit(
+    git(root, "merge", "-q", "--no-ff", "quoted", "-m", message, at="2022-02-01T10:00:00+00:00")
+    shas["merge"] = git(root, "rev-parse", "HEAD")
+    shas["squash"] = commit_file(
         root, "src/app/formparser.py", "v1", "Stream multipart form data (#9)\n\n* read in chunks",
         who=ANN_AT_WORK, at="2023-03-01T10:00:00+00:00",
     )  # fmt: skip
-    _git(root, "checkout", "-q", "-b", "stable", shas["merge"])
-    shas["side"] = _commit(
+    git(root, "checkout", "-q", "-b", "stable", shas["merge"])
+    shas["side"] = commit_file(
         root, "src/app/headers.py", "v1", "Fix header casing for proxies (#11)", who=BO, at="2023-03-20T10:00:00+00:00"
     )
-    _git(root, "checkout", "-q", "main")
-    _git(root, "merge", "-q", "--no-ff", "stable", "-m", "Merge branch 'stable'", at="2023-04-01T10:00:00+00:00")
-    shas["stable"] = _git(root, "rev-parse", "HEAD")
+    git(root, "checkout", "-q", "main")
+    git(root, "merge", "-q", "--no-ff", "stable", "-m", "Merge branch 'stable'", at="2023-04-01T10:00:00+00:00")
+    shas["stable"] = git(root, "rev-parse", "HEAD")
     # GitHub's merge commit titled by the pull request, authored by whoever pressed the button
     expiry = [("Handle cookie expiry", "2023-05-01"), ("Test expiry", "2023-05-02")]
     shas["titled"] = _merged_branch(root, "expiry", expiry, "Expire cookies (#13)", "2023-05-03")
@@ -117,12 +91,12 @@ def repo(tmp_path: Path) -> dict[str, str]:
 
 def _merged_branch(root: Path, branch: str, commits: list[tuple[str, str]], message: str, day: str) -> str:
     """Bo's ``commits`` (subject, day) on ``branch``, merged into main by Ann with ``message``."""
-    _git(root, "checkout", "-q", "-b", branch)
+    git(root, "checkout", "-q", "-b", branch)
     for subject, on in commits:
-        _commit(root, "src/app/cookies.py", subject, subject, who=BO, at=f"{on}T10:00:00+00:00")
-    _git(root, "checkout", "-q", "main")
-    _git(root, "merge", "-q", "--no-ff", branch, "-m", message, at=f"{day}T10:00:00+00:00")
-    return _git(root, "rev-parse", "HEAD")
+        commit_file(root, "src/app/cookies.py", subject, subject, who=BO, at=f"{on}T10:00:00+00:00")
+    git(root, "checkout", "-q", "main")
+    git(root, "merge", "-q", "--no-ff", branch, "-m", message, at=f"{day}T10:00:00+00:00")
+    return git(root, "rev-parse", "HEAD")
 
 
 def _push(sha: str) -> str:
@@ -254,7 +228,7 @@ def test_a_clone_whose_diffs_cannot_be_read_imports_without_changed_code_and_say
     # Given a clone missing the object of a file's content (as a partial clone offline is): its
     # trees and paths are there, its diffs are not
     root = Path(repo["path"])
-    blob = _git(root, "rev-parse", f"{repo['merge']}:src/app/cookies.py")
+    blob = git(root, "rev-parse", f"{repo['merge']}:src/app/cookies.py")
     (root / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
     data = tmp_path / "data"
     args = ["import", "git", str(root), "--repo", REPO, "--workspace", "acme", "--data-dir", str(data)]
@@ -289,15 +263,15 @@ def test_eval_history_finds_a_changelog_by_its_usual_names_or_the_one_named(tmp_
 
     root = tmp_path / "named"
     root.mkdir()
-    _git(root, "init", "-q", "-b", "main")
-    _commit(root, "docs/history.txt", "- Fix the parser for nested tags (#7)\n", "History in docs")
-    _commit(root, "src/notes.md", "- not a changelog (#8)\n", "A file under another folder")
+    git(root, "init", "-q", "-b", "main")
+    commit_file(root, "docs/history.txt", "- Fix the parser for nested tags (#7)\n", "History in docs")
+    commit_file(root, "src/notes.md", "- not a changelog (#8)\n", "A file under another folder")
     history = GitHistory(root, repo="acme/named")
     # Given no file of the usual list, When eval-history looks, Then a file named like a changelog
     # in a docs folder is found (any case, .txt too), and nothing under other folders
     assert find_changelog(history) == ("docs/history.txt", "- Fix the parser for nested tags (#7)\n")
     # And a top-level one comes first
-    _commit(root, "NEWS", "- Add nested tags (#9)\n", "News at the top")
+    commit_file(root, "NEWS", "- Add nested tags (#9)\n", "News at the top")
     assert find_changelog(history) == ("NEWS", "- Add nested tags (#9)\n")
     # And --changelog names one outright; a path the tree lacks is an error, not an empty score
     assert find_changelog(history, "src/notes.md") == ("src/notes.md", "- not a changelog (#8)\n")
@@ -318,27 +292,27 @@ def _pull_requests(path: Path, since: str | None = None) -> dict[int, dict[str, 
 def test_a_pull_requests_author_is_who_wrote_its_branch(tmp_path: Path) -> None:
     root = tmp_path / "web"
     root.mkdir()
-    _git(root, "init", "-q", "-b", "main")
-    _commit(root, "src/app/cookies.py", "v1", "Add cookie parsing", at="2022-01-10T10:00:00+00:00")
+    git(root, "init", "-q", "-b", "main")
+    commit_file(root, "src/app/cookies.py", "v1", "Add cookie parsing", at="2022-01-10T10:00:00+00:00")
     # Given a maintenance branch with Bo's work, into which Ann's PR is merged by a titled merge
-    _git(root, "checkout", "-q", "-b", "stable")
+    git(root, "checkout", "-q", "-b", "stable")
     for n in (1, 2):
-        _commit(root, f"src/app/h{n}.py", "v1", f"Backport {n}", who=BO, at=f"2022-02-0{n}T10:00:00+00:00")
-    _git(root, "checkout", "-q", "-b", "retry")
-    _commit(
+        commit_file(root, f"src/app/h{n}.py", "v1", f"Backport {n}", who=BO, at=f"2022-02-0{n}T10:00:00+00:00")
+    git(root, "checkout", "-q", "-b", "retry")
+    commit_file(
         root, "src/app/retry.py", "v1", "Retry idempotent requests", who=ANN_AT_WORK, at="2022-02-05T10:00:00+00:00"
     )
-    _git(root, "checkout", "-q", "stable")
-    _git(root, "merge", "-q", "--no-ff", "retry", "-m", "Retry requests (#19)", who=BO, at="2022-02-06T10:00:00+00:00")
-    _git(root, "checkout", "-q", "main")
-    _git(root, "merge", "-q", "--no-ff", "stable", "-m", "Merge branch 'stable'", at="2022-02-07T10:00:00+00:00")
+    git(root, "checkout", "-q", "stable")
+    git(root, "merge", "-q", "--no-ff", "retry", "-m", "Retry requests (#19)", who=BO, at="2022-02-06T10:00:00+00:00")
+    git(root, "checkout", "-q", "main")
+    git(root, "merge", "-q", "--no-ff", "stable", "-m", "Merge branch 'stable'", at="2022-02-07T10:00:00+00:00")
     # And a branch of the organisation that brought only a merge (Bo's), merged by Ann
-    head = _git(root, "rev-parse", "HEAD")
-    tree = _git(root, "rev-parse", "HEAD^{tree}")
-    sync = _git(
+    head = git(root, "rev-parse", "HEAD")
+    tree = git(root, "rev-parse", "HEAD^{tree}")
+    sync = git(
         root, "commit-tree", tree, "-p", head, "-p", "HEAD~1", "-m", "Sync", who=BO, at="2022-03-01T10:00:00+00:00"
     )
-    _git(
+    git(
         root,
         "merge",
         "-q",
@@ -349,14 +323,14 @@ def test_a_pull_requests_author_is_who_wrote_its_branch(tmp_path: Path) -> None:
         at="2022-03-02T10:00:00+00:00",
     )
     # And Ann's PR that a bot fixed up twice, merged by Bo
-    _git(root, "checkout", "-q", "-b", "lint")
-    _commit(root, "src/app/lint.py", "v1", "Add lint config", who=ANN_AT_WORK, at="2022-04-01T10:00:00+00:00")
+    git(root, "checkout", "-q", "-b", "lint")
+    commit_file(root, "src/app/lint.py", "v1", "Add lint config", who=ANN_AT_WORK, at="2022-04-01T10:00:00+00:00")
     for n in (2, 3):
-        _commit(
+        commit_file(
             root, "src/app/lint.py", f"v{n}", "[pre-commit.ci] auto fixes", who=BOT, at=f"2022-04-0{n}T10:00:00+00:00"
         )
-    _git(root, "checkout", "-q", "main")
-    _git(root, "merge", "-q", "--no-ff", "lint", "-m", "Lint the app (#23)", who=BO, at="2022-04-05T10:00:00+00:00")
+    git(root, "checkout", "-q", "main")
+    git(root, "merge", "-q", "--no-ff", "lint", "-m", "Lint the app (#23)", who=BO, at="2022-04-05T10:00:00+00:00")
 
     pulls = _pull_requests(root)
     # Then the side line's PR is Ann's, with her commit only, not the maintenance branch's history

@@ -28,7 +28,7 @@ from neural_memory.stores.sqlite.store import SqliteStore
 
 from tests.helpers import hash_cli
 from tests.helpers.fakes import HashEmbedder
-from tests.helpers.git_repos import commit_file, git, init, raw_commit, write_blob, write_tree
+from tests.helpers.git_repos import commit_file, git, init, raw_commit, squashed_history, write_blob, write_tree
 
 pytestmark = pytest.mark.integration
 
@@ -288,26 +288,6 @@ def test_the_readmes_import_works_on_a_clone_whose_origin_is_a_local_path(
     assert "importing it as local/tools; give --repo owner/name" in err
 
 
-def _many_commits(root: Path, count: int) -> None:
-    """``count`` squashed pull requests on main, through fast-import (quick)."""
-    init(root)
-    stream = []
-    for n in range(1, count + 1):
-        message = f"Change the parser, part {n} (#{n})".encode()
-        stream += [
-            b"commit refs/heads/main",
-            b"author Ann Lee <ann@example.org> %d +0000" % (1641808800 + n * 60),
-            b"committer Ann Lee <ann@example.org> %d +0000" % (1641808800 + n * 60),
-            b"data %d" % len(message),
-            message,
-            b"M 100644 inline src/part%d.py" % (n % 40),
-            b"data 2",
-            b"%02d" % (n % 100),
-            b"",
-        ]
-    subprocess.run(["git", "-C", str(root), "fast-import", "--quiet"], input=b"\n".join(stream) + b"\n", check=True)
-
-
 def test_a_long_import_says_how_far_it_is_in_a_log(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -315,7 +295,7 @@ def test_a_long_import_says_how_far_it_is_in_a_log(
     from neural_memory.history import progress
 
     root = tmp_path / "long"
-    _many_commits(root, 200)
+    squashed_history(root, 200, "Change the parser, part {n}")
     monkeypatch.setattr(progress, "LOG_EVERY", 0.0)
     data = tmp_path / "data"
     # When it is imported
@@ -330,7 +310,7 @@ def test_a_long_import_says_how_far_it_is_in_a_log(
 def test_an_import_killed_midway_continues_after_the_last_commit_it_wrote(tmp_path: Path) -> None:
     # Given 600 squashed PRs (1,200 events), imported by a process whose embedding takes a while
     root = tmp_path / "long"
-    _many_commits(root, 600)
+    squashed_history(root, 600, "Change the parser, part {n}")
     data = tmp_path / "data"
     args = ["import", "git", str(root), "--repo", ODD, "--workspace", "w", "--data-dir", str(data)]
     cursor = data / "import-cursors" / "git-acme.odd-main.json"

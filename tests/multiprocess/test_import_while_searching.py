@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.helpers.git_repos import init
+from tests.helpers.git_repos import squashed_history
 from tests.helpers.hash_cli import command
 from tests.helpers.processes import broken, call
 from tests.helpers.serve import serve
@@ -24,26 +24,6 @@ pytestmark = pytest.mark.integration
 MODEL, SLOW = command(64), command(64, 0.5)  # each embedding batch of the import takes 0.5 s at least
 
 
-def _history(root: Path, count: int) -> None:
-    """``count`` squashed pull requests, through fast-import."""
-    init(root)
-    stream = []
-    for n in range(1, count + 1):
-        message = f"Teach the parser word{n} (#{n})".encode()
-        stream += [
-            b"commit refs/heads/main",
-            b"author Ann Lee <ann@example.org> %d +0000" % (1641808800 + n * 60),
-            b"committer Ann Lee <ann@example.org> %d +0000" % (1641808800 + n * 60),
-            b"data %d" % len(message),
-            message,
-            b"M 100644 inline src/part%d.py" % (n % 40),
-            b"data 2",
-            b"%02d" % (n % 100),
-            b"",
-        ]
-    subprocess.run(["git", "-C", str(root), "fast-import", "--quiet"], input=b"\n".join(stream) + b"\n", check=True)
-
-
 def _found(url: str, key: str, word: str) -> list[str]:
     status, reply = call(
         url, key, "POST", "/v1/search", {"query": word, "topK": 5, "mode": "keyword", "llmFilter": False}
@@ -54,7 +34,7 @@ def _found(url: str, key: str, word: str) -> list[str]:
 
 def test_search_answers_from_a_running_server_while_a_long_import_writes_the_same_folder(tmp_path: Path) -> None:
     root = tmp_path / "web"
-    _history(root, 600)  # 1,200 events: 5 batches
+    squashed_history(root, 600, "Teach the parser word{n}")  # 1,200 events: 5 batches
     data = tmp_path / "data"
     with serve(data, samples=False, program=MODEL) as served:
         # Given an import of a long history into the server's workspace, in another process
