@@ -110,6 +110,43 @@ def test_a_prompt_gets_the_memories_relevant_to_it_with_who_knows_and_why_under_
     assert "recall injected" in hooked.log
 
 
+def test_a_session_is_shown_a_memory_once_and_again_only_after_its_context_is_compacted(
+    api: RunningApi, tmp_path: Path
+) -> None:
+    hooked = Hooked(tmp_path)
+    prompt = "Why did we move session refresh into the edge middleware? I am changing src/auth/middleware.ts"
+    patient = ("--url", api.url, "--timeout", "20")
+    full = "- [decision-session-refresh-edge] 2025-12-"
+
+    def recall(session: str) -> str:
+        code, out, _ = hooked.run(
+            hooked.event("UserPromptSubmit", session=session, prompt=prompt), *patient, key=api.key
+        )
+        assert code == 0
+        return context_of(out, "UserPromptSubmit")
+
+    # Given a prompt whose recall showed the decision, who knows the path and how it came to be
+    first = recall("s-1")
+    assert full in first and "- src/auth/middleware.ts: octocat" in first and "came to be" in first
+    # When the session asks it again, then what its model already has is named by id, not repeated
+    again = recall("s-1")
+    assert full not in again and "octocat" not in again and "came to be" not in again
+    reminder = again.split("Also relevant, shown earlier in this session (still in your context):\n", 1)[1]
+    assert reminder.startswith("- ") and "[decision-session-refresh-edge]" in reminder
+    assert "shown before" in hooked.log
+    # Another session is shown all of it
+    assert full in recall("s-2")
+    # A resumed session still has it all in context; a compacted one does not, and is shown it again:
+    # the decision by the brief (a stale note about the repository), who knows the path by the recall
+    resumed = hooked.event("SessionStart", session="s-1", source="resume")
+    assert hooked.run(resumed, *patient, key=api.key)[0] == 0
+    assert "octocat" not in recall("s-1")
+    code, out, _ = hooked.run(hooked.event("SessionStart", session="s-1", source="compact"), *patient, key=api.key)
+    assert code == 0 and full in context_of(out, "SessionStart")
+    after = recall("s-1")
+    assert "- src/auth/middleware.ts: octocat" in after and full not in after
+
+
 def test_nothing_is_injected_when_nothing_clears_the_floor(api: RunningApi, tmp_path: Path) -> None:
     hooked = Hooked(tmp_path)
     prompt = "What is a good recipe for banana bread with walnuts and brown butter?"
@@ -334,6 +371,12 @@ def test_a_session_starts_with_where_the_last_left_off_recent_decisions_and_stal
     assert "- [decision-cache-ttl] " in brief and "decision-elsewhere" not in brief
     stale = next(line for line in brief.splitlines() if line.startswith("- [decision-session-refresh-edge]"))
     assert "possibly stale: a later push, 7f3a9b2" in stale
+    # And a prompt of that session names the stale note the brief showed rather than repeating it
+    asked = hooked.event("UserPromptSubmit", session="s-now", prompt="Why did we move session refresh to the edge?")
+    code, out, _ = hooked.run(asked, "--url", api.url, "--timeout", "20", key=api.key)
+    recalled = context_of(out, "UserPromptSubmit")
+    assert "- [decision-session-refresh-edge] 2025-12-" not in recalled
+    assert "[decision-session-refresh-edge]" in recalled.split("shown earlier in this session", 1)[1]
 
 
 def test_an_embedded_server_that_stopped_right_after_its_start_is_not_started_on_every_prompt(tmp_path: Path) -> None:

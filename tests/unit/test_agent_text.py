@@ -1,5 +1,5 @@
 """What the hooks keep of a turn and read of a project: private spans, long output, the
-repository and branch from the .git files, the paths a prompt names."""
+repository and branch from the .git files, the paths a prompt names, what a session was shown."""
 
 from __future__ import annotations
 
@@ -94,3 +94,32 @@ def test_the_hooks_http_reads_a_reply_with_a_length_chunked_or_neither() -> None
         except HttpError:
             pass
     assert quote("a/b c:é") == "a%2Fb%20c%3A%C3%A9"
+
+
+def test_what_a_session_was_shown_is_kept_newest_last_per_session_and_forgotten_with_its_context(
+    tmp_path: Path,
+) -> None:
+    import os
+    import time
+
+    from neural_memory.agents.hook_state import SHOWN_DAYS, SHOWN_LIMIT, HookState
+
+    state = HookState(str(tmp_path))
+    assert state.shown("s-1") == set()
+    state.add_shown("s-1", ["a", "b"])
+    state.add_shown("s-1", ["b", "c"])
+    state.add_shown("s/2", ["z"])  # a session id is made a safe file name
+    assert state.shown("s-1") == {"a", "b", "c"} and state.shown("s/2") == {"z"}
+    # At most SHOWN_LIMIT ids, the newest kept
+    state.add_shown("s-1", [f"id-{n}" for n in range(SHOWN_LIMIT + 5)])
+    kept = state.shown("s-1")
+    assert len(kept) == SHOWN_LIMIT and "a" not in kept and f"id-{SHOWN_LIMIT + 4}" in kept
+    # A list that is not one reads as nothing shown
+    (tmp_path / "shown" / "s-3.json").write_text("{not json")
+    assert state.shown("s-3") == set()
+    # Forgetting a session's list also removes the lists of sessions over for SHOWN_DAYS
+    old = time.time() - (SHOWN_DAYS + 1) * 86400
+    os.utime(tmp_path / "shown" / "s_2.json", (old, old))
+    state.forget_shown("s-1")
+    assert state.shown("s-1") == set() and state.shown("s/2") == set()
+    assert state.shown("s-3") == set() and (tmp_path / "shown" / "s-3.json").exists()

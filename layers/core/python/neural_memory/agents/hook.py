@@ -125,6 +125,8 @@ class Hook:
         from neural_memory.agents.recall import RecallSettings, session_brief
         from neural_memory.agents.repository import read_repository
 
+        if self.payload.get("source") != "resume":  # a new, cleared or compacted context holds none of it
+            self.state.forget_shown(self.session_id)
         settings = RecallSettings(self.args.budget_tokens, self.args.floor)
         first = self.args.data_dir and not _server_known(self.args.data_dir)
         deadline = self.began + (FIRST_START_S if first else self.args.timeout or START_TIMEOUT_S)
@@ -134,9 +136,10 @@ class Hook:
             return
         repository = read_repository(Path(self.cwd))
         left_off = self.state.left_off(self.cwd, self.session_id, PREVIOUS_SESSIONS)
-        text, note = session_brief(api, repository, self.session_id, left_off, settings)
+        text, note, shown = session_brief(api, repository, self.session_id, left_off, settings)
         if text:
             self.inject(text)
+            self.state.add_shown(self.session_id, shown)
         self.log("brief injected" if text else "nothing injected", "; ".join(filter(None, [why, note])))
 
     # UserPromptSubmit ----------------------------------------------------------------------
@@ -152,11 +155,11 @@ class Hook:
         if api is None:
             self.log("nothing injected", why)
             return
-        text, note = prompt_recall(
-            api, prompt, self.session_id, RecallSettings(self.args.budget_tokens, self.args.floor)
-        )
+        settings = RecallSettings(self.args.budget_tokens, self.args.floor)
+        text, note, shown = prompt_recall(api, prompt, self.session_id, settings, self.state.shown(self.session_id))
         if text:
             self.inject(text)
+            self.state.add_shown(self.session_id, shown)
         self.log("recall injected" if text else "nothing injected", "; ".join(filter(None, [why, note])))
 
     # Stop ----------------------------------------------------------------------------------

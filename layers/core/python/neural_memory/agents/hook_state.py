@@ -1,9 +1,11 @@
 """What the hook keeps between its runs, in one folder on this machine: the log (``hooks.log``:
 one line per run saying what it did or why it did nothing; never a prompt's or a memory's text),
 the prompt of the turn under way (``UserPromptSubmit`` stashes it for ``Stop``, private spans
-already removed), the ledger of the turns each project's sessions captured (where a session left
-off, for the next one's brief), and the outbox of turns a capture could not deliver (sent with the
-next capture, so nothing is lost while the memory is down).
+already removed), the ids of the memories each session was shown (its model has them in context:
+a later prompt's recall names them rather than repeating them), the ledger of the turns each
+project's sessions captured (where a session left off, for the next one's brief), and the outbox
+of turns a capture could not deliver (sent with the next capture, so nothing is lost while the
+memory is down).
 
 The folder is ``NM_HOOK_STATE_DIR``, else ``$XDG_STATE_HOME/neural-memory``, else
 ``~/.local/state/neural-memory``; it and its files are private to the user (0700 / 0600). Paths
@@ -24,6 +26,8 @@ LEDGER_FILE = "sessions.jsonl"
 LEDGER_LIMIT = 500  # lines kept
 OUTBOX_FILE = "outbox.jsonl"
 OUTBOX_LIMIT = 2_000  # observations kept undelivered at most (the oldest go first, and the log says so)
+SHOWN_LIMIT = 1_000  # ids a session's list keeps (the newest)
+SHOWN_DAYS = 7  # a session's list untouched this long is removed (the session is over)
 
 
 def state_dir() -> str:
@@ -74,10 +78,14 @@ class HookState:
             line = f"{stamp} {event or '-'} session={session_id or '-'} {outcome} {ms:.0f}ms"
             self._write(path, line + (f" {detail}" if detail else "") + "\n", append=True)
 
+    def _of_session(self, kind: str, session_id: str) -> str:
+        """The file of ``kind`` ("pending", "shown") for a session, its name made safe."""
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in session_id)[:120] or "unknown"
+        return os.path.join(self.path(kind), f"{safe}.json")
+
     # The turn under way ----------------------------------------------------------------------
     def _pending(self, session_id: str) -> str:
-        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in session_id)[:120] or "unknown"
-        return os.path.join(self.path("pending"), f"{safe}.json")
+        return self._of_session("pending", session_id)
 
     def stash_prompt(self, session_id: str, prompt_id: str, prompt: str) -> None:
         """Keep the turn's prompt (private spans already removed) for the Stop hook."""
@@ -97,6 +105,46 @@ class HookState:
         with contextlib.suppress(OSError):
             os.unlink(path)
         return document if isinstance(document, dict) else None
+
+    # What a session was shown --------------------------------------------------------------
+    def shown(self, session_id: str) -> set[str]:
+        """The ids of what the hooks put in front of the session's model so far (none when unknown)."""
+        try:
+            with open(self._of_session("shown", session_id), encoding="utf-8") as handle:
+                document = json.load(handle)
+        except (OSError, ValueError):
+            return set()
+        return {i for i in document if isinstance(i, str)} if isinstance(document, list) else set()
+
+    def add_shown(self, session_id: str, ids: list[str]) -> None:
+        """Note that the session's model was shown ``ids`` (its list keeps the newest ``SHOWN_LIMIT``)."""
+        if not ids:
+            return
+        with contextlib.suppress(OSError):
+            path = self._of_session("shown", session_id)
+            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+            try:
+                with open(path, encoding="utf-8") as handle:
+                    known = [i for i in json.load(handle) if isinstance(i, str)]
+            except (OSError, ValueError, TypeError):
+                known = []
+            merged = list(dict.fromkeys([*known, *ids]))[-SHOWN_LIMIT:]
+            partial = f"{path}.{os.getpid()}"
+            self._write(partial, json.dumps(merged))
+            os.replace(partial, path)  # a prompt's hook reading it never sees half a list
+
+    def forget_shown(self, session_id: str) -> None:
+        """The session's context was cleared or compacted: what it was shown is no longer in it.
+        Lists of sessions over for ``SHOWN_DAYS`` go too."""
+        with contextlib.suppress(OSError):
+            os.unlink(self._of_session("shown", session_id))
+        folder = os.path.join(self.folder, "shown")
+        cutoff = time.time() - SHOWN_DAYS * 86400
+        with contextlib.suppress(OSError):
+            for name in os.listdir(folder):
+                with contextlib.suppress(OSError):
+                    if os.path.getmtime(os.path.join(folder, name)) < cutoff:
+                        os.unlink(os.path.join(folder, name))
 
     # Where sessions left off -----------------------------------------------------------------
     def record_turn(self, project: str, session_id: str, ids: list[str]) -> None:
