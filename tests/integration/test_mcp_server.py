@@ -90,6 +90,12 @@ def test_an_agent_configured_as_the_readme_says_remembers_searches_answers_and_f
             results = SearchResponse.model_validate(structured(found)).results
             assert results[0].id == "decision-blue-green"
             assert "1. [decision-blue-green] We deploy with blue-green switches (agent/decision" in text_of(found)
+            # And a provider this deployment never configured is in the reply, not in the model's text
+            assert (
+                "rerank:balanced->fast (Cohere not configured)"
+                in SearchResponse.model_validate(structured(found)).degraded
+            )
+            assert "degraded" not in text_of(found)
             # And filters narrow it (the API's names)
             only_notes = await agent.call_tool(
                 "search_memory", {"query": "database reset", "filters": {"observationTypes": ["note"]}}
@@ -109,6 +115,7 @@ def test_an_agent_configured_as_the_readme_says_remembers_searches_answers_and_f
             reranked = SearchResponse.model_validate(structured(local))
             assert reranked.rerank.mode == "local" and reranked.results[0].id == "decision-blue-green"
             assert any("models pull" in reason for reason in reranked.degraded)
+            assert "(degraded: rerank:local->fast (" in text_of(local)  # what fell back this time is told
             unknown = await agent.call_tool("search_memory", {"query": "deploy", "rerank": "best"})
             assert unknown.is_error and "validation_error: rerank" in text_of(unknown)
             bad_note = await agent.call_tool("remember", {"observations": [{"content": "x", "url": "not a url"}]})

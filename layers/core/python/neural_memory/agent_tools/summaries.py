@@ -6,6 +6,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+# A provider the deployment never configured (Cohere, the LLM) makes every reply say so in
+# `degraded` ("rerank:balanced->fast (Cohere not configured)"): the steady state, not news about
+# this search, so the model is not told (the reply's `degraded` still says it; rerank_modes logs it
+# at DEBUG for the same reason). What fell back this time (a timeout, a 429) is told.
+_STEADY_STATE = ("not configured)", "no LLM configured)")
+
 if TYPE_CHECKING:
     from neural_memory.models import (
         AnswerResponse,
@@ -34,9 +40,14 @@ def search_summary(query: str, reply: SearchResponse) -> str:
             if result.possibly_stale:
                 lines.append(f"   (possibly stale: a later push, {result.possibly_stale[:7]}, touched its code)")
             lines.append(f"   {result.snippet}")
-    if reply.degraded:
-        lines.append(f"(degraded: {'; '.join(reply.degraded)})")
+    lines.extend(_degraded(reply.degraded))
     return "\n".join(lines)
+
+
+def _degraded(degraded: list[str]) -> list[str]:
+    """The line saying what fell back in this reply, if anything did that is news to the model."""
+    said = [d for d in degraded if not d.endswith(_STEADY_STATE)]
+    return [f"(degraded: {'; '.join(said)})"] if said else []
 
 
 def answer_summary(reply: AnswerResponse) -> str:
@@ -104,6 +115,5 @@ def experts_summary(query: str, reply: ExpertsResponse) -> str:
         did = ", ".join(f"{count} {kind}" for kind, count in sorted(expert.counts.items(), key=lambda c: (-c[1], c[0])))
         lines.append(f"{n}. {expert.actor_name} (score {expert.score:.2f}; {did})")
         lines.extend(f"   - [{e.id}] {e.title} ({e.observation_type})" for e in expert.evidence)
-    if reply.degraded:
-        lines.append(f"(degraded: {'; '.join(reply.degraded)})")
+    lines.extend(_degraded(reply.degraded))
     return "\n".join(lines)
