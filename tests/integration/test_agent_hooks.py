@@ -181,7 +181,7 @@ def test_a_turn_is_remembered_as_turns_of_its_session_without_private_text_or_lo
     said, answered = (read_one(api.service.store, "demo", i) for i in ids)
     assert said is not None and answered is not None
     assert (said.observation_type, said.session_id, answered.session_id) == ("conversation_turn", "s-1", "s-1")
-    assert said.content == "Rename the billing cron to nightly-invoices. [private] Keep the schedule."
+    assert said.content == "Rename the billing cron to nightly-invoices. [redacted:private] Keep the schedule."
     assert (
         answered.content.startswith("Done: I renamed the billing cron")
         and "[a code block of 200 lines, not kept]" in answered.content

@@ -15,8 +15,11 @@ if TYPE_CHECKING:
 
 
 def test_private_spans_go_whatever_their_case_or_lines_and_an_unclosed_one_hides_the_rest() -> None:
-    assert strip_private("a <private>b</private> c <PRIVATE>\nd\n</Private> e") == "a [private] c [private] e"
-    assert strip_private("keep <private>the rest is hidden") == "keep [private]"
+    assert (
+        strip_private("a <private>b</private> c <PRIVATE>\nd\n</Private> e")
+        == "a [redacted:private] c [redacted:private] e"
+    )
+    assert strip_private("keep <private>the rest is hidden") == "keep [redacted:private]"
     assert strip_private("no tags") == "no tags"
 
 

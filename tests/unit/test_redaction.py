@@ -79,6 +79,18 @@ def test_a_private_span_is_never_kept_and_an_unclosed_one_runs_to_the_end() -> N
     assert kinds == ["private", "private"]
 
 
+def test_the_server_reads_a_private_span_as_the_hook_does_and_marks_it_alike() -> None:
+    from neural_memory.agents.private import strip_private
+    from neural_memory.redaction.observations import placeholder
+    from neural_memory.redaction.private import PRIVATE_PLACEHOLDER
+
+    # Spaces inside the tags, any case: what an agent other than the hook may send the API
+    sent = "deploy key is < Private >hunter2-on-the-bastion</ private > for now"
+    text, kinds = redact_text(sent)
+    assert text == strip_private(sent) == "deploy key is [redacted:private] for now" and kinds == ["private"]
+    assert placeholder("private") == PRIVATE_PLACEHOLDER
+
+
 def test_a_clean_observation_is_returned_as_it_came() -> None:
     observation = note(content="Deploy with blue-green switches; commit a94a8fe5ccb19ba61c4c0873d391e987982fbbd3.")
     result = redact(observation)

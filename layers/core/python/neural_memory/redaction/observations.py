@@ -6,7 +6,8 @@ full-text index and the logs only ever see the redacted text.
 A secret becomes a typed placeholder, ``[redacted:github-token]`` (no space: it also stands in a
 URL), and the observation records what was redacted as ``field:kind`` (``content:github-token``),
 never the value. A ``<private>…</private>`` span (an agent's convention for what must not be
-kept; unclosed, to the end) becomes ``[redacted:private]``. Scanned: the title, the content, the
+kept; any case, spaces in its tags; unclosed, to the end: ``redaction.private``, the hook's reading
+too) becomes ``[redacted:private]``. Scanned: the title, the content, the
 URL, every string in the metadata (read with its key, so ``{"password": "…"}`` is an assignment)
 and every code-ref string. Ids, actors and session ids are identifiers, not scanned.
 
@@ -16,12 +17,12 @@ the field and the kind), and nothing of the batch is written.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from neural_memory.errors import InvalidInput
 from neural_memory.redaction.detectors import find_secrets
+from neural_memory.redaction.private import without_private
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -31,8 +32,6 @@ if TYPE_CHECKING:
     from neural_memory.models import CodeRef, ObservationIn, Redaction
 
 SecretsPolicy = Literal["redact", "refuse"]
-
-_PRIVATE = re.compile(r"<private>.*?(?:</private>|\Z)", re.DOTALL | re.IGNORECASE)
 
 
 def placeholder(kind: str) -> str:
@@ -61,10 +60,8 @@ class Redacted:
 
 def redact_text(text: str) -> tuple[str, list[str]]:
     """``text`` with its private spans and secrets replaced by placeholders, and their kinds in order."""
-    kinds: list[str] = []
-    if "<private>" in text.lower():
-        kinds += ["private"] * len(_PRIVATE.findall(text))
-        text = _PRIVATE.sub(placeholder("private"), text)
+    text, private = without_private(text)
+    kinds = ["private"] * private
     findings = find_secrets(text)
     if not findings:
         return text, kinds
