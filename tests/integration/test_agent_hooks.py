@@ -75,6 +75,16 @@ class Hooked:
         return self.log
 
 
+WHY_PROMPT = "Why did we move session refresh into the edge middleware? I am changing src/auth/middleware.ts"
+
+
+def patiently(api: RunningApi) -> tuple[str, ...]:
+    """The hook's flags when what it recalls is under test, not its 2 s deadline (a hung server's
+    test has that): the first search of a fresh server builds its index, which a busy machine can
+    take past 2 s."""
+    return ("--url", api.url, "--timeout", "20")
+
+
 def context_of(stdout: str, event: str) -> str:
     output = json.loads(stdout)["hookSpecificOutput"]
     assert output["hookEventName"] == event
@@ -85,10 +95,7 @@ def test_a_prompt_gets_the_memories_relevant_to_it_with_who_knows_and_why_under_
     api: RunningApi, tmp_path: Path
 ) -> None:
     hooked = Hooked(tmp_path)
-    prompt = "Why did we move session refresh into the edge middleware? I am changing src/auth/middleware.ts"
-    # What is recalled is under test here, not the 2 s deadline (a hung server's test has it): the
-    # first search of a fresh server builds its index, which a busy machine can take past 2 s.
-    patient = ("--url", api.url, "--timeout", "20")
+    prompt, patient = WHY_PROMPT, patiently(api)
     code, out, _ = hooked.run(hooked.event("UserPromptSubmit", prompt=prompt), *patient, key=api.key)
     assert code == 0
     context = context_of(out, "UserPromptSubmit")
@@ -101,10 +108,9 @@ def test_a_prompt_gets_the_memories_relevant_to_it_with_who_knows_and_why_under_
     assert "came to be, oldest first:" in context
     assert len(context) <= 1_500 * 4
 
-    # With a smaller budget, less, never more than the budget
-    code, out, _ = hooked.run(
-        hooked.event("UserPromptSubmit", prompt=prompt), *patient, "--budget-tokens", "120", key=api.key
-    )
+    # With a smaller budget (in another session: this one was shown it all), less, never more than the budget
+    asked = hooked.event("UserPromptSubmit", session="s-small", prompt=prompt)
+    code, out, _ = hooked.run(asked, *patient, "--budget-tokens", "120", key=api.key)
     small = context_of(out, "UserPromptSubmit")
     assert len(small) <= 120 * 4 and "[" in small and len(small) < len(context)
     assert "recall injected" in hooked.log
@@ -114,8 +120,7 @@ def test_a_session_is_shown_a_memory_once_and_again_only_after_its_context_is_co
     api: RunningApi, tmp_path: Path
 ) -> None:
     hooked = Hooked(tmp_path)
-    prompt = "Why did we move session refresh into the edge middleware? I am changing src/auth/middleware.ts"
-    patient = ("--url", api.url, "--timeout", "20")
+    prompt, patient = WHY_PROMPT, patiently(api)
     full = "- [decision-session-refresh-edge] 2025-12-"
 
     def recall(session: str) -> str:
@@ -356,14 +361,8 @@ def test_a_session_starts_with_where_the_last_left_off_recent_decisions_and_stal
     assert hooked.run(ended, "--url", api.url, key=api.key)[0] == 0
     hooked.wait_for("captured")
     # When a new session starts in the project
-    code, out, _ = hooked.run(  # the brief is under test, not its deadline
-        hooked.event("SessionStart", session="s-now", source="startup"),
-        "--url",
-        api.url,
-        "--timeout",
-        "20",
-        key=api.key,
-    )
+    started = hooked.event("SessionStart", session="s-now", source="startup")
+    code, out, _ = hooked.run(started, *patiently(api), key=api.key)  # the brief is under test, not its deadline
     # Then its brief says where the last session left off, the recent decision and the stale note, with their ids
     brief = context_of(out, "SessionStart")
     assert brief.startswith("Neural Memory (the team's long-term memory) on acme/console, branch main.")
@@ -373,7 +372,7 @@ def test_a_session_starts_with_where_the_last_left_off_recent_decisions_and_stal
     assert "possibly stale: a later push, 7f3a9b2" in stale
     # And a prompt of that session names the stale note the brief showed rather than repeating it
     asked = hooked.event("UserPromptSubmit", session="s-now", prompt="Why did we move session refresh to the edge?")
-    code, out, _ = hooked.run(asked, "--url", api.url, "--timeout", "20", key=api.key)
+    code, out, _ = hooked.run(asked, *patiently(api), key=api.key)
     recalled = context_of(out, "UserPromptSubmit")
     assert "- [decision-session-refresh-edge] 2025-12-" not in recalled
     assert "[decision-session-refresh-edge]" in recalled.split("shown earlier in this session", 1)[1]
