@@ -16,10 +16,15 @@ each topic's query is ranked by:
 - ``one per change``: a merged pull request and the push of its merge commit (the same
   ``commitSha``) count once, their best, and the pool holds 50 distinct changes;
 - ``asked for 3 y``: ``/v1/experts`` asked the last-three-years question itself
-  (``filters.dateRange`` from three years before the newest observation): for those truths only.
+  (``filters.dateRange`` from three years before the newest observation): for those truths only;
+- ``asked lately``: ``/v1/experts`` asked "who knows <topic> lately?" as a person asks it (the
+  question reader keeps it to the history's last year, or the whole history when nobody worked on
+  it then), against a fifth truth: the top author of the history's last year (topics nobody
+  touched in that year have none and do not count).
 
 Printed: hit@1/hit@3 of each against each truth (through renames and this path only; the whole
-history and its last three years). A variant is only worth taking if it loses on no history.
+history and its last three years; through renames, its last year). A variant is only worth
+taking if it loses on no history.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from neural_memory.local.eval_service import evaluation_service
 from neural_memory.local.history_truth import RECENT, topics
 from neural_memory.models import ExpertsRequest, SearchRequest
 from neural_memory.settings import Settings
+from neural_memory.use_cases.experts import LATELY
 
 from bench.log_sink import discard_log_output
 
@@ -56,6 +62,7 @@ TRUTHS = {
     "recentOwner": "through renames, last 3 y",
     "pathOwner": "this path only, whole",
     "pathRecentOwner": "this path only, last 3 y",
+    "latelyOwner": "through renames, last year",
 }
 TOP = 3
 
@@ -133,6 +140,7 @@ def variants(service: Service, query: str, clock: datetime) -> dict[str, list[st
         "weekly": lambda: _weekly(fifty, records, clock),
         "one per change": lambda: _names(_one_per_change(hundred, records, ranking.POOL), records, clock),
         "asked for 3 y": lambda: _asked(service, query, window),
+        "asked lately": lambda: _asked(service, f"who knows {query} lately?"),
     }
     return {name: rank() for name, rank in ranked.items()}
 
@@ -145,12 +153,14 @@ def run(path: Path, repo: str | None, settings: Settings) -> list[dict[str, Any]
     with evaluation_service(settings, clock=lambda: now) as service:
         history_eval.imported(history, service)
         clock = min(ranking.newest_observation(service.store, history_eval.WORKSPACE) or now, now)
+        last_year = {topic.path: topic.recent_owners for topic in topics(history, recent=LATELY)}
         for topic in topics(history):
             truths = {
                 "owner": topic.owners,
                 "recentOwner": topic.recent_owners,
                 "pathOwner": topic.path_owners,
                 "pathRecentOwner": topic.path_recent_owners,
+                "latelyOwner": last_year.get(topic.path, ()),
             }
             rows.append({"path": topic.path, **truths, "ranked": variants(service, topic.query, clock)})
     return rows

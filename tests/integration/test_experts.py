@@ -199,3 +199,47 @@ def test_asked_as_a_question_the_experts_are_those_of_its_subject(svc: Service) 
     # Then the question finds the subject's people and evidence, exactly as the subject does
     assert [e.actor_name for e in asked.experts] == [e.actor_name for e in bare.experts] == ["bob", "alice"]
     assert {e.id for expert in asked.experts for e in expert.evidence} == {"w1", "w2", "w3"}
+
+
+def test_asked_who_knows_it_lately_the_ranking_keeps_to_the_last_year_of_the_history(svc: Service) -> None:
+    # Given a history that ended 400 days ago: the module's owner until two years before its end,
+    # and a newcomer who worked on it in its last months
+    end = NOW - timedelta(days=400)
+    text = "Cookie parsing in the http module."
+    owner = [note(f"o{n}", f"Cookie parsing fix {n}", text, observation_type="push", actor_name="olga",
+                  occurred_at=end - timedelta(days=420 + 30 * n)) for n in range(8)]  # fmt: skip
+    newcomer = [note(f"n{n}", f"Cookie parsing change {n}", text, observation_type="push", actor_name="nina",
+                     occurred_at=end - timedelta(days=50 * n)) for n in range(2)]  # fmt: skip
+    svc.index("acme", [*owner, *newcomer])
+    # When who knows it is asked, and who knows it lately (or currently, or these days)
+    ever = _experts(svc, "acme", "who knows cookie parsing?")
+    lately = [
+        _experts(svc, "acme", q) for q in ("who knows cookie parsing lately?", "Who currently owns cookie parsing")
+    ]
+    # Then the owner comes first over the whole history; lately, over the history's last year, the newcomer alone
+    assert [e.actor_name for e in ever.experts] == ["olga", "nina"] and ever.period is None
+    for reply in lately:
+        assert [e.actor_name for e in reply.experts] == ["nina"]
+        assert reply.period is not None and reply.period.start == end - timedelta(days=365) and reply.period.end is None
+    # A time phrase is read as a search's autoFilters read it (the past 6 months before now: nobody)
+    recent = _experts(svc, "acme", "who worked on cookie parsing in the past 6 months")
+    assert recent.experts == [] and recent.period is not None and recent.period.start is not None
+    assert recent.period.start.date() == (NOW - timedelta(days=180)).date()
+    # Dates the request bounds itself are what is asked: no period is read from the words
+    bounded = _experts(
+        svc, "acme", "who knows cookie parsing lately", filters={"dateRange": {"start": "2020-01-01T00:00:00Z"}}
+    )
+    assert [e.actor_name for e in bounded.experts] == ["olga", "nina"] and bounded.period is None
+
+
+def test_asked_lately_about_what_nobody_worked_on_lately_the_whole_history_answers_and_says_so(svc: Service) -> None:
+    # Given a module nobody has touched in the history's last year, and other work that year
+    end = NOW - timedelta(days=30)
+    old = [note(f"x{n}", f"XML parser fix {n}", "The XML parser of the importer.", observation_type="push",
+                actor_name="olga", occurred_at=end - timedelta(days=500 + 10 * n)) for n in range(3)]  # fmt: skip
+    svc.index("acme", [*old, note("y1", "Billing retries", "Retry billing twice.", actor_name="nina", occurred_at=end)])
+    # When who knows it lately is asked
+    reply = _experts(svc, "acme", "who knows the xml parser lately?")
+    # Then rather than nobody, who knows it over the whole history, and the reply says why
+    assert [e.actor_name for e in reply.experts] == ["olga"] and reply.period is None
+    assert any(d.startswith("period:lately->whole history (nobody since ") for d in reply.degraded)

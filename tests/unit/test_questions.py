@@ -70,3 +70,25 @@ def test_only_a_change_question_asks_for_changes() -> None:
     assert asked is not None and asked.wants_changes
     who = read_question("who knows the test client")
     assert who is not None and not who.wants_changes
+
+
+@pytest.mark.parametrize(
+    ("query", "subject", "recent"),
+    [
+        ("who knows routing lately", "routing", True),
+        ("Who currently maintains the reloader?", "reloader", True),
+        ("who knows about websockets these days", "websockets", True),
+        ("who should I ask about cookies right now?", "cookies", True),
+        ("who has been working on the CLI lately?", "CLI", True),
+        ("who knows routing", "routing", False),
+        ("who knows the now-playing widget", "now-playing widget", False),  # a name, not a time
+    ],
+)
+def test_a_who_question_asked_about_now_says_so_and_keeps_its_subject(query: str, subject: str, recent: bool) -> None:
+    asked = read_question(query)
+    assert asked is not None and asked.kind == "who" and asked.subject == subject and asked.recent is recent
+
+
+def test_only_a_who_question_reads_recency() -> None:
+    asked = read_question("why did the reloader change recently")
+    assert asked is not None and asked.kind == "why" and not asked.recent

@@ -108,9 +108,13 @@ def lineage_summary(reply: LineageResponse) -> str:
 
 def experts_summary(query: str, reply: ExpertsResponse) -> str:
     """Numbered actors, best first: score, what they did, then their evidence ids."""
+    when = ""
+    if reply.period is not None:  # the period the question asked about ("lately": the history's last year)
+        since = f" since {reply.period.start:%Y-%m-%d}" if reply.period.start else ""
+        when = since + (f" until {reply.period.end:%Y-%m-%d}" if reply.period.end else "")
     if not reply.experts:
-        return f"Nobody's memories match {query!r}."
-    lines = [f"{len(reply.experts)} people who know about {query!r}, best first:"]
+        return f"Nobody's memories match {query!r}{when}."
+    lines = [f"{len(reply.experts)} people who know about {query!r}{when}, best first:"]
     for n, expert in enumerate(reply.experts, 1):
         did = ", ".join(f"{count} {kind}" for kind, count in sorted(expert.counts.items(), key=lambda c: (-c[1], c[0])))
         lines.append(f"{n}. {expert.actor_name} (score {expert.score:.2f}; {did})")

@@ -181,10 +181,11 @@ TOPICS = 25
 RECENT = timedelta(days=3 * 365)
 
 
-def topics(history: GitHistory, limit: int = TOPICS) -> list[Topic]:
+def topics(history: GitHistory, limit: int = TOPICS, recent: timedelta = RECENT) -> list[Topic]:
     """The ``limit`` source files (no tests, docs or changelogs) touched by the most commits, each
     phrased by its name's words (``cache_control.py`` -> "cache control"; a generic name takes its
-    folder's: ``_transports/default.py`` -> "transports default"), with its owners by commit count."""
+    folder's: ``_transports/default.py`` -> "transports default"), with its owners by commit count
+    (``recent_owners``: over the ``recent`` before the newest commit)."""
     from neural_memory.history.identities import Identities
 
     graph = history.graph()
@@ -210,19 +211,21 @@ def topics(history: GitHistory, limit: int = TOPICS) -> list[Topic]:
     chosen = sorted(by_path, key=lambda p: (-len(by_path[p]), p))[:limit]
     found = []
     for path in chosen:
-        authors, recent = _people(by_path[path], newest)
+        authors, lately = _people(by_path[path], newest, recent)
         if not authors:
             continue
-        own, own_recent = _people(under_path.get(path, []), newest)
-        found.append(Topic(path, _phrase(path), _most(authors), _most(recent), _most(own), _most(own_recent)))
+        own, own_lately = _people(under_path.get(path, []), newest, recent)
+        found.append(Topic(path, _phrase(path), _most(authors), _most(lately), _most(own), _most(own_lately)))
     return found
 
 
-def _people(touched: list[tuple[str, datetime]], newest: datetime | None) -> tuple[list[str], list[str]]:
-    """The authors of ``touched`` (bots left out), over the whole history and the last three years."""
+def _people(
+    touched: list[tuple[str, datetime]], newest: datetime | None, recent: timedelta
+) -> tuple[list[str], list[str]]:
+    """The authors of ``touched`` (bots left out), over the whole history and its ``recent``."""
     authors = [a for a, _ in touched if not a.endswith("[bot]")]
-    recent = [a for a, at in touched if newest and at >= newest - RECENT and not a.endswith("[bot]")]
-    return authors, recent
+    lately = [a for a, at in touched if newest and at >= newest - recent and not a.endswith("[bot]")]
+    return authors, lately
 
 
 def _is_source(path: str) -> bool:

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import Field, StrictBool, StrictInt
 
-from neural_memory.models.filters import SearchFilters
+from neural_memory.models.filters import DateRange, SearchFilters
 from neural_memory.models.search import Latency, LlmStatus
 from neural_memory.models.types import QueryText, SearchMode, Tier
 from neural_memory.models.wire import RequestModel, WireModel
@@ -138,3 +138,10 @@ class ExpertsResponse(WireModel):
         description="Age (from the workspace's newest observation) at which the recent share of a credit halves."
     )
     recency_share: float = Field(description="The share of a credit that fades with age; the rest counts for ever.")
+    period: DateRange | None = Field(
+        default=None,
+        description='The period the question asked about, which the ranking kept to: "lately", "these days", '
+        '"currently" the year up to the workspace\'s newest observation; a time phrase ("last year", "since '
+        'March", "in the past 6 months") as a search\'s `autoFilters` read it. Null when it names none, or when '
+        "`filters.dateRange` bounds the dates.",
+    )

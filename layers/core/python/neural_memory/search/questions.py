@@ -12,7 +12,9 @@ is what shapes the search instead:
   pushes that carried them, releases) are favoured; ``when`` puts the dated change first;
 - ``year`` ("what changed in 2023 about X") asks for that year's changes: the search is
   restricted to it (and runs unrestricted when the year holds fewer than it returns);
-- ``who`` asks for people: the experts answer, searched with the subject only.
+- ``who`` asks for people: the experts answer, searched with the subject only; asked "lately",
+  "these days" or "currently" (``recent``), it asks who knows the subject now, not over the whole
+  history.
 
 Read from the question's form alone (a few general rules of English questions, no vocabulary of
 any repository), so it works without an LLM; a query that is not a question of these forms (a
@@ -68,6 +70,7 @@ _WHO = (
     r"(?:can|could)\s+(?:i|we)\s+(?:ask|talk\s+to|ping)|(?:can|could)\s+(?:help|review|explain)(?:\s+(?:me|us))?(?:\s+with)?|"
     r"(?:are\s+)?(?:the\s+)?experts?|(?:the\s+)?(?:owners?|maintainers?|go-to(?:\s+(?:person|people))?)|"
     r"owns|maintains|understands|wrote(?:\s+most\s+of)?|worked(?:\s+the\s+most)?|has\s+worked|have\s+worked|"
+    r"works|working|(?:has|have)\s+been\s+working|"
     r"touched|is\s+familiar\s+with|knows\s+(?:the\s+)?(?:most|best)|"
     r"(?:has|had)\s+(?:the\s+most\s+)?(?:context|experience)|would\s+know|"
     r"(?:do|should|can|could)\s+(?:i|we)\s+(?:ask|talk\s+to|ping|contact|go\s+to)|"
@@ -124,16 +127,24 @@ _WHO_LEAD = re.compile(
 )
 _WHO_TAIL = re.compile(r"\s+(?:(?:the\s+)?(?:most|best)|works?|the\s+code|code)$", re.IGNORECASE)
 _PUNCT = re.compile(r"^[\s,:;\-]+|[\s?!.,:;\-]+$")
+# Who knows it now: the words that ask about the present ("now" not as in "now-playing").
+_WHO_START = re.compile(r"who\b", re.IGNORECASE)
+_RECENTLY = re.compile(
+    r"\b(?:lately|recently|these\s+days|nowadays|currently|right\s+now|at\s+the\s+moment|now|today)(?![-\w])",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
 class Question:
     """How a query reads as a question: what it asks (``kind``), what it is about (``subject``: the
-    query without its frame) and the year it names, if it asks for one."""
+    query without its frame), the year it names, if it asks for one, and whether a ``who``
+    question asks about now ("who knows X lately", "who currently maintains X")."""
 
     kind: QuestionKind
     subject: str
     year: int | None = None
+    recent: bool = False
 
     @property
     def wants_changes(self) -> bool:
@@ -145,6 +156,9 @@ def read_question(query: str) -> Question | None:
     """The question ``query`` asks, or None when it is not one of these forms (or nothing is left
     once its frame is taken away: "why?" is searched as written)."""
     text = _LEAD.sub("", query.strip(), count=1)
+    recent = False
+    if _WHO_START.match(text) and _RECENTLY.search(text):  # "who currently owns X": the frame without it
+        text, recent = " ".join(_RECENTLY.sub(" ", text).split()), True
     for kind, pattern in _PATTERNS:
         match = pattern.match(text)
         if match is None:
@@ -165,7 +179,7 @@ def read_question(query: str) -> Question | None:
         if not subject:
             return None
         asked: QuestionKind = "year" if year is not None and kind in ("what", "which", "why") else kind
-        return Question(kind=asked, subject=subject, year=year)
+        return Question(kind=asked, subject=subject, year=year, recent=recent and kind == "who")
     return None
 
 
