@@ -97,7 +97,8 @@ WHO_KNOWS_DESCRIPTION = (
     "Who knows about a subject? Ranks the people (authors of decisions, pull requests, pushes, notes...) by "
     "how relevant their memories are to the query, weighting deciding and landing code above pushing or "
     "deploying, and recent work above old. Returns each person's score, what they did, and the ids of their "
-    "best memories (read them with get_memory). Use it to find whom to ask, or whose decision to look at."
+    "best memories (read them with get_memory). Use it to find whom to ask, or whose decision to look at. "
+    "Asked 'who knows X lately?' (or 'these days', 'currently', 'last year'), it keeps to that period."
 )
 
 Mode = Annotated[
