@@ -126,3 +126,13 @@ def test_what_a_session_was_shown_is_kept_newest_last_per_session_and_forgotten_
     state.forget_shown("s-1")
     assert state.shown("s-1") == set() and state.shown("s/2") == set()
     assert state.shown("s-3") == set() and (tmp_path / "shown" / "s-3.json").exists()
+
+
+def test_an_entry_cut_for_the_budget_counts_as_shown_only_for_the_ids_left_in_it() -> None:
+    from neural_memory.agents.recall import Composer
+
+    composer = Composer(40, "intro")  # 160 characters in all
+    long_thread = "- session s-1: [t1] alice: " + "x" * 110 + " / [t2] claude-code: " + "y" * 200
+    composer.section("Where it left off:", [long_thread], [["t1", "t2"]])
+    assert composer.items == 1 and "[t1]" in composer.text() and "[t2]" not in composer.text()
+    assert composer.shown == ["t1"]

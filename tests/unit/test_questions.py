@@ -82,6 +82,11 @@ def test_only_a_change_question_asks_for_changes() -> None:
         ("who has been working on the CLI lately?", "CLI", True),
         ("who knows routing", "routing", False),
         ("who knows the now-playing widget", "now-playing widget", False),  # a name, not a time
+        ("who knows about today's build", "today's build", False),
+        ("who knows the currently.py module lately.", "currently.py module", True),
+        ("who knows NOW()", "NOW()", False),
+        ("who knows the 'recently used' cache", "'recently used' cache", False),
+        ("who owns auth now?", "auth", True),
     ],
 )
 def test_a_who_question_asked_about_now_says_so_and_keeps_its_subject(query: str, subject: str, recent: bool) -> None:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 # `degraded` ("rerank:balanced->fast (Cohere not configured)"): the steady state, not news about
 # this search, so the model is not told (the reply's `degraded` still says it; rerank_modes logs it
 # at DEBUG for the same reason). What fell back this time (a timeout, a 429) is told.
-_STEADY_STATE = ("not configured)", "no LLM configured)")
+_STEADY_STATE = ("not configured", "no LLM configured")
 
 if TYPE_CHECKING:
     from neural_memory.models import (
@@ -46,8 +46,17 @@ def search_summary(query: str, reply: SearchResponse) -> str:
 
 def _degraded(degraded: list[str]) -> list[str]:
     """The line saying what fell back in this reply, if anything did that is news to the model."""
-    said = [d for d in degraded if not d.endswith(_STEADY_STATE)]
+    said = [d for d in degraded if not _steady_state(d)]
     return [f"(degraded: {'; '.join(said)})"] if said else []
+
+
+def _steady_state(entry: str) -> bool:
+    """Whether every reason of ``entry`` ("what (reason; reason)") is a provider never configured:
+    "rerank:thorough->fast (Cohere timed out; no LLM configured)" is news, for its timeout."""
+    if not entry.endswith(")") or " (" not in entry:
+        return False
+    reasons = entry[entry.index(" (") + 2 : -1].split("; ")
+    return all(reason.endswith(_STEADY_STATE) for reason in reasons)
 
 
 def answer_summary(reply: AnswerResponse) -> str:

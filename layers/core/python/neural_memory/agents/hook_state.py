@@ -117,7 +117,8 @@ class HookState:
         return {i for i in document if isinstance(i, str)} if isinstance(document, list) else set()
 
     def add_shown(self, session_id: str, ids: list[str]) -> None:
-        """Note that the session's model was shown ``ids`` (its list keeps the newest ``SHOWN_LIMIT``)."""
+        """Note that the session's model was shown ``ids`` (its list keeps the newest ``SHOWN_LIMIT``).
+        Not locked: a session's hooks run one prompt at a time, and a lost id costs a repeat only."""
         if not ids:
             return
         with contextlib.suppress(OSError):

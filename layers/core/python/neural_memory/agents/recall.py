@@ -125,8 +125,8 @@ class Composer:
             self.lines.append(entry)
             self.items += 1
             self.left -= cost
-            if keys is not None:
-                self.shown.extend(keys[n])
+            if keys is not None:  # an entry cut short showed only the ids still in it
+                self.shown.extend(k for k in keys[n] if entry is whole or f"[{k}]" in entry)
 
     def text(self) -> str:
         return "" if not self.items else "\n".join([self.intro, *self.lines])
@@ -244,15 +244,16 @@ def prompt_recall(
         with contextlib.suppress(MemoryUnavailable):
             lines = _lineage_lines(api.lineage(str(results[0]["id"])))
             composer.section("Why it is so:", lines, [[why_of]] * len(lines))
-    if again:
-        composer.section(
-            "Also relevant, shown earlier in this session (still in your context):",
-            ["- " + " ".join(f"[{i}]" for i in again)],
-        )
+    before = composer.items
+    composer.section(  # an id a line: under a tight budget the list stops at an id, never inside one
+        "Also relevant, shown earlier in this session (still in your context):",
+        [f"- [{i}]" for i in again],
+    )
+    named = composer.items - before
     failed = [str(r) for r in replies.values() if isinstance(r, MemoryUnavailable)]
     if not composer.items:
         return "", "; ".join(failed) or "nothing cleared the relevance floor", []
-    note = f"{composer.items} items" + (f", {len(again)} shown before" if again else "")
+    note = f"{before} items" + (f", {named} shown before" if named else "")
     return composer.text(), note + (f" ({'; '.join(failed)})" if failed else ""), composer.shown
 
 

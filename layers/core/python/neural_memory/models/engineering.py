@@ -143,5 +143,6 @@ class ExpertsResponse(WireModel):
         description='The period the question asked about, which the ranking kept to: "lately", "these days", '
         '"currently" the year up to the workspace\'s newest observation; a time phrase ("last year", "since '
         'March", "in the past 6 months") as a search\'s `autoFilters` read it. Null when it names none, or when '
-        "`filters.dateRange` bounds the dates.",
+        "`filters.dateRange` bounds the dates, or when nobody worked on the subject lately and the whole history "
+        "answered (`degraded` says so).",
     )

@@ -127,10 +127,13 @@ _WHO_LEAD = re.compile(
 )
 _WHO_TAIL = re.compile(r"\s+(?:(?:the\s+)?(?:most|best)|works?|the\s+code|code)$", re.IGNORECASE)
 _PUNCT = re.compile(r"^[\s,:;\-]+|[\s?!.,:;\-]+$")
-# Who knows it now: the words that ask about the present ("now" not as in "now-playing").
+# Who knows it now: the words that ask about the present, as words of the question, not of a name
+# ("now-playing", "currently.py", "today's build", "NOW()", a quoted 'recently used'). "today" is
+# a time phrase ("who pushed to X today": since midnight), read as a search's autoFilters read it.
 _WHO_START = re.compile(r"who\b", re.IGNORECASE)
 _RECENTLY = re.compile(
-    r"\b(?:lately|recently|these\s+days|nowadays|currently|right\s+now|at\s+the\s+moment|now|today)(?![-\w])",
+    r"(?<![\w'’.\-])(?:lately|recently|these\s+days|nowadays|currently|right\s+now|at\s+the\s+moment|now)"
+    r"(?![\w'’(\-]|\.\w)",
     re.IGNORECASE,
 )
 

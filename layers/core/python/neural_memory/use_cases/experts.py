@@ -43,7 +43,7 @@ def find_experts(
     # "who knows about websockets": the people who worked on websockets (a question's frame
     # is not what their work says); "lately", "last year": over that period only.
     asked = read_question(request.query) if settings.read_questions else None
-    subject, period = asked_period(asked, request, clock, now)
+    subject, period, lately = asked_period(asked, request, clock, now)
     kinds: set[expert_ranking.ActorKind] = {"human"}
     kinds |= {"bot"} if request.include_bots else set()
     kinds |= {"agent"} if request.include_agents else set()
@@ -80,7 +80,7 @@ def find_experts(
 
     ranked, candidates, outcome = ranking(period)
     degraded = list(outcome.degraded)
-    if not ranked and period is not None and asked is not None and asked.recent and period.end is None:
+    if not ranked and period is not None and lately:
         # Nobody worked on it lately (a quiet module, a dormant history): who knows it at all,
         # said so, rather than nobody.
         ranked, candidates, outcome = ranking(None)
@@ -102,19 +102,20 @@ def find_experts(
 
 def asked_period(
     asked: Question | None, request: ExpertsRequest, clock: datetime, now: datetime
-) -> tuple[str, DateRange | None]:
-    """What to search for a question and the period it asks about, if any: "lately", "these days",
-    "currently" (``Question.recent``) the ``LATELY`` up to the workspace's newest observation (the
-    clock ages count from: a history imported a year after it ended is not empty "lately"); a time
-    phrase ("last year", "since March", "in the past 6 months") as a search's ``autoFilters`` read
-    it. None when the request's own filters bound the dates (they say what is asked)."""
+) -> tuple[str, DateRange | None, bool]:
+    """What to search for a question, the period it asks about, if any, and whether that is
+    "lately": a time phrase ("last year", "since March", "in the past 6 months") as a search's
+    ``autoFilters`` read it; else "lately", "these days", "currently" (``Question.recent``) the
+    ``LATELY`` up to the workspace's newest observation (the clock ages count from: a history
+    imported a year after it ended is not empty "lately"). None when the request's own filters
+    bound the dates (they say what is asked)."""
     if asked is None:
-        return request.query, None
+        return request.query, None, False
     if asked.kind != "who" or (request.filters is not None and request.filters.date_range is not None):
-        return asked.subject, None
+        return asked.subject, None, False
     phrase = find_time_phrase(asked.subject, now)
     if phrase is not None and phrase.remaining:
-        return phrase.remaining, DateRange(start=phrase.start, end=phrase.end)
+        return phrase.remaining, DateRange(start=phrase.start, end=phrase.end), False
     if asked.recent:
-        return asked.subject, DateRange(start=clock - LATELY)
-    return asked.subject, None
+        return asked.subject, DateRange(start=clock - LATELY), True
+    return asked.subject, None, False
