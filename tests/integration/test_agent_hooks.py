@@ -223,18 +223,23 @@ def test_a_capture_the_memory_cannot_take_waits_in_the_outbox_and_goes_with_the_
 ) -> None:
     hooked = Hooked(tmp_path)
     down = f"http://127.0.0.1:{free_port()}"
-    stop = hooked.event(
-        "Stop", session="s-out", prompt_id="p-9", last_assistant_message="We keep the cache TTL at 30 s."
-    )
+    token = "ghp_" + "Qw4Er7Ty1Ui8Op3As6Df9Gh2Jk5Lz0Xc1Vb4"
+    said = f"We keep the cache TTL at 30 s; the deploy reads {token}."
+    stop = hooked.event("Stop", session="s-out", prompt_id="p-9", last_assistant_message=said)
     assert hooked.run(stop, "--url", down, key=api.key)[0] == 0
-    hooked.wait_for("capture held")
-    assert len((hooked.state / "outbox.jsonl").read_text().splitlines()) == 1
+    assert "1 secrets replaced before holding" in hooked.wait_for("capture held")
+    # The outbox on disk holds the turn with its secret already replaced, never the secret
+    outbox = (hooked.state / "outbox.jsonl").read_text()
+    assert len(outbox.splitlines()) == 1 and token not in outbox and "[redacted:github-token]" in outbox
     later = hooked.event(
         "Stop", session="s-out", prompt_id="p-10", last_assistant_message="And the queue at 5 workers."
     )
     assert hooked.run(later, "--url", api.url, key=api.key)[0] == 0
     assert "(1 from the outbox)" in hooked.wait_for("captured")
     assert not (hooked.state / "outbox.jsonl").exists()
+    held_id = json.loads(outbox)["id"]
+    stored = read_one(api.service.store, "demo", held_id)
+    assert stored is not None and "[redacted:github-token]" in stored.content and token not in stored.content
 
 
 class _Failing(BaseHTTPRequestHandler):

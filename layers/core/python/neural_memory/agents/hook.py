@@ -236,13 +236,34 @@ class Hook:
                         raise MemoryUnavailable(why)
                     written += len(api.add(pending[start : start + BATCH]).get("ids") or [])
                 except MemoryUnavailable as exc:
-                    dropped = self.state.keep(pending[start:])
+                    held, secrets = _without_secrets(pending[start:])
+                    dropped = self.state.keep(held)
                     detail = f"{exc.reason}; {len(pending) - start} in the outbox" + _dropped(dropped)
+                    detail += f"; {secrets} secrets replaced before holding" if secrets else ""
                     self.state.log(self.event, self.session_id, "capture held", began, _joined(detail, note))
                     return
             self.state.clear_outbox()
         detail = f"{written} observations written" + (f" ({len(waiting)} from the outbox)" if waiting else "")
         self.state.log(self.event, self.session_id, "captured", began, _joined(detail, note))
+
+
+def _without_secrets(observations: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """What the outbox may hold on disk: each turn's content with its secrets replaced by the
+    placeholders the server would write (its own detectors, loaded only here: in the detached
+    capture, never in a prompt's hook), and how many were replaced. Without the detectors (a hook
+    installed without the server's extra), as they are."""
+    try:
+        from neural_memory.redaction.observations import redact_text
+
+        held, replaced = [], 0
+        for observation in observations:
+            content = observation.get("content")
+            text, kinds = redact_text(content) if isinstance(content, str) else (content, [])
+            held.append({**observation, "content": text} if kinds else observation)
+            replaced += len(kinds)
+    except ImportError:
+        return observations, 0
+    return held, replaced
 
 
 def _joined(*parts: str) -> str:
