@@ -125,7 +125,7 @@ class Hook:
         from neural_memory.agents.recall import RecallSettings, session_brief
         from neural_memory.agents.repository import read_repository
 
-        if self.session_id and self.payload.get("source") != "resume":  # a new, cleared or compacted context
+        if self.payload.get("source") != "resume":  # a new, cleared or compacted context holds none of it
             self.state.forget_shown(self.session_id)
         settings = RecallSettings(self.args.budget_tokens, self.args.floor)
         first = self.args.data_dir and not _server_known(self.args.data_dir)
@@ -139,8 +139,7 @@ class Hook:
         text, note, shown = session_brief(api, repository, self.session_id, left_off, settings)
         if text:
             self.inject(text)
-            if self.session_id:  # without one, no session to remember it for
-                self.state.add_shown(self.session_id, shown)
+            self.state.add_shown(self.session_id, shown)
         self.log("brief injected" if text else "nothing injected", "; ".join(filter(None, [why, note])))
 
     # UserPromptSubmit ----------------------------------------------------------------------
@@ -157,12 +156,10 @@ class Hook:
             self.log("nothing injected", why)
             return
         settings = RecallSettings(self.args.budget_tokens, self.args.floor)
-        seen = self.state.shown(self.session_id) if self.session_id else set()
-        text, note, shown = prompt_recall(api, prompt, self.session_id, settings, seen)
+        text, note, shown = prompt_recall(api, prompt, self.session_id, settings, self.state.shown(self.session_id))
         if text:
             self.inject(text)
-            if self.session_id:
-                self.state.add_shown(self.session_id, shown)
+            self.state.add_shown(self.session_id, shown)
         self.log("recall injected" if text else "nothing injected", "; ".join(filter(None, [why, note])))
 
     # Stop ----------------------------------------------------------------------------------

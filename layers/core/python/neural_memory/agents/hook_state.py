@@ -108,7 +108,10 @@ class HookState:
 
     # What a session was shown --------------------------------------------------------------
     def shown(self, session_id: str) -> set[str]:
-        """The ids of what the hooks put in front of the session's model so far (none when unknown)."""
+        """The ids of what the hooks put in front of the session's model so far (none when unknown;
+        an event without a session id has no list: it is nobody's session)."""
+        if not session_id:
+            return set()
         try:
             with open(self._of_session("shown", session_id), encoding="utf-8") as handle:
                 document = json.load(handle)
@@ -119,7 +122,7 @@ class HookState:
     def add_shown(self, session_id: str, ids: list[str]) -> None:
         """Note that the session's model was shown ``ids`` (its list keeps the newest ``SHOWN_LIMIT``).
         Not locked: a session's hooks run one prompt at a time, and a lost id costs a repeat only."""
-        if not ids:
+        if not ids or not session_id:
             return
         with contextlib.suppress(OSError):
             path = self._of_session("shown", session_id)
@@ -137,8 +140,9 @@ class HookState:
     def forget_shown(self, session_id: str) -> None:
         """The session's context was cleared or compacted: what it was shown is no longer in it.
         Lists of sessions over for ``SHOWN_DAYS`` go too."""
-        with contextlib.suppress(OSError):
-            os.unlink(self._of_session("shown", session_id))
+        if session_id:
+            with contextlib.suppress(OSError):
+                os.unlink(self._of_session("shown", session_id))
         folder = os.path.join(self.folder, "shown")
         cutoff = time.time() - SHOWN_DAYS * 86400
         with contextlib.suppress(OSError):

@@ -212,7 +212,7 @@ def prompt_recall(
         "excludeSessionId": session_id,  # this session's turns are in the model's context already
     }
     calls: dict[str, Callable[[], dict[str, Any]]] = {"search": lambda: api.search(search)}
-    paths = named_paths(prompt)
+    paths = [path for path in named_paths(prompt) if f"experts:{path}" not in seen]  # shown: not asked again
     for path in paths:
         body = {"query": path, "topK": 3, "evidence": 2, "mode": "keyword"}
         calls[f"experts {path}"] = lambda body=body: api.experts(body)  # type: ignore[misc]
@@ -228,12 +228,7 @@ def prompt_recall(
     composer.section(
         "Memories relevant to this prompt, best first:", [_item(r) for r in fresh], [[str(r.get("id"))] for r in fresh]
     )
-    experts = [
-        (f"experts:{path}", line)
-        for path in paths
-        if f"experts:{path}" not in seen
-        for line in _experts_lines(path, replies[f"experts {path}"])
-    ]
+    experts = [(f"experts:{path}", line) for path in paths for line in _experts_lines(path, replies[f"experts {path}"])]
     composer.section(
         "Who knows the code this prompt names (from pushes, pull requests and decisions):",
         [line for _, line in experts],
