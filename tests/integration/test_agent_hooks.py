@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from neural_memory.models import ExpertsRequest
 from neural_memory.stores.base import read_one
 
 from tests.helpers.events import EVENTS
@@ -194,6 +195,11 @@ def test_a_turn_is_remembered_as_turns_of_its_session_without_private_text_or_lo
     assert said.metadata["repo"] == "acme/console" and said.metadata["branch"] == "main"
     assert answered.actor_name == "claude-code"
     assert time.monotonic() - began < 60
+    # Who knows it: the person who asked (a person), not the agent that answered
+    assert (said.metadata["actorKind"], answered.metadata["actorKind"]) == ("human", "agent")
+    who = api.service.experts("demo", ExpertsRequest.model_validate({"query": "nightly-invoices billing cron"}), "r")
+    assert said.actor_name in [e.actor_name for e in who.experts]
+    assert "claude-code" not in [e.actor_name for e in who.experts]
     # The private text is in no file of the hook's
     assert all(SECRET not in p.read_text() for p in hooked.state.rglob("*") if p.is_file())
 

@@ -61,9 +61,11 @@ def turn_observations(
     metadata: dict[str, Any] = {"repo": repository.name, "agent": SOURCE_TYPE}
     if repository.branch:
         metadata["branch"] = repository.branch
-    sides = (("prompt", user, prompt, prompt_at), ("answer", "claude-code", answer, answer_at))
+    # Who said it: the person who asked knows what they told the agent (who knows counts them); the
+    # agent's own side is an agent's (left out of who knows unless asked for: engineering/experts.py).
+    sides = (("prompt", user, "human", prompt, prompt_at), ("answer", "claude-code", "agent", answer, answer_at))
     found = []
-    for role, actor, text, at in sides:
+    for role, actor, kind, text, at in sides:
         kept = turn_text(text)
         if not kept:
             continue
@@ -77,7 +79,7 @@ def turn_observations(
                 "actorName": actor,
                 "occurredAt": at,
                 "content": kept,
-                "metadata": metadata,
+                "metadata": {**metadata, "actorKind": kind},
             }
         )
     return found
