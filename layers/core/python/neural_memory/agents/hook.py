@@ -136,7 +136,8 @@ class Hook:
             return
         repository = read_repository(Path(self.cwd))
         left_off = self.state.left_off(self.cwd, self.session_id, PREVIOUS_SESSIONS)
-        text, note, shown = session_brief(api, repository, self.session_id, left_off, settings)
+        seen = self.state.shown(self.session_id)  # a resumed session's: what its context holds already
+        text, note, shown = session_brief(api, repository, self.session_id, left_off, settings, seen)
         if text:
             self.inject(text)
             self.state.add_shown(self.session_id, shown)

@@ -253,11 +253,17 @@ def prompt_recall(
 
 
 def session_brief(
-    api: MemoryApi, repository: Repository, session_id: str, left_off: list[LeftOff], settings: RecallSettings
+    api: MemoryApi,
+    repository: Repository,
+    session_id: str,
+    left_off: list[LeftOff],
+    settings: RecallSettings,
+    seen: Collection[str] = (),
 ) -> tuple[str, str, list[str]]:
     """The brief at a session's start (empty when there is nothing to say), a note for the log and
     the ids it shows: where this project's previous sessions left off, recent decisions about the
-    repository, and notes about it that a later push made stale.
+    repository, and notes about it that a later push made stale; what a resumed session was shown
+    (``seen``) is in its context still, and left out.
 
     "About the repository" is the metadata ``repo`` (owner/name) its GitHub events, its imported
     history and the hooks' own turns carry, so those need no relevance floor. A search needs a
@@ -291,7 +297,7 @@ def session_brief(
     threads, thread_ids = [], []
     for n, previous in enumerate(left_off):
         said = [r for turn in previous.ids if isinstance(r := replies[f"turn {n} {turn}"], dict)]
-        if said:
+        if said and not all(str(t.get("id")) in seen for t in said):
             parts = [
                 f"[{t.get('id')}] {t.get('actorName')}: {_short(t.get('content') or t.get('title') or '', 400)}"
                 for t in said
@@ -305,12 +311,16 @@ def session_brief(
         for r in reply.get("results") or []
         if isinstance(r, dict)
     }
-    recent = sorted(found.values(), key=lambda r: str(r.get("occurredAt")), reverse=True)
+    recent = sorted(
+        (r for r in found.values() if str(r.get("id")) not in seen),
+        key=lambda r: str(r.get("occurredAt")),
+        reverse=True,
+    )
     stale_reply = replies["stale"]
     stale = [  # those shown among the recent decisions already carry their mark
         r
         for r in (stale_reply.get("results") or [] if isinstance(stale_reply, dict) else [])
-        if r.get("possiblyStale") and str(r.get("id")) not in found
+        if r.get("possiblyStale") and str(r.get("id")) not in found and str(r.get("id")) not in seen
     ]
     intro = (
         f"Neural Memory (the team's long-term memory) on {repository.name}"
