@@ -5,6 +5,7 @@ memory it tests), and every default a description states is the schema's."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -26,10 +27,15 @@ ALIAS = re.compile(r"under its (?:first|older) name, `(\w+)`")
 TOOL_NAMES = {"get_memory", "search_memory", "answer_question", "who_knows", "trace_decision"}
 
 
-def _tools() -> list[Any]:
+# What every model request of every session carries: the tools' definitions as tools/list gives them
+TOOL_DEFINITIONS_LIMIT = 8_000
+
+
+def _tools(structured_content: bool = True) -> list[Any]:
     # A backend that is never called: listing tools makes no request
     backend = RemoteBackend(AsyncNeuralMemoryClient("http://127.0.0.1:9", "nm_000000000000_" + "A" * 43))
-    server = build_server(backend, structured_content=True)  # with the output schemas, to read their fields
+    # (with the output schemas, to read their fields, unless asked for the default listing)
+    server = build_server(backend, structured_content=structured_content)
 
     async def listed() -> list[Any]:
         async with Client(server) as agent:
@@ -90,3 +96,17 @@ def test_every_default_a_description_states_is_the_schemas_default() -> None:
 def test_the_instructions_name_only_tools_that_exist() -> None:
     names = {tool.name for tool in _tools()}
     assert set(re.findall(r"\b[a-z]+_[a-z_]+\b", INSTRUCTIONS)) <= names
+
+
+def test_the_tools_definitions_a_model_is_sent_stay_under_the_limit() -> None:
+    # Given the tools as the MCP server lists them by default (no output schemas: what Claude Code sends)
+    tools = _tools(structured_content=False)
+    # When they are serialised as tools/list returns them (name, title, description, input schema, annotations)
+    listed = [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]
+    size = len(json.dumps(listed))
+    # Then all seven together stay under the limit (they were 30,041 characters before issue 53)
+    assert len(listed) == 7
+    assert size <= TOOL_DEFINITIONS_LIMIT, f"the tools' definitions are {size} characters"
+    # And each still says what it is for and asks for what it needs
+    for tool in listed:
+        assert len(tool["description"]) >= 50 and tool["inputSchema"]["required"], tool["name"]

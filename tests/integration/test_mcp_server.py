@@ -64,9 +64,10 @@ def test_an_agent_configured_as_the_readme_says_remembers_searches_answers_and_f
             assert all(tool.description and tool.output_schema for tool in tools.values())
             assert tools["search_memory"].annotations and tools["search_memory"].annotations.read_only_hint
             assert tools["forget"].annotations and tools["forget"].annotations.destructive_hint
-            note_schema = tools["remember"].input_schema["$defs"]["AgentNote"]
+            # (the listing teaches a memory's content, title, type and supersedes; every other field is accepted)
+            note_schema = tools["remember"].input_schema["properties"]["observations"]["items"]
             assert note_schema["required"] == ["content"]
-            assert {"title", "observationType", "source", "occurredAt", "id"} <= set(note_schema["properties"])
+            assert {"title", "observationType", "supersedes"} <= set(note_schema["properties"])
 
             # When it remembers a decision (with an id and title) and a bare note (content only)
             before = datetime.now(UTC)

@@ -51,55 +51,93 @@ INSTRUCTIONS = (
     "Every memory has an id: quote it to get_memory for the full text, or to forget."
 )
 
+# What the model is taught, sent with every request of every session: what each tool is for and its
+# one or two most useful arguments (the listing's schemas below). Every other argument of the
+# arguments models is still accepted; docs/api.md teaches people the rest.
 SEARCH_DESCRIPTION = (
     "Search the team's memory (decisions, notes, pull requests, pushes, deployments, earlier "
-    "conversations) by meaning and keywords. Use it before answering a question about past work, "
-    "an earlier decision, an incident or a person's activity, and before repeating work that may "
-    "have been done. Returns the best memories first: id, title, source/type, author, date, score "
-    "and a snippet; read one in full with get_memory. Narrow with filters, e.g. "
-    '{"sources": ["github"], "observationTypes": ["decision"], "actorNames": ["alice"], '
-    '"dateRange": {"start": "2025-12-01T00:00:00Z"}, "not": {"actorNames": ["dependabot[bot]"]}}.'
+    "conversations) by meaning and keywords: before answering about past work, a decision, an incident "
+    "or why code is as it is. Best first, each with its id (get_memory reads one in full). Narrow with "
+    'filters, e.g. {"sources": ["github"], "dateRange": {"start": "2025-12-01T00:00:00Z"}}.'
 )
 ANSWER_DESCRIPTION = (
-    "Answer a question from the team's memory, with citations: each cites a memory id and quotes "
-    "its words. Use it for a direct question (why did the deploy fail? what did we decide about "
-    "X?) when a short grounded answer is more useful than a list of results; use search_memory to "
-    "browse. Without an LLM configured on the memory, the answer is the best sentences of the top "
-    "memories (method: extractive)."
+    "Answer a direct question (why did the deploy fail? what did we decide about X?) from the team's "
+    "memory, citing the memories it quotes by id. Use search_memory to browse."
 )
 REMEMBER_DESCRIPTION = (
-    "Store one or more memories for future sessions and teammates: a decision and its reason, a "
-    "fix and its cause, a convention, a user's preference. Write each as self-contained sentences "
-    "(it is found later by meaning, without this conversation). Only content is required; the "
-    "title defaults to its first words, the type to note, the source to agent, the time to now. "
-    "Give an id to update the same memory later (the same id replaces it); give supersedes to "
-    "retire older memories this one corrects. To remember a conversation, store each turn as "
-    "observationType conversation_turn with its sessionId and actorName (who said it): each is also "
-    "read after the turn before it. Turns are found by meaning for 7 days, then by their exact words "
-    "only; to have a conversation found by meaning for good, store its turns with tier A. Returns the ids."
+    "Store memories for future sessions and teammates: a decision and its reason, a fix and its cause, a "
+    "convention, a preference. Write self-contained sentences (found later by meaning, without this "
+    "conversation). Give supersedes to retire older memories this one corrects. Returns the ids."
 )
-GET_DESCRIPTION = (
-    "Read one memory in full (title, content, author, time, url, tier, metadata) by the id that "
-    "search_memory, answer_question or remember returned."
-)
+GET_DESCRIPTION = "Read one memory in full by the id another tool returned."
 FORGET_DESCRIPTION = (
-    "Delete one memory by id, for good (with every chunk of it). Use it when the user asks to "
-    "forget something or a memory is wrong and should not be corrected by a newer one (to correct, "
-    "remember a new memory with supersedes instead)."
+    "Delete one memory for good, when the user asks to forget it or it is wrong (to correct one, remember "
+    "a new memory that supersedes it)."
 )
 TRACE_DESCRIPTION = (
-    "Why did this change? Given a memory's id (a deployment, a decision, a pull request...), returns its "
-    "history oldest first: the versions it replaced and those that replaced it (supersedes), and the memories "
-    "sharing a commit, pull request, issue or deployment with it (e.g. a failed deployment -> the push and "
-    "the pull request it carried), each with how it is linked. Use it after search_memory finds the memory."
+    "Why did this change? A memory's history, oldest first: the versions it replaced or that replaced it, "
+    "and the pushes, pull requests and deployments linked to it. Give an id search_memory found."
 )
 WHO_KNOWS_DESCRIPTION = (
-    "Who knows about a subject? Ranks the people (authors of decisions, pull requests, pushes, notes...) by "
-    "how relevant their memories are to the query, weighting deciding and landing code above pushing or "
-    "deploying, and recent work above old. Returns each person's score, what they did, and the ids of their "
-    "best memories (read them with get_memory). Use it to find whom to ask, or whose decision to look at. "
-    "Asked 'who knows X lately?' (or 'these days', 'currently', 'last year'), it keeps to that period."
+    "Who knows about a subject? The people whose decisions, pull requests and pushes match it, best "
+    "first, with their evidence's ids. Asked 'who knows X lately?' (or 'last year'), it keeps to that "
+    "period."
 )
+
+_TEXT = {"type": "string"}
+_TEXTS = {"type": "array", "items": _TEXT}
+# The filters a model needs; every other filter of SearchFilters (tiers, not, anyOf, metadata,
+# fresh...) is accepted as well: the schema leaves the object open.
+_TAUGHT_FILTERS = {
+    "type": "object",
+    "description": "Optional, combined with AND.",
+    "properties": {
+        "sources": _TEXTS,
+        "observationTypes": _TEXTS,
+        "actorNames": _TEXTS,
+        "dateRange": {"type": "object", "properties": {"start": _TEXT, "end": _TEXT}},
+    },
+}
+
+
+def _taught(required: str, properties: dict[str, Any]) -> dict[str, Any]:
+    """A listing's input schema: the arguments taught, ``required`` first (the object stays open:
+    what is not taught is validated by the tool's arguments model)."""
+    return {"type": "object", "properties": properties, "required": [required]}
+
+
+def _count(default: int, most: int) -> dict[str, Any]:
+    return {"type": "integer", "minimum": 1, "maximum": most, "default": default}
+
+
+def _an_id(description: str) -> dict[str, Any]:
+    return _taught("id", {"id": {"type": "string", "description": description}})
+
+
+_MODE = {"enum": ["hybrid", "semantic", "keyword"], "default": "hybrid", "description": "keyword: exact names"}
+TAUGHT_SEARCH = _taught("query", {"query": _TEXT, "filters": _TAUGHT_FILTERS, "topK": _count(10, 100), "mode": _MODE})
+TAUGHT_ANSWER = _taught("question", {"question": _TEXT, "filters": _TAUGHT_FILTERS, "topK": _count(5, 20)})
+TAUGHT_REMEMBER = _taught(
+    "observations",
+    {
+        "observations": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 100,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "content": _TEXT,
+                    "title": _TEXT,
+                    "observationType": {"type": "string", "description": "note (default), decision, bug..."},
+                    "supersedes": _TEXTS,
+                },
+                "required": ["content"],
+            },
+        }
+    },
+)
+TAUGHT_WHO_KNOWS = _taught("query", {"query": _TEXT, "topK": _count(5, 20)})
 
 Mode = Annotated[
     Literal["hybrid", "semantic", "keyword"],
@@ -203,10 +241,12 @@ class Tool:
     request: Callable[[Any, datetime], Any]
     summary: Callable[[Any, Any], str]
     annotations: Mapping[str, bool]
+    taught: Mapping[str, Any]
 
-    @cached_property
+    @property
     def input_schema(self) -> dict[str, Any]:
-        return self.arguments.model_json_schema(by_alias=True)
+        """The listing's input schema: the arguments the model is taught (``arguments`` validates a call)."""
+        return dict(self.taught)
 
     @cached_property
     def output_schema(self) -> dict[str, Any]:
@@ -256,20 +296,20 @@ def _by_id(arguments: GetArguments | ForgetArguments | TraceArguments, now: date
 
 TOOLS: tuple[Tool, ...] = (
     Tool("search_memory", "Search memory", SEARCH_DESCRIPTION, SearchArguments, SearchResponse, "search", _search,
-         lambda arguments, reply: search_summary(arguments.query, reply), READING),
+         lambda arguments, reply: search_summary(arguments.query, reply), READING, TAUGHT_SEARCH),
     Tool("answer_question", "Answer from memory", ANSWER_DESCRIPTION, AnswerArguments, AnswerResponse, "answer",
-         _answer, lambda arguments, reply: answer_summary(reply), READING),
+         _answer, lambda arguments, reply: answer_summary(reply), READING, TAUGHT_ANSWER),
     Tool("remember", "Remember", REMEMBER_DESCRIPTION, RememberArguments, ObservationsResponse, "add", _remember,
          lambda arguments, reply: remember_summary(reply),
-         {"readOnlyHint": False, "destructiveHint": False, "openWorldHint": False}),
+         {"readOnlyHint": False, "destructiveHint": False, "openWorldHint": False}, TAUGHT_REMEMBER),
     Tool("get_memory", "Read a memory", GET_DESCRIPTION, GetArguments, ObservationOut, "get", _by_id,
-         lambda arguments, reply: memory_summary(reply), READING),
+         lambda arguments, reply: memory_summary(reply), READING, _an_id("A memory's id.")),
     Tool("forget", "Forget a memory", FORGET_DESCRIPTION, ForgetArguments, DeleteResponse, "delete", _by_id,
          lambda arguments, reply: forget_summary(reply),
-         {"readOnlyHint": False, "destructiveHint": True, "openWorldHint": False}),
+         {"readOnlyHint": False, "destructiveHint": True, "openWorldHint": False}, _an_id("The memory to delete.")),
     Tool("who_knows", "Who knows", WHO_KNOWS_DESCRIPTION, WhoKnowsArguments, ExpertsResponse, "experts", _who_knows,
-         lambda arguments, reply: experts_summary(arguments.query, reply), READING),
+         lambda arguments, reply: experts_summary(arguments.query, reply), READING, TAUGHT_WHO_KNOWS),
     Tool("trace_decision", "Trace why it changed", TRACE_DESCRIPTION, TraceArguments, LineageResponse, "lineage",
-         _by_id, lambda arguments, reply: lineage_summary(reply), READING),
+         _by_id, lambda arguments, reply: lineage_summary(reply), READING, _an_id("The memory to trace.")),
 )  # fmt: skip
 TOOLS_BY_NAME = {tool.name: tool for tool in TOOLS}
