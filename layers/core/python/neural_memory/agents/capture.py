@@ -83,3 +83,38 @@ def turn_observations(
             }
         )
     return found
+
+
+_DECIDED = re.compile(r"\b(?:we\s+)?(?:decided|agreed|chose|settled on|will always|will never)\b", re.IGNORECASE)
+_LEAD = re.compile(
+    r"^\W*(?:(?:please|pls|also|and|ok|okay)[\s,]+)?(?:remember(?:\s+(?:that|this))?|note(?:\s+(?:for\s+later|to\s+self))?"
+    r"|make\s+a\s+note(?:\s+that)?|keep\s+in\s+mind(?:\s+for\s+future\s+sessions)?(?:\s+that)?|for\s+the\s+record|fyi)"
+    r"[\s:,-]*",
+    re.IGNORECASE,
+)
+
+
+def remembered(*, session_id: str, prompt: str, at: str, repository: Repository, user: str) -> dict[str, Any] | None:
+    """What a prompt that tells the agent to remember something ("Remember: we decided to pin
+    click<8.2 because ...") stores at once: the person's own words, without the request's lead, as
+    a ``decision`` when it says one was made (else a ``note``), about the repository, by the person
+    (None when nothing is left to keep). The turn itself is captured at ``Stop`` as any other."""
+    said = turn_text(_LEAD.sub("", prompt, count=1))
+    if not said:
+        return None
+    said = said[0].upper() + said[1:]
+    metadata: dict[str, Any] = {"repo": repository.name, "agent": SOURCE_TYPE, "actorKind": "human"}
+    if repository.branch:
+        metadata["branch"] = repository.branch
+    first_line = said.splitlines()[0]
+    return {
+        "id": turn_id(session_id, said, "remembered"),
+        "source": SOURCE,
+        "sourceType": SOURCE_TYPE,
+        "observationType": "decision" if _DECIDED.search(said) else "note",
+        "actorName": user,
+        "occurredAt": at,
+        "title": first_line if len(first_line) <= 80 else first_line[:79].rstrip() + "…",
+        "content": said,
+        "metadata": metadata,
+    }

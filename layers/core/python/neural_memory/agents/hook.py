@@ -123,6 +123,7 @@ class Hook:
         from pathlib import Path
 
         from neural_memory.agents.recall import RecallSettings, session_brief
+        from neural_memory.agents.relevance import read_background
         from neural_memory.agents.repository import read_repository
 
         if self.payload.get("source") != "resume":  # a new, cleared or compacted context holds none of it
@@ -134,6 +135,8 @@ class Hook:
         if api is None:
             self.log("nothing injected", why)
             return
+        if read_background(self.state.folder, api.url, api.key)[1]:  # due: learnt before the prompts need it
+            self._learn_background(api)
         repository = read_repository(Path(self.cwd))
         left_off = self.state.left_off(self.cwd, self.session_id, PREVIOUS_SESSIONS)
         seen = self.state.shown(self.session_id)  # a resumed session's: what its context holds already
@@ -147,6 +150,7 @@ class Hook:
     def user_prompt(self) -> None:
         from neural_memory.agents.private import strip_private
         from neural_memory.agents.recall import RecallSettings, prompt_recall
+        from neural_memory.agents.relevance import is_remember, read_background
 
         prompt = strip_private(str(self.payload.get("prompt") or ""))
         with contextlib.suppress(OSError):
@@ -156,12 +160,64 @@ class Hook:
         if api is None:
             self.log("nothing injected", why)
             return
+        if is_remember(prompt):  # a write, not a question: nothing to recall, the fact kept now
+            self.log("nothing injected", _joined(why, self._remember(api, prompt)))
+            return
+        background, due = read_background(self.state.folder, api.url, api.key)
+        if due:
+            self._learn_background(api)
         settings = RecallSettings(self.args.budget_tokens, self.args.floor)
-        text, note, shown = prompt_recall(api, prompt, self.session_id, settings, self.state.shown(self.session_id))
+        seen = self.state.shown(self.session_id)
+        text, note, shown = prompt_recall(api, prompt, self.session_id, settings, seen, background)
         if text:
             self.inject(text)
             self.state.add_shown(self.session_id, shown)
-        self.log("recall injected" if text else "nothing injected", "; ".join(filter(None, [why, note])))
+        learnt = "" if background.learnt else "the workspace's background not learnt yet"
+        self.log("recall injected" if text else "nothing injected", _joined(why, note, learnt))
+
+    def _remember(self, api: MemoryApi, prompt: str) -> str:
+        """Store what the prompt asks to remember (``capture.remembered``); what came of it, for the log."""
+        from datetime import UTC, datetime
+        from pathlib import Path
+
+        from neural_memory.agents.capture import remembered
+        from neural_memory.agents.memory_client import MemoryUnavailable
+        from neural_memory.agents.repository import read_repository
+
+        observation = remembered(
+            session_id=self.session_id or "unknown-session",
+            prompt=prompt,
+            at=datetime.now(UTC).isoformat(),
+            repository=read_repository(Path(self.cwd)),
+            user=_user(),
+        )
+        if observation is None:
+            return "a prompt to remember, with nothing to keep"
+        try:
+            api.add([observation])
+        except MemoryUnavailable as exc:  # the turn is still captured at Stop
+            return f"a prompt to remember: not stored now ({exc.reason}); the turn is captured at Stop"
+        return f"a prompt to remember: stored as {observation['observationType']} [{observation['id']}]"
+
+    def _learn_background(self, api: MemoryApi) -> None:
+        """Learn what prompts unrelated to the workspace score there (``relevance``), in a detached
+        process: the prompt under way uses what is known now."""
+        if not _detached():
+            return
+        try:
+            from neural_memory.agents.memory_client import MemoryApi
+            from neural_memory.agents.relevance import learn_background
+
+            began = time.monotonic()
+            learner = MemoryApi(api.url, api.key, began + CAPTURE_TIMEOUT_S)
+            count = learn_background(self.state.folder, api.url, api.key, learner.search)
+            if count:
+                self.state.log(self.event, self.session_id, "background learnt", began, f"{count} prompts searched")
+        except Exception as exc:
+            self.log("background failed", f"{type(exc).__name__}: {str(exc)[:200]}")
+        finally:
+            if hasattr(os, "fork"):
+                os._exit(0)
 
     # Stop ----------------------------------------------------------------------------------
     def stop(self) -> None:
