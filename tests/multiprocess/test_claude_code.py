@@ -214,6 +214,13 @@ def test_claude_code_with_the_http_mcp_server_of_the_local_server_reads_search_r
             best = "1. [payments-sdk-pin] We pin the payments SDK at 4.2 (manual/decision"
             assert text.startswith(f"1 memories for 'payments SDK version pin', best first:\n{best}"), text
             assert run.result.get("result") == "We pin the payments SDK at 4.2.", run.result
+            # And the memory's tools cost the model's requests little: their definitions, as the model
+            # received them, are the seven tools in under 8,000 characters (30,041 before issue 53)
+            ours = [
+                t for t in api.messages()[0].get("tools") or [] if str(t.get("name")).startswith("mcp__neural-memory__")
+            ]
+            assert len(ours) == 7, [t.get("name") for t in ours]
+            assert len(json.dumps(ours)) <= 8_000, len(json.dumps(ours))
         # And agents status finds the MCP endpoint answering
         checked = cli("agents", "status", "claude-code", "--project", str(project))
         assert f"  MCP: answers at {served.url}/mcp" in checked.stdout, checked.stdout
