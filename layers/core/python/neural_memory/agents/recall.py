@@ -1,14 +1,16 @@
-"""What the hooks put in front of the model: a short brief when a session starts, and the memories
-relevant to each prompt, with the engineering answers no other memory gives (who knows a path the
-prompt names, a note a later push made stale, why something changed). Composed from the API's
-replies (search, experts, lineage, observations), under a token budget, each item with its id,
-date and source so the agent can cite it or read it in full (``get_memory``); nothing at all when
-nothing clears the relevance floor.
+"""What the hooks put in front of the model: a short brief when a session starts, and for a
+prompt only what can help it (the answering change first, with the engineering answers no other
+memory gives: who knows a path a question names, a note a later push made stale, why something
+changed). Composed from the API's replies (search, experts, lineage, observations), under a token
+budget, each item with its id, date and source so the agent can cite it or read it in full
+(``get_memory``); nothing at all when the memory cannot help (``relevance``).
 
-Relevance: a search's ``score`` is relative to the query's best result (the best is always near
-1.0), so it cannot say whether anything is relevant. The floor is on the absolute cosine
-similarity of the result's best chunk (``scores.vector``); a result found by its words only (not
-embedded: E, or C past its window) needs a lexical score of ``LEXICAL_FLOOR`` of the query's best."""
+Relevance, in two steps. Whether to recall at all is the prompt's (``relevance``: its form, and its
+best memory against the workspace's background). Which memories: a search's ``score`` is relative
+to the query's best result (the best is always near 1.0), so a result is kept when it scores at
+least ``KEEP_SHARE`` of the best, and it is found by meaning (its best chunk's cosine, ``scores.vector``,
+at least the floor) or by the query's words nearly as well as the best (``LEXICAL_FLOOR`` of the
+best keyword score); a change once (``one_per_change``), ``MAX_ITEMS`` at most."""
 
 from __future__ import annotations
 
@@ -36,8 +38,8 @@ DEFAULT_FLOOR = 0.35  # cosine, all-MiniLM-L6-v2: related chat turns score 0.3-0
 LEXICAL_FLOOR = 0.7
 CHARS_PER_TOKEN = 4  # the usual estimate for English text and code (the hook has no tokenizer)
 ITEM_CHARS = 260  # one memory's text at most: its title and the sentence that says what it did
-MAX_ITEMS = 5  # a prompt's memories at most (fewer when they stop adding: KEEP_SHARE)
-KEEP_SHARE = 0.7  # a memory scoring under this share of the best adds little to it
+MAX_ITEMS = 6  # a prompt's memories at most (fewer when they stop adding: KEEP_SHARE)
+KEEP_SHARE = 0.5  # a memory scoring under half the best adds little to it
 MIN_ITEM_CHARS = 80  # the least of an item worth showing (its id, date and a few words)
 MIN_PROMPT_CHARS = 12  # "yes", "go on", "thanks": nothing to recall for
 DECISION_TYPES = ("decision", "design_note", "adr")
