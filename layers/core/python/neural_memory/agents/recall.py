@@ -284,6 +284,8 @@ def prompt_recall(
     kind = None if isinstance(reply, MemoryUnavailable) else (reply.get("question") or {}).get("kind")
     asking = asks_about_the_past(prompt, kind)
     found = _results(reply, settings.floor)
+    if not asking:  # a chore or a request: the team's decisions and notes may bear on it, its past changes do not
+        found = [r for r in found if r.get("observationType") in CLAIM_TYPES]
     best = best_vector(found)
     bar = (background or Background()).bar(asking, settings.floor)
     if best < bar:  # nothing stands above what prompts about nothing of this memory score here

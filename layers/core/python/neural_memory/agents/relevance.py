@@ -10,7 +10,9 @@ the project's past asks the memory; an instruction about the code at hand does n
 workspace's own background: the scores prompts about nothing of it reach there (``calibration``:
 ``CALIBRATION_PROMPTS`` searched once a day per workspace, in a detached process, their best
 cosine kept). A prompt that asks about the past needs its best memory above the background's
-typical score; any other prompt needs it clearly above the background's highest.
+typical score; any other prompt (a chore, a request) is handed only the team's decisions and
+notes (a convention bears on a chore; the changes that share its words do not), and only one
+clearly above the background's highest.
 
 The standard library only: it runs in every prompt's hook."""
 
