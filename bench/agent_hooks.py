@@ -96,8 +96,9 @@ def run_hook(flags: list[str], payload: dict[str, Any], env: dict[str, str]) -> 
     return (time.perf_counter() - began) * 1000, done.stdout.decode()
 
 
-def start_serve(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
-    command = [str(BIN / "neural-memory"), "serve", "--data-dir", str(data_dir), "--port", str(port), "--quiet"]
+def start_serve(data_dir: Path, port: int, *flags: str) -> subprocess.Popen[bytes]:
+    """``neural-memory serve`` on ``data_dir`` (and ``flags``), once it answers."""
+    command = [str(BIN / "neural-memory"), "serve", "--data-dir", str(data_dir), "--port", str(port), "--quiet", *flags]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:

@@ -38,7 +38,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from bench.agent_hooks import BIN, HOOK, free_port, percentile, run_hook
+from bench.agent_hooks import BIN, HOOK, free_port, percentile, run_hook, start_serve
 
 WORKSPACE = "history"
 MARKER = "hook-context.json"
@@ -66,20 +66,6 @@ def new_key(data: Path) -> str:
     command = [str(BIN / "neural-memory"), "keys", "create", "--workspace", WORKSPACE, "--data-dir", str(data)]
     done = subprocess.run(command, capture_output=True, text=True, check=True)
     return done.stdout.strip().splitlines()[-1]
-
-
-def serve(data: Path, port: int) -> subprocess.Popen[bytes]:
-    command = [str(BIN / "neural-memory"), "serve", "--no-demo", "--quiet", "--data-dir", str(data)]
-    process = subprocess.Popen([*command, "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2):  # loopback only
-                return process
-        except OSError:
-            time.sleep(0.3)
-    process.kill()
-    raise SystemExit("serve did not start")
 
 
 def call(url: str, key: str, path: str, body: dict[str, Any] | None = None) -> Any:
@@ -142,7 +128,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     imported(Path(args.clone), repo, data)
     key = new_key(data)
     port = free_port()
-    server = serve(data, port)
+    server = start_serve(data, port, "--no-demo")
     url = f"http://127.0.0.1:{port}"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env |= {"NM_API_KEY": key, "NM_HOOK_STATE_DIR": str(base / "state"), "NM_AGENT_USER": "bench"}
