@@ -194,8 +194,10 @@ def _split_pem(r: Random) -> str:
         text = "\n".join("# " + line for line in lines)
     elif shape == 2:
         text = "\n".join("> " + line for line in lines)
-    elif shape == 3:
+    elif shape == 3:  # a string concatenated over lines: the label from BEGIN to END, not the first quote
         text = "\n".join(f'    "{line}\\n" +' for line in lines).rstrip(" +")
+        start, end = text.index("-----BEGIN"), text.rindex("-----") + 5
+        return f"key:\n{text[:start]}{mark('private-key', text[start:end])}{text[end:]}\n"
     else:
         text = "\n".join("// " + line for line in lines)
     if shape in (1, 2, 4):
