@@ -149,8 +149,7 @@ class Hook:
         from neural_memory.agents.recall import RecallSettings, prompt_recall
 
         prompt = strip_private(str(self.payload.get("prompt") or ""))
-        with contextlib.suppress(OSError):
-            self.state.stash_prompt(self.session_id, str(self.payload.get("prompt_id") or ""), prompt)
+        self._stash(prompt)
         deadline = self.began + (self.args.timeout or PROMPT_TIMEOUT_S)
         api, why = self.memory(deadline)
         if api is None:
@@ -162,6 +161,29 @@ class Hook:
             self.inject(text)
             self.state.add_shown(self.session_id, shown)
         self.log("recall injected" if text else "nothing injected", "; ".join(filter(None, [why, note])))
+
+    def _stash(self, prompt: str) -> None:
+        """Keep the prompt for Stop with its secrets replaced before it touches the disk: the
+        detectors load (about 0.3 s) in a child of its own, so the prompt's recall never waits for
+        them; where there is no fork, here."""
+        prompt_id = str(self.payload.get("prompt_id") or "")
+        with contextlib.suppress(OSError):
+            self.state.stashing(self.session_id)
+        forked = hasattr(os, "fork")
+        if forked and os.fork() > 0:
+            return
+        try:
+            if forked:
+                os.setsid()
+                devnull = os.open(os.devnull, os.O_RDWR)
+                for fd in (0, 1, 2):  # the agent reads the hook's stdout until every holder closes it
+                    os.dup2(devnull, fd)
+            held, _ = _without_secrets([{"content": prompt}])
+            with contextlib.suppress(OSError):
+                self.state.stash_prompt(self.session_id, prompt_id, str(held[0]["content"]))
+        finally:
+            if forked:
+                os._exit(0)
 
     # Stop ----------------------------------------------------------------------------------
     def stop(self) -> None:

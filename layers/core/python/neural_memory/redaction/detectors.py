@@ -6,7 +6,7 @@ false-positive filters) and ours for what it lacks; what a found value must look
 is ``redaction/values.py``. No entropy-only guess over all text is made: the library's
 high-entropy plugins would take commit SHAs, UUIDs, content hashes and base64 fixtures, which
 engineering history is full of. A value is a secret by its shape (a provider's prefix, glued to a
-word or not: ``patterns.GLUED``), by what names it, or, assigned to a name that says nothing
+word or not: ``redaction/glued.py``), by what names it, or, assigned to a name that says nothing
 else about it, by being random the way issued keys are (``redaction/random_values.py``).
 Percent-encoded text is read decoded too (``redaction/percent.py``).
 
@@ -22,7 +22,8 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from neural_memory.redaction import percent, values
-from neural_memory.redaction.patterns import CONTEXTUAL, GLUED, PROVIDERS, Pattern, keyword_patterns, library_patterns
+from neural_memory.redaction.glued import GLUED
+from neural_memory.redaction.patterns import CONTEXTUAL, PROVIDERS, Pattern, keyword_patterns, library_patterns
 from neural_memory.redaction.random_values import assigned_random
 
 if TYPE_CHECKING:

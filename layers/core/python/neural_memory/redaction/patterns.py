@@ -221,28 +221,6 @@ PROVIDERS = (
     ),
 )
 
-def _glued(pattern: Pattern) -> Pattern:
-    """A provider's pattern without its word boundaries: its token glued to a word
-    (``deploy/OPENAI_key_is_sk-proj-….txt``, ``x`` + ``ghp_…``, ``…_old``); the token must then
-    hold digits and letters (``mask_live_previewGenerator`` is a name, not ``sk_live_…``)."""
-    source = pattern.regex.pattern.removeprefix(r"\b")
-    if source.endswith(r"\b"):
-        source = source[:-2] + "(?![A-Za-z0-9])"
-    source = source.replace(r"|\b", "|")
-    return Pattern(pattern.kind, re.compile(source, pattern.regex.flags), hints=pattern.hints, check=values.glued_token)
-
-
-GLUED = (
-    *(_glued(p) for p in PROVIDERS if p.regex.pattern.startswith(r"\b")),
-    # AWS key ids glued to anything before; after, no more of its alphabet.
-    Pattern(
-        "aws-access-key-id",
-        re.compile(r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}(?![A-Z0-9])", A),
-        hints=("a3t", "abia", "acca", "akia", "asia"),
-        check=values.glued_token,
-    ),
-)
-
 # A secret's name: a word (ASCII letters, digits, ``_`` and ``-``) holding one of these, the word
 # not going on in lower case (``tokenizer``, ``passwordless``, ``secretary`` are other words). It starts
 # where a word does (the patterns put ``(?<![\w-])`` before it): a lazy prefix tried from every
@@ -291,8 +269,10 @@ CONTEXTUAL = (
     Pattern(
         "private-key",
         re.compile(
-            r"-----BEGIN[A-Z0-9 \t\r\n]*PRIVATE\s+KEY(?:\s+BLOCK)?-----"
-            r"(?:.*?-----END[A-Z0-9 \t\r\n]*PRIVATE\s+KEY(?:\s+BLOCK)?-----|(?:(?:[\r\n]|\\n)+[A-Za-z0-9+/=:\-, ]*)*)",
+            # A header's words may be split across lines, each line commented or quoted (``# ``, ``> ``).
+            r"-----BEGIN[A-Z0-9\s#/>*]*PRIVATE[\s#/>*]+KEY(?:[\s#/>*]+BLOCK)?-----"
+            r"(?:.*?-----END[A-Z0-9\s#/>*]*PRIVATE[\s#/>*]+KEY(?:[\s#/>*]+BLOCK)?-----"
+            r"|(?:(?:[\r\n]|\\n)+[A-Za-z0-9+/=:\-, ]*)*)",
             re.DOTALL | A,
         ),
         hints=("private",),

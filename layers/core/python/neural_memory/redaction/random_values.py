@@ -59,7 +59,9 @@ def entropy(value: str) -> float:
 def _decodes_to_content(value: str) -> bool:
     """Base64 of a file (its magic bytes) or of text with spaces: content, not a key."""
     try:
-        raw = base64.b64decode(value + "=" * (-len(value) % 4), altchars=b"-_" if "-" in value or "_" in value else None)
+        raw = base64.b64decode(
+            value + "=" * (-len(value) % 4), altchars=b"-_" if "-" in value or "_" in value else None
+        )
     except (binascii.Error, ValueError):
         return False
     if raw.startswith(_MAGIC):
