@@ -27,7 +27,9 @@ def _issue_56(seed: int = 56) -> tuple[list[Labelled], list[Labelled]]:
     from random import Random
 
     rng = Random(seed)
-    evasions = [Labelled(s.text, s.category, [s.text[x.start : x.end] for x in s.secrets]) for s in evasion_samples(rng)]
+    evasions = [
+        Labelled(s.text, s.category, [s.text[x.start : x.end] for x in s.secrets]) for s in evasion_samples(rng)
+    ]
     return evasions, [Labelled(s.text, "none") for s in lookalike_samples(rng)]
 
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from random import Random
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from bench.secrets_blind import (
@@ -51,6 +51,9 @@ from bench.secrets_blind import (
     uid,
     unmark,
 )
+
+if TYPE_CHECKING:
+    from random import Random
 
 EVASIONS_PER_SHAPE = 60
 LOOKALIKES_PER_SHAPE = 150
@@ -78,11 +81,7 @@ def _token(r: Random) -> tuple[str, str]:
 
 def _random_value(r: Random) -> str:
     n = r.choice([32, 40, 40, 48, 64])
-    if r.random() < 0.6:
-        value = rs(r, B62, n)
-    else:
-        value = base64.b64encode(r.randbytes(n * 3 // 4)).decode()
-    return value
+    return rs(r, B62, n) if r.random() < 0.6 else base64.b64encode(r.randbytes(n * 3 // 4)).decode()
 
 
 _UNKNOWN_NAMES = [
@@ -152,7 +151,9 @@ def _url_encoded(r: Random) -> str:
         return "/v1/facets?q=" + quote("token: ", safe="") + mark(kind, quote(token, safe=""))
     if shape == 3:
         pw = rs(r, B62, 16)
-        return "redirect=" + quote(f"https://deploy:{pw}@ci.internal/hook", safe="").replace(pw, mark("url-password", pw))
+        return "redirect=" + quote(f"https://deploy:{pw}@ci.internal/hook", safe="").replace(
+            pw, mark("url-password", pw)
+        )
     if shape == 4:  # encoded twice
         value = rs(r, B62, 40)
         return "q=" + quote(quote("api_key=", safe=""), safe="") + mark("credential", value)
@@ -217,7 +218,9 @@ EVASIONS = {
 
 
 def evasion_samples(r: Random) -> list[Sample]:
-    return [Sample(category, *unmark(make(r))) for category, make in EVASIONS.items() for _ in range(EVASIONS_PER_SHAPE)]
+    return [
+        Sample(category, *unmark(make(r))) for category, make in EVASIONS.items() for _ in range(EVASIONS_PER_SHAPE)
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -323,7 +326,10 @@ def la_base64_image(r: Random) -> str:
 
 
 def la_base64_text(r: Random) -> str:
-    words = " ".join(pick(r, ["hello", "world", "fixture", "payload", "order", "created", "user", "event"]) for _ in range(r.randint(5, 12)))
+    words = " ".join(
+        pick(r, ["hello", "world", "fixture", "payload", "order", "created", "user", "event"])
+        for _ in range(r.randint(5, 12))
+    )
     encoded = base64.b64encode(words.encode()).decode()
     return pick(r, [f"FIXTURE_BODY={encoded}", f'sample_payload = "{encoded}"', f"data:\n  config.txt: {encoded}"])
 
@@ -431,4 +437,3 @@ LOOKALIKES = {
 
 def lookalike_samples(r: Random) -> list[Sample]:
     return [Sample(category, make(r), ()) for category, make in LOOKALIKES.items() for _ in range(LOOKALIKES_PER_SHAPE)]
-

@@ -18,8 +18,8 @@ from neural_memory.redaction.observations import SecretRefused, redact, redact_a
 from bench.secrets_blind import covered
 from bench.secrets_evasions import EVASIONS, LOOKALIKES, evasion_samples, lookalike_samples
 
-ANT = "sk-ant-api03-" + "Qw3Er5Ty7Ui9Op1As2Df4Gh6Jk8Lz0Xc2Vb4Nm6Qw8Er0Ty2Ui4Op6As8Df0Gh2Jk4Lz6Xc8Vb0Nm2Qw4Er6Ty8Ui0Op2As4Df6Gh8Jk0AA"
-PROJ = "sk-proj-" + "Zx9Cv8Bn7Mq6Wr5Et4Yu3Io2Pa1Sd0Fg9Hj8Kl7Zx6Cv5Bn4Mq3Wr2Et1Yu0Io" + "Pa9Sd8Fg7Hj6Kl5Zx4Cv3Bn2Mq1Wr0Et"
+ANT = "sk-ant-api03-" + "Qw3Er5Ty7Ui9Op1As2Df4Gh6Jk8Lz0Xc2Vb4Nm6Qw8Er0Ty2Ui4Op6As8Df0Gh2Jk4" + "Lz6Xc8Vb0Nm2Qw4Er6AA"
+PROJ = "sk-proj-" + "Zx9Cv8Bn7Mq6Wr5Et4Yu3Io2Pa1Sd0Fg9Hj8Kl7Zx6Cv5Bn4Mq3Wr2Et1Yu0Io" + "Pa9Sd8Fg7Hj6Kl5Zx4"
 AKIA = "AKIAQ3RT7WZX7K2M4PL5"
 GHP = "ghp_" + "Zq7Rk2Lm9Xc4Vb1Nn8Aa3Ss6Dd0Ff5Gg2Hh7"
 XOXB = "xoxb-123456789012-1234567890123-Ab3Cd5Ef7Gh9Ij1Kl3Mn5Op7"
@@ -98,7 +98,7 @@ def test_a_random_value_assigned_to_any_name_is_found(text: str) -> None:
     ],
 )
 def test_an_upper_case_random_value_assigned_to_a_secret_name_is_found(text: str) -> None:
-    value = text.split()[-1].split("=")[-1]
+    value = text.rsplit(maxsplit=1)[-1].rsplit("=", maxsplit=1)[-1]
     assert gone(text, value), redact_text(text)
 
 

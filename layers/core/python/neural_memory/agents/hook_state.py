@@ -1,11 +1,12 @@
 """What the hook keeps between its runs, in one folder on this machine: the log (``hooks.log``:
 one line per run saying what it did or why it did nothing; never a prompt's or a memory's text),
 the prompt of the turn under way (``UserPromptSubmit`` stashes it for ``Stop``, private spans
-removed and secrets replaced before it touches the disk), the ids of the memories each session was shown (its model has them in context:
-a later prompt's recall names them rather than repeating them), the ledger of the turns each
-project's sessions captured (where a session left off, for the next one's brief), and the outbox
-of turns a capture could not deliver (sent with the next capture, so nothing is lost while the
-memory is down; their secrets already replaced: ``hook._without_secrets``).
+removed and secrets replaced before it touches the disk), the ids of the memories each session
+was shown (its model has them in context: a later prompt's recall names them rather than
+repeating them), the ledger of the turns each project's sessions captured (where a session left
+off, for the next one's brief), and the outbox of turns a capture could not deliver (sent with
+the next capture, so nothing is lost while the memory is down; their secrets already replaced:
+``hook._without_secrets``).
 
 The folder is ``NM_HOOK_STATE_DIR``, else ``$XDG_STATE_HOME/neural-memory``, else
 ``~/.local/state/neural-memory``; it and its files are private to the user (0700 / 0600). Paths
