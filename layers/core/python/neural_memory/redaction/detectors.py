@@ -85,16 +85,27 @@ def _quoted(text: str, start: int, end: int) -> bool:
 
 
 @cache
-def _hints() -> frozenset[str]:
-    return frozenset(hint for pattern in _patterns() for hint in pattern.hints)
+def _by_hint() -> tuple[tuple[tuple[str, frozenset[int]], ...], frozenset[int]]:
+    """Each hint with the patterns (by number) it lets run, and the patterns without a hint."""
+    index: dict[str, set[int]] = {}
+    for n, pattern in enumerate(_patterns()):
+        for hint in pattern.hints:
+            index.setdefault(hint, set()).add(n)
+    always = frozenset(n for n, pattern in enumerate(_patterns()) if not pattern.hints)
+    return tuple((hint, frozenset(numbers)) for hint, numbers in index.items()), always
 
 
 def _matches(text: str) -> Iterator[Finding]:
     lowered = text.lower()
-    present = {hint for hint in _hints() if hint in lowered}  # each hint looked for once a text
-    for pattern in _patterns():
-        if pattern.hints and present.isdisjoint(pattern.hints):
-            continue
+    hinted, always = _by_hint()
+    # Each hint looked for once a text; only the patterns a present hint names run, in order.
+    running = set(always)
+    for hint, numbers in hinted:
+        if hint in lowered:
+            running |= numbers
+    patterns = _patterns()
+    for n in sorted(running):
+        pattern = patterns[n]
         for match in pattern.regex.finditer(text):
             span = _span(pattern, match)
             if span is None:

@@ -25,7 +25,9 @@ def _glued(pattern: Pattern) -> Pattern:
 
 
 GLUED = (
-    *(_glued(p) for p in PROVIDERS if p.regex.pattern.startswith(r"\b")),
+    # Not the ones whose only hint is punctuation (Discord's ``.``, Mailgun's ``-``): run on every
+    # text without a boundary to start from, they would cost more than all the others together.
+    *(_glued(p) for p in PROVIDERS if p.regex.pattern.startswith(r"\b") and not set(p.hints) <= {".", "-"}),
     # AWS key ids glued to anything before; after, no more of its alphabet.
     Pattern(
         "aws-access-key-id",

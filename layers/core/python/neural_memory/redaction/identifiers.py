@@ -14,6 +14,7 @@ for, so the original id (secret and all) still reaches its observation.
 from __future__ import annotations
 
 import hashlib
+import re
 
 from neural_memory.redaction.detectors import find_secrets
 
@@ -22,8 +23,21 @@ def _digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()[:12]
 
 
+# What an identifier holding a secret holds: a run of sixteen token characters or more with a
+# letter past ``f`` in it (every provider's prefix has one: ``gh``, ``AKIA``, ``xox``, ``sk``). Most
+# identifiers (names, UUIDs, commit SHAs, slugs) have none, and skip the detector: each write
+# scans seven of them.
+_TOKEN_RUN = re.compile(r"(?=[A-Za-z0-9+/=_-]{16})[A-Za-z0-9+/=_-]*[g-zG-Z][A-Za-z0-9+/=_-]*", re.ASCII)
+
+
+def _may_hold_a_secret(value: str) -> bool:
+    return any(len(run) >= 16 for run in _TOKEN_RUN.findall(value))
+
+
 def redact_identifier(value: str) -> tuple[str, list[str]]:
     """``value`` with each secret replaced by ``redacted-<kind>-<digest>``, and the kinds found."""
+    if len(value) < 16 or not _may_hold_a_secret(value):
+        return value, []
     findings = find_secrets(value)
     if not findings:
         return value, []

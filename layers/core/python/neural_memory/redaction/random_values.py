@@ -93,8 +93,10 @@ def assigned_random(text: str) -> Iterator[tuple[int, int]]:
     """Where a random value assigned to a name stands in ``text`` (start, end)."""
     for match in _VALUE.finditer(text):
         start, end = match.span()
-        before = _ASSIGNED.search(text, max(0, start - 90), start)
-        if before is None or _name_says_not_secret(before.group(1)):
+        if not text[max(0, start - 90) : start].rstrip(" \t\"'`").endswith(("=", ":", "=>")):
+            continue  # no assignment right before it (a string operation: the cheapest test first)
+        if not random_value(match.group(0)):
             continue
-        if random_value(match.group(0)):
+        before = _ASSIGNED.search(text, max(0, start - 90), start)
+        if before is not None and not _name_says_not_secret(before.group(1)):
             yield start, end
