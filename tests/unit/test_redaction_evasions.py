@@ -170,6 +170,13 @@ def test_a_secret_in_an_identifier_becomes_a_stable_derived_one_and_is_recorded(
     assert stored_id("note-plain-1") == "note-plain-1"
 
 
+def test_a_free_text_identifier_is_read_whole_not_only_for_tokens() -> None:
+    kept = redact(note(sessionId="deploy postgres://app:Qx7!pass99@db.internal/app")).observation
+    assert kept.session_id is not None
+    assert "Qx7!pass99" not in kept.session_id
+    assert "redacted-url-password-" in kept.session_id
+
+
 def test_a_refusing_workspace_names_the_identifier_that_holds_a_secret() -> None:
     with pytest.raises(SecretRefused) as refused:
         redact_all([note(), note(id="n2", actorName=GHP)], "refuse")

@@ -23,10 +23,11 @@ def _digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()[:12]
 
 
-# What an identifier holding a secret holds: a run of sixteen token characters or more with a
-# letter past ``f`` in it (every provider's prefix has one: ``gh``, ``AKIA``, ``xox``, ``sk``). Most
-# identifiers (names, UUIDs, commit SHAs, slugs) have none, and skip the detector: each write
-# scans seven of them.
+# What an id or a slug (``[A-Za-z0-9_.:-]``: no URL, no escape, no assignment fits) holding a
+# secret holds: a run of sixteen token characters or more with a letter past ``f`` in it (every
+# provider's prefix has one: ``gh``, ``AKIA``, ``xox``, ``sk``). Most ids (UUIDs, commit SHAs,
+# slugs) have none, and skip the detector. Free-text identifiers (an actor, a session id) are
+# always read whole.
 _TOKEN_RUN = re.compile(r"(?=[A-Za-z0-9+/=_-]{16})[A-Za-z0-9+/=_-]*[g-zG-Z][A-Za-z0-9+/=_-]*", re.ASCII)
 
 
@@ -34,9 +35,10 @@ def _may_hold_a_secret(value: str) -> bool:
     return any(len(run) >= 16 for run in _TOKEN_RUN.findall(value))
 
 
-def redact_identifier(value: str) -> tuple[str, list[str]]:
-    """``value`` with each secret replaced by ``redacted-<kind>-<digest>``, and the kinds found."""
-    if len(value) < 16 or not _may_hold_a_secret(value):
+def redact_identifier(value: str, slug: bool = True) -> tuple[str, list[str]]:
+    """``value`` with each secret replaced by ``redacted-<kind>-<digest>``, and the kinds found;
+    ``slug``: an id or a slug (False: free text, always read whole)."""
+    if slug and (len(value) < 16 or not _may_hold_a_secret(value)):
         return value, []
     findings = find_secrets(value)
     if not findings:

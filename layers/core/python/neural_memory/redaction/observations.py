@@ -42,6 +42,7 @@ IDENTIFIERS = {
     "id": "id", "parent_id": "parentId", "session_id": "sessionId", "actor_name": "actorName",
     "source": "source", "source_type": "sourceType", "observation_type": "observationType",
 }  # fmt: skip
+FREE_TEXT_IDENTIFIERS = frozenset({"actor_name", "session_id"})  # any text: read whole, never pre-filtered
 
 
 def placeholder(kind: str) -> str:
@@ -146,7 +147,7 @@ def _redact_identifiers(observation: ObservationIn, update: dict[str, object], f
     for name, wire in IDENTIFIERS.items():
         value = getattr(observation, name)
         if value:
-            text, kinds = redact_identifier(value)
+            text, kinds = redact_identifier(value, slug=name not in FREE_TEXT_IDENTIFIERS)
             if kinds:
                 update[name] = text
                 found += [f"{wire}:{kind}" for kind in kinds]

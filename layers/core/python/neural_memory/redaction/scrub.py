@@ -26,7 +26,7 @@ from neural_memory.ingest.ids import recurrence_key
 from neural_memory.ingest.prepare import chunked, indexed_hash
 from neural_memory.ingest.turn_context import add_stored_turn_context
 from neural_memory.redaction.identifiers import redact_identifier
-from neural_memory.redaction.observations import redact_metadata, redact_text
+from neural_memory.redaction.observations import FREE_TEXT_IDENTIFIERS, redact_metadata, redact_text
 from neural_memory.stores.base import lifecycle_state
 from neural_memory.stores.find import Find
 
@@ -84,7 +84,7 @@ def _redact_identifiers(record: ObservationRecord, update: dict[str, object], fo
     for name, wire in _IDENTIFIERS.items():
         value = getattr(record, name)
         if value:
-            text, kinds = redact_identifier(value)
+            text, kinds = redact_identifier(value, slug=name not in {*FREE_TEXT_IDENTIFIERS, "promoted_by"})
             if kinds:
                 update[name] = text
                 found += [f"{wire}:{kind}" for kind in kinds]
