@@ -169,18 +169,27 @@ class Hook:
         prompt_id = str(self.payload.get("prompt_id") or "")
         with contextlib.suppress(OSError):
             self.state.stashing(self.session_id)
-        forked = hasattr(os, "fork")
-        if forked and os.fork() > 0:
+        try:
+            child = os.fork() if hasattr(os, "fork") else 0
+        except OSError:  # no process to spare: the prompt waits for the detectors instead
+            child = -1
+        if child > 0:
             return
+        forked = child == 0 and hasattr(os, "fork")
         try:
             if forked:
                 os.setsid()
                 devnull = os.open(os.devnull, os.O_RDWR)
                 for fd in (0, 1, 2):  # the agent reads the hook's stdout until every holder closes it
                     os.dup2(devnull, fd)
-            held, _ = _without_secrets([{"content": prompt}])
+            try:
+                from neural_memory.redaction.observations import redact_text
+            except ImportError:  # no detectors (installed without the server): Stop reads the transcript
+                text = ""
+            else:
+                text = redact_text(prompt)[0]
             with contextlib.suppress(OSError):
-                self.state.stash_prompt(self.session_id, prompt_id, str(held[0]["content"]))
+                self.state.stash_prompt(self.session_id, prompt_id, text)
         finally:
             if forked:
                 os._exit(0)
