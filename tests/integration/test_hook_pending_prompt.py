@@ -24,7 +24,12 @@ PROMPT = f"deploy fails: export GITHUB_TOKEN={TOKEN}, and the key is in tmp_{ANT
 def _run(state: Path, payload: dict[str, object]) -> subprocess.CompletedProcess[bytes]:
     env = {**os.environ, "NM_HOOK_STATE_DIR": str(state), "NM_API_KEY": "", "NM_URL": "http://127.0.0.1:9"}
     return subprocess.run(
-        [str(HOOK), "--timeout", "2"], input=json.dumps(payload).encode(), capture_output=True, env=env, timeout=60
+        [str(HOOK), "--timeout", "2"],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        env=env,
+        timeout=60,
+        check=False,
     )
 
 

@@ -103,8 +103,9 @@ def _post_raw(url: str, path: str, body: bytes, headers: dict[str, str]) -> tupl
 
 
 def _note(id_: str, **fields: Any) -> dict[str, Any]:
-    return {"id": id_, "source": "manual", "observationType": "note", "occurredAt": "2026-01-15T09:00:00Z",
-            "title": "Deploy notes", "content": "Rotated the deploy credentials after the incident."} | fields  # fmt: skip
+    note = {"id": id_, "source": "manual", "observationType": "note", "occurredAt": "2026-01-15T09:00:00Z",
+            "title": "Deploy notes", "content": "Rotated the deploy credentials after the incident."}  # fmt: skip
+    return note | fields
 
 
 @pytest.fixture(scope="module")

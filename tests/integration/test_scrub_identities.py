@@ -110,7 +110,9 @@ def test_one_scrub_takes_every_secret_out_of_every_field_and_rekeys_an_id_that_h
     assert (again.finished, again.redacted, again.scanned) == (True, 0, 2)
 
 
-def test_the_command_cleans_a_folder_written_before_and_check_passes(tmp_path: Path, embedder: OnnxLocalEmbedder) -> None:
+def test_the_command_cleans_a_folder_written_before_and_check_passes(
+    tmp_path: Path, embedder: OnnxLocalEmbedder
+) -> None:
     settings = Settings(data_dir=tmp_path)
     service = Service(SqliteStore(settings.sqlite_path), embedder, settings, clock=lambda: NOW)
     _write_unredacted(service, "demo")
