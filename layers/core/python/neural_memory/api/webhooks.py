@@ -108,7 +108,10 @@ def receive(
     if not isinstance(kind, str) or not kind:
         raise InvalidInput(source.event_header or "type", "names no event")
     workspace = settings.ingest_routes.get(key) if key else None
-    receipt = WebhookReceipt(delivery_id=delivery, event=kind, routed_to=workspace, sent_to=None)
+    # The event header is outside the signature too: the receipt (and its log line) names it only
+    # as an event's name (``pull_request``), else by digest.
+    named = kind if not source.event_header or _EVENT_NAME.match(kind) else _unverified(kind)
+    receipt = WebhookReceipt(delivery_id=delivery, event=named, routed_to=workspace, sent_to=None)
     if kind == "ping":
         return receipt
     if workspace is None:
@@ -119,7 +122,7 @@ def receive(
     except MalformedEvent as exc:  # signed, but not the shape the provider documents: the sender's fault
         raise InvalidInput("body", str(exc)) from exc
     except UnsupportedEvent as exc:
-        return receipt.model_copy(update={"skipped": str(exc)})
+        return receipt.model_copy(update={"skipped": str(exc).replace(kind, named)})  # the reason names the event
     if not normalized.observations:
         return receipt.model_copy(update={"skipped": normalized.skipped.reason if normalized.skipped else "nothing"})
     if len(json.dumps(event).encode()) > EVENT_MAX_BYTES:
@@ -127,6 +130,7 @@ def receive(
     return receipt.model_copy(update={"sent_to": sink.send(event)})
 
 
+_EVENT_NAME = re.compile(r"^[a-z_]{1,40}$")  # GitHub's event names: push, pull_request, check_run, …
 _GUID = re.compile(r"^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$")
 
 
@@ -137,6 +141,10 @@ def _delivery_id(value: str | None) -> str | None:
     still telling deliveries apart."""
     if value is None or _GUID.match(value):
         return value
+    return _unverified(value)
+
+
+def _unverified(value: str) -> str:
     return "unverified-" + hashlib.sha256(value.encode()).hexdigest()[:16]
 
 
