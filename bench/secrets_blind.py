@@ -2267,6 +2267,13 @@ def report(res: Result, show: bool) -> None:
     print(f"recall: {n_found}/{n_total} = {n_found / n_total:.3f}")
     print(f"false positives: {n_fp} non-secret texts with a finding = {1000 * n_fp / n_ns:.1f} per 1,000")
     print(f"stray findings in secret-bearing texts (touching no labelled secret): {res.stray}")
+    evasions = [c for c in res.carrier_total if c.startswith("evasion-")]
+    if evasions:
+        e_found, e_total = sum(res.carrier_found[c] for c in evasions), sum(res.carrier_total[c] for c in evasions)
+        print(f"evasions (issue 56): {e_found}/{e_total} = {e_found / e_total:.3f}")
+        lookalikes = [c for c in res.ns_total if c.startswith("lookalike-")]
+        l_fp, l_total = sum(res.fp[c] for c in lookalikes), sum(res.ns_total[c] for c in lookalikes)
+        print(f"look-alikes (issue 56): {l_fp} of {l_total} with a finding = {1000 * l_fp / l_total:.1f} per 1,000")
     if show:
         print(f"\nmisses ({len(res.misses)}):")
         for line in res.misses:
@@ -2280,8 +2287,12 @@ def report(res: Result, show: bool) -> None:
 
 
 def build(seed: int) -> list[Sample]:
+    from bench.secrets_evasions import evasion_samples, lookalike_samples
+
     r = Random(seed)
-    return secret_samples(r) + non_secret_samples(r)
+    samples = secret_samples(r) + non_secret_samples(r)
+    extra = Random(seed + 56)  # issue 56's set: its own stream, so the earlier samples stay the same
+    return samples + evasion_samples(extra) + lookalike_samples(extra)
 
 
 def main() -> None:

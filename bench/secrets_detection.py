@@ -1,4 +1,5 @@
-"""Secret detection on a labelled set (``bench/secrets_corpus.py``): recall per kind and overall,
+"""Secret detection on a labelled set (``bench/secrets_corpus.py``, and issue 56's evasions and
+look-alikes, ``bench/secrets_evasions.py``): recall per kind and overall,
 false positives per 1,000 non-secrets, and the time a text takes.
 
     python -m bench.secrets_detection [--show]
@@ -17,7 +18,19 @@ from collections import Counter
 
 from neural_memory.redaction.detectors import find_secrets
 
-from bench.secrets_corpus import non_secrets, secrets
+from bench.secrets_corpus import Labelled, non_secrets, secrets
+from bench.secrets_evasions import evasion_samples, lookalike_samples
+
+
+def _issue_56(seed: int = 56) -> tuple[list[Labelled], list[Labelled]]:
+    """Issue 56's evasions (kind ``evasion-*``) and look-alikes, from their own seed."""
+    from random import Random
+
+    rng = Random(seed)
+    evasions = [
+        Labelled(s.text, s.category, [s.text[x.start : x.end] for x in s.secrets]) for s in evasion_samples(rng)
+    ]
+    return evasions, [Labelled(s.text, "none") for s in lookalike_samples(rng)]
 
 
 def _covered(text: str, secret: str, spans: list[tuple[int, int]]) -> bool:
@@ -34,7 +47,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.secrets_detection", description=__doc__)
     parser.add_argument("--show", action="store_true", help="print every miss and false positive")
     args = parser.parse_args()
-    positives, negatives = secrets(), non_secrets()
+    evasions, lookalikes = _issue_56()
+    positives, negatives = secrets() + evasions, non_secrets() + lookalikes
     find_secrets("warm up")  # the library loads on first use
     found: Counter[str] = Counter()
     total: Counter[str] = Counter()
@@ -62,6 +76,8 @@ def main() -> int:
         print(f"{kind:24} {found[kind]:4} / {total[kind]:4}  recall {found[kind] / total[kind]:.3f}")
     recall = sum(found.values()) / sum(total.values())
     print(f"secrets: {sum(total.values())} of {len(total)} kinds; recall {recall:.4f}")
+    e_found = sum(n for kind, n in found.items() if kind.startswith("evasion-"))
+    print(f"evasions (issue 56): {e_found} / {len(evasions)}; look-alikes among the non-secrets: {len(lookalikes)}")
     print(
         f"non-secrets: {len(negatives)}; false positives {false_positives} "
         f"({1000 * false_positives / len(negatives):.2f} per 1,000)"

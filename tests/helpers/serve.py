@@ -95,13 +95,16 @@ def serve(
     program: Sequence[str] | None = None,
     split_streams: bool = False,
     extra: Sequence[str] = (),
+    quiet: bool = True,
 ) -> Iterator[Served]:
     """``neural-memory serve`` on ``data_dir`` (with the sample events unless ``samples`` is
     False: an empty demo workspace), ready to answer; stopped on exit. ``program``: the argv that
     runs ``neural-memory`` (e.g. ``tests/helpers/hash_cli.command``), if not the CLI itself;
-    ``split_streams``: keep standard error apart; ``extra``: more ``serve`` flags."""
+    ``split_streams``: keep standard error apart; ``extra``: more ``serve`` flags; ``quiet``: False
+    to have its access log."""
     port = free_port()
-    command = [*(program or [sys.executable, "-m", "neural_memory.local.cli"]), "serve", "--port", str(port), "--quiet"]
+    command = [*(program or [sys.executable, "-m", "neural_memory.local.cli"]), "serve", "--port", str(port)]
+    command += ["--quiet"] if quiet else []
     command += ["--data-dir", str(data_dir), *extra] + ([] if samples else ["--no-samples"])
     errors = subprocess.PIPE if split_streams else subprocess.STDOUT
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, text=True)

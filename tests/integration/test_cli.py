@@ -136,10 +136,12 @@ def test_the_data_dir_and_every_file_in_it_are_private(tmp_path: Path, capsys: p
 def test_an_existing_shared_folder_is_left_as_it_is_and_the_files_in_it_are_private(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # Given a data dir that already exists and is open to others (the user's own folder)
+    # Given a data dir that already exists, is open to others and holds the user's own files (an
+    # empty one is a folder made for the store: tightened, tests/integration/test_data_folder_private.py)
     shared = tmp_path / "shared"
     shared.mkdir()
     shared.chmod(0o755)
+    (shared / "notes.txt").write_text("mine\n")
     # When the CLI keeps its store there, Then the folder keeps its mode and the store is private
     assert main(["keys", "create", "--workspace", "acme", "--data-dir", str(shared)]) == 0
     capsys.readouterr()

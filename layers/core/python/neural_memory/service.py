@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from neural_memory.clock import utcnow
+from neural_memory.redaction.identifiers import stored_id
 from neural_memory.search.pipeline import SearchPipeline
 from neural_memory.search.tiers import visible_after
 from neural_memory.use_cases import lineage
@@ -146,13 +147,14 @@ class Service:
         self._turns.recut_turns_quoting(workspace_id, deleted)
 
     def promote(self, workspace_id: str, observation_id: str, reason: str, by: str, request_id: str) -> ObservationOut:
-        return self._promotion.promote(workspace_id, observation_id, reason, by, request_id)
+        return self._promotion.promote(workspace_id, stored_id(observation_id), reason, by, request_id)
 
     def get(self, workspace_id: str, observation_id: str, request_id: str) -> ObservationOut:
-        return read_observation(self.store, workspace_id, observation_id, request_id)
+        return read_observation(self.store, workspace_id, stored_id(observation_id), request_id)
 
     def delete(self, workspace_id: str, observation_id: str, request_id: str) -> DeleteResponse:
         now = self._clock()
+        observation_id = stored_id(observation_id)  # an id sent with a secret in it is stored under its derived id
         return delete_observation(self.store, self._turns, self.settings, now, workspace_id, observation_id, request_id)
 
     # The engineering views (use_cases/experts.py, lineage.py)
@@ -161,7 +163,7 @@ class Service:
 
     def lineage(self, workspace_id: str, observation_id: str, limit: int, request_id: str) -> LineageResponse:
         return lineage.lineage(
-            self.store, self.settings, self._clock(), workspace_id, observation_id, limit, request_id
+            self.store, self.settings, self._clock(), workspace_id, stored_id(observation_id), limit, request_id
         )
 
     # Upkeep (use_cases/upkeep.py)

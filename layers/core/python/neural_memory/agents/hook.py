@@ -153,8 +153,7 @@ class Hook:
         from neural_memory.agents.relevance import is_remember, read_background
 
         prompt = strip_private(str(self.payload.get("prompt") or ""))
-        with contextlib.suppress(OSError):
-            self.state.stash_prompt(self.session_id, str(self.payload.get("prompt_id") or ""), prompt)
+        self._stash(prompt)
         deadline = self.began + (self.args.timeout or PROMPT_TIMEOUT_S)
         api, why = self.memory(deadline)
         if api is None:
@@ -217,6 +216,38 @@ class Hook:
             self.log("background failed", f"{type(exc).__name__}: {str(exc)[:200]}")
         finally:
             if hasattr(os, "fork"):
+                os._exit(0)
+
+    def _stash(self, prompt: str) -> None:
+        """Keep the prompt for Stop with its secrets replaced before it touches the disk: the
+        detectors load (about 0.3 s) in a child of its own, so the prompt's recall never waits for
+        them; where there is no fork, here."""
+        prompt_id = str(self.payload.get("prompt_id") or "")
+        with contextlib.suppress(OSError):
+            self.state.stashing(self.session_id)
+        try:
+            child = os.fork() if hasattr(os, "fork") else 0
+        except OSError:  # no process to spare: the prompt waits for the detectors instead
+            child = -1
+        if child > 0:
+            return
+        forked = child == 0 and hasattr(os, "fork")
+        try:
+            if forked:
+                os.setsid()
+                devnull = os.open(os.devnull, os.O_RDWR)
+                for fd in (0, 1, 2):  # the agent reads the hook's stdout until every holder closes it
+                    os.dup2(devnull, fd)
+            try:
+                from neural_memory.redaction.observations import redact_text
+            except ImportError:  # no detectors (installed without the server): Stop reads the transcript
+                text = ""
+            else:
+                text = redact_text(prompt)[0]
+            with contextlib.suppress(OSError):
+                self.state.stash_prompt(self.session_id, prompt_id, text)
+        finally:
+            if forked:
                 os._exit(0)
 
     # Stop ----------------------------------------------------------------------------------

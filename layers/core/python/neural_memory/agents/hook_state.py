@@ -1,11 +1,12 @@
 """What the hook keeps between its runs, in one folder on this machine: the log (``hooks.log``:
 one line per run saying what it did or why it did nothing; never a prompt's or a memory's text),
 the prompt of the turn under way (``UserPromptSubmit`` stashes it for ``Stop``, private spans
-already removed), the ids of the memories each session was shown (its model has them in context:
-a later prompt's recall names them rather than repeating them), the ledger of the turns each
-project's sessions captured (where a session left off, for the next one's brief), and the outbox
-of turns a capture could not deliver (sent with the next capture, so nothing is lost while the
-memory is down; their secrets already replaced: ``hook._without_secrets``).
+removed and secrets replaced before it touches the disk), the ids of the memories each session
+was shown (its model has them in context: a later prompt's recall names them rather than
+repeating them), the ledger of the turns each project's sessions captured (where a session left
+off, for the next one's brief), and the outbox of turns a capture could not deliver (sent with
+the next capture, so nothing is lost while the memory is down; their secrets already replaced:
+``hook._without_secrets``).
 
 The folder is ``NM_HOOK_STATE_DIR``, else ``$XDG_STATE_HOME/neural-memory``, else
 ``~/.local/state/neural-memory``; it and its files are private to the user (0700 / 0600). Paths
@@ -28,6 +29,8 @@ OUTBOX_FILE = "outbox.jsonl"
 OUTBOX_LIMIT = 2_000  # observations kept undelivered at most (the oldest go first, and the log says so)
 SHOWN_LIMIT = 1_000  # ids a session's list keeps (the newest)
 SHOWN_DAYS = 7  # a session's list untouched this long is removed (the session is over)
+STASHING = ".stashing"  # beside a pending prompt's file while its secrets are being replaced
+STASH_WAIT_S = 3.0  # how long a Stop waits for that at most (the detectors load in about 0.3 s)
 
 
 def state_dir() -> str:
@@ -87,16 +90,30 @@ class HookState:
     def _pending(self, session_id: str) -> str:
         return self._of_session("pending", session_id)
 
+    def stashing(self, session_id: str) -> None:
+        """Say that the turn's prompt is being redacted for the stash (an empty marker file), so
+        that a Stop arriving first waits for it (``take_prompt``)."""
+        path = self._pending(session_id)
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        self._write(path + STASHING, "")
+
     def stash_prompt(self, session_id: str, prompt_id: str, prompt: str) -> None:
-        """Keep the turn's prompt (private spans already removed) for the Stop hook."""
+        """Keep the turn's prompt (private spans removed and secrets replaced already: the hook's
+        ``_stash``) for the Stop hook."""
         path = self._pending(session_id)
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         at = datetime.now(UTC).isoformat()
         self._write(path, json.dumps({"promptId": prompt_id, "prompt": prompt, "at": at}))
+        with contextlib.suppress(OSError):
+            os.unlink(path + STASHING)
 
     def take_prompt(self, session_id: str) -> dict[str, Any] | None:
-        """The stashed prompt of the session's turn, removed as it is read (None if there is none)."""
+        """The stashed prompt of the session's turn, removed as it is read (None if there is none);
+        while it is being stashed, waited for (``STASH_WAIT_S`` at most)."""
         path = self._pending(session_id)
+        waited = time.monotonic() + STASH_WAIT_S
+        while os.path.exists(path + STASHING) and time.monotonic() < waited:
+            time.sleep(0.02)
         try:
             with open(path, encoding="utf-8") as handle:
                 document = json.load(handle)

@@ -54,6 +54,22 @@ ROUTES: tuple[Route, ...] = (
 )
 
 
+# Paths served outside the table (the local gateway's health, its OpenAPI document).
+_PLAIN_PATHS = frozenset({"/", "/health", "/openapi.json"})
+
+
+def route_template(target: str) -> str:
+    """What a log line may say of a request target: the route's template (``/v1/observations/{id}``),
+    never its query string or a path parameter's value (either may carry a secret, a query's free
+    text); ``(no route)`` for a path outside the table."""
+    from urllib.parse import unquote, urlsplit
+
+    path = unquote(urlsplit(target).path)
+    if path in _PLAIN_PATHS:
+        return path
+    return next((route.path for route in ROUTES if route.pattern.match(path)), "(no route)")
+
+
 def route_functions() -> list[str]:
     """The functions that serve routes, each once, in table order."""
     return list(dict.fromkeys(route.function for route in ROUTES))

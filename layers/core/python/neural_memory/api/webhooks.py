@@ -9,8 +9,10 @@ dead letters); locally (``make serve``) it is ingested at once, through the same
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import json
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -95,7 +97,7 @@ def receive(
     source = SOURCES[name]
     payload = _payload(body)
     kind = header(headers, source.event_header) if source.event_header else payload.get("type")
-    delivery = header(headers, source.delivery_header) if source.delivery_header else payload.get("id")
+    delivery = _delivery_id(header(headers, source.delivery_header)) if source.delivery_header else payload.get("id")
     delivery = delivery if isinstance(delivery, str) else None  # only named in the receipt
     event = {"source": name, "detail-type": kind, "detail": {**payload, DELIVERY_KEY: delivery}}
     try:
@@ -106,7 +108,10 @@ def receive(
     if not isinstance(kind, str) or not kind:
         raise InvalidInput(source.event_header or "type", "names no event")
     workspace = settings.ingest_routes.get(key) if key else None
-    receipt = WebhookReceipt(delivery_id=delivery, event=kind, routed_to=workspace, sent_to=None)
+    # The event header is outside the signature too: the receipt (and its log line) names it only
+    # as an event's name (``pull_request``), else by digest.
+    named = kind if not source.event_header or _EVENT_NAME.match(kind) else _unverified(kind)
+    receipt = WebhookReceipt(delivery_id=delivery, event=named, routed_to=workspace, sent_to=None)
     if kind == "ping":
         return receipt
     if workspace is None:
@@ -117,12 +122,30 @@ def receive(
     except MalformedEvent as exc:  # signed, but not the shape the provider documents: the sender's fault
         raise InvalidInput("body", str(exc)) from exc
     except UnsupportedEvent as exc:
-        return receipt.model_copy(update={"skipped": str(exc)})
+        return receipt.model_copy(update={"skipped": str(exc).replace(kind, named)})  # the reason names the event
     if not normalized.observations:
         return receipt.model_copy(update={"skipped": normalized.skipped.reason if normalized.skipped else "nothing"})
     if len(json.dumps(event).encode()) > EVENT_MAX_BYTES:
         raise PayloadTooLarge(EVENT_MAX_BYTES)
     return receipt.model_copy(update={"sent_to": sink.send(event)})
+
+
+_EVENT_NAME = re.compile(r"^[a-z_]{1,40}$")  # GitHub's event names: push, pull_request, check_run, …
+_GUID = re.compile(r"^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$")
+
+
+def _delivery_id(value: str | None) -> str | None:
+    """The delivery header as the receipt (and the log line that prints it) may carry it: a GUID,
+    as GitHub sends, as is; anything else is not covered by the signature, so it could be anything
+    a sender put there (a token): ``unverified-<digest>``, the first 16 hex characters of its SHA-256,
+    still telling deliveries apart."""
+    if value is None or _GUID.match(value):
+        return value
+    return _unverified(value)
+
+
+def _unverified(value: str) -> str:
+    return "unverified-" + hashlib.sha256(value.encode()).hexdigest()[:16]
 
 
 def _payload(body: bytes) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from waitress.server import TcpWSGIServer
 from waitress.task import ErrorTask
 
 from neural_memory.api.resolver import error_body, error_reply
+from neural_memory.api.routes import route_template
 from neural_memory.errors import NeuralMemoryError, PayloadTooLarge
 from neural_memory.local.connection_guard import (
     HEAD_TIMEOUT_S,
@@ -262,7 +263,9 @@ class LocalApiServer:
         start_response(f"{status} {_reason(status)}", response_headers)
         if not self.quiet:
             took = (time.perf_counter() - began) * 1000
-            sys.stderr.write(f"{environ.get('REMOTE_ADDR', '-')} {method} {target[:200]} {status} {took:.0f} ms\n")
+            # The route's template, never the target: a query string or a path's id may carry a secret.
+            route = route_template(target)
+            sys.stderr.write(f"{environ.get('REMOTE_ADDR', '-')} {method} {route} {status} {took:.0f} ms\n")
         return [] if method == "HEAD" else [payload]
 
     def _answer(self, environ: dict[str, Any], method: str, target: str) -> tuple[int, str, dict[str, str]]:

@@ -3,9 +3,12 @@
 The patterns (``redaction/patterns.py``) are Yelp's ``detect-secrets`` (a maintained library made
 for this: its provider plugins' regular expressions, its keyword plugin's assignments, its
 false-positive filters) and ours for what it lacks; what a found value must look like to count
-is ``redaction/values.py``. No entropy-only guess is made: its high-entropy plugins would take
-commit SHAs, UUIDs, content hashes and base64 fixtures, which engineering history is full of. A
-value is a secret by its shape (a provider's prefix) or by what names it.
+is ``redaction/values.py``. No entropy-only guess over all text is made: the library's
+high-entropy plugins would take commit SHAs, UUIDs, content hashes and base64 fixtures, which
+engineering history is full of. A value is a secret by its shape (a provider's prefix, glued to a
+word or not: ``redaction/glued.py``), by what names it, or, assigned to a name that says nothing
+else about it, by being random the way issued keys are (``redaction/random_values.py``).
+Percent-encoded text is read decoded too (``redaction/percent.py``).
 
 Measured on two labelled sets, one written blind to these patterns (``python -m
 bench.secrets_detection``, ``python -m bench.secrets_holdout``; docs/benchmarks.md).
@@ -18,8 +21,10 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 
-from neural_memory.redaction import values
+from neural_memory.redaction import percent, values
+from neural_memory.redaction.glued import GLUED
 from neural_memory.redaction.patterns import CONTEXTUAL, PROVIDERS, Pattern, keyword_patterns, library_patterns
+from neural_memory.redaction.random_values import assigned_random
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -27,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["Finding", "find_secrets"]
 
 _QUOTES = "\"'`"
+RANDOM_VALUE = "random-value"  # a random value assigned to a name no pattern knows (``random_values``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +49,7 @@ class Finding:
 def _patterns() -> tuple[Pattern, ...]:
     """Every pattern, the providers' first (their kind is the more precise where two overlap).
     Built on first use: the library loads only when text is first scanned."""
-    return (*PROVIDERS, *library_patterns(), *CONTEXTUAL, *keyword_patterns())
+    return (*PROVIDERS, *library_patterns(), *CONTEXTUAL, *keyword_patterns(), *GLUED)
 
 
 @cache
@@ -79,16 +85,27 @@ def _quoted(text: str, start: int, end: int) -> bool:
 
 
 @cache
-def _hints() -> frozenset[str]:
-    return frozenset(hint for pattern in _patterns() for hint in pattern.hints)
+def _by_hint() -> tuple[tuple[tuple[str, frozenset[int]], ...], frozenset[int]]:
+    """Each hint with the patterns (by number) it lets run, and the patterns without a hint."""
+    index: dict[str, set[int]] = {}
+    for n, pattern in enumerate(_patterns()):
+        for hint in pattern.hints:
+            index.setdefault(hint, set()).add(n)
+    always = frozenset(n for n, pattern in enumerate(_patterns()) if not pattern.hints)
+    return tuple((hint, frozenset(numbers)) for hint, numbers in index.items()), always
 
 
 def _matches(text: str) -> Iterator[Finding]:
     lowered = text.lower()
-    present = {hint for hint in _hints() if hint in lowered}  # each hint looked for once a text
-    for pattern in _patterns():
-        if pattern.hints and present.isdisjoint(pattern.hints):
-            continue
+    hinted, always = _by_hint()
+    # Each hint looked for once a text; only the patterns a present hint names run, in order.
+    running = set(always)
+    for hint, numbers in hinted:
+        if hint in lowered:
+            running |= numbers
+    patterns = _patterns()
+    for n in sorted(running):
+        pattern = patterns[n]
         for match in pattern.regex.finditer(text):
             span = _span(pattern, match)
             if span is None:
@@ -103,6 +120,22 @@ def _matches(text: str) -> Iterator[Finding]:
             yield Finding(pattern.kind, *span)
 
 
+def _all(text: str) -> Iterator[Finding]:
+    yield from _matches(text)
+    for start, end in assigned_random(text):
+        yield Finding(RANDOM_VALUE, start, end)
+
+
+def _found(text: str) -> list[Finding]:
+    """In ``text`` and, when it holds percent-escapes, in the text they decode to (each finding
+    mapped back to the escapes it came from)."""
+    found = list(_all(text))
+    if percent.encoded(text):
+        plain, origin = percent.decoded(text)
+        found += [Finding(f.kind, origin[f.start][0], origin[f.end - 1][1]) for f in _all(plain)]
+    return found
+
+
 def find_secrets(text: str) -> list[Finding]:
     """The secrets in ``text``, in order, overlapping findings merged into one (of the kind found
     first: a provider's over a generic credential)."""
@@ -110,7 +143,7 @@ def find_secrets(text: str) -> list[Finding]:
         return []
     order = _order()
     merged: list[Finding] = []
-    for finding in sorted(_matches(text), key=lambda f: (f.start, -f.end)):
+    for finding in sorted(_found(text), key=lambda f: (f.start, -f.end)):
         if merged and finding.start < merged[-1].end:
             last = merged[-1]
             kind = min((last.kind, finding.kind), key=lambda k: order.get(k, len(order)))

@@ -9,7 +9,11 @@ never the value. A ``<private>…</private>`` span (an agent's convention for wh
 kept; any case, spaces in its tags; unclosed, to the end: ``redaction.private``, the hook's reading
 too) becomes ``[redacted:private]``. Scanned: the title, the content, the
 URL, every string in the metadata (read with its key, so ``{"password": "…"}`` is an assignment)
-and every code-ref string. Ids, actors and session ids are identifiers, not scanned.
+and every code-ref string; the identifiers too (``id``, ``parentId``, ``supersedes``, ``sessionId``,
+``actorName``, ``source``, ``sourceType``, ``observationType``): a secret in one becomes
+``redacted-<kind>-<digest>`` (``redaction.identifiers``), so an id that held one is replaced by a
+stable derived id, which the reply returns and under which ``GET``/``DELETE`` of the original
+id find it.
 
 Under a workspace's ``refuse`` policy the write is refused instead (``SecretRefused``: a 400 naming
 the field and the kind), and nothing of the batch is written.
@@ -22,6 +26,7 @@ from typing import TYPE_CHECKING, Literal
 
 from neural_memory.errors import InvalidInput
 from neural_memory.redaction.detectors import find_secrets
+from neural_memory.redaction.identifiers import redact_identifier
 from neural_memory.redaction.private import without_private
 
 if TYPE_CHECKING:
@@ -32,6 +37,12 @@ if TYPE_CHECKING:
     from neural_memory.models import CodeRef, ObservationIn, Redaction
 
 SecretsPolicy = Literal["redact", "refuse"]
+# The identifiers redaction reaches, by their name in the model and on the wire.
+IDENTIFIERS = {
+    "id": "id", "parent_id": "parentId", "session_id": "sessionId", "actor_name": "actorName",
+    "source": "source", "source_type": "sourceType", "observation_type": "observationType",
+}  # fmt: skip
+FREE_TEXT_IDENTIFIERS = frozenset({"actor_name", "session_id"})  # any text: read whole, never pre-filtered
 
 
 def placeholder(kind: str) -> str:
@@ -132,10 +143,29 @@ def _redact_code_refs(refs: Sequence[CodeRef], found: list[str]) -> list[CodeRef
     return kept
 
 
+def _redact_identifiers(observation: ObservationIn, update: dict[str, object], found: list[str]) -> None:
+    for name, wire in IDENTIFIERS.items():
+        value = getattr(observation, name)
+        if value:
+            text, kinds = redact_identifier(value, slug=name not in FREE_TEXT_IDENTIFIERS)
+            if kinds:
+                update[name] = text
+                found += [f"{wire}:{kind}" for kind in kinds]
+    if observation.supersedes:
+        ids = []
+        for value in observation.supersedes:
+            text, kinds = redact_identifier(value)
+            ids.append(text)
+            found += [f"supersedes:{kind}" for kind in kinds]
+        if ids != observation.supersedes:
+            update["supersedes"] = ids
+
+
 def redact(observation: ObservationIn) -> Redacted:
     """The observation with every secret of its scanned fields replaced (``redact_text``)."""
     found: list[str] = []
     update: dict[str, object] = {}
+    _redact_identifiers(observation, update, found)
     for name in ("title", "content", "url"):
         value = getattr(observation, name)
         if value:

@@ -129,6 +129,8 @@ def library_patterns() -> list[Pattern]:
                 source = rf"(?<![\w:])(?:{source})(?![\w-])"
             regex = re.compile(source, (listed.flags & ~re.UNICODE) | re.ASCII)
             check = _LIBRARY_CHECKS.get(kind, values.provider_value)
+            if kind == "stripe-key":  # no word boundary in it: ``mask_live_previewGenerator`` is a name
+                check = values.glued_token
             hints = _LIBRARY_HINTS.get(kind, ())
             found.append(
                 Pattern(kind, regex, group=1 if regex.groups else 0, hints=hints, check=check, min_group=_MIN_GROUP)
@@ -267,11 +269,13 @@ CONTEXTUAL = (
     Pattern(
         "private-key",
         re.compile(
-            r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
-            r"(?:.*?-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|(?:(?:[\r\n]|\\n)+[A-Za-z0-9+/=:\-, ]*)*)",
+            # A header's words may be split across lines, each line commented or quoted (``# ``, ``> ``).
+            r"-----BEGIN[A-Z0-9\s#/>*]*PRIVATE[\s#/>*]+KEY(?:[\s#/>*]+BLOCK)?-----"
+            r"(?:.*?-----END[A-Z0-9\s#/>*]*PRIVATE[\s#/>*]+KEY(?:[\s#/>*]+BLOCK)?-----"
+            r"|(?:(?:[\r\n]|\\n)+[A-Za-z0-9+/=:\-, ]*)*)",
             re.DOTALL | A,
         ),
-        hints=("private key",),
+        hints=("private",),
         check=values.key_block,
     ),
     Pattern(

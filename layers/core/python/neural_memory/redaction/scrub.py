@@ -5,6 +5,11 @@ cut again and re-embedded (the embedding cache serves the unchanged passages), t
 context chunk quotes it cut again too, each write conditional on the record being unchanged since
 read (a record written meanwhile went through redaction already).
 
+Identifiers are reached too (``id``, ``parentId``, ``supersedes``, ``supersededBy``, ``sessionId``,
+``actorName``, ``source``, ``sourceType``, ``observationType``, ``promotedBy``), as a write derives
+them (``redaction.identifiers``): a record whose id held a secret is written under its derived id
+and the original deleted, so ``GET`` of the original id finds it as it would after a write.
+
 Over the store port, so one use case for both stores. Idempotent (a placeholder is never a secret)
 and resumable: the ``ScrubCursor`` says where it stopped (a workspace and a time), and a run from
 it redoes at most the records of that instant.
@@ -20,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 from neural_memory.ingest.ids import recurrence_key
 from neural_memory.ingest.prepare import chunked, indexed_hash
 from neural_memory.ingest.turn_context import add_stored_turn_context
-from neural_memory.redaction.observations import redact_metadata, redact_text
+from neural_memory.redaction.identifiers import redact_identifier
+from neural_memory.redaction.observations import FREE_TEXT_IDENTIFIERS, redact_metadata, redact_text
 from neural_memory.stores.base import lifecycle_state
 from neural_memory.stores.find import Find
 
@@ -66,11 +72,36 @@ class ScrubReport:
     cursor: ScrubCursor = field(default_factory=ScrubCursor)
 
 
+# A record's identifiers: by field, the name a redaction records (the wire's).
+_IDENTIFIERS = {
+    "id": "id", "parent_id": "parentId", "superseded_by": "supersededBy", "session_id": "sessionId",
+    "actor_name": "actorName", "source": "source", "source_type": "sourceType",
+    "observation_type": "observationType", "promoted_by": "promotedBy",
+}  # fmt: skip
+
+
+def _redact_identifiers(record: ObservationRecord, update: dict[str, object], found: list[str]) -> None:
+    for name, wire in _IDENTIFIERS.items():
+        value = getattr(record, name)
+        if value:
+            text, kinds = redact_identifier(value, slug=name not in {*FREE_TEXT_IDENTIFIERS, "promoted_by"})
+            if kinds:
+                update[name] = text
+                found += [f"{wire}:{kind}" for kind in kinds]
+    if record.supersedes:
+        ids = [redact_identifier(value)[0] for value in record.supersedes]
+        if ids != record.supersedes:
+            update["supersedes"] = ids
+            found.append("supersedes:identifier")
+
+
 def redact_record(record: ObservationRecord) -> ObservationRecord | None:
-    """The record with its stored text redacted (title, content, URL, metadata, code refs, the
-    promotion's reason), its hashes recomputed and ``redactions`` added to; None if it held nothing."""
+    """The record with its stored text and identifiers redacted (title, content, URL, metadata,
+    code refs, the promotion's reason, ``_IDENTIFIERS``), its hashes recomputed and ``redactions``
+    added to; None if it held nothing."""
     found: list[str] = []
     update: dict[str, object] = {}
+    _redact_identifiers(record, update, found)
     for name in ("title", "content", "url", "promotion_reason"):
         value = getattr(record, name)
         if value:
@@ -171,10 +202,16 @@ class Scrub:
             earlier = service.earlier_turn(workspace_id)
             add_stored_turn_context(items, earlier, turns_before)
         service.embed_chunks(workspace_id, items)
-        expected = {record.id: lifecycle_state(record) for record, _ in pairs}
+        # Re-keyed (an id that held a secret): the derived id must be absent, the original is deleted after.
+        expected = {
+            changed.id: lifecycle_state(record if changed.id == record.id else None) for record, changed in pairs
+        }
         outcome = service.store.write(workspace_id, items, expected)
         missed = set(outcome.stale) | set(outcome.failed)
         written = [changed for _, changed in pairs if changed.id not in missed]
+        for record, changed in pairs:
+            if changed.id != record.id and changed.id not in missed:
+                service.store.delete(workspace_id, record.id)
         report.redacted += len(written)
         report.raced += len(missed)
         service.recut_turns_quoting(workspace_id, written)

@@ -118,7 +118,15 @@ def reference(value: str, quoted: bool) -> bool:
         return True
     if heuristic.is_templated_secret(value) or value[:1] in "[({":  # a structure: a list, a call, a map
         return True
-    return not quoted and bool(_CODE_NAME.match(value))
+    return not quoted and bool(_CODE_NAME.match(value)) and not random_capitals(value)
+
+
+def random_capitals(value: str) -> bool:
+    """Upper case (and digits) that no constant's name is: sixteen characters or more, no ``_``,
+    and as varied as random letters are (``KX7Q…``; ``AUTHENTICATION`` is a word)."""
+    from neural_memory.redaction.random_values import entropy
+
+    return len(value) >= 16 and value.isalnum() and value.isupper() and entropy(value) >= 3.5
 
 
 def about_a_secret(name: str) -> bool:
@@ -230,3 +238,9 @@ def literal(value: str, quoted: bool = False) -> bool:
     """A value where code cannot stand (a URL's query, a config file's word): ``assigned`` as if
     quoted, so ``battery.tiger.staple`` is a passphrase, not a dotted name."""
     return assigned(value, True)
+
+
+def glued_token(value: str, quoted: bool = False) -> bool:
+    """A provider's token found glued to a word: not a placeholder, and random enough to be one
+    (two digits and four letters at least: a name that happens to hold a prefix has no digits)."""
+    return sum(c.isdigit() for c in value) >= 2 and sum(c.isalpha() for c in value) >= 4 and not placeholder(value)

@@ -146,11 +146,31 @@ def _open_holders(path: Path) -> int:
     return os.open(holders_path(path), os.O_CREAT | os.O_RDWR, 0o600)
 
 
+# What a data folder of ours holds: the databases (with -wal, -shm, .holders), the key file, the
+# saved mirror, the models, the backups, cursors and locks the commands keep.
+_OWN_PREFIXES = ("neural-memory", "embedding-cache", "demo-api-key", "models", "backups", ".", "scrub", "import")
+
+
+def _tighten_own_folder(folder: Path) -> None:
+    """0700 for a folder open to others that this user owns and that holds only our files."""
+    try:
+        mode = folder.stat().st_mode
+        if not mode & 0o077 or folder.stat().st_uid != os.getuid():
+            return
+        if all(name.startswith(_OWN_PREFIXES) for name in os.listdir(folder)):
+            os.chmod(folder, 0o700)
+    except OSError:
+        return  # not ours to change: ``check`` names it
+
+
 def make_private(path: Path) -> None:
     """Create the folder (0700) and the database file (0600) if absent, and tighten the file if it
     is open to others: observations are private, whoever else uses the machine. SQLite gives its
-    -wal and -shm files the database file's mode. A folder that already exists is the user's
-    (``--data-dir /tmp``, say) and is left as it is: the files in it are private anyway.
+    -wal and -shm files the database file's mode. A folder that already exists is tightened to
+    0700 too when it holds nothing but this folder's own files (made for it: ``mkdir DIR &&
+    neural-memory keys create --data-dir DIR``, so that ``check`` passes on it); one holding
+    anything else is the user's (``--data-dir /tmp``, say) and is left as it is: the files in it
+    are private anyway.
 
     Never through a descriptor of a file SQLite may hold: POSIX locks belong to the process, and
     closing *any* descriptor of the file drops every lock its connections hold (SQLite's "How To
@@ -166,6 +186,7 @@ def make_private(path: Path) -> None:
         if key in _PREPARED:
             return
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _tighten_own_folder(path.parent)
         holders = _open_holders(path)
         try:
             fcntl.flock(holders, fcntl.LOCK_SH)  # waits while a restore replaces the files

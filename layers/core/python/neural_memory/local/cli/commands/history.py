@@ -37,8 +37,14 @@ def cmd_import_git(args: argparse.Namespace) -> int:
         for note in history.notes:
             print(f"note: {note}", file=sys.stderr)
         commits = history.count()
-        cursor = _cursor(args, f"git-{history.repo.replace('/', '.')}-{history.branch}")
-        print(f"importing {history.repo} ({history.branch}): {commits:,} commits{_resuming(cursor)}", file=sys.stderr)
+        from neural_memory.redaction.identifiers import redact_identifier
+        from neural_memory.redaction.observations import redact_text
+
+        # A branch's name is a source's text: a secret in it is out of the cursor file's name and
+        # the progress line, as out of what is stored.
+        cursor = _cursor(args, f"git-{history.repo.replace('/', '.')}-{redact_identifier(history.branch)[0]}")
+        branch = redact_text(history.branch)[0]
+        print(f"importing {history.repo} ({branch}): {commits:,} commits{_resuming(cursor)}", file=sys.stderr)
         print("reading the history (the main line, every commit's author, the diffs) ...", file=sys.stderr, flush=True)
         began = time.monotonic()
         total = history.prepare()

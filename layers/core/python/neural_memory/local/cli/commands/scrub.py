@@ -51,7 +51,7 @@ def cmd_scrub(args: argparse.Namespace) -> int:
         except FolderInUse as exc:
             print(f"error: {exc} (scrub rewrites the store's files)", file=sys.stderr)
             return 1
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    settings.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     cursor_path = settings.data_dir / CURSOR_FILE
     cursor = _load(cursor_path)
     if cursor is not None:
