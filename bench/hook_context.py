@@ -20,7 +20,8 @@ Printed: the share of change questions whose answering PR is injected, mean and 
 injected for them, the share of generic and of remember prompts with nothing injected, the size of
 the MCP tools' definitions as the server's ``tools/list`` returns them (names, titles,
 descriptions, input schemas, annotations: ``json.dumps`` of the list), and the hook's wall time
-(p50/p95 over every prompt, Python's start included).
+(p50/p95 over every prompt, Python's start included; ``--pause`` seconds between prompts, 0.5 by
+default, as the model's answer leaves at least between two prompts of a session).
 """
 
 from __future__ import annotations
@@ -143,6 +144,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "transcript_path": "",
         }
         took, out = run_hook(flags, event, env)
+        time.sleep(args.pause)  # the model answers before the next prompt: what a hook left running ends meanwhile
         return took, injected(out)
 
     try:
@@ -211,6 +213,7 @@ def main() -> None:
     parser.add_argument("--questions", required=True, help="a question set (bench/questions/NAME.json)")
     parser.add_argument("--generic", required=True, help="prompts that ask nothing of the history (bench/prompts/)")
     parser.add_argument("--data-dir", help="kept between runs: the imported history, the hook's state")
+    parser.add_argument("--pause", type=float, default=0.5, help="seconds between prompts (the model's answer)")
     parser.add_argument("--show", action="store_true", help="print each injected text to stderr")
     parser.add_argument("--json", action="store_true", help="the whole result as JSON")
     args = parser.parse_args()

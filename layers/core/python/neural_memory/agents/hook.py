@@ -149,11 +149,17 @@ class Hook:
     # UserPromptSubmit ----------------------------------------------------------------------
     def user_prompt(self) -> None:
         from neural_memory.agents.private import strip_private
+
+        prompt = strip_private(str(self.payload.get("prompt") or ""))
+        try:
+            self._recall(prompt)
+        finally:  # after the recall: the detectors' load in the stash's child never slows it
+            self._stash(prompt)
+
+    def _recall(self, prompt: str) -> None:
         from neural_memory.agents.recall import RecallSettings, prompt_recall
         from neural_memory.agents.relevance import is_remember, read_background
 
-        prompt = strip_private(str(self.payload.get("prompt") or ""))
-        self._stash(prompt)
         deadline = self.began + (self.args.timeout or PROMPT_TIMEOUT_S)
         api, why = self.memory(deadline)
         if api is None:
