@@ -38,6 +38,22 @@ def cli_settings(args: argparse.Namespace) -> Settings:
     return Settings(**overrides)
 
 
+def find_memory(args: argparse.Namespace) -> str:
+    """The workspace a reading command uses, filling in ``args.data_dir``: ``--workspace`` (in
+    ``--data-dir`` or ``NM_DATA_DIR``), else the memory of the repository the command runs in, when
+    it has one (made by ``import git`` or ``agents install``), else ``demo``."""
+    if getattr(args, "workspace", None):
+        return str(args.workspace)
+    from neural_memory.agents.repository_memory import repository_memory
+
+    memory = repository_memory(Path.cwd(), getattr(args, "data_dir", None))
+    if memory is not None and memory.exists():
+        args.data_dir = str(memory.data_dir)
+        args.workspace = memory.workspace
+        return memory.workspace
+    return "demo"
+
+
 def progress_bar(total: int, unit: str, desc: str) -> Any:
     from tqdm import tqdm
 
