@@ -246,7 +246,12 @@ def embedded_memory(project: Path, target: Target) -> tuple[Path, str]:
 
 
 def git_user(project: Path) -> str:
-    """The person working in ``project``: git's ``user.name`` (else ``user.email``), "" when unset."""
+    """The person working in ``project``: git's ``user.name`` (else ``user.email``), "" when unset
+    or outside a repository."""
+    from neural_memory.agents.repository import work_tree_root
+
+    if work_tree_root(project) is None:
+        return ""
     for setting in ("user.name", "user.email"):
         try:
             done = subprocess.run(

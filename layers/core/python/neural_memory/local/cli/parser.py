@@ -55,6 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--store", choices=["sqlite", "opensearch"], help="store (env NM_STORE, default sqlite)")
         p.add_argument("--opensearch-url", help="OpenSearch endpoint when --store opensearch (env NM_OPENSEARCH_URL)")
 
+    def verbose(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--verbose", action="store_true", help="log lines on standard error (default: ~/.local/state/neural-memory)"
+        )
+
     def remote(p: argparse.ArgumentParser) -> None:
         # The flags choose the remote API; the variables only fill in the one not given, so a
         # shell that exports them for the MCP server still searches the local store by default.
@@ -131,6 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--key", help="with --api-url: its API key (default NM_API_KEY)")
         p.add_argument("--failures", default="import-failures.jsonl", help="where to write the failure report")
         data_dir(p)
+        verbose(p)
 
     def api_source(p: argparse.ArgumentParser, api_base: str, api_help: str, since_help: str) -> None:
         """What an importer reading a REST API takes: its address, ``--since``, ``--restart``."""
@@ -213,6 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--json", action="store_true", help="print the API's JSON reply")
     remote(search)
     data_dir(search)
+    verbose(search)
     search.set_defaults(func=cmd_search)
 
     ask = commands.add_parser("ask", help="an answer from the memory, with the sources it cites")
@@ -227,6 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
         asking.add_argument("--json", action="store_true", help="print the API's JSON reply")
         remote(asking)
         data_dir(asking)
+        verbose(asking)
         asking.set_defaults(func=run)
 
     mcp = commands.add_parser("mcp", help="serve the memory to agents over MCP (stdio, or --http)")
