@@ -9,7 +9,6 @@ import subprocess
 from typing import TYPE_CHECKING, Any
 
 import pytest
-
 from neural_memory.agents.claude_code import HOOK_EVENTS, Target, install, installed_target, uninstall
 
 if TYPE_CHECKING:
