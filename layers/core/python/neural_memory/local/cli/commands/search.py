@@ -19,9 +19,9 @@ if TYPE_CHECKING:
 
 # The CLI's filter flags, the API's filter each sets, and what a person calls its values.
 FLAGS = (
-    ("source", "sources", "sourceTypes", "sources"),
+    ("source", "sources", "sources", "sources"),
     ("type", "observationTypes", "observationTypes", "observation types"),
-    ("actor", "actorNames", "actorNames", "actors"),
+    ("actor", "actors", "actors", "actors"),
     ("tier", "tiers", "tiers", "tiers"),
 )
 
