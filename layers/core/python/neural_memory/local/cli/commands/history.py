@@ -74,14 +74,14 @@ def cmd_import_git(args: argparse.Namespace) -> int:
 
 
 def _repository_memory(args: argparse.Namespace) -> RepositoryMemory | None:
-    """Without ``--workspace`` or ``--api-url``: the memory of the repository imported (its
-    ``.neural-memory``, unless ``--data-dir``/``NM_DATA_DIR`` says another folder; its workspace),
-    which ``agents install`` and the CLI find too."""
+    """Without ``--workspace`` or ``--api-url``: the memory of the repository imported (``import
+    git PATH``'s, or the one the command runs in; its ``.neural-memory`` unless ``--data-dir``/
+    ``NM_DATA_DIR`` says another folder; its workspace), which ``agents install`` and the CLI find too."""
     from neural_memory.agents.repository_memory import repository_memory
 
     if args.workspace or args.api_url:
         return None
-    memory = repository_memory(Path(args.path).resolve(), args.data_dir)
+    memory = repository_memory(Path(getattr(args, "path", ".")).resolve(), args.data_dir)
     if memory is None:
         return None
     memory.mark()
@@ -94,6 +94,7 @@ def cmd_import_github(args: argparse.Namespace) -> int:
     from neural_memory.history.github import GitHubImport, github_source
     from neural_memory.history.rest import SourceError
 
+    _repository_memory(args)
     token = os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN")
     if not token:
         print("warning: no GITHUB_TOKEN (or GH_TOKEN): 60 requests an hour, public repositories only", file=sys.stderr)
@@ -116,6 +117,7 @@ def cmd_import_vercel(args: argparse.Namespace) -> int:
     """A project's deployments with their state and commit, from Vercel's API."""
     from neural_memory.history.vercel import VercelImport, vercel_source
 
+    _repository_memory(args)
     token = os.environ.get("VERCEL_TOKEN")
     if not token:
         print("error: set VERCEL_TOKEN (a token from vercel.com/account/tokens)", file=sys.stderr)
