@@ -94,7 +94,7 @@ class Machine:
         entry = json.loads((project / ".mcp.json").read_text())["mcpServers"]["neural-memory"]
         local = project / ".claude" / "settings.local.json"
         env = {**self.env, **(json.loads(local.read_text()).get("env") or {})}
-        messages = [
+        messages: list[dict[str, Any]] = [
             {
                 "jsonrpc": "2.0",
                 "id": 0,
