@@ -107,6 +107,24 @@ def test_solo_the_repositorys_history_and_agent_share_one_memory_with_no_flags(s
     assert "cap webhook retries at five attempts" in decisions and "Ann Lee" in decisions
 
 
+def test_solo_install_brings_the_history_in_when_asked_and_says_so_when_not(solo: tuple[Machine, Path]) -> None:
+    machine, project = solo
+    # When Claude Code is installed with nothing on standard input and no history imported
+    installed = machine.run("neural-memory", "agents", "install", "claude-code", "--project", ".", cwd=project)
+    assert installed.returncode == 0, installed.stderr
+    # Then it says how to bring the history in, and where the memory is
+    assert f"history: not imported yet: `neural-memory import git {project}`" in installed.stdout
+    assert "workspace acme.console" in installed.stdout
+    # When it is installed again with --import-history, Then the history is in that memory
+    again = machine.run(
+        "neural-memory", "agents", "install", "claude-code", "--project", ".", "--import-history", cwd=project
+    )
+    assert again.returncode == 0, again.stderr
+    assert "history: not imported yet" not in again.stdout
+    who = machine.run("neural-memory", "who", "webhook retries", cwd=project)
+    assert who.stdout.startswith("1. Bo Chen") and PR_12 in who.stdout, who.stdout + who.stderr
+
+
 @pytest.fixture
 def shared_api(tmp_path: Path) -> Iterator[tuple[str, Path, Machine]]:
     """``neural-memory serve`` on a team machine (no demo), its data folder, and that machine."""

@@ -110,10 +110,10 @@ class Hook:
             return None, "no --url, no NM_API_URL, and no repository's memory here (agents install makes one)"
         from neural_memory.agents.local_server import ensure_server
 
-        url, why = ensure_server(data_dir, deadline, start)
-        if url is None:
+        served, why = ensure_server(data_dir, deadline, start)
+        if served is None:
             return None, why
-        return MemoryApi(url, key, deadline), why
+        return MemoryApi(served, key, deadline), why
 
     def data_dir(self) -> str:
         """The embedded store's folder: ``--data-dir``, ``NM_DATA_DIR``, else the repository's own

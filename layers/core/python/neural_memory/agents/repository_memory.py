@@ -84,8 +84,9 @@ def repository_memory(cwd: Path, data_dir: str | None = None) -> RepositoryMemor
     if not folder.is_absolute():
         folder = Path.cwd() / folder
     marked = _read_json(folder / MARKER)
-    workspace = marked.get("workspace") if isinstance(marked, dict) else None
-    if not isinstance(workspace, str) or marked.get("repository") != repository:  # type: ignore[union-attr]
+    kept = marked if isinstance(marked, dict) else {}
+    workspace = kept.get("workspace")
+    if not isinstance(workspace, str) or kept.get("repository") != repository:  # another repository's folder
         workspace = workspace_for(repository)
     return RepositoryMemory(root, repository, folder, workspace)
 
