@@ -420,6 +420,7 @@ def test_types_read_as_words_times_without_microseconds_tiers_with_their_legend_
     error = page.locator("li.result .badge.type").filter(has_text="deployment error").first
     expect(error).to_have_attribute("title", "type: deployment_error")
     assert not [t for t in page.locator("li.result .badge.type").all_inner_texts() if "_" in t]
+    expect(page.locator(".expert .did").first).to_contain_text("deployment error")  # who knows: what they did, in words
     chip = page.locator('.facet[data-field="observationTypes"] .chip[data-value="deployment_error"]')
     expect(chip).to_contain_text("deployment error")
     chip.click()

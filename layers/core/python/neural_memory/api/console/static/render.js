@@ -161,7 +161,7 @@ export function timeline(reply, open) {
       ? el("strong", {}, entry.title)
       : el("button", { type: "button", className: "link", onclick: () => open(entry.id) }, entry.title),
     el("span", { className: "badges" },
-      el("span", { className: "badge type" }, entry.observationType),
+      el("span", { className: "badge type", title: `type: ${entry.observationType}` }, typeName(entry.observationType)),
       entry.actorName ? el("span", { className: "badge actor" }, entry.actorName) : null,
       ...entry.links.map((link) => el("span", { className: `badge link ${link.kind}`, title: `${LINKS[link.kind]} ${link.key}` },
         `${LINKS[link.kind]} ${shortKey(link)}`)))));
@@ -173,7 +173,7 @@ export function expertItems(reply, { choose, open }) {
     const fill = el("span", { className: "fill final" });
     fill.style.width = `${Math.round(expert.score * 100)}%`;
     const did = Object.entries(expert.counts).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
-      .map(([kind, count]) => `${count} ${kind}`).join(" · ");
+      .map(([kind, count]) => `${count} ${typeName(kind)}`).join(" · ");
     return el("li", { className: "expert", dataset: { actor: expert.actorName } },
       el("button", { type: "button", className: "link actor", title: `Filter by ${expert.actorName}`, onclick: () => choose(expert.actorName) }, expert.actorName),
       el("span", { className: "score-label" }, `score ${expert.score.toFixed(2)}`),

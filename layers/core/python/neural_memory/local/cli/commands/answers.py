@@ -30,7 +30,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if args.json:
         print(reply.model_dump_json(by_alias=True, indent=2))
         return 0
-    answered: AnswerResponse = reply  # type: ignore[assignment]
+    answered: AnswerResponse = reply
     print(answered.answer)
     if answered.citations:
         print("\nSources:")
@@ -56,7 +56,7 @@ def cmd_who(args: argparse.Namespace) -> int:
     if args.json:
         print(reply.model_dump_json(by_alias=True, indent=2))
         return 0
-    experts: ExpertsResponse = reply  # type: ignore[assignment]
+    experts: ExpertsResponse = reply
     when = ""
     if experts.period is not None:
         since = f" since {experts.period.start:%Y-%m-%d}" if experts.period.start else ""
