@@ -1,7 +1,7 @@
 """What Claude Code's hooks cost the agent per prompt: ``neural-memory-hook`` run as Claude Code
 runs it (a new process per event, the event's JSON on stdin), timed from start to exit.
 
-    python -m bench.agent_hooks [--prompts 50] [--data-dir DIR]
+    python -m bench.agent_hooks [--prompts 50] [--data-dir DIR] [--installs 10] [--installs-only]
 
 Two cases, on a fresh data folder holding the demo's samples (``events/``):
 
@@ -14,7 +14,14 @@ For each, after five untimed prompts: ``UserPromptSubmit`` over ``--prompts`` pr
 (engineering questions about the samples and unrelated ones, so both a recall and a recall of
 nothing are timed), p50 and p95 of the wall time and how many injected something; ``Stop`` (the
 capture, which returns at once and carries on detached) p50 and p95; ``SessionStart`` (the
-brief). The target: ``UserPromptSubmit`` p95 <= 300 ms warm. A bare ``python -c pass`` is timed
+brief). The target: ``UserPromptSubmit`` p95 <= 300 ms warm.
+
+3. fresh installs (issue 54), ``--installs`` times: a new repository (origin on GitHub, a history
+   older than 30 days), ``neural-memory import git .`` and ``neural-memory agents install claude-code
+   --project .`` in it with no flags, then the first ``SessionStart`` as Claude Code runs it (the
+   command ``.claude/settings.json`` holds, through a shell, with ``settings.local.json``'s env):
+   its p50 and p95 (the target: within 3 s) and how many briefs were not empty; then ``agents
+   uninstall`` (which stops that memory's background server). A bare ``python -c pass`` is timed
 first, in the same run: the floor any hook has on the machine as loaded as it is. The hook
 processes run with bytecode written, as a user's Python does (the package is compiled first),
 and without ``PYTHONDONTWRITEBYTECODE``.
@@ -152,10 +159,70 @@ def measure(name: str, flags: list[str], env: dict[str, str], project: Path, cou
     }
 
 
+def old_repository(root: Path, n: int) -> Path:
+    """A repository of acme/bench-N whose history (pushes and merged pull requests) ended 60 days ago."""
+    root.mkdir(parents=True)
+    env = {**os.environ, "GIT_AUTHOR_NAME": "Ann Lee", "GIT_AUTHOR_EMAIL": "ann@example.org"}
+    env |= {"GIT_COMMITTER_NAME": "Ann Lee", "GIT_COMMITTER_EMAIL": "ann@example.org"}
+
+    def git(*words: str, days: int = 60) -> None:
+        at = f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(time.time() - days * 86400))}+00:00"
+        subprocess.run(["git", "-C", str(root), *words], env={**env, "GIT_AUTHOR_DATE": at, "GIT_COMMITTER_DATE": at},
+                       check=True, capture_output=True)  # fmt: skip
+
+    git("init", "-q", "-b", "main")
+    git("remote", "add", "origin", f"https://github.com/acme/bench-{n}.git")
+    for number, subject in enumerate(SUBJECTS[:6], 1):
+        (root / f"part{number}.txt").write_text(subject + "\n")
+        git("add", ".", days=60 + 7 * (6 - number))
+        git("commit", "-q", "-m", f"{subject.capitalize()} (#{number})", days=60 + 7 * (6 - number))
+    return root
+
+
+def fresh_installs(base: Path, env: dict[str, str], count: int) -> dict[str, Any]:
+    """The first SessionStart after ``count`` fresh installs (the module's docstring, case 3)."""
+    first, installs, briefs = [], [], 0
+    env = {**env, "PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}"}  # the package on PATH, as the README installs it
+    for n in range(count):
+        project = old_repository(base / f"install-{n}", n)
+
+        def cli(*words: str, project: Path = project) -> None:
+            command = [str(BIN / "neural-memory"), *words]
+            subprocess.run(command, cwd=project, env=env, capture_output=True, check=True, stdin=subprocess.DEVNULL)
+
+        cli("import", "git", ".")
+        began = time.perf_counter()
+        cli("agents", "install", "claude-code", "--project", ".")
+        installs.append((time.perf_counter() - began) * 1000)
+        try:
+            settings = json.loads((project / ".claude" / "settings.json").read_text())
+            (command,) = [h["command"] for g in settings["hooks"]["SessionStart"] for h in g["hooks"]]
+            local = json.loads((project / ".claude" / "settings.local.json").read_text())["env"]
+            hook_env = {**env, **local, "CLAUDE_PROJECT_DIR": str(project)}
+            payload = {"session_id": f"first-{n}", "cwd": str(project), "hook_event_name": "SessionStart",
+                       "source": "startup", "transcript_path": ""}  # fmt: skip
+            began = time.perf_counter()
+            done = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(payload).encode(), cwd=project,
+                                  env=hook_env, capture_output=True, check=False)  # fmt: skip
+            first.append((time.perf_counter() - began) * 1000)
+            briefs += bool(done.stdout.strip())
+        finally:
+            cli("agents", "uninstall", "claude-code", "--project", ".")
+    return {
+        "case": "fresh installs",
+        "installs": count,
+        "firstSessionStart": {"p50": round(percentile(first, 0.5)), "p95": round(percentile(first, 0.95))},
+        "briefs": briefs,
+        "install": {"p50": round(percentile(installs, 0.5)), "p95": round(percentile(installs, 0.95))},
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--prompts", type=int, default=50)
     parser.add_argument("--data-dir", help="a folder for the two data folders (default: a temporary one, removed)")
+    parser.add_argument("--installs", type=int, default=10, help="fresh installs whose first SessionStart is timed")
+    parser.add_argument("--installs-only", action="store_true", help="only the fresh installs (case 3)")
     args = parser.parse_args()
     compileall.compile_dir(str(Path(neural_memory.agents.__file__).parent), quiet=1)
     base = Path(args.data_dir or tempfile.mkdtemp(prefix="bench-hooks-"))
@@ -170,6 +237,13 @@ def main() -> None:
         bare.append((time.perf_counter() - began) * 1000)
     results: list[dict[str, Any]] = []
     served = None
+    if args.installs_only:
+        installed = fresh_installs(base, env, args.installs)
+        if not args.data_dir:
+            shutil.rmtree(base, ignore_errors=True)
+        print(_installs_line(installed))
+        print(json.dumps([installed]))
+        return
     try:
         # 1. a warm server, the hooks on --url
         port = free_port()
@@ -193,6 +267,8 @@ def main() -> None:
         result = measure("embedded", flags, embedded_env, project, args.prompts)
         result["firstSessionStart"] = round(first_ms)  # starts the background server, waits for it
         results.append(result)
+        if args.installs:
+            results.append(fresh_installs(base, env, args.installs))
     finally:
         # the last captures' detached processes deliver after their hooks returned: let them end
         # before their server stops (and their data folder goes)
@@ -213,6 +289,9 @@ def main() -> None:
             shutil.rmtree(base, ignore_errors=True)
     print(f"python -c pass  p50 {percentile(bare, 0.5):.0f} ms, p95 {percentile(bare, 0.95):.0f} ms (a process start)")
     for result in results:
+        if result["case"] == "fresh installs":
+            print(_installs_line(result))
+            continue
         print(
             f"{result['case']:12} UserPromptSubmit p50 {result['userPromptSubmit']['p50']} ms, "
             f"p95 {result['userPromptSubmit']['p95']} ms ({result['injected']}/{result['prompts']} injected; "
@@ -227,6 +306,15 @@ def main() -> None:
             )
         )
     print(json.dumps(results))
+
+
+def _installs_line(result: dict[str, Any]) -> str:
+    first, install = result["firstSessionStart"], result["install"]
+    return (
+        f"fresh installs ({result['installs']}): first SessionStart p50 {first['p50']} ms, p95 {first['p95']} ms "
+        f"({result['briefs']}/{result['installs']} briefs not empty); agents install p50 {install['p50']} ms, "
+        f"p95 {install['p95']} ms (it starts the background server)"
+    )
 
 
 if __name__ == "__main__":

@@ -39,7 +39,12 @@ SourceTypesParam = Annotated[
     list[Slug] | None, Query(alias="sourceTypes", max_length=50, description="`sources` under its first name")
 ]
 ObservationTypesParam = Annotated[list[Slug] | None, Query(alias="observationTypes", max_length=50)]
-ActorNamesParam = Annotated[list[ActorName] | None, Query(alias="actorNames", max_length=50)]
+ActorNamesParam = Annotated[
+    list[ActorName] | None, Query(alias="actorNames", max_length=50, description="`actors` under its first name")
+]
+ActorsParam = Annotated[
+    list[ActorName] | None, Query(max_length=50, description="Observations whose `actorName` is one of these")
+]
 TiersParam = Annotated[list[Tier] | None, Query(max_length=50)]
 StartParam = Annotated[Timestamp | None, Query(description="occurredAt at or after (ISO-8601 with a zone)")]
 EndParam = Annotated[Timestamp | None, Query(description="occurredAt at or before (ISO-8601 with a zone)")]
@@ -64,8 +69,8 @@ def search(request: Annotated[SearchRequest, Body()]) -> SearchResponse:
     description="For sources, observation types, actors and tiers: how many live observations of the caller's "
     "workspace hold each value, the most frequent first. Each field is counted under every filter given except "
     "its own (a chosen source leaves the other sources their counts); `total` matches all of them. Repeat a "
-    "parameter for several values (`sources=github&sources=vercel`; `sourceTypes`, the first name of `sources`, is "
-    "accepted too).",
+    "parameter for several values (`sources=github&sources=vercel`; `sourceTypes` and `actorNames`, the first names "
+    "of `sources` and `actors`, are accepted too). The reply's counts are named as these filters are.",
     responses={200: {"description": "Counts per field, and the total"}, **ERROR_RESPONSES},
     tags=["search"],
 )
@@ -79,6 +84,7 @@ def facets(
     start: StartParam = None,
     end: EndParam = None,
     limit: Annotated[int, Query(ge=1, le=MAX_FACET_VALUES, description="values per field")] = DEFAULT_FACET_VALUES,
+    actors: ActorsParam = None,
 ) -> FacetsResponse:
     """Facet counts of the caller's workspace."""
     filters = facet_filters(
@@ -86,6 +92,7 @@ def facets(
         source_types=source_types,
         observation_types=observation_types,
         actor_names=actor_names,
+        actors=actors,
         tiers=tiers,
         start=start,
         end=end,

@@ -109,7 +109,7 @@ def test_filter_chips_narrow_the_results_update_the_url_and_survive_a_reload(wat
     page = sign_in(watched, served)
     _search(page, "console")
     everything = _result_ids(page)
-    sources = page.locator('.facet[data-field="sourceTypes"] .chip')
+    sources = page.locator('.facet[data-field="sources"] .chip')
     # Given chips with counts from GET /v1/facets
     vercel = sources.filter(has_text="vercel")
     expect(vercel.locator(".count")).to_have_text(re.compile(r"^\d+$"))
@@ -292,7 +292,7 @@ def test_a_refused_key_asks_for_it_again_and_then_continues(watched: Watched, se
 
 def test_a_bad_value_names_the_field(watched: Watched, served: Served) -> None:
     page = sign_in(watched, served, "?q=deploy&actor=" + "x" * 300)
-    expect(page.locator("#status .error")).to_contain_text("actorNames")
+    expect(page.locator("#status .error")).to_contain_text("actors")
 
 
 def test_an_empty_workspace_explains_how_to_ingest_and_a_stopped_server_is_said(
@@ -342,7 +342,7 @@ def test_a_custom_date_range_counts_and_filters_under_it(watched: Watched, serve
     # Then it is in the URL, the chips count nothing under it, and no result is left, the date named
     expect(page.locator("li.empty")).to_contain_text("Date (custom)")
     assert "range=custom" in page.url and "from=2099-01-01" in page.url
-    expect(page.locator('.facet[data-field="sourceTypes"] .none')).to_have_text("none")
+    expect(page.locator('.facet[data-field="sources"] .none')).to_have_text("none")
     # When it is reloaded, Then the range is still chosen
     page.reload()
     expect(page.get_by_label("From", exact=True)).to_have_value("2099-01-01")
@@ -397,7 +397,7 @@ def test_a_slow_reply_to_an_older_search_never_replaces_the_newer_one(watched: W
     page = watched.page
     page.add_init_script(SLOW_FIRST_SEARCH)
     page = sign_in(watched, served)
-    vercel = page.locator('.facet[data-field="sourceTypes"] .chip').filter(has_text="vercel")
+    vercel = page.locator('.facet[data-field="sources"] .chip').filter(has_text="vercel")
     expect(vercel).to_be_visible()
     # When a search runs and, before it answers, the vercel chip narrows it
     page.get_by_label("Search query", exact=True).fill("deploy failed")
@@ -409,3 +409,38 @@ def test_a_slow_reply_to_an_older_search_never_replaces_the_newer_one(watched: W
     sources = page.locator("li.result .badge.source")
     expect(sources).to_have_text(["vercel"] * sources.count())
     assert "source=vercel" in page.url
+
+
+def test_types_read_as_words_times_without_microseconds_tiers_with_their_legend_and_no_llm_box_without_an_llm(
+    watched: Watched, served: Served
+) -> None:
+    page = sign_in(watched, served)
+    _search(page, "console")
+    # Then a type reads as words, its code in the badge's title and in the URL a chip writes
+    error = page.locator("li.result .badge.type").filter(has_text="deployment error").first
+    expect(error).to_have_attribute("title", "type: deployment_error")
+    assert not [t for t in page.locator("li.result .badge.type").all_inner_texts() if "_" in t]
+    expect(page.locator(".expert .did").first).to_contain_text("deployment error")  # who knows: what they did, in words
+    chip = page.locator('.facet[data-field="observationTypes"] .chip[data-value="deployment_error"]')
+    expect(chip).to_contain_text("deployment error")
+    chip.click()
+    assert "type=deployment_error" in page.url
+    # And each tier says what it means: beside the Tiers filter, and on each result's badge
+    expect(page.locator(".tier-legend dt")).to_have_text(["A", "C", "E"])
+    expect(page.locator(".tier-legend dd").first).to_have_text("found by meaning for good")
+    expect(page.locator("li.result .badge.tier").first).to_have_attribute("title", re.compile(r"^tier [ACE]: found by"))
+    # And a time's exact value reads to the minute, in UTC, never with seconds' fractions
+    title = page.locator("li.result time").first.get_attribute("title") or ""
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", title), title
+    # And with no LLM configured (this server has none), the LLM filter box is unticked, disabled and says why
+    expect(page.locator("#llm")).not_to_be_checked()
+    expect(page.locator("#llm")).to_be_disabled()
+    expect(page.locator("#llm-note")).to_have_text("(no LLM is configured)")
+    # When a result is opened, Then its record names its fields in words and its times as above
+    page.locator("li.result").first.get_by_role("button", name="Open").click()
+    labels = page.locator("#record dt").all_inner_texts()
+    assert "happened" in labels and "stored" in labels and "occurredAt" not in labels, labels
+    happened = page.locator("#record dd").nth(labels.index("happened")).inner_text()
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", happened), happened
+    assert "." not in page.locator("#record dd").nth(labels.index("stored")).inner_text()
+    _only_same_origin(watched, served)

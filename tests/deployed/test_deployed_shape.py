@@ -705,6 +705,13 @@ ROLLBACK = {
 }
 
 
+DECIDED = {  # no actorName, no metadata: the session's headers say whose and about which repository
+    "id": "mcp-decided",
+    "observationType": "decision",
+    "content": "We decided to keep the release notes in the repository, next to the code they describe.",
+}
+
+
 async def _mcp_session(url: str, key: str) -> dict[str, Any]:
     """The official MCP client over streamable HTTP with ``key``: the tools it lists, and the text
     (and whether it is an error) of each tool it calls, as one agent's session would."""
@@ -712,8 +719,10 @@ async def _mcp_session(url: str, key: str) -> dict[str, Any]:
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
+    # the headers agents install writes into .mcp.json: whose session it is (a remember without them defaults to them)
+    session = {"X-Neural-Memory-Repository": "acme/console", "X-Neural-Memory-Actor": "Ann Lee"}
     async with (
-        httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=120) as http,
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}", **session}, timeout=120) as http,
         Client(streamable_http_client(url, http_client=http)) as agent,
     ):
 
@@ -739,6 +748,12 @@ async def _mcp_session(url: str, key: str) -> dict[str, Any]:
             "who": await text("who_knows", {"query": "rollback of a broken release"}),
             "trace": await text("trace_decision", {"id": ROLLBACK["id"]}),
             "bad": await text("search_memory", {"query": "rollback", "topK": 1000}),
+            "decided": await text("remember", {"observations": [DECIDED]}),
+            "decided by": await text("get_memory", {"id": DECIDED["id"]}),
+            "about the repository": await text(
+                "search_memory", {"query": "release notes", "filters": {"metadata": {"repo": "acme/console"}}}
+            ),
+            "forgot decided": await text("forget", {"id": DECIDED["id"]}),
         }
 
 
@@ -800,6 +815,10 @@ def test_mcp_over_streamable_http_serves_every_tool_to_the_official_client_throu
         assert not acme["who"][0] and "1. octocat" in acme["who"][1], acme["who"]
         assert acme["trace"] == (False, acme["trace"][1]) and "Lineage of mcp-rollback" in acme["trace"][1]
         assert acme["bad"][0] and acme["bad"][1].startswith("validation_error: topK: "), acme["bad"]
+        # And a decision remembered without a person or a repository carries the session's headers' (on Lambda too)
+        assert not acme["decided"][0] and " by Ann Lee" in acme["decided by"][1], acme["decided by"]
+        assert "[mcp-decided]" in acme["about the repository"][1], acme["about the repository"]
+        assert acme["forgot decided"] == (False, "Forgot mcp-decided."), acme["forgot decided"]
         assert cohere.documents(), "remember embedded nothing: the function's Cohere grant was not used"
         # And an agent of beta sees none of it, and cannot forget it
         other = anyio.run(_mcp_session, front.url, beta)

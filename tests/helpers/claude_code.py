@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent  # this virtualenv's bin: neural-memory and neural-memory-hook
 VERSION = "2.1.197"  # the Makefile's CLAUDE_CODE_VERSION
 CLI = ROOT / ".tools" / "claude-code" / "node_modules" / ".bin" / "claude"
 MODEL = "claude-sonnet-4-5"
@@ -63,7 +65,7 @@ def environment(home: Path, api_url: str) -> dict[str, str]:
     """The CLI's whole environment: a temporary HOME, the stand-in as the API, no other traffic."""
     return {
         "HOME": str(home),
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "PATH": f"{BIN}:/usr/local/bin:/usr/bin:/bin",  # the package on PATH: the hooks are run by name
         "LANG": "C.UTF-8",
         "ANTHROPIC_BASE_URL": api_url,
         "ANTHROPIC_API_KEY": "sk-ant-stand-in",

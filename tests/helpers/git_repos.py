@@ -115,3 +115,33 @@ def squashed_history(root: Path, count: int, subject: str) -> None:
             b"",
         ]
     subprocess.run(["git", "-C", str(root), "fast-import", "--quiet"], input=b"\n".join(stream) + b"\n", check=True)
+
+
+def old_github_history(root: Path, days_ago: int = 90) -> Path:
+    """A clone of ``acme/console`` (its origin on GitHub) whose newest commit is ``days_ago`` days
+    old: pushes by Ann and Bo, and pull requests merged from branches ("Merge pull request #n"),
+    among them #12 "Retry webhook deliveries with exponential backoff" by Bo."""
+    from datetime import UTC, datetime, timedelta
+
+    init(root)
+    git(root, "remote", "add", "origin", "https://github.com/acme/console.git")
+    newest = datetime.now(UTC) - timedelta(days=days_ago)
+
+    def at(days_before: int) -> str:
+        return (newest - timedelta(days=days_before)).isoformat()
+
+    commit_file(root, "README.md", "# console\n", "Initial commit", at=at(40))
+    commit_file(root, "src/auth/session.ts", "export const ttl = 60\n", "Session TTL of one hour", at=at(35))
+    pulls = [
+        (10, "ann/login-form", "Add the login form", "src/ui/login.tsx", ANN, 30),
+        (11, "bo/rate-limits", "Rate limit the public API per key", "src/api/limits.ts", BO, 20),
+        (12, "bo/webhook-retries", "Retry webhook deliveries with exponential backoff", "src/hooks/retry.ts", BO, 10),
+    ]
+    for number, branch, title, path, who, days in pulls:
+        git(root, "checkout", "-q", "-b", branch, who=who, at=at(days + 1))
+        commit_file(root, path, f"// {title}\n", title, who=who, at=at(days + 1))
+        git(root, "checkout", "-q", "main", who=who, at=at(days))
+        message = f"Merge pull request #{number} from acme/{branch}\n\n{title}"
+        git(root, "merge", "-q", "--no-ff", branch, "-m", message, who=ANN, at=at(days))
+    commit_file(root, "src/auth/session.ts", "export const ttl = 120\n", "Session TTL of two hours", at=at(0))
+    return root

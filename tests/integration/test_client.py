@@ -141,10 +141,10 @@ def test_facets_count_the_workspace_under_the_filters_sync_and_async(api: Runnin
         vercel = client.facets(source_types=["vercel"], start="2020-01-01T00:00:00Z", limit=5)
         # Then each field's counts add up to the observations it counts, and a filter narrows the
         # other fields but keeps its own field's alternatives
-        sources = {f.value: f.count for f in everything.facets.source_types}
+        sources = {f.value: f.count for f in everything.facets.sources}
         assert {"github", "vercel"} <= set(sources) and sum(sources.values()) == everything.total
         assert vercel.total == sources["vercel"]
-        assert {f.value: f.count for f in vercel.facets.source_types} == sources
+        assert {f.value: f.count for f in vercel.facets.sources} == sources
         assert sum(f.count for f in vercel.facets.observation_types) == sources["vercel"]
         # And a bad value is the server's 400 naming the parameter
         with pytest.raises(ValidationFailed) as bad:
@@ -225,7 +225,7 @@ def test_a_key_never_sees_another_workspace(api: RunningApi) -> None:
         with pytest.raises(NotFound):
             theirs.delete("acme-secret")
         # Nor count it: rival's facets are of an empty workspace, acme's hold its note
-        assert theirs.facets().total == 0 and theirs.facets().facets.source_types == []
+        assert theirs.facets().total == 0 and theirs.facets().facets.sources == []
         assert ours.facets().total == 1
         # Then acme still has it, and finds it
         assert ours.get("acme-secret").content == "The acme launch code word is bluebird."

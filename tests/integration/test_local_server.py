@@ -160,6 +160,29 @@ def test_facets_over_http_count_the_samples_and_name_a_bad_parameter(server: Run
     assert server.request("GET", "/v1/facets", None, {})[0] == 401
 
 
+def test_facets_name_their_counts_as_the_filters_and_keep_the_first_names_for_a_release(server: Running) -> None:
+    # When facets are asked with the filters' names
+    status, body = server.request("GET", "/v1/facets?sources=github", None, server.auth())
+    assert status == 200, body
+    # Then each count is named as the filter it feeds, and the first names still carry the same counts
+    assert set(body["facets"]) == {"sources", "observationTypes", "actors", "tiers", "sourceTypes", "actorNames"}
+    assert body["facets"]["sources"] == body["facets"]["sourceTypes"]
+    assert body["facets"]["actors"] == body["facets"]["actorNames"] != []
+    actor = body["facets"]["actors"][0]["value"]
+    # And `actors` filters as `actorNames` does (in facets and in a search), never both at once
+    status, by_actor = server.request("GET", f"/v1/facets?actors={actor}", None, server.auth())
+    assert status == 200 and by_actor == {
+        **server.request("GET", f"/v1/facets?actorNames={actor}", None, server.auth())[1],
+        "requestId": by_actor["requestId"],
+        "latency": by_actor["latency"],
+    }
+    status, body = server.request("GET", f"/v1/facets?actors={actor}&actorNames={actor}", None, server.auth())
+    assert status == 400 and body["error"]["details"][0]["field"] == "actorNames", body
+    search = {"query": "deploy", "filters": {"actors": [actor]}}
+    status, found = server.request("POST", "/v1/search", search, server.auth())
+    assert status == 200 and found["results"] and {r["actorName"] for r in found["results"]} == {actor}
+
+
 @pytest.mark.parametrize(
     ("request_line", "name"),
     [

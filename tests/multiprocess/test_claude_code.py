@@ -176,27 +176,46 @@ def test_claude_code_with_the_http_mcp_server_of_the_local_server_reads_search_r
     from tests.helpers.serve import serve
 
     claude_cli()
-    project, home = tmp_path / "console", tmp_path / "home"
-    project.mkdir()
+    lead, project, home = tmp_path / "lead", tmp_path / "console", tmp_path / "home"
     home.mkdir()
-    # Given the local server (make serve) holding a decision in the demo workspace
+    subprocess.run(["git", "init", "-q", "-b", "main", str(lead)], check=True)
+    subprocess.run(["git", "-C", str(lead), "remote", "add", "origin", "git@github.com:acme/console.git"], check=True)
+    # Given the local server (make serve) holding a decision in the demo workspace, and a second key
     with serve(tmp_path / "memory", samples=False) as served:
         assert call(served.url, served.key, "POST", "/v1/observations", {"observations": [NOTE]})[0] == 200
-        # When the memory is installed for it: it serves /mcp, so Claude Code gets an HTTP MCP server,
-        # its Authorization header read from the key in settings.local.json (never in .mcp.json)
+        teammates_key = cli("keys", "create", "--workspace", "demo", "--data-dir", str(tmp_path / "memory"))
+        teammates_key_value = teammates_key.stdout.strip().splitlines()[-1]
+        # When the lead installs the memory for it: it serves /mcp, so Claude Code gets an HTTP MCP
+        # server, its Authorization header read from the key in settings.local.json (never in .mcp.json)
         installed = cli(
-            "agents", "install", "claude-code", "--project", str(project), "--url", served.url, "--key", served.key
+            "agents", "install", "claude-code", "--project", str(lead), "--url", served.url, "--key", served.key
         )
         assert installed.returncode == 0, installed.stderr
-        entry = json.loads((project / ".mcp.json").read_text())["mcpServers"]["neural-memory"]
+        entry = json.loads((lead / ".mcp.json").read_text())["mcpServers"]["neural-memory"]
         assert entry == {
             "type": "http",
             "url": f"{served.url}/mcp",
-            "headers": {"Authorization": "Bearer ${NM_API_KEY}"},
+            "headers": {
+                "Authorization": "Bearer ${NM_API_KEY}",
+                "X-Neural-Memory-Repository": "acme/console",
+                "X-Neural-Memory-Actor": "${NM_AGENT_USER:-}",
+            },
         }
-        assert served.key not in (project / ".mcp.json").read_text()
+        assert served.key not in (lead / ".mcp.json").read_text()
+        # And commits the two files; a teammate clones the repository and installs with their own key only
+        for words in (["add", ".mcp.json", ".claude/settings.json"], ["commit", "-q", "-m", "Team memory"]):
+            git = ["git", "-c", "user.name=Ann", "-c", "user.email=ann@example.org", "-C", str(lead), *words]
+            subprocess.run(git, check=True)
+        subprocess.run(["git", "clone", "-q", str(lead), str(project)], check=True)
+        subprocess.run(
+            ["git", "-C", str(project), "remote", "set-url", "origin", "git@github.com:acme/console.git"], check=True
+        )
+        committed = {name: (project / name).read_bytes() for name in (".mcp.json", ".claude/settings.json")}
+        mates = cli("agents", "install", "claude-code", "--project", str(project), "--key", teammates_key_value)
+        assert mates.returncode == 0, mates.stderr
+        assert {name: (project / name).read_bytes() for name in committed} == committed
         with anthropic_stand_in(ask_the_memory_over_http) as api:
-            # And a session asks about it
+            # And a session in the teammate's clone asks about it (the hooks and MCP as their install wrote them)
             run = run_claude(
                 PROMPT_HTTP,
                 project=project,
@@ -205,7 +224,10 @@ def test_claude_code_with_the_http_mcp_server_of_the_local_server_reads_search_r
                 allowed_tools=[SEARCH],
                 debug_file=tmp_path / "debug-http.log",
             )
-            # Then the model's search went to the server's /mcp, and its result reached the model as text
+            # Then the hooks' recall was in the first request already (the decision, by its id)
+            first_request = "\n".join(user_texts(api.messages()[0]))
+            assert "[payments-sdk-pin]" in first_request.replace(PROMPT_HTTP, ""), first_request[-3000:]
+            # And the model's search went to the server's /mcp, and its result reached the model as text
             results = [r for body in api.messages() for r in tool_results(body)]
             assert len(results) == 1, (run.result, results)
             content = results[0]["content"]

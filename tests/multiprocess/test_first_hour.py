@@ -1,17 +1,20 @@
 """Issue 34, "the first hour": what a new user sees from the terminal, as real processes — data on
-standard output, logs on standard error, nothing printed that a pipe into a JSON parser chokes on."""
+standard output, logs in the log file (on standard error with --verbose), nothing printed that a
+pipe into a JSON parser chokes on."""
 
 from __future__ import annotations
 
 import json
+import os
 import socket
+import subprocess
 import time
 from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.helpers.events import EVENTS
-from tests.helpers.processes import call, cli
+from tests.helpers.processes import CLI, call, cli
 from tests.helpers.serve import serve
 
 if TYPE_CHECKING:
@@ -25,12 +28,20 @@ def test_search_json_is_the_only_thing_on_standard_output(tmp_path: Path) -> Non
     data = str(tmp_path / "data")
     cli("ingest", str(EVENTS), "--data-dir", data, "--failures", str(tmp_path / "failures.jsonl"))
     # When a search's JSON is piped on, as `search deploy --json | python3 -m json.tool` does
-    searched = cli("search", "deploy", "--json", "--data-dir", data)
-    # Then standard output is one JSON document, and the log line went to standard error
+    state = tmp_path / "state"
+    command = [*CLI, "search", "deploy", "--json", "--data-dir", data]
+    env = {**os.environ, "NM_HOOK_STATE_DIR": str(state)}
+    searched = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300, check=False)
+    # Then standard output is one JSON document, and the log line went to the log file, not the terminal
     assert searched.returncode == 0, searched.stderr
     reply = json.loads(searched.stdout)
     assert reply["results"], reply
-    assert "search complete" in searched.stderr and "search complete" not in searched.stdout
+    assert "search complete" not in searched.stdout + searched.stderr
+    assert "search complete" in (state / "neural-memory.log").read_text()
+    # And with --verbose the log line is on standard error, never on standard output
+    verbose = subprocess.run([*command, "--verbose"], capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert json.loads(verbose.stdout)["results"]
+    assert "search complete" in verbose.stderr and "search complete" not in verbose.stdout
 
 
 def test_serve_prints_no_metrics_and_no_log_lines_on_standard_output(tmp_path: Path) -> None:

@@ -113,10 +113,15 @@ def test_the_cli_block_runs_and_its_json_parses(quick_start: tuple[Served, Path]
         )
         assert ran.returncode == 0, (line, ran.stdout, ran.stderr)
         outputs.append(ran.stdout)
-    ranked, piped, typo = outputs
+    ranked, piped, typo, asked, who = outputs
     # ranked results from the vercel source
     assert "vercel/" in ranked and "results in" in ranked, ranked
     # the API's JSON reply, through a JSON parser
     assert json.loads(piped)["results"], piped
     # 0 results, and why: the sources there are
     assert "0 results" in typo and "githb" in typo and "github" in typo, typo
+    # the answer, then each source it cites: id, title, link, the quoted words
+    answer, sources = asked.split("\nSources:\n")
+    assert answer.strip() and "[1] " in sources and "https://" in sources and '    "' in sources, asked
+    # who knows it, best first, each with the memories that show it
+    assert who.startswith("1. ") and "(score 1.00:" in who and "   20" in who and "[" in who, who

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
     from pydantic import BaseModel
 
+    from neural_memory.agent_tools.provenance import Provenance
     from neural_memory.models import (
         AnswerResponse,
         DeleteResponse,
@@ -108,7 +109,9 @@ class _Prepared:
     request: Any
 
 
-def _prepare(name: str, arguments: Mapping[str, Any] | None, now: datetime) -> _Prepared | ToolReply:
+def _prepare(
+    name: str, arguments: Mapping[str, Any] | None, now: datetime, provenance: Provenance | None = None
+) -> _Prepared | ToolReply:
     """The tool, its validated arguments and the use case's input; a tool error for arguments its model refuses."""
     tool = TOOLS_BY_NAME.get(name)
     if tool is None:
@@ -121,7 +124,10 @@ def _prepare(name: str, arguments: Mapping[str, Any] | None, now: datetime) -> _
         error, _ = validation_failure(exc.errors(), located=False)  # arguments: no location part
         logger.info("tool arguments refused", extra={"tool": name, "field": error.field})
         return ToolReply(f"{error.code}: {error}", is_error=True, code=error.code)
-    return _Prepared(tool, validated, tool.request(validated, now))
+    request = tool.request(validated, now)
+    if provenance is not None and tool.operation == "add":  # remember: the session's repository and person
+        request = provenance.apply(request)
+    return _Prepared(tool, validated, request)
 
 
 def _finish(prepared: _Prepared, reply: BaseModel, structured: bool) -> ToolReply:
@@ -139,10 +145,16 @@ def _failed(name: str, exc: Exception) -> ToolReply:
 
 
 def call(
-    memory: Memory, name: str, arguments: Mapping[str, Any] | None, now: datetime, *, structured: bool = False
+    memory: Memory,
+    name: str,
+    arguments: Mapping[str, Any] | None,
+    now: datetime,
+    *,
+    structured: bool = False,
+    provenance: Provenance | None = None,
 ) -> ToolReply:
     """Run tool ``name`` with ``arguments`` on ``memory``; ``UnknownTool`` if there is no such tool."""
-    prepared = _prepare(name, arguments, now)
+    prepared = _prepare(name, arguments, now, provenance)
     if isinstance(prepared, ToolReply):
         return prepared
     try:
@@ -153,10 +165,16 @@ def call(
 
 
 async def call_async(
-    memory: AsyncMemory, name: str, arguments: Mapping[str, Any] | None, now: datetime, *, structured: bool = False
+    memory: AsyncMemory,
+    name: str,
+    arguments: Mapping[str, Any] | None,
+    now: datetime,
+    *,
+    structured: bool = False,
+    provenance: Provenance | None = None,
 ) -> ToolReply:
     """``call`` on an asynchronous memory."""
-    prepared = _prepare(name, arguments, now)
+    prepared = _prepare(name, arguments, now, provenance)
     if isinstance(prepared, ToolReply):
         return prepared
     try:

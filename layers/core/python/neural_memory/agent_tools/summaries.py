@@ -50,6 +50,11 @@ def _degraded(degraded: list[str]) -> list[str]:
     return [f"(degraded: {'; '.join(said)})"] if said else []
 
 
+def news(degraded: list[str]) -> list[str]:
+    """What fell back in this reply, without a provider the deployment never configured."""
+    return [d for d in degraded if not _steady_state(d)]
+
+
 def _steady_state(entry: str) -> bool:
     """Whether every reason of ``entry`` ("what (reason; reason)") is a provider never configured:
     "rerank:thorough->fast (Cohere timed out; no LLM configured)" is news, for its timeout."""

@@ -14,29 +14,44 @@
 
 Each file is merged with what it holds (other servers, hooks, permissions stay as they are);
 installing twice changes nothing the second time; uninstalling removes exactly the entries install
-wrote (a file left empty is removed). Commands are written with absolute paths (this install's
-``neural-memory`` and ``neural-memory-hook``): the files work whatever ``PATH`` Claude Code has."""
+wrote (a file left empty is removed), each file kept in its own formatting (``json_files``).
+
+The committed files hold no path of this machine: the commands are ``neural-memory`` and
+``neural-memory-hook`` as ``PATH`` resolves them, and without ``--url`` or ``--data-dir`` they find
+the repository's own memory at run time (``repository_memory``); a data folder given with
+``--data-dir`` goes into ``settings.local.json`` (``NM_DATA_DIR``, ``NM_WORKSPACE``). A teammate's
+install on the committed files (``--key`` only) reads the shared API's URL from them and writes
+``settings.local.json`` alone."""
 
 from __future__ import annotations
 
-import json
+import os
 import shlex
-import sys
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from neural_memory.agents.hook_state import LOG_FILE, state_dir
+from neural_memory.agents.json_files import read_object as _read
+from neural_memory.agents.json_files import write_object
+from neural_memory.agents.repository_memory import exclude_from_git, repository_memory
 
 SERVER_NAME = "neural-memory"
 HOOK_SCRIPT = "neural-memory-hook"
 KEY_VARIABLE = "NM_API_KEY"
+DATA_DIR_VARIABLE = "NM_DATA_DIR"
+WORKSPACE_VARIABLE = "NM_WORKSPACE"
+USER_VARIABLE = "NM_AGENT_USER"  # who the session's captured prompts and remembered decisions are by
+REPOSITORY_HEADER = "X-Neural-Memory-Repository"
+ACTOR_HEADER = "X-Neural-Memory-Actor"
 MCP_FILE = ".mcp.json"
 SETTINGS_FILE = ".claude/settings.json"
 LOCAL_SETTINGS_FILE = ".claude/settings.local.json"
 MCP_PATH = "/mcp"
 # Claude Code expands ${VAR} in .mcp.json from its environment, settings.local.json's env included.
 AUTHORIZATION = f"Bearer ${{{KEY_VARIABLE}}}"
+ACTOR = f"${{{USER_VARIABLE}:-}}"
 # Claude Code's own timeout per hook (seconds) and the hook's deadline within it: a memory that is
 # down or slow costs the agent at most the deadline, never Claude Code's timeout.
 HOOK_EVENTS: dict[str, tuple[int, float | None]] = {
@@ -49,28 +64,30 @@ HOOK_EVENTS: dict[str, tuple[int, float | None]] = {
 @dataclass(frozen=True)
 class Target:
     """Where the memory is: a running API (``url``; ``http_mcp``: its own ``/mcp`` serves the agent's
-    tools), or the embedded store (``data_dir``, ``workspace``)."""
+    tools), or the embedded store: the repository's own memory (``data_dir`` None, found at run
+    time), or the folder and workspace given (``data_dir``, ``workspace``: this machine's, kept in
+    ``settings.local.json``). ``repository``: owner/name, which ``/mcp`` is told."""
 
     url: str | None = None
     data_dir: Path | None = None
     workspace: str | None = None
     http_mcp: bool = False
+    repository: str | None = None
 
     def mcp_entry(self) -> dict[str, Any]:
         """The MCP server's entry in ``.mcp.json``: the API's ``/mcp``, or a local process."""
         if self.url and self.http_mcp:
-            return {"type": "http", "url": self.url + MCP_PATH, "headers": {"Authorization": AUTHORIZATION}}
-        return {"command": str(scripts_folder() / "neural-memory"), "args": self.mcp_args()}
+            headers = {"Authorization": AUTHORIZATION}
+            if self.repository:
+                headers |= {REPOSITORY_HEADER: self.repository, ACTOR_HEADER: ACTOR}
+            return {"type": "http", "url": self.url + MCP_PATH, "headers": headers}
+        return {"command": "neural-memory", "args": self.mcp_args()}
 
     def mcp_args(self) -> list[str]:
-        if self.url:
-            return ["mcp", "--url", self.url]
-        return ["mcp", "--data-dir", str(self.data_dir), "--workspace", str(self.workspace)]
+        return ["mcp", "--url", self.url] if self.url else ["mcp"]
 
     def hook_args(self) -> list[str]:
-        if self.url:
-            return ["--url", self.url]
-        return ["--data-dir", str(self.data_dir), "--workspace", str(self.workspace)]
+        return ["--url", self.url] if self.url else []
 
 
 @dataclass
@@ -85,40 +102,12 @@ class Changes:
         return [f"{what:9} {name}" for name, what in self.files.items()] + self.notes
 
 
-def scripts_folder() -> Path:
-    """Where this install's ``neural-memory`` and ``neural-memory-hook`` are (beside its Python)."""
-    return Path(sys.executable).parent
-
-
-def _read(path: Path) -> dict[str, Any] | None:
-    """The JSON object in ``path``, None if there is no file; ``ValueError`` if it holds something else."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    document = json.loads(text) if text.strip() else {}
-    if not isinstance(document, dict):
-        raise ValueError(f"{path}: not a JSON object")
-    return document
-
-
 def _write(path: Path, before: dict[str, Any] | None, after: dict[str, Any], private: bool = False) -> str:
-    """Write ``after`` (removing the file when it is empty); what happened to the file."""
-    if before == after or (before is None and not after):
-        return "unchanged"
-    if not after:
-        path.unlink()
-        return "removed"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(after, indent=2) + "\n"
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(text, encoding="utf-8")
-    if private:
-        temporary.chmod(0o600)
-    elif path.exists():
-        temporary.chmod(path.stat().st_mode & 0o777)
-    temporary.replace(path)
-    return "created" if before is None else "updated"
+    return write_object(path, before, after, private)
+
+
+def _unwrite(path: Path, before: dict[str, Any] | None, after: dict[str, Any], private: bool = False) -> str:
+    return write_object(path, before, after, private, installing=False)
 
 
 def _is_ours(hook: Any) -> bool:
@@ -153,7 +142,7 @@ def _without_our_hooks(settings: dict[str, Any]) -> dict[str, Any]:
 
 def hook_command(target: Target, event: str, budget_tokens: int | None) -> str:
     """The shell command Claude Code runs for ``event``."""
-    words = [str(scripts_folder() / HOOK_SCRIPT), *target.hook_args()]
+    words = [HOOK_SCRIPT, *target.hook_args()]
     if budget_tokens is not None:
         words += ["--budget-tokens", str(budget_tokens)]
     if (deadline := HOOK_EVENTS[event][1]) is not None:
@@ -161,11 +150,40 @@ def hook_command(target: Target, event: str, budget_tokens: int | None) -> str:
     return " ".join(shlex.quote(word) for word in words)
 
 
+def _our_commands(settings: dict[str, Any]) -> dict[str, list[str]]:
+    """The commands of our hooks, event by event."""
+    found: dict[str, list[str]] = {}
+    for event, groups in (settings.get("hooks") or {}).items():
+        for group in groups if isinstance(groups, list) else []:
+            for hook in (group.get("hooks") or []) if isinstance(group, dict) else []:
+                if _is_ours(hook):
+                    found.setdefault(event, []).append(str(hook.get("command")))
+    return found
+
+
+def installed_budget(settings: dict[str, Any]) -> int | None:
+    """The ``--budget-tokens`` our installed hooks were given (None: the default)."""
+    for commands in _our_commands(settings).values():
+        words = shlex.split(commands[0])
+        if "--budget-tokens" in words[:-1]:
+            try:
+                return int(words[words.index("--budget-tokens") + 1])
+            except ValueError:
+                return None
+    return None
+
+
 def _with_our_hooks(settings: dict[str, Any], target: Target, budget_tokens: int | None) -> dict[str, Any]:
+    """``settings`` with our hooks; as it is when it holds them already (their place kept: no diff)."""
+    if budget_tokens is None:
+        budget_tokens = installed_budget(settings)
+    wanted = {event: [hook_command(target, event, budget_tokens)] for event in HOOK_EVENTS}
+    if _our_commands(settings) == wanted:
+        return settings
     result = _without_our_hooks(settings)
     hooks = dict(result.get("hooks") or {})
     for event, (timeout, _) in HOOK_EVENTS.items():
-        ours = {"type": "command", "command": hook_command(target, event, budget_tokens), "timeout": timeout}
+        ours = {"type": "command", "command": wanted[event][0], "timeout": timeout}
         hooks[event] = [*(hooks.get(event) or []), {"hooks": [ours]}]
     result["hooks"] = hooks
     return result
@@ -175,27 +193,8 @@ EXCLUDE_MARK = "# neural-memory agents install: the hooks' key stays out of git"
 
 
 def _exclude_from_git(project: Path, remove: bool = False) -> bool:
-    """Add (or remove) ``.claude/settings.local.json`` in the repository's ``.git/info/exclude``, so the
-    key is never committed, under a comment line that marks it as ours (an entry the user wrote
-    stays); whether the file changed."""
-    info = project / ".git" / "info"
-    if not (project / ".git").is_dir():
-        return False
-    exclude = info / "exclude"
-    lines = exclude.read_text().splitlines() if exclude.exists() else []
-    entry = "/" + LOCAL_SETTINGS_FILE
-    ours = [n for n in range(len(lines) - 1) if lines[n] == EXCLUDE_MARK and lines[n + 1] == entry]
-    if remove:
-        if not ours:
-            return False
-        lines = lines[: ours[0]] + lines[ours[0] + 2 :]
-    elif ours or entry in lines:
-        return False
-    else:
-        lines = [*lines, EXCLUDE_MARK, entry]
-    info.mkdir(parents=True, exist_ok=True)
-    exclude.write_text("\n".join(lines) + ("\n" if lines else ""))
-    return True
+    """Keep ``.claude/settings.local.json`` (the key) out of git, or stop doing so."""
+    return exclude_from_git(project, "/" + LOCAL_SETTINGS_FILE, EXCLUDE_MARK, remove)
 
 
 def install(project: Path, target: Target, key: str | None, budget_tokens: int | None = None) -> Changes:
@@ -213,21 +212,59 @@ def install(project: Path, target: Target, key: str | None, budget_tokens: int |
 
     local_path = project / LOCAL_SETTINGS_FILE
     before = _read(local_path)
-    if target.data_dir is not None:
-        key, note = _embedded_key(target, ((before or {}).get("env") or {}).get(KEY_VARIABLE))
+    env = dict((before or {}).get("env") or {})
+    if target.url is None:
+        data_dir, workspace = embedded_memory(project, target)
+        key, note = _embedded_key(data_dir, workspace, env.get(KEY_VARIABLE))
         if note:
             changes.notes.append(note)
+        if target.data_dir is not None:  # this machine's folder: never in a committed file
+            env |= {DATA_DIR_VARIABLE: str(data_dir), WORKSPACE_VARIABLE: workspace}
     if key:
-        env = {**((before or {}).get("env") or {}), KEY_VARIABLE: key}
+        env[KEY_VARIABLE] = key
+    if user := git_user(project):
+        env[USER_VARIABLE] = user
+    if env != ((before or {}).get("env") or {}):
         changes.files[LOCAL_SETTINGS_FILE] = _write(local_path, before, {**(before or {}), "env": env}, private=True)
-        if _exclude_from_git(project):
-            changes.notes.append(f"added /{LOCAL_SETTINGS_FILE} to .git/info/exclude (the key stays out of git)")
-    else:
+    if env and _exclude_from_git(project):
+        changes.notes.append(f"added /{LOCAL_SETTINGS_FILE} to .git/info/exclude (the key stays out of git)")
+    if not key:
         changes.notes.append(f"no key written: the hooks and the MCP server read {KEY_VARIABLE} from the environment")
     return changes
 
 
-def _embedded_key(target: Target, current: str | None) -> tuple[str, str]:
+def embedded_memory(project: Path, target: Target) -> tuple[Path, str]:
+    """The data folder and workspace of an embedded target: the ones given, else the repository's
+    own memory (marked, so the CLI finds it too)."""
+    if target.data_dir is not None and target.workspace:
+        return target.data_dir, target.workspace
+    memory = repository_memory(project)
+    if memory is None:
+        raise ValueError(f"{project} is in no git repository: give --data-dir and --workspace, or --url")
+    memory.mark()
+    return memory.data_dir, memory.workspace
+
+
+def git_user(project: Path) -> str:
+    """The person working in ``project``: git's ``user.name`` (else ``user.email``), "" when unset
+    or outside a repository."""
+    from neural_memory.agents.repository import work_tree_root
+
+    if work_tree_root(project) is None:
+        return ""
+    for setting in ("user.name", "user.email"):
+        try:
+            done = subprocess.run(
+                ["git", "-C", str(project), "config", setting], capture_output=True, text=True, timeout=10, check=False
+            )
+        except (OSError, subprocess.SubprocessError):
+            return ""
+        if done.returncode == 0 and done.stdout.strip():
+            return done.stdout.strip()
+    return ""
+
+
+def _embedded_key(data_dir: Path, workspace: str, current: str | None) -> tuple[str, str]:
     """The key the embedded workspace's hooks use: the one installed already if it is still valid
     for that workspace in that data folder, else a new one."""
     from neural_memory.auth.factory import build_key_store
@@ -236,26 +273,29 @@ def _embedded_key(target: Target, current: str | None) -> tuple[str, str]:
     from neural_memory.errors import Unauthorized
     from neural_memory.settings import Settings
 
-    assert target.data_dir is not None and target.workspace is not None
-    store = build_key_store(Settings(data_dir=target.data_dir))
+    store = build_key_store(Settings(data_dir=data_dir))
     if current:
         try:
-            if identify(store, current).workspace_id == target.workspace:
+            if identify(store, current).workspace_id == workspace:
                 return current, ""
         except Unauthorized:
             pass
-    key = issue_key(store, target.workspace, utcnow())
-    return key, f"issued a key for workspace {target.workspace!r} in {target.data_dir} (in {LOCAL_SETTINGS_FILE})"
+    key = issue_key(store, workspace, utcnow())
+    return key, f"issued a key for workspace {workspace!r} in {data_dir} (in {LOCAL_SETTINGS_FILE})"
 
 
 def installed_target(project: Path) -> Target | None:
-    """Where the installed MCP server points (None when it is not installed)."""
+    """Where the installed MCP server points (None when it is not installed): the shared API the
+    committed files name, or the embedded memory (the folder ``settings.local.json`` names, else
+    the repository's own)."""
     try:
         entry = ((_read(project / MCP_FILE) or {}).get("mcpServers") or {}).get(SERVER_NAME)
+        env = (_read(project / LOCAL_SETTINGS_FILE) or {}).get("env") or {}
     except ValueError:
         return None
     if isinstance(entry, dict) and entry.get("type") == "http" and isinstance(entry.get("url"), str):
-        return Target(url=entry["url"].removesuffix(MCP_PATH), http_mcp=True)
+        repository = (entry.get("headers") or {}).get(REPOSITORY_HEADER)
+        return Target(url=entry["url"].removesuffix(MCP_PATH), http_mcp=True, repository=repository)
     args = entry.get("args") if isinstance(entry, dict) else None
     if not isinstance(args, list):
         return None
@@ -263,8 +303,14 @@ def installed_target(project: Path) -> Target | None:
     def flag(name: str) -> str | None:
         return str(args[args.index(name) + 1]) if name in args[:-1] else None
 
-    data_dir = flag("--data-dir")
-    return Target(url=flag("--url"), data_dir=Path(data_dir) if data_dir else None, workspace=flag("--workspace"))
+    if url := flag("--url"):
+        return Target(url=url)
+    data_dir = flag("--data-dir") or env.get(DATA_DIR_VARIABLE)  # an earlier version's install wrote flags
+    workspace = flag("--workspace") or env.get(WORKSPACE_VARIABLE)
+    if data_dir and workspace:
+        return Target(data_dir=Path(data_dir), workspace=str(workspace))
+    memory = repository_memory(project)
+    return Target(data_dir=memory.data_dir, workspace=memory.workspace) if memory is not None else Target()
 
 
 def uninstall(project: Path) -> Changes:
@@ -275,25 +321,24 @@ def uninstall(project: Path) -> Changes:
     mcp_path = project / MCP_FILE
     before = _read(mcp_path)
     if before is not None:
-        after = dict(before)
         servers = {k: v for k, v in (before.get("mcpServers") or {}).items() if k != SERVER_NAME}
-        after.pop("mcpServers", None)
-        if servers:
-            after["mcpServers"] = servers
-        changes.files[MCP_FILE] = _write(mcp_path, before, after)
+        after = {k: servers if k == "mcpServers" else v for k, v in before.items() if k != "mcpServers" or servers}
+        changes.files[MCP_FILE] = _unwrite(mcp_path, before, after)
 
     settings_path = project / SETTINGS_FILE
     before = _read(settings_path)
     if before is not None:
-        changes.files[SETTINGS_FILE] = _write(settings_path, before, _without_our_hooks(before))
+        changes.files[SETTINGS_FILE] = _unwrite(settings_path, before, _without_our_hooks(before))
 
     local_path = project / LOCAL_SETTINGS_FILE
     before = _read(local_path)
     if before is not None:
         env = dict(before.get("env") or {})
         key = env.pop(KEY_VARIABLE, None)
-        after = {k: v for k, v in before.items() if k != "env"} | ({"env": env} if env else {})
-        changes.files[LOCAL_SETTINGS_FILE] = _write(local_path, before, after, private=True)
+        for ours in (DATA_DIR_VARIABLE, WORKSPACE_VARIABLE, USER_VARIABLE):
+            env.pop(ours, None)
+        after = {k: env if k == "env" else v for k, v in before.items() if k != "env" or env}
+        changes.files[LOCAL_SETTINGS_FILE] = _unwrite(local_path, before, after, private=True)
         if target is not None and target.data_dir is not None and key:
             changes.notes.append(_revoke(target.data_dir, key))
     if _exclude_from_git(project, remove=True):
@@ -321,7 +366,6 @@ def _revoke(data_dir: Path, key: str) -> str:
 
 def status(project: Path, environment_key: str | None) -> tuple[bool, list[str]]:
     """Whether everything is installed and the memory answers, and a line per part saying so."""
-    import os
     import time
 
     from neural_memory.agents.memory_client import MemoryApi, MemoryUnavailable

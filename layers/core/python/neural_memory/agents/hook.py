@@ -36,7 +36,8 @@ if TYPE_CHECKING:
 MAX_STDIN = 8 * 1024 * 1024  # a hook's payload is a few KB; more is not a payload
 PROMPT_TIMEOUT_S = 2.0  # a recall's deadline; Claude Code is given 5 s (agents install)
 START_TIMEOUT_S = 3.0  # a brief's deadline, when the memory already runs
-FIRST_START_S = 10.0  # a brief's deadline when the hook had to start the embedded background server
+FIRST_START_S = 2.7  # a brief's deadline when the hook had to start the embedded background server: within
+# the 3 s a first session may wait (agents install starts it; one not up by then is said in the log)
 CAPTURE_TIMEOUT_S = 60.0  # the detached capture's deadline (nobody waits for it)
 PREVIOUS_SESSIONS = 2  # sessions whose last turn the brief shows
 BATCH = 100  # observations per POST /v1/observations (the API's limit)
@@ -101,17 +102,32 @@ class Hook:
         key = os.environ.get("NM_API_KEY", "").strip()
         if not key:
             return None, "no NM_API_KEY in the environment (agents install writes it to .claude/settings.local.json)"
-        if self.args.data_dir:
-            from neural_memory.agents.local_server import ensure_server
-
-            url, why = ensure_server(self.args.data_dir, deadline, start)
-            if url is None:
-                return None, why
-            return MemoryApi(url, key, deadline), why
         url = self.args.url or os.environ.get("NM_API_URL", "")
-        if not url:
-            return None, "no --url and no NM_API_URL"
-        return MemoryApi(url, key, deadline), ""
+        if url:
+            return MemoryApi(url, key, deadline), ""
+        data_dir = self.data_dir()
+        if not data_dir:
+            return None, "no --url, no NM_API_URL, and no repository's memory here (agents install makes one)"
+        from neural_memory.agents.local_server import ensure_server
+
+        served, why = ensure_server(data_dir, deadline, start)
+        if served is None:
+            return None, why
+        return MemoryApi(served, key, deadline), why
+
+    def data_dir(self) -> str:
+        """The embedded store's folder: ``--data-dir``, ``NM_DATA_DIR``, else the repository's own
+        memory (``repository_memory``); "" when there is none."""
+        if self.args.url or os.environ.get("NM_API_URL"):
+            return ""
+        if chosen := self.args.data_dir or os.environ.get("NM_DATA_DIR", ""):
+            return chosen
+        from pathlib import Path
+
+        from neural_memory.agents.repository_memory import repository_memory
+
+        memory = repository_memory(Path(os.environ.get("CLAUDE_PROJECT_DIR") or self.cwd))
+        return str(memory.data_dir) if memory is not None and memory.exists() else ""
 
     def inject(self, text: str) -> None:
         output = {"hookSpecificOutput": {"hookEventName": self.event, "additionalContext": text}}
@@ -129,7 +145,8 @@ class Hook:
         if self.payload.get("source") != "resume":  # a new, cleared or compacted context holds none of it
             self.state.forget_shown(self.session_id)
         settings = RecallSettings(self.args.budget_tokens, self.args.floor)
-        first = self.args.data_dir and not _server_known(self.args.data_dir)
+        data_dir = self.data_dir()
+        first = data_dir and not _server_known(data_dir)
         deadline = self.began + (FIRST_START_S if first else self.args.timeout or START_TIMEOUT_S)
         api, why = self.memory(deadline)
         if api is None:

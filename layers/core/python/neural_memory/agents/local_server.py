@@ -23,6 +23,7 @@ from neural_memory.agents.memory_client import healthy
 SERVER_FILE = "agent-server.json"
 LOCK_FILE = "agent-server.lock"
 LOG_FILE = "agent-server.log"
+_STARTING = "the background server is still starting (agents install starts it; this hook did not wait for it)"
 RESTART_AFTER_S = 60.0  # a server that stopped soon after its start is not started again before this
 
 
@@ -136,7 +137,9 @@ def _wait(server: AgentServer, deadline: float, started: bool) -> tuple[str | No
         if time.monotonic() >= deadline:
             return (
                 None,
-                "the background server is still starting" if started else "the background server is not answering",
+                "the background server is still starting (agents install starts it; this hook did not wait)"
+                if started
+                else "the background server is not answering",
             )
         time.sleep(0.1)
 

@@ -45,6 +45,9 @@ MIN_PROMPT_CHARS = 12  # "yes", "go on", "thanks": nothing to recall for
 DECISION_TYPES = ("decision", "design_note", "adr")
 CLAIM_TYPES = ("note", "decision", "design_note", "adr")  # stores.base.CLAIM_TYPES: what can go stale
 RECENT = timedelta(days=30)
+CHANGE_TYPES = ("pull_request_merged", "release")  # the brief's latest changes (pushes when there are none)
+CHANGE_WINDOWS_DAYS = (30, 365, 0)  # the brief's latest changes: the narrowest window holding any (0: ever)
+LATEST_CHANGES = 5
 # The brief's query for decisions: the words they are written in (a search needs a query; the
 # repository's metadata, not these words, says what they are about).
 DECISION_WORDS = "decision decided we chose agreed why"
@@ -344,13 +347,21 @@ def session_brief(
     query, and there is no list of the newest: the brief asks with the words decisions are written
     in and, separately, the branch's words, and keeps what either finds."""
     subject = " ".join(re.split(r"[/_.\-\s]+", f"{repository.name} {repository.branch or ''}")).strip()
-    since = (datetime.now(UTC) - RECENT).isoformat()
+    now = datetime.now(UTC)
+    since = (now - RECENT).isoformat()
     about = {"repo": repository.name}
 
-    def decisions(query: str) -> Callable[[], dict[str, Any]]:
-        filters = {"observationTypes": list(DECISION_TYPES), "dateRange": {"start": since}, "metadata": about}
-        body = {"query": query, "topK": 5, "rerank": "fast", "llmFilter": False, "filters": filters}
+    def about_repository(
+        query: str, types: tuple[str, ...], start: str | None, top: int
+    ) -> Callable[[], dict[str, Any]]:
+        filters: dict[str, Any] = {"observationTypes": list(types), "metadata": about}
+        if start is not None:
+            filters["dateRange"] = {"start": start}
+        body = {"query": query, "topK": top, "rerank": "fast", "llmFilter": False, "filters": filters}
         return lambda: api.search(body)
+
+    def decisions(query: str) -> Callable[[], dict[str, Any]]:
+        return about_repository(query, DECISION_TYPES, since, 5)
 
     stale_body = {
         "query": DECISION_WORDS,
@@ -363,7 +374,14 @@ def session_brief(
         "decisions": decisions(DECISION_WORDS),
         "decisions by subject": decisions(subject or repository.name),
         "stale": lambda: api.search(stale_body),
+        # a history older than 30 days still says something: its latest decisions and changes, whatever
+        # their age (a search has no "newest" order: the narrowest window that finds any is the latest)
+        "decisions ever": about_repository(DECISION_WORDS, DECISION_TYPES, None, 5),
     }
+    for days in CHANGE_WINDOWS_DAYS:
+        start = (now - timedelta(days=days)).isoformat() if days else None
+        calls[f"changes {days}"] = about_repository(subject or repository.name, CHANGE_TYPES, start, 10)
+    calls["pushes"] = about_repository(subject or repository.name, ("push",), None, 10)
     for n, previous in enumerate(left_off):
         for turn in previous.ids:
             calls[f"turn {n} {turn}"] = lambda turn=turn: api.get(turn)  # type: ignore[misc]
@@ -385,11 +403,25 @@ def session_brief(
         for r in reply.get("results") or []
         if isinstance(r, dict)
     }
+    older = not found  # no decision in 30 days: the latest ones, whatever their age
+    if older and isinstance(reply := replies["decisions ever"], dict):
+        found = {str(r.get("id")): r for r in reply.get("results") or [] if isinstance(r, dict)}
     recent = sorted(
         (r for r in found.values() if str(r.get("id")) not in seen),
         key=lambda r: str(r.get("occurredAt")),
         reverse=True,
     )
+    changes: list[dict[str, Any]] = []
+    for window in (*(f"changes {days}" for days in CHANGE_WINDOWS_DAYS), "pushes"):
+        reply = replies[window]
+        changes = [r for r in (reply.get("results") or [] if isinstance(reply, dict) else []) if isinstance(r, dict)]
+        if changes:
+            break
+    changes = sorted(
+        (r for r in changes if str(r.get("id")) not in seen and str(r.get("id")) not in found),
+        key=lambda r: str(r.get("occurredAt")),
+        reverse=True,
+    )[:LATEST_CHANGES]
     stale_reply = replies["stale"]
     stale = [  # those shown among the recent decisions already carry their mark
         r
@@ -405,7 +437,14 @@ def session_brief(
     composer = Composer(settings.budget_tokens, intro)
     composer.section("Where this project's previous sessions left off (newest first):", threads, thread_ids)
     composer.section(
-        f"Recent decisions about {repository.name}:", [_item(r) for r in recent], [[str(r.get("id"))] for r in recent]
+        f"{'Latest' if older else 'Recent'} decisions about {repository.name}:",
+        [_item(r) for r in recent],
+        [[str(r.get("id"))] for r in recent],
+    )
+    composer.section(
+        f"Latest changes to {repository.name} (newest first):",
+        [_item(r) for r in changes],
+        [[str(r.get("id"))] for r in changes],
     )
     composer.section(
         "Notes a later push made possibly stale (check before relying on them):",

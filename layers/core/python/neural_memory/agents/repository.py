@@ -48,6 +48,17 @@ def read_repository(cwd: Path) -> Repository:
     return Repository(cwd.name or str(cwd), None)
 
 
+def work_tree_root(cwd: Path) -> Path | None:
+    """The top folder of the work tree holding ``cwd`` (where its ``.git`` is), None outside one."""
+    for folder in (cwd, *cwd.parents):
+        try:
+            if (folder / ".git").exists():
+                return folder
+        except OSError:
+            return None
+    return None
+
+
 def _read(work_tree: Path, git_dir: Path) -> Repository:
     branch = None
     try:

@@ -31,6 +31,7 @@ from pydantic import BaseModel
 from neural_memory import __version__, json_input
 from neural_memory.agent_tools.calling import UnknownTool, call
 from neural_memory.agent_tools.definitions import INSTRUCTIONS, SERVER_NAME, TOOLS
+from neural_memory.agent_tools.provenance import Provenance, from_headers
 from neural_memory.agent_tools.workspace import BackendFailure
 from neural_memory.api.resolver import header
 from neural_memory.errors import NeuralMemoryError
@@ -157,7 +158,7 @@ def serve_post(body: str, headers: Mapping[str, str], memory: Callable[[], Memor
                 request_id,
                 status=400,
             )
-        result = _dispatch(method, params, request_id, memory, now)
+        result = _dispatch(method, params, request_id, memory, now, from_headers(headers))
     except _Refused as refused:
         if refused.request_id is None:
             refused.request_id = request_id
@@ -192,7 +193,12 @@ def _message(document: Any) -> tuple[str | None, dict[str, Any], bool]:
 
 
 def _dispatch(
-    method: str, params: dict[str, Any], request_id: RequestId, memory: Callable[[], Memory], now: datetime
+    method: str,
+    params: dict[str, Any],
+    request_id: RequestId,
+    memory: Callable[[], Memory],
+    now: datetime,
+    provenance: Provenance,
 ) -> Any:
     if method == "initialize":
         asked = params.get("protocolVersion")
@@ -216,7 +222,7 @@ def _dispatch(
                 INVALID_PARAMS, "Invalid params: name (a string) and arguments (an object) are expected", request_id
             )
         try:
-            reply = call(cast("Memory", _Deferred(memory)), name, arguments, now)
+            reply = call(cast("Memory", _Deferred(memory)), name, arguments, now, provenance=provenance)
         except UnknownTool as exc:
             raise _Refused(INVALID_PARAMS, str(exc), request_id) from None
         logger.info("mcp tool called", extra={"tool": name, "code": reply.code})

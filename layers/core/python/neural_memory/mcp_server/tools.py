@@ -25,13 +25,18 @@ if TYPE_CHECKING:
 
     from mcp.server.context import ServerRequestContext
 
+    from neural_memory.agent_tools.provenance import Provenance
     from neural_memory.mcp_server.backends import MemoryBackend
 
 __all__ = ["INSTRUCTIONS", "build_server"]
 
 
 def build_server(
-    backend: MemoryBackend, clock: Callable[[], datetime] = utcnow, *, structured_content: bool = False
+    backend: MemoryBackend,
+    clock: Callable[[], datetime] = utcnow,
+    *,
+    structured_content: bool = False,
+    provenance: Provenance | None = None,
 ) -> Server[Any]:
     """An MCP server whose tools call ``backend``; with ``structured_content``, each reply also carries
     the API's reply model (and each tool its output schema), for applications that read it."""
@@ -48,7 +53,9 @@ def build_server(
         context: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         try:
-            reply = await call_async(backend, params.name, params.arguments, clock(), structured=structured_content)
+            reply = await call_async(
+                backend, params.name, params.arguments, clock(), structured=structured_content, provenance=provenance
+            )
         except UnknownTool as exc:
             raise MCPError(types.INVALID_PARAMS, str(exc)) from None
         return types.CallToolResult.model_validate(reply.result())

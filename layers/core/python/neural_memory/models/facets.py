@@ -15,14 +15,20 @@ class FacetCount(WireModel):
     count: int
 
 
-class Facets(WireModel):
-    """Counts per value of each filterable field, the most frequent first. Each field is counted
-    under every filter except its own, so a chosen value's alternatives keep their counts."""
+_OLD_NAME = "The same counts under the name this key had first, kept for a release: read `{}`."
 
-    source_types: list[FacetCount]
+
+class Facets(WireModel):
+    """Counts per value of each filterable field, the most frequent first, each under the name of
+    the filter it feeds (``sources``, ``observationTypes``, ``actors``, ``tiers``). Each field is
+    counted under every filter except its own, so a chosen value's alternatives keep their counts."""
+
+    sources: list[FacetCount]
     observation_types: list[FacetCount]
-    actor_names: list[FacetCount]
+    actors: list[FacetCount]
     tiers: list[FacetCount]
+    source_types: list[FacetCount] = Field(description=_OLD_NAME.format("sources"), deprecated=True)
+    actor_names: list[FacetCount] = Field(description=_OLD_NAME.format("actors"), deprecated=True)
 
 
 class FacetsResponse(WireModel):

@@ -39,6 +39,8 @@ class DateRange(RequestModel):
 # major version, so no reader breaks. A record's `sourceType` is something else: the source's
 # own kind of event (push, pull_request, deployment), filtered through `observationTypes`.
 _SOURCES = AliasChoices("sources", "sourceTypes")
+_ACTORS = AliasChoices("actors", "actorNames")
+_ACTORS_DESCRIPTION = "Observations whose `actorName` is one of these. Also accepted as `actorNames` (not both)."
 _SOURCES_DESCRIPTION = (
     "Observations whose `source` is one of these (github, vercel, manual, agent...). Also accepted under its "
     "first name, `sourceTypes` (not both)."
@@ -50,7 +52,7 @@ class ExcludedValues(RequestModel):
 
     source_types: SlugList | None = Field(default=None, validation_alias=_SOURCES, description=_SOURCES_DESCRIPTION)
     observation_types: SlugList | None = None
-    actor_names: ActorList | None = None
+    actor_names: ActorList | None = Field(default=None, validation_alias=_ACTORS, description=_ACTORS_DESCRIPTION)
     tiers: TierList | None = None
 
 
@@ -63,7 +65,7 @@ class FilterGroup(RequestModel):
 
     source_types: SlugList | None = Field(default=None, validation_alias=_SOURCES, description=_SOURCES_DESCRIPTION)
     observation_types: SlugList | None = None
-    actor_names: ActorList | None = None
+    actor_names: ActorList | None = Field(default=None, validation_alias=_ACTORS, description=_ACTORS_DESCRIPTION)
     tiers: TierList | None = None
     date_range: DateRange | None = None
     excluded: ExcludedValues | None = Field(default=None, alias="not")

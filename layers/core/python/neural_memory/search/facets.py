@@ -34,13 +34,18 @@ def facet_filters(
     tiers: Sequence[Tier] | None = None,
     start: datetime | None = None,
     end: datetime | None = None,
+    actors: Sequence[str] | None = None,
 ) -> SearchFilters | None:
     """The filters of the query string (each value already validated), None when there are none;
     ``InvalidInput`` naming ``start`` when it is after ``end``. ``sources`` and ``source_types``
-    (``sourceTypes``, its first name) are one filter: give either, not both."""
+    (``sourceTypes``, its first name) are one filter: give either, not both; so are ``actors`` and
+    ``actor_names`` (``actorNames``)."""
     if sources and source_types:
         raise InvalidInput("sourceTypes", "the same filter as sources, under its first name: give one of them")
+    if actors and actor_names:
+        raise InvalidInput("actorNames", "the same filter as actors, under its first name: give one of them")
     source_types = sources or source_types
+    actor_names = actors or actor_names
     if start is not None and end is not None and start > end:
         raise InvalidInput("start", "must not be after end")
     date_range = DateRange.model_construct(start=start, end=end) if start or end else None
@@ -61,4 +66,5 @@ def facets_reply(counts: FacetCounts, request_id: str, latency: Latency) -> Face
         _WIRE_NAMES[field]: [FacetCount(value=value, count=count) for value, count in pairs]
         for field, pairs in counts.by_field.items()
     }
+    fields |= {"sources": fields.get("source_types", []), "actors": fields.get("actor_names", [])}
     return FacetsResponse(request_id=request_id, total=counts.total, facets=Facets(**fields), latency=latency)

@@ -29,6 +29,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         # EMF lines belong to the API's logs, not to a terminal command's output.
         os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    if getattr(args, "verbose", None) is False:  # a command whose output is its answer
+        from neural_memory.local.cli.common import logs_to_file
+
+        logs_to_file()
     from pydantic import ValidationError
 
     from neural_memory.errors import ConfigurationError

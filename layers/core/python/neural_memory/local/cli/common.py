@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +37,44 @@ def cli_settings(args: argparse.Namespace) -> Settings:
         if routes := load_routes(Path(args.routes)):  # webhooks and bus events name their workspace by these
             overrides["ingest_routes"] = {**Settings().ingest_routes, **routes}
     return Settings(**overrides)
+
+
+LOG_FILE = "neural-memory.log"
+
+
+def logs_to_file() -> str:
+    """Send this command's log lines to ``neural-memory.log`` in the hooks' state folder
+    (``~/.local/state/neural-memory``), not the terminal: what the command prints is its answer
+    (``--verbose`` keeps them on standard error). The file's path."""
+    import os
+
+    from neural_memory.agents.hook_state import state_dir
+    from neural_memory.observability import logger
+
+    folder = state_dir()
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    path = os.path.join(folder, LOG_FILE)
+    stream = open(path, "a", encoding="utf-8")  # noqa: SIM115 - open for the process's life, as stderr is
+    for handler in logger.handlers:
+        if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
+            handler.setStream(stream)
+    return path
+
+
+def find_memory(args: argparse.Namespace) -> str:
+    """The workspace a reading command uses, filling in ``args.data_dir``: ``--workspace`` (in
+    ``--data-dir`` or ``NM_DATA_DIR``), else the memory of the repository the command runs in, when
+    it has one (made by ``import git`` or ``agents install``), else ``demo``."""
+    if getattr(args, "workspace", None):
+        return str(args.workspace)
+    from neural_memory.agents.repository_memory import repository_memory
+
+    memory = repository_memory(Path.cwd(), getattr(args, "data_dir", None))
+    if memory is not None and memory.exists():
+        args.data_dir = str(memory.data_dir)
+        args.workspace = memory.workspace
+        return memory.workspace
+    return "demo"
 
 
 def progress_bar(total: int, unit: str, desc: str) -> Any:

@@ -7,6 +7,7 @@ import os
 from datetime import UTC, datetime
 
 from neural_memory.local.cli.commands.agents import cmd_agents_install, cmd_agents_status, cmd_agents_uninstall
+from neural_memory.local.cli.commands.answers import cmd_ask, cmd_who
 from neural_memory.local.cli.commands.backup import cmd_backup
 from neural_memory.local.cli.commands.check import cmd_check
 from neural_memory.local.cli.commands.dlq import cmd_dlq_replay
@@ -53,6 +54,11 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--embedder", choices=["onnx", "cohere", "none"], help="embedding provider (env NM_EMBEDDER)")
         p.add_argument("--store", choices=["sqlite", "opensearch"], help="store (env NM_STORE, default sqlite)")
         p.add_argument("--opensearch-url", help="OpenSearch endpoint when --store opensearch (env NM_OPENSEARCH_URL)")
+
+    def verbose(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--verbose", action="store_true", help="log lines on standard error (default: ~/.local/state/neural-memory)"
+        )
 
     def remote(p: argparse.ArgumentParser) -> None:
         # The flags choose the remote API; the variables only fill in the one not given, so a
@@ -125,11 +131,12 @@ def build_parser() -> argparse.ArgumentParser:
     ).add_subparsers(dest="import_command", required=True)
 
     def import_target(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--workspace", help="the embedded store's workspace to write (required without --api-url)")
+        p.add_argument("--workspace", help="the embedded store's workspace (default: the repository's, owner.name)")
         p.add_argument("--api-url", help="write to a running API (a stack's ApiUrl); its key names the workspace")
         p.add_argument("--key", help="with --api-url: its API key (default NM_API_KEY)")
         p.add_argument("--failures", default="import-failures.jsonl", help="where to write the failure report")
         data_dir(p)
+        verbose(p)
 
     def api_source(p: argparse.ArgumentParser, api_base: str, api_help: str, since_help: str) -> None:
         """What an importer reading a REST API takes: its address, ``--since``, ``--restart``."""
@@ -199,7 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     search = commands.add_parser("search", help="search a workspace (embedded, or a remote API with --url/--key)")
     search.add_argument("query", help="what to look for, in words")
-    search.add_argument("--workspace", help="embedded store's workspace (default demo)")
+    search.add_argument("--workspace", help="embedded store's workspace (default: the repository's memory, else demo)")
     search.add_argument("--source", action="append", help="source (repeatable): github, vercel, manual, agent...")
     search.add_argument("--type", action="append", help="observation type (repeatable)")
     search.add_argument("--actor", action="append", help="actor name (repeatable)")
@@ -212,7 +219,23 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--json", action="store_true", help="print the API's JSON reply")
     remote(search)
     data_dir(search)
+    verbose(search)
     search.set_defaults(func=cmd_search)
+
+    ask = commands.add_parser("ask", help="an answer from the memory, with the sources it cites")
+    ask.add_argument("question", help="the question, as you would ask a teammate")
+    ask.add_argument("--top-k", type=int, default=5, help="memories the answer may cite (default 5)")
+    who = commands.add_parser("who", help="who knows a subject, with the memories that show it")
+    who.add_argument("subject", help="the subject (a path, a feature), or the question as asked")
+    who.add_argument("--top-k", type=int, default=5, help="people at most (default 5)")
+    who.add_argument("--evidence", type=int, default=3, help="memories shown per person (default 3)")
+    for asking, run in ((ask, cmd_ask), (who, cmd_who)):
+        asking.add_argument("--workspace", help="the embedded store's workspace (default: the repository's memory)")
+        asking.add_argument("--json", action="store_true", help="print the API's JSON reply")
+        remote(asking)
+        data_dir(asking)
+        verbose(asking)
+        asking.set_defaults(func=run)
 
     mcp = commands.add_parser("mcp", help="serve the memory to agents over MCP (stdio, or --http)")
     mcp.add_argument("--workspace", help="the embedded store's workspace the tools read and write")
@@ -251,13 +274,22 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("agent", choices=["claude-code"], help="the agent (claude-code)")
         command.add_argument("--project", default=".", help="the project folder (default: here)")
         if name == "install":
-            command.add_argument("--url", help="a running API: make serve's http://127.0.0.1:8080 or a stack's ApiUrl")
+            command.add_argument(
+                "--url", help="a running API (default: the one the committed files name, else the repository's memory)"
+            )
+            command.add_argument(
+                "--import-history",
+                action=argparse.BooleanOptionalAction,
+                help="bring the repository's git history into the memory now (default: asked on a terminal)",
+            )
             command.add_argument(
                 "--key",
                 help="its API key, written to .claude/settings.local.json only (default: NM_API_KEY at run time)",
             )
-            command.add_argument("--data-dir", help="the embedded store's folder (instead of --url)")
-            command.add_argument("--workspace", help="with --data-dir: the workspace the agent's memories go to")
+            command.add_argument(
+                "--data-dir", help="an embedded store's folder (default: the repository's, .neural-memory at its root)"
+            )
+            command.add_argument("--workspace", help="with --data-dir: the workspace (default: the repository's)")
             command.add_argument(
                 "--budget-tokens", type=int, help="what a session's brief or a prompt's recall may add (default 1500)"
             )

@@ -1,14 +1,14 @@
 // The search console: search, filter, answer, add and delete, over the documented API only.
 import { ApiError, apiKey, call } from "./api.js";
-import { badges, el, expertItems, explainDrawer, highlighted, latencyBar, queryWords, safeUrl, scoreBars, timeAgo, timeline, withRedactions } from "./render.js";
+import { TIER_MEANINGS, badges, el, expertItems, explainDrawer, highlighted, latencyBar, queryWords, readableTime, safeUrl, scoreBars, timeAgo, timeline, typeName, withRedactions } from "./render.js";
 import { FIELDS, apiFilters, facetQuery, hasFilters, readState, writeState } from "./state.js";
 
 const $ = (id) => document.getElementById(id);
-const LABELS = { sourceTypes: "Sources", observationTypes: "Types", actorNames: "Actors", tiers: "Tiers" };
-const TIER_TITLES = { A: "kept", C: "expires after a week", E: "keyword search only" };
+const LABELS = { sources: "Sources", observationTypes: "Types", actors: "Actors", tiers: "Tiers" };
 const INGEST_LINE = ".venv/bin/neural-memory ingest events/ --workspace <your workspace>";
 const state = readState();
 let facets = null; // the last GET /v1/facets reply
+let llmUnavailable = false; // the last search said no LLM is configured
 let workspaceTotal = null;
 let shown = { query: null, results: [] }; // what the results list shows
 let retry = null; // the action to run again when the server is back
@@ -83,7 +83,7 @@ function syncControls() {
   $("q").value = state.q;
   document.querySelector(`#mode input[value="${state.mode}"]`).checked = true;
   document.querySelector(`#rerank input[value="${state.rerank}"]`).checked = true;
-  $("llm").checked = state.llm;
+  $("llm").checked = state.llm && !llmUnavailable;
   for (const chip of $("dates").children) chip.setAttribute("aria-pressed", String(chip.dataset.range === state.range));
   $("custom-dates").hidden = state.range !== "custom";
   for (const chip of $("freshness").children) chip.setAttribute("aria-pressed", String(chip.dataset.fresh === state.fresh));
@@ -109,8 +109,9 @@ function renderChips() {
       return el("button", {
         type: "button", className: "chip", ariaPressed: String(pressed), dataset: { field, value },
         ariaLabel: `${value}, ${count} observation${count === 1 ? "" : "s"}`,
-        title: field === "tiers" ? `tier ${value}: ${TIER_TITLES[value] ?? ""}` : "", onclick: () => toggle(field, value),
-      }, value, el("span", { className: "count" }, String(count)));
+        title: field === "tiers" ? `tier ${value}: ${TIER_MEANINGS[value] ?? ""}` : field === "observationTypes" ? `type: ${value}` : "",
+        onclick: () => toggle(field, value),
+      }, field === "observationTypes" ? typeName(value) : value, el("span", { className: "count" }, String(count)));
     });
     section.querySelector(".chips").replaceChildren(...(chips.length ? chips : [el("span", { className: "none" }, "none")]));
   }
@@ -182,7 +183,7 @@ async function loadExperts(filters) {
   const reply = await busy("Finding who knows…", () => call("POST", "v1/experts", body));
   if (!reply || turn !== latest.experts) return;
   const items = expertItems(reply, {
-    choose: (actor) => { if (!state.filters.actorNames.includes(actor)) toggle("actorNames", actor); },
+    choose: (actor) => { if (!state.filters.actors.includes(actor)) toggle("actors", actor); },
     open: openRecord,
   });
   $("experts-list").replaceChildren(...items);
@@ -221,7 +222,20 @@ function degradedText(entry) {
   return `${STAGE_NAMES[stage] ?? stage}: ${said}${rest ? ` ${rest}` : ""}`;
 }
 
+/** The LLM filter box as the server allows it: with no LLM configured it is unticked and disabled,
+ *  and says why (a ticked box would promise a filter that never runs). Only a reply that says so
+ *  decides: a gate not run for a small result set says nothing about the configuration. */
+function showLlmBox(reply) {
+  if (!reply.llm.bypassed) llmUnavailable = false;
+  else if (reply.llm.reason === "not_configured") llmUnavailable = true;
+  const unavailable = llmUnavailable;
+  $("llm").disabled = unavailable;
+  $("llm").checked = state.llm && !unavailable;
+  $("llm-note").hidden = !unavailable;
+}
+
 function renderResults(reply) {
+  showLlmBox(reply);
   const words = queryWords(state.q);
   const llm = reply.llm.bypassed
     ? `LLM filter: not run — ${LLM_REASONS[reply.llm.reason] ?? "for an unknown reason"}`
@@ -326,13 +340,26 @@ async function follow(event, citation) {
 
 // ------------------------------------------------------------------ write
 
+// A record's fields as people name them (the API's name in each label's title), in this order.
+const RECORD_FIELDS = {
+  id: "id", source: "source", observationType: "type", actorName: "by", tier: "tier", occurredAt: "happened",
+  ingestedAt: "stored", expiresAt: "expires", url: "link", sessionId: "session", possiblyStale: "possibly stale after commit",
+};
+
+function recordValue(field, value) {
+  if (field.endsWith("At")) return readableTime(value);
+  if (field === "observationType") return typeName(value);
+  if (field === "tier") return `${value}: ${TIER_MEANINGS[value] ?? ""}`;
+  return String(value);
+}
+
 async function openRecord(id) {
   const record = await busy("Loading…", () => call("GET", `v1/observations/${encodeURIComponent(id)}`));
   if (!record) return;
-  const fields = ["id", "source", "observationType", "actorName", "tier", "occurredAt", "ingestedAt", "expiresAt", "url", "sessionId", "possiblyStale"];
   opened = id;
   $("record-title").textContent = record.title;
-  $("record").replaceChildren(...fields.filter((f) => record[f] !== null && record[f] !== undefined).flatMap((f) => [el("dt", {}, f), el("dd", {}, String(record[f]))]));
+  const shown = Object.keys(RECORD_FIELDS).filter((f) => record[f] !== null && record[f] !== undefined);
+  $("record").replaceChildren(...shown.flatMap((f) => [el("dt", { title: f }, RECORD_FIELDS[f]), el("dd", {}, recordValue(f, record[f]))]));
   $("record-content").replaceChildren(withRedactions(record.content || "(no content)"));
   if (record.redactions?.length) {
     $("record").append(el("dt", {}, "redacted"), el("dd", {}, record.redactions.map((r) => `${r.kind} (${r.field})`).join(", ")));

@@ -23,7 +23,7 @@ function largestUnit(seconds) {
   return [Math.trunc(seconds / size), unit];
 }
 
-const timeElement = (iso, label) => el("time", { dateTime: iso, title: new Date(iso).toLocaleString() }, label);
+const timeElement = (iso, label) => el("time", { dateTime: iso, title: readableTime(iso) }, label);
 
 export function timeAgo(iso, now = Date.now()) {
   return timeElement(iso, relative.format(...largestUnit((Date.parse(iso) - now) / 1000)));
@@ -105,14 +105,34 @@ export function latencyBar(latency) {
     el("ul", { className: "legend" }, ...legend));
 }
 
+/** A type code as words: "pull_request_merged" reads "pull request merged" (the code stays in titles and URLs). */
+export const typeName = (code) => String(code ?? "").replaceAll("_", " ");
+
+// What each tier means (search/tiers.py), for the badges' titles and the legend beside the Tiers filter.
+export const TIER_MEANINGS = {
+  A: "found by meaning for good",
+  C: "found by meaning for 7 days after it happened, then by its words",
+  E: "found by its words only",
+};
+
+/** An ISO time as a person reads it: "2025-12-06 14:29 UTC" (no seconds, no microseconds). */
+export function readableTime(iso) {
+  const moment = new Date(iso);
+  if (Number.isNaN(moment.getTime())) return String(iso);
+  return `${moment.toISOString().slice(0, 16).replace("T", " ")} UTC`;
+}
+
 export function badges(result) {
   const list = [["source", result.source], ["type", result.observationType], ["actor", result.actorName], ["tier", result.tier]];
+  const text = (kind, value) => (kind === "type" ? typeName(value) : value);
+  const title = (kind, value) =>
+    kind === "tier" ? `tier ${value}: ${TIER_MEANINGS[value] ?? ""}` : kind === "type" ? `type: ${value}` : kind;
   const stale = result.possiblyStale
     ? el("span", { className: "badge stale", title: `The change most likely to have made it stale: commit ${result.possiblyStale}, a later push to the code it names` },
       `possibly stale (${result.possiblyStale.slice(0, 7)})`)
     : null;
   return el("span", { className: "badges" },
-    ...list.filter(([, v]) => v).map(([kind, value]) => el("span", { className: `badge ${kind}`, title: kind }, value)), stale);
+    ...list.filter(([, v]) => v).map(([kind, value]) => el("span", { className: `badge ${kind}`, title: title(kind, value) }, text(kind, value))), stale);
 }
 
 export function safeUrl(url) {
@@ -141,7 +161,7 @@ export function timeline(reply, open) {
       ? el("strong", {}, entry.title)
       : el("button", { type: "button", className: "link", onclick: () => open(entry.id) }, entry.title),
     el("span", { className: "badges" },
-      el("span", { className: "badge type" }, entry.observationType),
+      el("span", { className: "badge type", title: `type: ${entry.observationType}` }, typeName(entry.observationType)),
       entry.actorName ? el("span", { className: "badge actor" }, entry.actorName) : null,
       ...entry.links.map((link) => el("span", { className: `badge link ${link.kind}`, title: `${LINKS[link.kind]} ${link.key}` },
         `${LINKS[link.kind]} ${shortKey(link)}`)))));
@@ -153,7 +173,7 @@ export function expertItems(reply, { choose, open }) {
     const fill = el("span", { className: "fill final" });
     fill.style.width = `${Math.round(expert.score * 100)}%`;
     const did = Object.entries(expert.counts).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
-      .map(([kind, count]) => `${count} ${kind}`).join(" · ");
+      .map(([kind, count]) => `${count} ${typeName(kind)}`).join(" · ");
     return el("li", { className: "expert", dataset: { actor: expert.actorName } },
       el("button", { type: "button", className: "link actor", title: `Filter by ${expert.actorName}`, onclick: () => choose(expert.actorName) }, expert.actorName),
       el("span", { className: "score-label" }, `score ${expert.score.toFixed(2)}`),

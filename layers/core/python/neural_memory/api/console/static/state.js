@@ -1,6 +1,6 @@
 // The whole console state lives in the URL query, so a search can be bookmarked, shared and
 // survives a reload: ?q=…&mode=…&rerank=…&llm=off&source=…&type=…&actor=…&tier=…&range=7d&fresh=stale&tab=answer
-export const FIELDS = { sourceTypes: "source", observationTypes: "type", actorNames: "actor", tiers: "tier" };
+export const FIELDS = { sources: "source", observationTypes: "type", actors: "actor", tiers: "tier" }; // as the API names the filters and their counts
 const CHOICES = {
   mode: ["hybrid", "semantic", "keyword"],
   rerank: ["fast", "balanced", "thorough", "local"],

@@ -4,48 +4,33 @@ Code configuration (MCP server, hooks, key), ``agents/claude_code.py``."""
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import argparse
 
+    from neural_memory.agents.claude_code import Target
+
 
 def cmd_agents_install(args: argparse.Namespace) -> int:
-    """Write the MCP server and hooks into ``--project`` for an API (``--url``) or the embedded store."""
-    from neural_memory.agents.claude_code import Target, install
+    """Write the MCP server and hooks into ``--project``: for an API (``--url``, or the one the
+    committed files name: a teammate's install), the embedded store given (``--data-dir``), or the
+    repository's own memory (no flag); bring the history in when asked, and say where the memory is."""
+    from neural_memory.agents.claude_code import install
 
     project = Path(args.project).resolve()
     if not project.is_dir():
         print(f"error: --project: {project} is not a folder", file=sys.stderr)
         return 2
-    if bool(args.url) == bool(args.data_dir):
-        print(
-            "error: give either --url (a running API) or --data-dir and --workspace (the embedded store)",
-            file=sys.stderr,
-        )
+    target = _target(args, project)
+    if isinstance(target, str):
+        print(f"error: {target}", file=sys.stderr)
         return 2
-    if args.data_dir and not args.workspace:
-        print(
-            "error: --workspace is needed with --data-dir (the agent's memories go to a workspace of their own)",
-            file=sys.stderr,
-        )
-        return 2
-    if args.url and args.workspace:
-        print("error: --workspace: a running API's key names the workspace", file=sys.stderr)
-        return 2
-    if args.data_dir and args.key:
-        print("error: --key: the embedded store's hooks get a key issued for --workspace", file=sys.stderr)
-        return 2
-    if args.data_dir and args.mcp == "http":
-        print("error: --mcp http: the embedded store has no /mcp; its MCP server is a local process", file=sys.stderr)
-        return 2
-    target = (
-        Target(url=args.url.rstrip("/"), http_mcp=_http_mcp(args.url.rstrip("/"), args.key, args.mcp))
-        if args.url
-        else Target(data_dir=Path(args.data_dir).resolve(), workspace=args.workspace)
-    )
+    url = target.url
     try:
         changes = install(project, target, args.key, args.budget_tokens)
     except (ValueError, OSError) as exc:
@@ -54,10 +39,87 @@ def cmd_agents_install(args: argparse.Namespace) -> int:
     print(f"Claude Code in {project}:")
     for line in changes.lines():
         print(f"  {line}")
-    if args.url and not args.key and not os.environ.get("NM_API_KEY"):
+    if url and not args.key and not os.environ.get("NM_API_KEY"):
         print("  note: NM_API_KEY is not set here: set it where Claude Code starts, or install again with --key")
+    if not shutil.which("neural-memory-hook"):
+        print("  note: neural-memory-hook is not on PATH: the hooks run it by name (activate the virtualenv)")
+    code = _where_and_history(args, project, url)
     print("  `neural-memory agents status claude-code --project DIR` checks that the memory answers")
-    return 0
+    return code
+
+
+def _target(args: argparse.Namespace, project: Path) -> Target | str:
+    """Where the install points: an API (``--url``, or the one the committed files name: a
+    teammate's install, written as it is committed), the folder given, or the repository's own
+    memory; a string saying what is wrong with the flags."""
+    from neural_memory.agents.claude_code import Target, installed_target
+    from neural_memory.agents.repository import read_repository, work_tree_root
+
+    if args.url and args.data_dir:
+        return "give either --url (a running API) or --data-dir and --workspace (the embedded store)"
+    if bool(args.data_dir) != bool(args.workspace) and not args.url:
+        return "--data-dir and --workspace go together (without both: the repository's own memory)"
+    if args.url and args.workspace:
+        return "--workspace: a running API's key names the workspace"
+    if args.url:
+        url = args.url.rstrip("/")
+        repository = read_repository(project).name if work_tree_root(project) else None
+        return Target(url=url, http_mcp=_http_mcp(url, args.key, args.mcp), repository=repository)
+    committed = installed_target(project) if not args.data_dir else None
+    if committed is not None and committed.url:  # as committed: the files stay byte for byte
+        return Target(url=committed.url, http_mcp=committed.http_mcp, repository=committed.repository)
+    if args.key:
+        return "--key: the embedded store's hooks get a key of their own (give --url for an API)"
+    if args.mcp == "http":
+        return "--mcp http: the embedded store has no /mcp; its MCP server is a local process"
+    return Target(data_dir=Path(args.data_dir).resolve() if args.data_dir else None, workspace=args.workspace)
+
+
+def _where_and_history(args: argparse.Namespace, project: Path, url: str | None) -> int:
+    """Say where the memory is; bring the repository's history in (``--import-history``, or asked
+    on a terminal when the memory holds none); start the embedded store's background server now,
+    so a first session's brief does not wait for it."""
+    from neural_memory.agents.claude_code import embedded_memory, installed_target
+    from neural_memory.agents.repository import work_tree_root
+
+    root = work_tree_root(project)
+    if url:
+        print(f"  memory: the API at {url} (the key names the workspace)")
+        history = ["--api-url", url] + (["--key", args.key] if args.key else [])
+    else:
+        target = installed_target(project)
+        assert target is not None
+        data_dir, workspace = embedded_memory(project, target)
+        print(f"  memory: {data_dir}, workspace {workspace} (the CLI finds it from inside the repository)")
+        history = ["--data-dir", str(data_dir), "--workspace", workspace]
+    code = 0
+    if root is not None:
+        wanted = args.import_history
+        if wanted is None and not url and not _imported(project):
+            if sys.stdin.isatty():
+                answer = input(f"  import {root.name}'s git history into it now? [Y/n] ").strip().lower()
+                wanted = answer in ("", "y", "yes")
+            else:
+                print(
+                    f"  history: not imported yet: `neural-memory import git {root}` (or install with --import-history)"
+                )
+        if wanted:
+            from neural_memory.local.cli import main
+
+            code = main(["import", "git", str(root), *history])
+    if not url:
+        from neural_memory.agents.local_server import ensure_server
+
+        server, why = ensure_server(str(data_dir), time.monotonic() + 120)
+        print(f"  background server: {server}" if server else f"  background server: not started ({why})")
+    return code
+
+
+def _imported(project: Path) -> bool:
+    from neural_memory.agents.repository_memory import repository_memory
+
+    memory = repository_memory(project)
+    return memory is not None and memory.imported()
 
 
 def _http_mcp(url: str, key: str | None, choice: str) -> bool:

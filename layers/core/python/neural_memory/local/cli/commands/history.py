@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     import argparse
     from collections.abc import Iterable
 
+    from neural_memory.agents.repository_memory import RepositoryMemory
     from neural_memory.history.cursor import Checkpoint, Cursor
     from neural_memory.history.sink import Sink
     from neural_memory.ingest.runner import IngestReport
@@ -32,6 +33,7 @@ def cmd_import_git(args: argparse.Namespace) -> int:
     from neural_memory.history.git import GitHistory, GitHistoryError
     from neural_memory.history.progress import duration
 
+    memory = _repository_memory(args)
     try:
         history = GitHistory(Path(args.path), repo=args.repo, branch=args.branch, since=args.since)
         for note in history.notes:
@@ -69,7 +71,28 @@ def cmd_import_git(args: argparse.Namespace) -> int:
     code = _run(args, documents, total, "event", cursor, done=history.skipped)
     if code == 0:
         cursor.clear()
+        if memory is not None:
+            from neural_memory.clock import utcnow
+
+            memory.mark(imported_at=utcnow().isoformat())
+            print(f"the repository's memory: {memory.data_dir}, workspace {memory.workspace}", file=sys.stderr)
     return code
+
+
+def _repository_memory(args: argparse.Namespace) -> RepositoryMemory | None:
+    """Without ``--workspace`` or ``--api-url``: the memory of the repository imported (``import
+    git PATH``'s, or the one the command runs in; its ``.neural-memory`` unless ``--data-dir``/
+    ``NM_DATA_DIR`` says another folder; its workspace), which ``agents install`` and the CLI find too."""
+    from neural_memory.agents.repository_memory import repository_memory
+
+    if args.workspace or args.api_url:
+        return None
+    memory = repository_memory(Path(getattr(args, "path", ".")).resolve(), args.data_dir)
+    if memory is None:
+        return None
+    memory.mark()
+    args.workspace, args.data_dir = memory.workspace, str(memory.data_dir)
+    return memory
 
 
 def cmd_import_github(args: argparse.Namespace) -> int:
@@ -77,6 +100,7 @@ def cmd_import_github(args: argparse.Namespace) -> int:
     from neural_memory.history.github import GitHubImport, github_source
     from neural_memory.history.rest import SourceError
 
+    _repository_memory(args)
     token = os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN")
     if not token:
         print("warning: no GITHUB_TOKEN (or GH_TOKEN): 60 requests an hour, public repositories only", file=sys.stderr)
@@ -99,6 +123,7 @@ def cmd_import_vercel(args: argparse.Namespace) -> int:
     """A project's deployments with their state and commit, from Vercel's API."""
     from neural_memory.history.vercel import VercelImport, vercel_source
 
+    _repository_memory(args)
     token = os.environ.get("VERCEL_TOKEN")
     if not token:
         print("error: set VERCEL_TOKEN (a token from vercel.com/account/tokens)", file=sys.stderr)

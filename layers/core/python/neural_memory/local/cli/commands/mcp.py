@@ -5,12 +5,28 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from neural_memory.agents.repository_memory import repository_memory
 from neural_memory.local.cli.common import cli_settings
 
 if TYPE_CHECKING:
     import argparse
+
+    from neural_memory.agent_tools.provenance import Provenance
+
+
+def session_provenance() -> Provenance:
+    """The repository this server runs in (its working folder's origin) and the person (``NM_AGENT_USER``,
+    else git's ``user.name``): what a ``remember`` without them is saved with."""
+    from neural_memory.agent_tools.provenance import Provenance
+    from neural_memory.agents.claude_code import git_user
+    from neural_memory.agents.repository import read_repository, work_tree_root
+
+    root = work_tree_root(Path.cwd())
+    repository = read_repository(root).name if root is not None else None
+    return Provenance.of(repository, os.environ.get("NM_AGENT_USER") or (git_user(root) if root else ""))
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
@@ -39,13 +55,22 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         from neural_memory.stores.factory import ensure_store
 
         if not args.workspace:
-            print("error: --workspace is needed for the embedded store (or --url/--key for an API)", file=sys.stderr)
-            return 2
+            args.workspace = os.environ.get("NM_WORKSPACE")  # agents install's, for a folder it was given
+        if not args.workspace:
+            memory = repository_memory(Path.cwd(), args.data_dir)
+            if memory is None or not memory.exists():
+                print(
+                    "error: --workspace is needed for the embedded store (or --url/--key for an API): "
+                    "here is no repository's memory (neural-memory import git . makes one)",
+                    file=sys.stderr,
+                )
+                return 2
+            args.workspace, args.data_dir = memory.workspace, str(memory.data_dir)
         settings = cli_settings(args)
         service = build_service(settings)  # the factory `serve` uses: same store, model and providers
         ensure_store(settings, service.embedder)
         backend = EmbeddedBackend(service, args.workspace)
-    server = build_server(backend, structured_content=args.structured_content)
+    server = build_server(backend, structured_content=args.structured_content, provenance=session_provenance())
 
     import signal
 

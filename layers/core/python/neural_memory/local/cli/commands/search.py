@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from neural_memory.local.cli.common import cli_settings
+from neural_memory.agent_tools.summaries import news
+from neural_memory.local.cli.common import cli_settings, find_memory
 
 if TYPE_CHECKING:
     import argparse
@@ -18,9 +19,9 @@ if TYPE_CHECKING:
 
 # The CLI's filter flags, the API's filter each sets, and what a person calls its values.
 FLAGS = (
-    ("source", "sources", "sourceTypes", "sources"),
+    ("source", "sources", "sources", "sources"),
     ("type", "observationTypes", "observationTypes", "observation types"),
-    ("actor", "actorNames", "actorNames", "actors"),
+    ("actor", "actors", "actors", "actors"),
     ("tier", "tiers", "tiers", "tiers"),
 )
 
@@ -41,6 +42,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         code, reply = _search_remote(args, body)
         counts: Callable[[], FacetsResponse] = lambda: _facets_remote(args)  # noqa: E731
     else:
+        args.workspace = find_memory(args)  # the repository's memory, inside one that has it
         code, reply = _search_embedded(args, body)
         counts = lambda: _facets_embedded(args)  # noqa: E731
     if reply is None:
@@ -51,7 +53,10 @@ def cmd_search(args: argparse.Namespace) -> int:
     for n, result in enumerate(reply.results, 1):
         when = result.occurred_at.strftime("%Y-%m-%d %H:%M")
         stale = f"  [possibly stale: commit {result.possibly_stale[:12]}]" if result.possibly_stale else ""
-        print(f"{n:>2}. {result.score:.3f}  {when}  {result.source}/{result.observation_type}  {result.title}{stale}")
+        who = f"  by {result.actor_name}" if result.actor_name else ""
+        print(
+            f"{n:>2}. {result.score:.3f}  {when}  {result.source}/{result.observation_type}  {result.title}{who}{stale}"
+        )
         print(f"    {result.snippet}")
     latency = reply.latency
     print(
@@ -59,7 +64,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         f"(embed {latency.embed}, retrieval {latency.retrieval}, llm filter {latency.llm_filter}, "
         f"rerank {latency.rerank})"
     )
-    for entry in reply.degraded:  # one fallback a line, as it reads: "rerank:balanced->fast (why)"
+    for entry in news(reply.degraded):  # one a line: "rerank:thorough->fast (why)"; never-configured ones left out
         print(f"  degraded: {entry}")
     if not reply.results:
         for reason in why_empty(args, counts):

@@ -134,7 +134,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         f"{settings.serve_request_timeout_s:g} s, or it is dropped",
         flush=True,
     )
-    print(f"  Console: {server.url}/console  (paste the demo key)", flush=True)
+    whose = "a key of yours: neural-memory keys create --workspace W" if demo is None else "the demo key"
+    print(f"  Console: {server.url}/console  (paste {whose})", flush=True)
     print(f"  MCP: {server.url}/mcp  (streamable HTTP; header Authorization: Bearer <key>)", flush=True)
     print(f"  OpenAPI: {server.url}/openapi.json   Ctrl-C to stop", flush=True)
     try:
