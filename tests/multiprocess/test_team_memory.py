@@ -79,7 +79,7 @@ def test_solo_the_repositorys_history_and_agent_share_one_memory_with_no_flags(s
     brief, seconds = machine.hook(project, "SessionStart", {"source": "startup"})
     assert seconds < 3.0, f"the first SessionStart took {seconds:.1f} s"
     assert "acme/console" in context(brief) and "Latest changes to acme/console" in context(brief)
-    assert "Retry webhook deliveries" in context(brief)
+    assert "Retry webhook deliveries" in context(brief), context(brief)
     # And a prompt about it recalls the imported pull request
     recall, _ = machine.hook(project, "UserPromptSubmit", {"prompt": PROMPT, "session_id": "s-2"})
     assert PR_12 in context(recall)

@@ -119,3 +119,15 @@ def test_an_item_says_what_the_change_did_not_what_it_touched() -> None:
     assert _said(squash) == "PR #3 merged: Lint: Linting Linting"
     turn = _result("t", "", 1.0, "conversation_turn", snippet="We pin the SDK at 4.2.")
     assert _said(turn) == "We pin the SDK at 4.2"
+
+
+def test_a_push_says_its_commits_subjects() -> None:
+    merge = _result(
+        "p", "Push to main: Merge pull request #12 from acme/bo/retries", 1.0, "push",
+        snippet="2 commit(s) pushed to main in acme/console: - Retry webhook deliveries (4cf0c6f) - Merge (abc1234)",
+    )  # fmt: skip
+    assert _said(merge) == "Push to main: Merge pull request #12 from acme/bo/retries: Retry webhook deliveries"
+    one = _result(
+        "q", "Push to main: Update README", 1.0, "push", snippet="1 commit(s) pushed: - Update README (68b80dc)"
+    )
+    assert _said(one) == "Push to main: Update README"

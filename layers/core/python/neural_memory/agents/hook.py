@@ -153,7 +153,7 @@ class Hook:
             self.log("nothing injected", why)
             return
         if read_background(self.state.folder, api.url, api.key)[1]:  # due: learnt before the prompts need it
-            self._learn_background(api)
+            self._learn_background(api, deadline)
         repository = read_repository(Path(self.cwd))
         left_off = self.state.left_off(self.cwd, self.session_id, PREVIOUS_SESSIONS)
         seen = self.state.shown(self.session_id)  # a resumed session's: what its context holds already
@@ -187,7 +187,7 @@ class Hook:
             return
         background, due = read_background(self.state.folder, api.url, api.key)
         if due:
-            self._learn_background(api)
+            self._learn_background(api, deadline)
         settings = RecallSettings(self.args.budget_tokens, self.args.floor)
         seen = self.state.shown(self.session_id)
         text, note, shown = prompt_recall(api, prompt, self.session_id, settings, seen, background)
@@ -221,12 +221,14 @@ class Hook:
             return f"a prompt to remember: not stored now ({exc.reason}); the turn is captured at Stop"
         return f"a prompt to remember: stored as {observation['observationType']} [{observation['id']}]"
 
-    def _learn_background(self, api: MemoryApi) -> None:
+    def _learn_background(self, api: MemoryApi, after: float) -> None:
         """Learn what prompts unrelated to the workspace score there (``relevance``), in a detached
-        process: the prompt under way uses what is known now."""
+        process that starts once this event's own deadline (``after``) has passed, so its searches
+        never compete with the brief's or the recall's: the event under way uses what is known now."""
         if not _detached():
             return
         try:
+            time.sleep(max(0.0, after - time.monotonic()))
             from neural_memory.agents.memory_client import MemoryApi
             from neural_memory.agents.relevance import learn_background
 

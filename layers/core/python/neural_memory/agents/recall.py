@@ -61,6 +61,7 @@ _CARRIED = re.compile(r"#(\d+)\b")  # a push's title names the PR its merge or s
 _LISTS = re.compile(r"\s*\b(?:Changed code|Files|Co-authored-by|Signed-off-by):.*$", re.DOTALL)
 _COMMITS = re.compile(r"\s*\bCommits:\s*")  # a PR's commits' messages: its only prose when it has no body
 _BULLETS = re.compile(r"(?:^|\s)[*-] ")
+_SHA = re.compile(r"\s*\([0-9a-f]{7,12}\)")  # a pushed commit's short sha, after its subject
 _WHY = re.compile(r"\bwhy\b|\bwhat changed\b|\bhow come\b|\breason\b|\bhistory of\b", re.IGNORECASE)
 
 
@@ -168,7 +169,10 @@ def _said(result: dict[str, Any]) -> str:
     text = _LISTS.sub("", str(result.get("snippet") or ""))
     prose, *commits = _COMMITS.split(text, maxsplit=1)
     text = prose if prose.strip(" .:-…") or not commits else commits[0]
-    if result.get("observationType") != "conversation_turn":
+    if result.get("observationType") == "push":  # what a push says is its commits' subjects
+        subjects = [_SHA.sub("", b).strip() for b in _BULLETS.split(text)[1:]]
+        text = "; ".join(x for x in subjects if x and x not in title)
+    elif result.get("observationType") != "conversation_turn":
         bullets = _BULLETS.split(text)
         text = bullets[0].strip() or " ".join(b.strip() for b in bullets[1:3])  # prose first; else two bullets
     text = text.strip(" .:-…") or ""
