@@ -12,19 +12,19 @@ if TYPE_CHECKING:
 
 def audit_log_for(store: Store) -> AuditLog | None:
     """The audit trail beside ``store``'s observations: the embedded store's file, or the OpenSearch
-    domain's workspace indices; None for any other store (a test double keeps none)."""
-    from neural_memory.stores.sqlite.store import SqliteStore
-
-    if isinstance(store, SqliteStore):
+    domain's workspace indices; None for any other store (a test double keeps none). Told apart
+    by the store's module, so the Lambda layer, which holds no SQLite store, never imports one."""
+    kind = type(store).__module__
+    if kind == "neural_memory.stores.sqlite.store":
         from neural_memory.audit.sqlite import SqliteAuditLog
 
-        return SqliteAuditLog(store.path, store.synchronous)
-    from neural_memory.stores.opensearch.store import OpenSearchStore
-
-    if isinstance(store, OpenSearchStore):
+        path, synchronous = getattr(store, "path"), getattr(store, "synchronous")  # noqa: B009 - see above
+        return SqliteAuditLog(path, synchronous)
+    if kind == "neural_memory.stores.opensearch.store":
         from neural_memory.audit.opensearch import OpenSearchAuditLog
 
-        return OpenSearchAuditLog(store.client, store.prefix, store.refresh)
+        client, prefix, refresh = getattr(store, "client"), getattr(store, "prefix"), getattr(store, "refresh")  # noqa: B009
+        return OpenSearchAuditLog(client, prefix, refresh)
     return None
 
 

@@ -65,6 +65,8 @@ def issue(
 # ``last used`` is kept to this precision: a key's record is written at most once per period and
 # process, so a request does not pay a write (``keys list`` says "last used" to the minute).
 LAST_USED_EVERY = timedelta(minutes=5)
+# What the authorizer's update of a key's last use names (its grant allows these attributes only).
+KEY_TOUCHED_ATTRIBUTES = ("key_id", "last_used_at")
 _touched: dict[str, datetime] = {}
 _touched_lock = threading.Lock()
 
