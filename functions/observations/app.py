@@ -117,7 +117,7 @@ def lineage(
     "/v1/observations/<id>/promote",
     summary="Promote an observation from C to A",
     description="Keep a collaborative (C) observation for good: tier A, no expiry; who (the API key) and why "
-    "(`reason`) are recorded on it. A change: `write` for an observation the key wrote, `admin` for any other.",
+    "(`reason`) are recorded on it. Needs a `write` key (any observation of the workspace: its content is unchanged).",
     responses={
         200: {"description": "The promoted observation"},
         **_NOT_FOUND,

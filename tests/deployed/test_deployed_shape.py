@@ -285,7 +285,8 @@ def test_roles_created_by_and_the_audit_trail_through_the_authorizer(deployed: D
         issue_key(keys, "roles-ws", now, name=name, role=role)
         for name, role in (("rita", "read"), ("alice", "write"), ("bob", "write"), ("ops", "admin"))
     )
-    note = {"id": "role-1", "source": "manual", "observationType": "decision", "occurredAt": now.isoformat(),
+    # An E observation: embedded by nobody (Cohere is unreachable here)
+    note = {"id": "role-1", "source": "vercel", "observationType": "deployment_error", "occurredAt": now.isoformat(),
             "title": "Retry budget", "content": "The retry budget is three attempts.", "createdBy": "bob"}  # fmt: skip
     # When alice writes an observation whose body claims bob wrote it
     status, body = _call(deployed, "POST", "/v1/observations", {"observations": [note]}, key=alice)

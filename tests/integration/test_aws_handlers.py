@@ -81,7 +81,12 @@ def test_authorizer_allows_a_valid_key_with_its_workspace(
     # read, every route of the API (API Gateway reuses the cached policy for the key's next calls,
     # whatever their route)
     key_id = key.split("_")[1]
-    assert policy["principalId"] == "acme" and policy["context"] == {"workspaceId": "acme", "keyId": key_id}
+    assert policy["principalId"] == "acme" and policy["context"] == {
+        "workspaceId": "acme",
+        "keyId": key_id,
+        "keyName": "acme",
+        "role": "write",
+    }
     statement = policy["policyDocument"]["Statement"][0]
     assert statement["Effect"] == "Allow" and statement["Action"] == "execute-api:Invoke"
     assert statement["Resource"] == ["arn:aws:execute-api:us-east-1:123456789012:k3x9q2w7e1/v1/*/*"], statement

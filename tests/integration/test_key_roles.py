@@ -164,7 +164,7 @@ def test_a_writer_cannot_change_or_delete_another_s_and_an_admin_can(api: Runnin
     assert _call(
         api, keys["alice"], "POST", "/v1/observations", {"observations": [_note("o-1", "Retries: 3.")]}
     ).is_success
-    # When bob overwrites, promotes and deletes it, Then each is a 403 naming the admin role
+    # When bob overwrites and deletes it, Then each is a 403 naming the admin role
     _refused(
         _call(api, keys["bob"], "POST", "/v1/observations", {"observations": [_note("o-1", "Retries: 9.")]}), "admin"
     )

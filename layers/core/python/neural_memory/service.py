@@ -194,11 +194,11 @@ class Service:
         )
 
     # Upkeep (use_cases/upkeep.py)
-    def maintain(self, now: datetime) -> dict[str, int]:
-        return self._upkeep.maintain(now)
+    def maintain(self, now: datetime, caller: Caller = OPERATOR) -> dict[str, int]:
+        return self._upkeep.maintain(now, caller)
 
-    def purge_expired(self, now: datetime) -> int:
-        return self._upkeep.purge_expired(now)
+    def purge_expired(self, now: datetime, caller: Caller = OPERATOR) -> int:
+        return self._upkeep.purge_expired(now, caller)
 
     def archive_execution(self, now: datetime) -> int:
         return self._upkeep.archive_execution(now)

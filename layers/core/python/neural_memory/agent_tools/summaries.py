@@ -35,8 +35,8 @@ def search_summary(query: str, reply: SearchResponse) -> str:
             saved = f", saved by {result.created_by}" if result.created_by else ""
             when = result.occurred_at.strftime("%Y-%m-%d %H:%M")
             lines.append(
-                f"{n}. [{result.id}] {result.title} ({result.source}/{result.observation_type}{who}{saved}, {when}, "
-                f"score {result.score:.2f})"
+                f"{n}. [{result.id}] {result.title} ({result.source}/{result.observation_type}{who}, {when}, "
+                f"score {result.score:.2f}{saved})"
             )
             if result.possibly_stale:
                 lines.append(f"   (possibly stale: a later push, {result.possibly_stale[:7]}, touched its code)")

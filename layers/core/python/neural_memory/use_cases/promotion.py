@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from neural_memory.audit.trail import entry
-from neural_memory.auth.roles import OPERATOR, require_owner
+from neural_memory.auth.roles import OPERATOR
 from neural_memory.errors import Conflict, NotFound
 from neural_memory.ingest import lifecycle
 from neural_memory.observability import logger
@@ -45,11 +45,11 @@ class Promotion:
     ) -> ObservationOut:
         """``POST /v1/observations/{id}/promote``: a C observation of the workspace kept for good
         (tier A, no expiry), with who (``by``) and why; ``NotFound`` or ``Conflict`` (409);
-        ``Forbidden`` for a ``read`` caller, or a ``write`` one that did not write it (a change)."""
+        ``Forbidden`` for a ``read`` caller."""
+        # Any write key may: a promotion changes no content, only how long it is kept (with who and
+        # why on it, and in the audit trail); what a team keeps is mostly what no key wrote
+        # (webhooks' pull requests and issues, agents' turns).
         caller.require("write", "promoting an observation")
-        stored = read_one(self.store, workspace_id, observation_id)
-        if stored is not None:
-            require_owner(caller, workspace_id, [(stored.id, stored.created_by)], "promoting")
         promoted = self.promoted(workspace_id, observation_id, by, reason)
         if self.audit is not None:
             done = entry(caller.name, "promote", [observation_id], request_id=request_id)

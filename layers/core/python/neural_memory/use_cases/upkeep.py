@@ -37,11 +37,11 @@ class Upkeep:
     settings: Settings
     audit: AuditLog | None = None
 
-    def maintain(self, now: datetime) -> dict[str, int]:
+    def maintain(self, now: datetime, caller: Caller = OPERATOR) -> dict[str, int]:
         """The daily maintenance: archive old E observations; C past their window lose their
         vectors (and are deleted instead under ``collaborative_after_window = "delete"``), archived
         E lose the vectors their recurrence gave them."""
-        purged = self.purge_expired(now) if self.settings.collaborative_after_window == "delete" else 0
+        purged = self.purge_expired(now, caller) if self.settings.collaborative_after_window == "delete" else 0
         archived = self.archive_execution(now)
         return {"purged": purged, "archived": archived, "unembedded": self.unembed_due(now)}
 

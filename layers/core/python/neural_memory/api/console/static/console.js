@@ -329,7 +329,7 @@ async function follow(event, citation) {
 async function openRecord(id) {
   const record = await busy("Loading…", () => call("GET", `v1/observations/${encodeURIComponent(id)}`));
   if (!record) return;
-  const fields = ["id", "source", "observationType", "actorName", "tier", "occurredAt", "ingestedAt", "expiresAt", "url", "sessionId", "possiblyStale"];
+  const fields = ["id", "source", "observationType", "actorName", "createdBy", "tier", "occurredAt", "ingestedAt", "expiresAt", "url", "sessionId", "possiblyStale"];
   opened = id;
   $("record-title").textContent = record.title;
   $("record").replaceChildren(...fields.filter((f) => record[f] !== null && record[f] !== undefined).flatMap((f) => [el("dt", {}, f), el("dd", {}, String(record[f]))]));

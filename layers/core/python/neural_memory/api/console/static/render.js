@@ -106,7 +106,8 @@ export function latencyBar(latency) {
 }
 
 export function badges(result) {
-  const list = [["source", result.source], ["type", result.observationType], ["actor", result.actorName], ["tier", result.tier]];
+  const list = [["source", result.source], ["type", result.observationType], ["actor", result.actorName], ["tier", result.tier],
+    ["created-by", result.createdBy && `saved by ${result.createdBy}`]]; // the key that stored it (the server's word)
   const stale = result.possiblyStale
     ? el("span", { className: "badge stale", title: `The change most likely to have made it stale: commit ${result.possiblyStale}, a later push to the code it names` },
       `possibly stale (${result.possiblyStale.slice(0, 7)})`)
