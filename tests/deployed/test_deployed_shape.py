@@ -22,6 +22,7 @@ from botocore.exceptions import ClientError
 from neural_memory.api.routes import ROUTES
 from neural_memory.auth.dynamodb import DynamoKeyStore
 from neural_memory.auth.keys import INVALID_KEY, issue_key, key_problem
+from neural_memory.auth.roles import check_role
 from neural_memory.observability import METRIC_EMBEDDING_CACHE_HITS
 from neural_memory.stores.opensearch.mapping import SCHEMA_VERSION
 
@@ -282,7 +283,7 @@ def test_roles_created_by_and_the_audit_trail_through_the_authorizer(deployed: D
     keys = DynamoKeyStore(table, client=deployed.moto.client("dynamodb", deployed.admin))
     now = datetime.now(UTC)
     reader, alice, bob, admin = (
-        issue_key(keys, "roles-ws", now, name=name, role=role)
+        issue_key(keys, "roles-ws", now, name=name, role=check_role(role))
         for name, role in (("rita", "read"), ("alice", "write"), ("bob", "write"), ("ops", "admin"))
     )
     # An E observation: embedded by nobody (Cohere is unreachable here)

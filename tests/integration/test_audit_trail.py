@@ -5,6 +5,7 @@ filtered and paged the same on each."""
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
@@ -14,13 +15,14 @@ from neural_memory.auth.roles import Caller
 from neural_memory.clock import utcnow
 from neural_memory.errors import Forbidden
 from neural_memory.models import SearchRequest
+from neural_memory.service import Service
 from neural_memory.stores.base import read_one
 
-from tests.helpers.pipeline import note
+from tests.helpers.pipeline import NOW, note
 from tests.helpers.two_stores import svc
 
 if TYPE_CHECKING:
-    from neural_memory.service import Service
+    from neural_memory.settings import Settings
 
 pytestmark = pytest.mark.integration
 __all__ = ["svc"]
@@ -102,3 +104,56 @@ def test_the_audit_trail_is_kept_beside_the_observations_filtered_and_paged(svc:
     assert "words" not in str([e.model_dump() for e in whole]).lower()
     with pytest.raises(Forbidden):
         svc.audit_trail("acme", AuditQuery(), "r", ALICE)
+
+
+def test_a_purge_counts_what_it_deleted_in_each_workspace_s_trail(svc: Service) -> None:
+    # Given a chat turn in acme (C tier: it expires 7 days after it occurred) and a note in rival
+    turn = note("t", "a turn", observation_type="conversation_turn", occurred_at=NOW - timedelta(days=1))
+    svc.ingest("acme", [turn], "w", ALICE)
+    svc.ingest("rival", [note("n", "a note")], "w", BOB)
+    # When the maintenance purges after it expired
+    assert svc.purge_expired(NOW + timedelta(days=10), Caller("system:maintenance", "admin")) == 1
+    # Then acme's trail says who purged how many; rival's has no purge
+    purges = svc.audit.read("acme", AuditQuery(action="purge")) if svc.audit else []
+    assert [(e.key, e.count, e.ids) for e in purges] == [("system:maintenance", 1, [])]
+    assert svc.audit is not None and svc.audit.read("rival", AuditQuery(action="purge")) == []
+
+
+def test_a_scrub_by_the_command_and_by_the_maintenance_function_is_in_the_trail(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from neural_memory.local.gateway import LocalLambdaContext
+    from neural_memory.redaction import scrub as scrub_module
+    from neural_memory.service import set_service
+    from neural_memory.stores.sqlite.db import release
+    from neural_memory.stores.sqlite.store import SqliteStore
+
+    from functions.maintenance import app as maintenance_app
+    from tests.helpers.fakes import HashEmbedder
+    from tests.helpers.processes import cli
+    from tests.integration.test_scrub import _write_unredacted
+
+    # Given what a version before redaction stored in acme (three records hold a secret)
+    service = Service(SqliteStore(settings.sqlite_path), HashEmbedder(), settings, clock=lambda: NOW)
+    _write_unredacted(service)
+    set_service(service)
+    monkeypatch.setattr(scrub_module, "PAGE", 2)
+    # When the maintenance function scrubs it over two invocations
+    try:
+        context = LocalLambdaContext(function_name="maintenance", aws_request_id="r1")
+        first = maintenance_app.lambda_handler({"action": "scrub"}, context)
+        context.get_remaining_time_in_millis = lambda: 900_000  # type: ignore[method-assign]
+        maintenance_app.lambda_handler({"action": "scrub", "cursor": first["cursor"]}, context)
+    finally:
+        set_service(None)
+        service.close()
+    release(settings.sqlite_path)
+    # And the operator scrubs again with the command, which finds nothing left
+    done = cli("scrub", "--data-dir", str(settings.data_dir))
+    assert done.returncode == 0, done.stdout + done.stderr
+    listed = cli("audit", "--workspace", "acme", "--action", "scrub", "--json", "--data-dir", str(settings.data_dir))
+    # Then acme's trail has each run, by whom, with how many records it rewrote (3 in all)
+    entries = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert entries[0]["key"] == "system:cli" and entries[0]["count"] == 0, entries
+    by_maintenance = [e["count"] for e in entries[1:] if e["key"] == "system:maintenance"]
+    assert len(by_maintenance) == 2 and sum(by_maintenance) == 3, entries
