@@ -20,6 +20,7 @@ from neural_memory.audit.trail import DEFAULT_PAGE, MAX_PAGE, Action, AuditQuery
 from neural_memory.models import (
     DEFAULT_LINEAGE,
     MAX_LINEAGE,
+    ActorName,
     AuditResponse,
     DeleteResponse,
     ErrorResponse,
@@ -149,7 +150,7 @@ def promote(id: Annotated[ObservationId, Path()], request: Annotated[PromoteRequ
 )
 @tracer.capture_method(capture_response=False)
 def audit(
-    key: Annotated[str | None, Query(max_length=200, description="Only this key's entries (its name)")] = None,
+    key: Annotated[ActorName | None, Query(description="Only this key's entries (its name)")] = None,
     action: Annotated[Action | None, Query(description="Only this action")] = None,
     start: Annotated[Timestamp | None, Query(description="At or after (ISO-8601 with a zone)")] = None,
     end: Annotated[Timestamp | None, Query(description="At or before (ISO-8601 with a zone)")] = None,
