@@ -29,6 +29,7 @@ FUNCTIONS = ROOT / "functions"
 LOCAL_ONLY = (
     "neural_memory.stores.sqlite.store",
     "neural_memory.auth.sqlite",
+    "neural_memory.audit.sqlite",  # the embedded store's audit table
     "neural_memory.providers.embeddings.onnx_local",
     "neural_memory.providers.rerank.cross_encoder",  # `rerank: local`: onnxruntime, a pulled model
 )

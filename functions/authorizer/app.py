@@ -1,5 +1,6 @@
-"""API Gateway REQUEST authorizer: API key → workspace (and the key's id: who acts), put in the
-request context for the handlers; a refused key is denied with what is wrong with it.
+"""API Gateway REQUEST authorizer: API key → workspace, and who acts (the key's id, name and role),
+put in the request context for the handlers, which enforce the role; a refused key is denied with
+what is wrong with it.
 
 The same handler authorizes requests of the local gateway (``make serve``), with the embedded key store.
 """
@@ -12,7 +13,8 @@ from aws_lambda_powertools.utilities.data_classes.api_gateway_authorizer_event i
     APIGatewayAuthorizerResponse,
 )
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from neural_memory.auth.keys import extract_api_key, identify, key_problem
+from neural_memory.auth.keys import extract_api_key, identify, key_problem, note_use
+from neural_memory.clock import utcnow
 from neural_memory.errors import Unauthorized
 from neural_memory.observability import logger
 from neural_memory.runtime import get_key_store
@@ -21,7 +23,7 @@ from neural_memory.runtime import get_key_store
 @logger.inject_lambda_context
 @event_source(data_class=APIGatewayAuthorizerRequestEvent)
 def lambda_handler(event: APIGatewayAuthorizerRequestEvent, context: LambdaContext) -> dict[str, Any]:
-    """Allow with ``workspaceId`` and ``keyId`` in the context, or Deny with ``message`` saying
+    """Allow with ``workspaceId``, ``keyId``, ``keyName`` and ``role`` in the context, or Deny with ``message`` saying
     what is wrong with the key (a header not reading ``Bearer <key>``, or a key that is not valid).
 
     A Deny, not the ``Unauthorized`` exception: API Gateway's UNAUTHORIZED response cannot read
@@ -45,13 +47,15 @@ def lambda_handler(event: APIGatewayAuthorizerRequestEvent, context: LambdaConte
         )
         denied.deny_all_routes()  # cached per header value for the TTL, like an Allow
         return denied.asdict()
+    note_use(get_key_store(), key, utcnow())
+    caller = key.caller
     policy = APIGatewayAuthorizerResponse(
         principal_id=key.workspace_id,
         region=arn.region,
         aws_account_id=arn.aws_account_id,
         api_id=arn.api_id,
         stage=arn.stage,
-        context={"workspaceId": key.workspace_id, "keyId": key.key_id},
+        context={"workspaceId": key.workspace_id, "keyId": key.key_id, "keyName": caller.name, "role": caller.role},
     )
     policy.allow_all_routes()
     return policy.asdict()

@@ -9,16 +9,21 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from neural_memory.api.custom_resource import physical_id, send_response
+from neural_memory.auth.roles import system
 from neural_memory.clock import utcnow
 from neural_memory.observability import logger, metrics
 from neural_memory.redaction.scrub import Scrub, ScrubCursor
 from neural_memory.service import get_service
 from neural_memory.stores.opensearch.reindex import RESUME_EVENT
 from neural_memory.stores.opensearch.reindex import bootstrap as bootstrap_index
+from neural_memory.use_cases.auditing import ScrubTally
 
 # Stop a reindex this long before the function's own timeout: its progress is saved, CloudFormation
 # is answered, and the reindex schedule resumes it.
 DEADLINE_MARGIN_MS = 60_000
+
+
+MAINTENANCE = system("maintenance")  # who purges and scrubs, in the audit trail
 
 
 @logger.inject_lambda_context
@@ -29,9 +34,11 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     if "RequestType" in event:
         return bootstrap(event, context)
     if event.get("action") == "scrub":
+        tally = ScrubTally(get_service().audit, MAINTENANCE)  # each workspace's count, for its audit trail
         report = Scrub(get_service(), utcnow).run(
-            ScrubCursor.from_json(event.get("cursor") or {}), deadline=_deadline(context)
+            ScrubCursor.from_json(event.get("cursor") or {}), deadline=_deadline(context), progress=tally.progress
         )
+        tally.record(list(tally.redacted))
         done = {"finished": report.finished, "scanned": report.scanned, "redacted": report.redacted}
         logger.info("scrub", extra=done)
         return {**done, "cursor": report.cursor.to_json()}
@@ -39,7 +46,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         outcome = bootstrap_index(get_service(), deadline=_deadline(context))
         logger.info("index check", extra={"outcome": outcome})
         return {"outcome": outcome}
-    done = get_service().maintain(utcnow())
+    done = get_service().maintain(utcnow(), MAINTENANCE)
     logger.info("purged expired observations, archived old E ones", extra=done)
     return done
 

@@ -9,7 +9,13 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from neural_memory.agent_tools.workspace import WorkspaceMemory
 from neural_memory.api import mcp_endpoint
-from neural_memory.api.resolver import ERROR_RESPONSES, build_resolver, current_request_id, current_workspace_id
+from neural_memory.api.resolver import (
+    ERROR_RESPONSES,
+    build_resolver,
+    current_caller,
+    current_request_id,
+    current_workspace_id,
+)
 from neural_memory.clock import utcnow
 from neural_memory.models import ErrorResponse
 from neural_memory.observability import logger, metrics, tracer
@@ -41,7 +47,7 @@ def _reply(reply: mcp_endpoint.HttpReply) -> Response[str]:
 
 
 def _memory() -> WorkspaceMemory:
-    return WorkspaceMemory(get_service(), current_workspace_id(app), current_request_id(app))
+    return WorkspaceMemory(get_service(), current_workspace_id(app), current_request_id(app), current_caller(app))
 
 
 @app.post(
@@ -49,7 +55,8 @@ def _memory() -> WorkspaceMemory:
     summary="MCP (streamable HTTP, stateless)",
     description="One JSON-RPC message of the Model Context Protocol (initialize, ping, tools/list, tools/call; "
     "notifications are accepted) and its reply as application/json. The tools are neural-memory mcp's, on the "
-    "key's workspace. A body that is no JSON-RPC message is a 400 with a JSON-RPC error.",
+    "key's workspace, as the key's role allows (a refused call is a tool error naming the role needed). "
+    "A body that is no JSON-RPC message is a 400 with a JSON-RPC error.",
     responses=_JSON_RPC,
     tags=["mcp"],
 )

@@ -1,5 +1,6 @@
 """POST /v1/observations, GET and DELETE /v1/observations/{id}, GET /v1/observations/{id}/lineage,
-POST /v1/observations/{id}/promote — parse, call the service, reply."""
+POST /v1/observations/{id}/promote, GET /v1/audit — parse, call the service with who calls (the
+key's name and role: the service enforces the role), reply."""
 
 from typing import Annotated, Any
 
@@ -11,12 +12,16 @@ from neural_memory.api.resolver import (
     ERROR_RESPONSES,
     build_resolver,
     current_actor,
+    current_caller,
     current_request_id,
     current_workspace_id,
 )
+from neural_memory.audit.trail import DEFAULT_PAGE, MAX_PAGE, Action, AuditQuery
 from neural_memory.models import (
     DEFAULT_LINEAGE,
     MAX_LINEAGE,
+    ActorName,
+    AuditResponse,
     DeleteResponse,
     ErrorResponse,
     LineageResponse,
@@ -25,6 +30,7 @@ from neural_memory.models import (
     ObservationsRequest,
     ObservationsResponse,
     PromoteRequest,
+    Timestamp,
 )
 from neural_memory.observability import logger, metrics, tracer
 from neural_memory.service import get_service
@@ -42,7 +48,9 @@ _NOT_FOUND: dict[int, OpenAPIResponse] = {
     "/v1/observations",
     summary="Ingest observations",
     description="Upsert 1..100 observations; the same id (or source event) updates in place. "
-    "An id twice in one request is a 400 naming the later one (`observations.N.id`).",
+    "An id twice in one request is a 400 naming the later one (`observations.N.id`). Needs a `write` key; "
+    "changing an observation another key wrote needs `admin`. Each stored observation's `createdBy` is the "
+    "key's name (a `createdBy` in the body is ignored).",
     responses={
         200: {"description": "Ids, and how many were created or updated"},
         **ERROR_RESPONSES,
@@ -56,7 +64,9 @@ _NOT_FOUND: dict[int, OpenAPIResponse] = {
 @tracer.capture_method(capture_response=False)  # observation content never goes to X-Ray
 def ingest(request: Annotated[ObservationsRequest, Body()]) -> ObservationsResponse:
     """Ingest observations into the caller's workspace."""
-    return get_service().ingest(current_workspace_id(app), request.observations, current_request_id(app))
+    return get_service().ingest(
+        current_workspace_id(app), request.observations, current_request_id(app), current_caller(app)
+    )
 
 
 @app.get(
@@ -74,13 +84,14 @@ def read(id: Annotated[ObservationId, Path()]) -> ObservationOut:  # the path pa
 @app.delete(
     "/v1/observations/<id>",
     summary="Delete an observation",
+    description="Needs a `write` key for an observation the key wrote, `admin` for any other.",
     responses={200: {"description": "Deleted, with all its chunks"}, **_NOT_FOUND, **ERROR_RESPONSES},
     tags=["observations"],
 )
 @tracer.capture_method(capture_response=False)  # observation content never goes to X-Ray
 def delete(id: Annotated[ObservationId, Path()]) -> DeleteResponse:
     """Delete one observation (and its chunks) of the caller's workspace."""
-    return get_service().delete(current_workspace_id(app), id, current_request_id(app))
+    return get_service().delete(current_workspace_id(app), id, current_request_id(app), current_caller(app))
 
 
 @app.get(
@@ -107,7 +118,7 @@ def lineage(
     "/v1/observations/<id>/promote",
     summary="Promote an observation from C to A",
     description="Keep a collaborative (C) observation for good: tier A, no expiry; who (the API key) and why "
-    "(`reason`) are recorded on it.",
+    "(`reason`) are recorded on it. Needs a `write` key (any observation of the workspace: its content is unchanged).",
     responses={
         200: {"description": "The promoted observation"},
         **_NOT_FOUND,
@@ -123,8 +134,34 @@ def lineage(
 def promote(id: Annotated[ObservationId, Path()], request: Annotated[PromoteRequest, Body()]) -> ObservationOut:
     """Promote one C observation of the caller's workspace to A."""
     return get_service().promote(
-        current_workspace_id(app), id, request.reason, current_actor(app), current_request_id(app)
+        current_workspace_id(app), id, request.reason, current_actor(app), current_request_id(app), current_caller(app)
     )
+
+
+@app.get(
+    "/v1/audit",
+    summary="The audit trail",
+    description="What was done to the workspace's memory, newest first: each write, change, delete, promotion, "
+    "scrub, purge, key creation and revocation, with when, the key's name, the ids and counts (never content). "
+    "Needs an `admin` key. Filter by `key` (a key's name), `action`, `start` and `end`; pass the reply's "
+    "`nextCursor` as `cursor` for older entries.",
+    responses={200: {"description": "A page of entries, newest first"}, **ERROR_RESPONSES},
+    tags=["audit"],
+)
+@tracer.capture_method(capture_response=False)
+def audit(
+    key: Annotated[ActorName | None, Query(description="Only this key's entries (its name)")] = None,
+    action: Annotated[Action | None, Query(description="Only this action")] = None,
+    start: Annotated[Timestamp | None, Query(description="At or after (ISO-8601 with a zone)")] = None,
+    end: Annotated[Timestamp | None, Query(description="At or before (ISO-8601 with a zone)")] = None,
+    cursor: Annotated[
+        str | None, Query(max_length=64, pattern=r"^[0-9]{15}-[0-9a-f]{12}$", description="`nextCursor` of a page")
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE, description="Entries at most")] = DEFAULT_PAGE,
+) -> AuditResponse:
+    """A page of the caller's workspace's audit trail."""
+    query = AuditQuery(key=key, action=action, start=start, end=end, cursor=cursor, limit=limit)
+    return get_service().audit_trail(current_workspace_id(app), query, current_request_id(app), current_caller(app))
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)

@@ -179,7 +179,7 @@ def experts_by_query(
 _FILE_ERRORS: dict[int, OpenAPIResponse] = {
     404: {"description": "No such file", "content": {"application/json": {"model": ErrorResponse}}},
     # No 401: the console's files take no key (the API calls the page makes do).
-    **{status: response for status, response in ERROR_RESPONSES.items() if status != 401},
+    **{status: response for status, response in ERROR_RESPONSES.items() if status not in (401, 403)},
 }
 _TEXT: OpenAPIResponseContentSchema = {"schema": {"type": "string"}}
 

@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING
 from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Validations
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 from neural_memory.api.routes import ROUTES, route_functions
-from neural_memory.auth.keys import API_KEY_HEADER, NO_KEY
+from neural_memory.auth.keys import API_KEY_HEADER, KEY_TOUCHED_ATTRIBUTES, NO_KEY
 
 from infra.constants import AUTHORIZER_CACHE_TTL_S
 
@@ -85,6 +86,18 @@ class Api(Construct):
             self, "authorizer", {"NM_KEY_STORE": "dynamodb", "NM_KEYS_TABLE": self.keys.table_name}
         )
         self.keys.grant_read_data(self.authorizer_function)
+        # A key's last use (``keys list``): the authorizer may update that one attribute, nothing
+        # else (no PutItem, no DeleteItem; a name, role or revocation stays the operator's).
+        self.authorizer_function.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=["dynamodb:UpdateItem"],
+                resources=[self.keys.table_arn],
+                conditions={
+                    "ForAllValues:StringEquals": {"dynamodb:Attributes": list(KEY_TOUCHED_ATTRIBUTES)},
+                    "StringEqualsIfExists": {"dynamodb:ReturnValues": ["NONE"]},
+                },
+            )
+        )
         self.functions = {function: make_function(self, function, {}) for function in route_functions()}
 
         access_logs = logs.LogGroup(

@@ -22,6 +22,7 @@ from botocore.exceptions import ClientError
 from neural_memory.api.routes import ROUTES
 from neural_memory.auth.dynamodb import DynamoKeyStore
 from neural_memory.auth.keys import INVALID_KEY, issue_key, key_problem
+from neural_memory.auth.roles import check_role
 from neural_memory.observability import METRIC_EMBEDDING_CACHE_HITS
 from neural_memory.stores.opensearch.mapping import SCHEMA_VERSION
 
@@ -132,7 +133,12 @@ def test_the_authorizer_allows_a_stored_key_and_refuses_others(deployed: Deploye
     _state["key"] = issue_key(keys, "acme", datetime.now(UTC))
     allowed_reply = _authorize(deployed, _state["key"], "POST", "/v1/search")
     key_id = _state["key"].split("_")[1]
-    assert allowed_reply["result"]["context"] == {"workspaceId": "acme", "keyId": key_id}, allowed_reply
+    assert allowed_reply["result"]["context"] == {
+        "workspaceId": "acme",
+        "keyId": key_id,
+        "keyName": "acme",
+        "role": "write",
+    }, allowed_reply
     refused = _authorize(deployed, "nm_000000000000_" + "A" * 43, "POST", "/v1/search")["result"]
     assert [s["Effect"] for s in refused["policyDocument"]["Statement"]] == ["Deny"], refused
     assert refused["context"] == {"message": INVALID_KEY}, refused
@@ -285,6 +291,76 @@ def test_the_authorizer_decision_is_cached_per_key_and_covers_every_route(deploy
         assert isinstance(answered, tuple) and answered[0] == 401, answered
         assert answered[1]["error"]["message"] == INVALID_KEY, answered
     assert gate.invocations == 2
+
+
+def _tool_call(stack: DeployedStack, key: str, name: str, arguments: dict[str, Any]) -> tuple[bool, str]:
+    """One MCP tools/call through the authorizer to the mcp function: (is an error, its text)."""
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+    event = _route_event(stack, "POST", "/mcp", message, key=key)
+    event["headers"] = {
+        **(event.get("headers") or {}),
+        "Content-Type": "application/json",
+        "Accept": "application/json",
+    }
+    event["multiValueHeaders"] = {k: [v] for k, v in event["headers"].items()}
+    reply = stack.invoke("mcp", f"API Gateway POST /mcp (tools/call {name})", event)
+    assert "errorType" not in reply and reply["result"]["statusCode"] == 200, reply
+    result = json.loads(reply["result"]["body"])["result"]
+    return bool(result["isError"]), "\n".join(block["text"] for block in result["content"])
+
+
+def test_roles_created_by_and_the_audit_trail_through_the_authorizer(deployed: DeployedStack) -> None:
+    # Given four keys of workspace acme in the keys table: a reader, two writers, an admin
+    table = deployed.resolve.refs[_resource(deployed, "AWS::DynamoDB::Table")]
+    keys = DynamoKeyStore(table, client=deployed.moto.client("dynamodb", deployed.admin))
+    now = datetime.now(UTC)
+    reader, alice, bob, admin = (
+        issue_key(keys, "acme", now, name=name, role=check_role(role))
+        for name, role in (("rita", "read"), ("alice", "write"), ("bob", "write"), ("ops", "admin"))
+    )
+    # An E observation: embedded by nobody (Cohere is unreachable here)
+    note = {"id": "role-1", "source": "vercel", "observationType": "deployment_error", "occurredAt": now.isoformat(),
+            "title": "Retry budget", "content": "The retry budget is three attempts.", "createdBy": "bob"}  # fmt: skip
+    # When alice writes an observation whose body claims bob wrote it
+    status, body = _call(deployed, "POST", "/v1/observations", {"observations": [note]}, key=alice)
+    assert status == 200, body
+    # Then the authorizer named her key: the observation is hers
+    status, read = _call(deployed, "GET", "/v1/observations/role-1", key=reader)
+    assert (status, read["createdBy"]) == (200, "alice"), read
+    # And the read key reads but is refused every write (REST 403, MCP tool errors), naming the write role
+    status, found = _call(deployed, "POST", "/v1/search", {"query": "retry budget", "mode": "keyword"}, key=reader)
+    assert status == 200 and [(r["id"], r["createdBy"]) for r in found["results"]] == [("role-1", "alice")], found
+    refusals = [
+        _call(deployed, "POST", "/v1/observations", {"observations": [{**note, "id": "role-2"}]}, key=reader),
+        _call(deployed, "DELETE", "/v1/observations/role-1", key=reader),
+        _call(deployed, "POST", "/v1/observations/role-1/promote", {"reason": "kept"}, key=reader),
+    ]
+    for status, body in refusals:
+        assert status == 403 and body["error"]["code"] == "forbidden", body
+        assert "needs a key with the write role" in body["error"]["message"], body
+    for tool, arguments in (("remember", {"observations": [{"content": "x"}]}), ("forget", {"id": "role-1"})):
+        refused, text = _tool_call(deployed, reader, tool, arguments)
+        assert refused and text.startswith("forbidden: ") and "needs a key with the write role" in text, text
+    # And bob cannot delete or overwrite what alice wrote (403 naming admin); the admin can delete it
+    for status, body in (
+        _call(deployed, "DELETE", "/v1/observations/role-1", key=bob),
+        _call(deployed, "POST", "/v1/observations", {"observations": [{**note, "content": "Nine."}]}, key=bob),
+    ):
+        assert status == 403 and "needs a key with the admin role" in body["error"]["message"], body
+    assert _tool_call(deployed, bob, "forget", {"id": "role-1"})[0]
+    status, body = _call(deployed, "DELETE", "/v1/observations/role-1", key=admin)
+    assert (status, body.get("deleted")) == (200, True), body
+    # And the audit trail (beside the workspace's index, under the same grants) lists each, to the admin only
+    status, trail = _call(deployed, "GET", "/v1/audit", query={"limit": ["50"]}, key=admin)
+    assert status == 200, trail
+    done = [(e["key"], e["action"], e["ids"]) for e in trail["entries"] if "role-1" in e["ids"]]
+    assert done == [("ops", "delete", ["role-1"]), ("alice", "write", ["role-1"])], done
+    assert "retry budget" not in json.dumps(trail).lower()
+    status, only = _call(deployed, "GET", "/v1/audit", query={"key": ["alice"]}, key=admin)
+    assert {e["key"] for e in only["entries"]} == {"alice"} and only["entries"][0]["ids"] == ["role-1"], only
+    for key, role in ((reader, "admin"), (alice, "admin")):
+        status, body = _call(deployed, "GET", "/v1/audit", key=key)
+        assert status == 403 and f"needs a key with the {role} role" in body["error"]["message"], body
 
 
 def _sqs_event(stack: DeployedStack, messages: list[dict[str, Any]], queue_arn: str) -> dict[str, Any]:

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
+    from neural_memory.auth.roles import Role
     from neural_memory.providers.embeddings.onnx_local import OnnxLocalEmbedder
 
 
@@ -36,9 +37,10 @@ class RunningApi:
     service: Service
     keys: SqliteKeyStore
 
-    def key_for(self, workspace: str) -> str:
-        """A new API key for ``workspace`` (as ``neural-memory keys create`` makes one)."""
-        return issue_key(self.keys, workspace, NOW)
+    def key_for(self, workspace: str, name: str | None = None, role: Role = "write") -> str:
+        """A new API key for ``workspace`` (as ``neural-memory keys create`` makes one), named
+        ``name`` (the workspace's name when not given) with ``role``."""
+        return issue_key(self.keys, workspace, NOW, name=name, role=role)
 
 
 @contextmanager

@@ -4,7 +4,7 @@ own access policy names the functions' roles and denies everyone else."""
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tests.infra.template_reading import as_list, functions, role_of, statements_of_role, text
 
@@ -147,3 +147,35 @@ def test_a_writer_cannot_put_an_alias_settings_or_a_mapping_on_a_workspace_index
     for below in ("_alias/nm-ws-rival-fedcba9876543210", "_settings", "_mapping", "_doc/x", "_bulk"):
         assert allowed(statements, "es:ESHttpPut", f"{domain}/{index}/{below}") is False, below
     assert denials("nm", "read") == denials("nm", "admin") == []
+
+
+def _keys_table_statements(template: Template, role: str) -> list[dict[str, Any]]:
+    (table,) = template.find_resources("AWS::DynamoDB::Table")
+    return [
+        s
+        for s in statements_of_role(template, role)
+        if table in text(s["Resource"]) and any(a.startswith("dynamodb:") for a in as_list(s["Action"]))
+    ]
+
+
+def test_only_the_authorizer_reads_keys_and_it_may_update_only_a_key_s_last_use(dev: Template) -> None:
+    # Given the keys table (each key's name and role, which the authorizer passes to the handlers)
+    touched = {name: _keys_table_statements(dev, role_of(f)) for name, f in functions(dev).items()}
+    # Then no function but the authorizer touches it
+    assert {name for name, statements in touched.items() if statements} == {"authorizer"}
+    actions = {a for s in touched["authorizer"] for a in as_list(s["Action"])}
+    # And the authorizer reads, and writes nothing but UpdateItem of the key's last use
+    assert not actions & {"dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "dynamodb:*"}
+    (update,) = [s for s in touched["authorizer"] if "dynamodb:UpdateItem" in as_list(s["Action"])]
+    assert as_list(update["Action"]) == ["dynamodb:UpdateItem"]
+    assert update["Condition"]["ForAllValues:StringEquals"]["dynamodb:Attributes"] == ["key_id", "last_used_at"]
+
+
+def test_the_audit_trail_is_under_the_workspace_indices_grants() -> None:
+    # Given a workspace's audit index, which the observations, MCP and maintenance functions write
+    from neural_memory.audit.opensearch import audit_index
+
+    name = audit_index("neural-memory", "Acme Corp")
+    # Then its name is within the workspace indices' pattern (the grants above), never a version or an alias
+    assert name.startswith("neural-memory-ws-") and name.endswith("-audit")
+    assert not name.rsplit("-", 1)[-1].isdigit()

@@ -102,8 +102,8 @@ def test_api_has_authorizer_throttling_access_logs_and_validation(dev: Template)
     )
     methods = dev.find_resources("AWS::ApiGateway::Method", {"Properties": {"HttpMethod": Match.any_value()}})
     routed = [m["Properties"] for m in methods.values() if m["Properties"]["HttpMethod"] != "OPTIONS"]
-    # 7 GET: lineage, experts, mcp (405); 8 POST: experts, promote, mcp; 2 DELETE: an observation, mcp (405)
-    assert sorted(m["HttpMethod"] for m in routed) == ["DELETE"] * 2 + ["GET"] * 7 + ["POST"] * 8
+    # 8 GET: lineage, experts, audit, mcp (405); 8 POST: experts, promote, mcp; 2 DELETE: an observation, mcp (405)
+    assert sorted(m["HttpMethod"] for m in routed) == ["DELETE"] * 2 + ["GET"] * 8 + ["POST"] * 8
     assert all("RequestValidatorId" in m for m in routed)
     # Every route needs a key except the webhook receivers, which the provider's signature
     # authenticates, and the console's two static routes (a page holding no data)

@@ -81,10 +81,38 @@ def test_authorizer_allows_a_valid_key_with_its_workspace(
     # read, every route of the API (API Gateway reuses the cached policy for the key's next calls,
     # whatever their route)
     key_id = key.split("_")[1]
-    assert policy["principalId"] == "acme" and policy["context"] == {"workspaceId": "acme", "keyId": key_id}
+    assert policy["principalId"] == "acme" and policy["context"] == {
+        "workspaceId": "acme",
+        "keyId": key_id,
+        "keyName": "acme",
+        "role": "write",
+    }
     statement = policy["policyDocument"]["Statement"][0]
     assert statement["Effect"] == "Allow" and statement["Action"] == "execute-api:Invoke"
     assert statement["Resource"] == ["arn:aws:execute-api:us-east-1:123456789012:k3x9q2w7e1/v1/*/*"], statement
+
+
+def test_a_key_stored_before_names_and_roles_is_a_write_key_named_after_its_workspace(
+    keys: DynamoKeyStore, lambda_context: LocalLambdaContext
+) -> None:
+    # Given a key's item as the keys table held it before names and roles (no name, role or last use)
+    key = issue_key(keys, "acme", utcnow())
+    key_id = key.split("_")[1]
+    client = boto3.client("dynamodb")
+    client.update_item(TableName="api-keys", Key={"key_id": {"S": key_id}}, UpdateExpression="REMOVE #n, #r",
+                       ExpressionAttributeNames={"#n": "name", "#r": "role"})  # fmt: skip
+    # And a read key beside it
+    reader = issue_key(keys, "acme", utcnow(), name="rita", role="read")
+    # When the authorizer sees each
+    old, read = _authorize(key, lambda_context), _authorize(reader, lambda_context)
+    # Then the old key acts as a write key named after its workspace, the read key as itself
+    assert (old["context"]["keyName"], old["context"]["role"]) == ("acme", "write")
+    assert (read["context"]["keyName"], read["context"]["role"]) == ("rita", "read")
+    # And keys list shows both, with when each was last used (the authorizer's one write)
+    listed = {(r.caller.name, r.caller.role): r.last_used_at for r in keys.list_keys("acme")}
+    assert set(listed) == {("acme", "write"), ("rita", "read")} and all(listed.values())
+    item = client.get_item(TableName="api-keys", Key={"key_id": {"S": key_id}})["Item"]
+    assert set(item) == {"key_id", "workspace_id", "secret_sha256", "created_at", "last_used_at"}
 
 
 def test_authorizer_refuses_unknown_and_revoked_keys(keys: DynamoKeyStore, lambda_context: LocalLambdaContext) -> None:

@@ -68,26 +68,29 @@ CASES = _query_cases()
 
 @pytest.fixture
 def gateway(settings: Settings) -> Iterator[tuple[LocalGateway, str]]:
-    """The local gateway over a store with the hashing embedder, and a key of workspace acme."""
+    """The local gateway over a store with the hashing embedder, and an admin key of workspace acme
+    (every route's parameters are checked before its role, but the audit trail is an admin's)."""
     service = Service(SqliteStore(settings.sqlite_path), HashEmbedder(), settings, clock=lambda: NOW)
     set_service(service)
     keys = SqliteKeyStore(settings.sqlite_path)
     try:
-        yield LocalGateway(keys, concurrency=1), issue_key(keys, "acme", NOW)
+        yield LocalGateway(keys, concurrency=1), issue_key(keys, "acme", NOW, role="admin")
     finally:
         set_service(None)
         keys.close()
 
 
 def test_every_route_with_query_parameters_is_audited() -> None:
-    # The OpenAPI document lists the query parameters of experts, facets and lineage: all of them here
+    # The OpenAPI document lists the query parameters of experts, facets, lineage and the audit
+    # trail: all of them here
     audited = {(route, name) for route, name, _ in CASES}
     assert {route for route, _ in audited} == {
+        "GET /v1/audit",
         "GET /v1/experts",
         "GET /v1/facets",
         "GET /v1/observations/{id}/lineage",
     }
-    assert len(audited) == 24, sorted(audited)
+    assert len(audited) == 30, sorted(audited)
 
 
 @pytest.mark.parametrize(("route", "name", "value"), CASES, ids=[f"{r} {n}={v[:12]}" for r, n, v in CASES])

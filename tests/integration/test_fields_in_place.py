@@ -81,16 +81,17 @@ def test_an_index_of_a_deployment_takes_the_new_fields_at_the_bootstrap_and_ever
     # When new code writes before the bootstrap ran, Then its strict mapping refuses the E write
     # (what the stack's ordering prevents: the writers are deployed after the bootstrap)
     refused = service.index(WS, [_failure("ci-1", 101)])
-    assert "ci-1" in refused.failed and "recurrence_key" in refused.failed["ci-1"], refused.failed
+    reason = refused.failed.get("ci-1", "")
+    assert any(f"[{name}]" in reason for name in ("recurrence_key", "created_by")), refused.failed
     # When the bootstrap checks the index, Then it adds every new field in place (no reindex)
     assert admin.ensure_index(64, embedder.model_id) == f"ok, added {', '.join(sorted(ADDED_IN_PLACE))}"
     assert admin.ensure_index(64, embedder.model_id) == "ok"
     assert admin.live() == live and admin.versions() == [live]
-    # Then an E write stores its recurrence key
+    # Then an E write stores its recurrence key, and who wrote it
     written = service.index(WS, [_failure("ci-1", 101), _turn("c1", "retry policy: back off on 429")])
     assert not written.failed and sorted(written.created) == ["c1", "ci-1"]
     stored = read_one(service.store, WS, "ci-1")
-    assert stored is not None and stored.recurrence_key is not None
+    assert stored is not None and stored.recurrence_key is not None and stored.created_by == "system:cli"
     # And a promotion records who and why
     promoted = service.promote(WS, "c1", "every client follows it", "key:3f9a1c0b7e42", "r")
     assert (promoted.tier, promoted.promoted_by, promoted.promotion_reason) == (

@@ -47,7 +47,11 @@ def test_every_route_of_the_table_is_served_and_nothing_else(gateway_and_key: tu
         reply = gateway.dispatch(route.method, path, headers, bodies[route.function] if route.has_body else b"")
         # A route's own function answered: 200, its validation (400), its not-found (404 with the
         # id), a webhook receiver refusing an unsigned delivery (401), or the stateless MCP
-        # endpoint refusing a session's GET or DELETE (405, a JSON-RPC error)
+        # endpoint refusing a session's GET or DELETE (405, a JSON-RPC error), or the audit trail
+        # refusing a write key (403: an admin's)
+        if route.path == "/v1/audit":
+            assert reply.status == 403 and json.loads(reply.body)["error"]["code"] == "forbidden", reply.body
+            continue
         if route.path == "/mcp" and route.method != "POST":
             assert reply.status == 405 and json.loads(reply.body)["jsonrpc"] == "2.0", (route, reply.body)
             continue

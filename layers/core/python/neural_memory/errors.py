@@ -29,6 +29,14 @@ class Unauthorized(NeuralMemoryError):
     status = HTTPStatus.UNAUTHORIZED
 
 
+class Forbidden(NeuralMemoryError):
+    """A valid key whose role does not allow the call (``auth/roles.py``): the message names the
+    role needed, and what the key's own role is."""
+
+    code = "forbidden"
+    status = HTTPStatus.FORBIDDEN
+
+
 class NotFound(NeuralMemoryError):
     """The resource (or route) does not exist in the caller's workspace."""
 

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from neural_memory.auth.roles import OPERATOR
 from neural_memory.clock import utcnow
 from neural_memory.redaction.identifiers import stored_id
 from neural_memory.search.pipeline import SearchPipeline
 from neural_memory.search.tiers import visible_after
-from neural_memory.use_cases import lineage
+from neural_memory.use_cases import auditing, lineage
 from neural_memory.use_cases.answers import Answers
 from neural_memory.use_cases.chat_turns import ChatTurns
 from neural_memory.use_cases.deletion import delete_observation
@@ -32,10 +33,13 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from neural_memory.answer.answering import LlmAnswerer
+    from neural_memory.audit.trail import AuditLog, AuditQuery
+    from neural_memory.auth.roles import Caller
     from neural_memory.ingest.chunking import Chunking
     from neural_memory.models import (
         AnswerRequest,
         AnswerResponse,
+        AuditResponse,
         DeleteResponse,
         ExpertsRequest,
         ExpertsResponse,
@@ -75,8 +79,13 @@ class Service:
         answerer: LlmAnswerer | None = None,
         proposer: FilterProposer | None = None,
         local_reranker: Reranker | None = None,
+        audit: AuditLog | None = None,
     ) -> None:
+        from neural_memory.audit.factory import audit_log_for
+
         self.store = store
+        # The audit trail lives where the observations do (``audit/factory.py``) unless given.
+        self.audit = audit if audit is not None else audit_log_for(store)
         self.settings = settings
         self._clock = clock
         # The search keeps the embedder it was built with; writing reads ``embedder`` at each call.
@@ -86,10 +95,10 @@ class Service:
         self._embedding = Embedding(embedder, embedding_cache, settings, clock)
         self._turns = ChatTurns(store, settings, clock, self._embedding)
         self._searching = Searching(self._pipeline, store, settings, clock)
-        self._promotion = Promotion(store, clock)
+        self._promotion = Promotion(store, clock, self.audit)
         self._answers = Answers(self._pipeline, store, answerer, self._promotion, settings, clock)
-        self._writing = Writing(store, self._embedding, self._turns, settings, clock)
-        self._upkeep = Upkeep(store, self._embedding, self._turns, settings)
+        self._writing = Writing(store, self._embedding, self._turns, settings, clock, self.audit)
+        self._upkeep = Upkeep(store, self._embedding, self._turns, settings, self.audit)
 
     @property
     def embedder(self) -> Embedder | None:
@@ -124,11 +133,19 @@ class Service:
         return self._answers.answer(workspace_id, request, request_id)
 
     # Writing (use_cases/writing.py, embedding.py, chat_turns.py), promotion, reading, deletion
-    def ingest(self, workspace_id: str, observations: Sequence[ObservationIn], request_id: str) -> ObservationsResponse:
-        return self._writing.ingest(workspace_id, observations, request_id)
+    def ingest(
+        self, workspace_id: str, observations: Sequence[ObservationIn], request_id: str, caller: Caller = OPERATOR
+    ) -> ObservationsResponse:
+        return self._writing.ingest(workspace_id, observations, request_id, caller)
 
-    def index(self, workspace_id: str, observations: Sequence[ObservationIn]) -> UpsertOutcome:
-        return self._writing.index(workspace_id, observations)
+    def index(
+        self,
+        workspace_id: str,
+        observations: Sequence[ObservationIn],
+        caller: Caller = OPERATOR,
+        request_id: str | None = None,
+    ) -> UpsertOutcome:
+        return self._writing.index(workspace_id, observations, caller, request_id)
 
     def embed_chunks(
         self, workspace_id: str, items: Sequence[IndexedObservation], cache: VectorCache | None = None
@@ -146,16 +163,28 @@ class Service:
     def recut_turns_quoting(self, workspace_id: str, deleted: Sequence[ObservationRecord]) -> None:
         self._turns.recut_turns_quoting(workspace_id, deleted)
 
-    def promote(self, workspace_id: str, observation_id: str, reason: str, by: str, request_id: str) -> ObservationOut:
-        return self._promotion.promote(workspace_id, stored_id(observation_id), reason, by, request_id)
+    def promote(
+        self, workspace_id: str, observation_id: str, reason: str, by: str, request_id: str, caller: Caller = OPERATOR
+    ) -> ObservationOut:
+        return self._promotion.promote(workspace_id, stored_id(observation_id), reason, by, request_id, caller)
 
     def get(self, workspace_id: str, observation_id: str, request_id: str) -> ObservationOut:
         return read_observation(self.store, workspace_id, stored_id(observation_id), request_id)
 
-    def delete(self, workspace_id: str, observation_id: str, request_id: str) -> DeleteResponse:
+    def delete(
+        self, workspace_id: str, observation_id: str, request_id: str, caller: Caller = OPERATOR
+    ) -> DeleteResponse:
         now = self._clock()
         observation_id = stored_id(observation_id)  # an id sent with a secret in it is stored under its derived id
-        return delete_observation(self.store, self._turns, self.settings, now, workspace_id, observation_id, request_id)
+        return delete_observation(
+            self.store, self._turns, self.settings, now, workspace_id, observation_id, request_id, caller, self.audit
+        )
+
+    # The audit trail (use_cases/auditing.py)
+    def audit_trail(
+        self, workspace_id: str, query: AuditQuery, request_id: str, caller: Caller = OPERATOR
+    ) -> AuditResponse:
+        return auditing.audit_trail(self.audit, workspace_id, query, request_id, caller)
 
     # The engineering views (use_cases/experts.py, lineage.py)
     def experts(self, workspace_id: str, request: ExpertsRequest, request_id: str) -> ExpertsResponse:
@@ -167,11 +196,11 @@ class Service:
         )
 
     # Upkeep (use_cases/upkeep.py)
-    def maintain(self, now: datetime) -> dict[str, int]:
-        return self._upkeep.maintain(now)
+    def maintain(self, now: datetime, caller: Caller = OPERATOR) -> dict[str, int]:
+        return self._upkeep.maintain(now, caller)
 
-    def purge_expired(self, now: datetime) -> int:
-        return self._upkeep.purge_expired(now)
+    def purge_expired(self, now: datetime, caller: Caller = OPERATOR) -> int:
+        return self._upkeep.purge_expired(now, caller)
 
     def archive_execution(self, now: datetime) -> int:
         return self._upkeep.archive_execution(now)
@@ -186,7 +215,7 @@ class Service:
     def close(self) -> None:
         """Close the store's and the embedding cache's connections (the embedded store saves its
         in-memory index; the last process out checkpoints the WAL). Before its files go away."""
-        for part in (self.store, self.embedding_cache):
+        for part in (self.store, self.embedding_cache, self.audit):
             if (close := getattr(part, "close", None)) is not None:
                 close()
 

@@ -32,10 +32,11 @@ def search_summary(query: str, reply: SearchResponse) -> str:
         lines = [f"{len(reply.results)} memories for {query!r}, best first:"]
         for n, result in enumerate(reply.results, 1):
             who = f", {result.actor_name}" if result.actor_name else ""
+            saved = f", saved by {result.created_by}" if result.created_by else ""
             when = result.occurred_at.strftime("%Y-%m-%d %H:%M")
             lines.append(
                 f"{n}. [{result.id}] {result.title} ({result.source}/{result.observation_type}{who}, {when}, "
-                f"score {result.score:.2f})"
+                f"score {result.score:.2f}{saved})"
             )
             if result.possibly_stale:
                 lines.append(f"   (possibly stale: a later push, {result.possibly_stale[:7]}, touched its code)")
@@ -89,6 +90,8 @@ def memory_summary(reply: ObservationOut) -> str:
         f"[{reply.id}] {reply.title}",
         f"{reply.source}/{reply.observation_type}{who}, {reply.occurred_at.isoformat()}, tier {reply.tier}",
     ]
+    if reply.created_by:  # the key that stored it (the server's word, not the client's)
+        lines.append(f"saved by {reply.created_by}")
     if reply.url:
         lines.append(reply.url)
     if reply.superseded_by:

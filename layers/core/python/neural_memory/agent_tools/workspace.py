@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
 
+from neural_memory.auth.roles import OPERATOR
 from neural_memory.errors import NeuralMemoryError
 from neural_memory.models import (
     DEFAULT_LINEAGE,
@@ -32,6 +33,7 @@ from neural_memory.models import (
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
+    from neural_memory.auth.roles import Caller
     from neural_memory.service import Service
 
 Reply = TypeVar("Reply")
@@ -57,13 +59,17 @@ def validation_message(exc: ValidationError) -> str:
 
 
 class WorkspaceMemory:
-    """One workspace of ``service``. Each call's request id is ``request_id`` when given (API
-    Gateway's, on Lambda), else a fresh ``mcp-<uuid>``."""
+    """One workspace of ``service``, as ``caller`` (the key's name and role on ``/mcp``; the operator
+    on the embedded store). Each call's request id is ``request_id`` when given (API Gateway's, on
+    Lambda), else a fresh ``mcp-<uuid>``."""
 
-    def __init__(self, service: Service, workspace_id: str, request_id: str | None = None) -> None:
+    def __init__(
+        self, service: Service, workspace_id: str, request_id: str | None = None, caller: Caller = OPERATOR
+    ) -> None:
         self.service = service
         self.workspace_id = workspace_id
         self.request_id = request_id
+        self.caller = caller
 
     def search(self, body: Mapping[str, Any]) -> SearchResponse:
         request = self._valid(SearchRequest, body)
@@ -75,7 +81,9 @@ class WorkspaceMemory:
 
     def add(self, observations: Sequence[Mapping[str, Any]]) -> ObservationsResponse:
         request = self._valid(ObservationsRequest, {"observations": list(observations)})
-        return self._run(lambda request_id: self.service.ingest(self.workspace_id, request.observations, request_id))
+        return self._run(
+            lambda request_id: self.service.ingest(self.workspace_id, request.observations, request_id, self.caller)
+        )
 
     def get(self, observation_id: str) -> ObservationOut:
         return self._run(lambda request_id: self.service.get(self.workspace_id, observation_id, request_id))
@@ -90,7 +98,9 @@ class WorkspaceMemory:
         )
 
     def delete(self, observation_id: str) -> DeleteResponse:
-        return self._run(lambda request_id: self.service.delete(self.workspace_id, observation_id, request_id))
+        return self._run(
+            lambda request_id: self.service.delete(self.workspace_id, observation_id, request_id, self.caller)
+        )
 
     @staticmethod
     def _valid(model: type[Request], body: Mapping[str, Any]) -> Request:

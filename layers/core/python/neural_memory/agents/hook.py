@@ -339,6 +339,8 @@ class Hook:
             waiting = self.state.held()
             pending = waiting + observations
             api, why = self.memory(began + CAPTURE_TIMEOUT_S, start=False)
+            if api is not None and self.state.read_only(api.key):
+                return  # a read key: said once, when its first write was refused
             written = 0
             for start in range(0, len(pending), BATCH if api is not None else len(pending)):
                 try:
@@ -346,6 +348,12 @@ class Hook:
                         raise MemoryUnavailable(why)
                     written += len(api.add(pending[start : start + BATCH]).get("ids") or [])
                 except MemoryUnavailable as exc:
+                    if exc.status == 403 and api is not None:  # forbidden: a read key never writes
+                        self.state.note_read_only(api.key)
+                        self.state.clear_outbox()
+                        detail = "the key may not write (a read key): prompts are recalled, turns not captured"
+                        self.state.log(self.event, self.session_id, "not captured", began, detail)
+                        return
                     held, secrets = _without_secrets(pending[start:])
                     dropped = self.state.keep(held)
                     detail = f"{exc.reason}; {len(pending) - start} in the outbox" + _dropped(dropped)

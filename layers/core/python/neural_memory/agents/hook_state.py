@@ -26,6 +26,7 @@ LOG_LIMIT = 1_000_000  # bytes: past it the log starts over (one older copy kept
 LEDGER_FILE = "sessions.jsonl"
 LEDGER_LIMIT = 500  # lines kept
 OUTBOX_FILE = "outbox.jsonl"
+READ_ONLY_FILE = "read-only-keys"  # ids of keys whose writes the memory refused (403)
 OUTBOX_LIMIT = 2_000  # observations kept undelivered at most (the oldest go first, and the log says so)
 SHOWN_LIMIT = 1_000  # ids a session's list keeps (the newest)
 SHOWN_DAYS = 7  # a session's list untouched this long is removed (the session is over)
@@ -194,6 +195,16 @@ class HookState:
         return list(reversed(list(last.values())))[:sessions]
 
     # Turns not yet delivered -----------------------------------------------------------------
+    # A key that may not write -------------------------------------------------------------
+    def read_only(self, key: str) -> bool:
+        """Whether the memory refused this key's writes (a ``read`` key): its turns are not captured."""
+        return _key_id(key) in _lines(os.path.join(self.folder, READ_ONLY_FILE))
+
+    def note_read_only(self, key: str) -> None:
+        """Remember that this key's writes are refused (its id only, never the key)."""
+        with contextlib.suppress(OSError):
+            self._write(self.path(READ_ONLY_FILE), _key_id(key) + "\n", append=True)
+
     def keep(self, observations: list[dict[str, Any]]) -> int:
         """Make the outbox exactly ``observations`` (those not delivered, oldest first); how many
         were dropped (the oldest) to stay within its limit."""
@@ -213,6 +224,12 @@ class HookState:
     def clear_outbox(self) -> None:
         with contextlib.suppress(OSError):
             os.unlink(os.path.join(self.folder, OUTBOX_FILE))
+
+
+def _key_id(key: str) -> str:
+    """A key's public id (``nm_<id>_<secret>``), so the folder never holds a secret."""
+    parts = key.split("_")
+    return parts[1] if len(parts) >= 3 and parts[0] == "nm" else "unknown"
 
 
 def _lines(path: str) -> list[str]:

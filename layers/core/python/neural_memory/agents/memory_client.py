@@ -32,9 +32,10 @@ def quote(value: str) -> str:
 class MemoryUnavailable(Exception):
     """The memory did not answer usefully: unreachable, too slow, an error status, not JSON."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, status: int | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.status = status  # the HTTP status, when the memory answered with an error
 
 
 class MemoryApi:
@@ -62,7 +63,7 @@ class MemoryApi:
         except (OSError, HttpError, ValueError) as error:
             raise MemoryUnavailable(f"{method} {path}: unreachable ({error or type(error).__name__})") from None
         if not 200 <= status < 300:
-            raise MemoryUnavailable(f"{method} {path}: HTTP {status} {_error_code(raw)}".rstrip())
+            raise MemoryUnavailable(f"{method} {path}: HTTP {status} {_error_code(raw)}".rstrip(), status)
         try:
             return json.loads(raw or b"{}")
         except ValueError:

@@ -16,6 +16,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
 from pydantic import ValidationError
 
 from neural_memory import json_input
+from neural_memory.auth.roles import LEGACY_ROLE, Caller, check_role
 from neural_memory.errors import (
     ConfigurationError,
     InvalidInput,
@@ -46,6 +47,7 @@ ERROR_RESPONSES: dict[int, OpenAPIResponse] = {
     for status, description in (
         (400, "Invalid input; the message and details name the field"),
         (401, "Missing, unknown or revoked API key"),
+        (403, "The key's role does not allow this call; the message names the role needed"),
         (413, "Body over the size limit"),
         (415, "Body is not JSON"),
         (500, "A bug; the request id finds it in the logs"),
@@ -77,6 +79,21 @@ def current_actor(app: APIGatewayRestResolver) -> str:
     authorizer = context.get("authorizer") or {}
     key_id = authorizer.get("keyId") if isinstance(authorizer, dict) else None
     return f"key:{key_id}" if isinstance(key_id, str) and key_id else "key:unknown"
+
+
+def current_caller(app: APIGatewayRestResolver) -> Caller:
+    """Who calls: the key's name and role, as the authorizer put them in the request context. A
+    decision API Gateway cached before authorizers named them is the key's workspace and ``write``
+    (every key was then), as a key without them in the key store is."""
+    context = app.current_event.raw_event.get("requestContext") or {}
+    authorizer = context.get("authorizer") or {}
+    authorizer = authorizer if isinstance(authorizer, dict) else {}
+    name, role = authorizer.get("keyName"), authorizer.get("role")
+    try:
+        checked = check_role(role) if isinstance(role, str) and role else LEGACY_ROLE
+    except ValueError:
+        raise Unauthorized("missing or invalid API key") from None
+    return Caller(name=name if isinstance(name, str) and name else current_workspace_id(app), role=checked)
 
 
 def _field(loc: Sequence[Any], located: bool) -> str:

@@ -43,6 +43,7 @@ ROUTES: tuple[Route, ...] = (
     Route("DELETE", "/v1/observations/{id}", "observations"),
     Route("GET", "/v1/observations/{id}/lineage", "observations"),
     Route("POST", "/v1/observations/{id}/promote", "observations", has_body=True),
+    Route("GET", "/v1/audit", "observations"),
     # MCP's streamable HTTP transport (stateless: GET and DELETE are answered 405 by the function)
     Route("POST", "/mcp", "mcp"),
     Route("GET", "/mcp", "mcp"),

@@ -11,14 +11,17 @@ import hashlib
 import hmac
 import re
 import secrets
+import threading
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from neural_memory.auth.base import KeyRecord
+from neural_memory.auth.roles import LEGACY_ROLE, Role, check_name
 from neural_memory.errors import Unauthorized
+from neural_memory.observability import logger
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from datetime import datetime
 
     from neural_memory.auth.base import KeyStore
 
@@ -31,14 +34,55 @@ def _digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
-def issue_key(store: KeyStore, workspace_id: str, now: datetime) -> str:
-    """Create a key for ``workspace_id`` and return it; only its digest is stored."""
+def issue_key(
+    store: KeyStore, workspace_id: str, now: datetime, *, name: str | None = None, role: Role = LEGACY_ROLE
+) -> str:
+    """Create a key for ``workspace_id`` and return it; only its digest is stored. ``name`` (who
+    acts with it: the workspace's own name when not given) and ``role`` (``auth/roles.py``)."""
+    return issue(store, workspace_id, now, name=name, role=role)[0]
+
+
+def issue(
+    store: KeyStore, workspace_id: str, now: datetime, *, name: str | None = None, role: Role = LEGACY_ROLE
+) -> tuple[str, KeyRecord]:
+    """``issue_key``, with the record stored (for the audit trail)."""
     if not WORKSPACE_PATTERN.match(workspace_id):
         raise ValueError("workspace must be 1..64 letters, digits, '.', '_' or '-', starting with a letter or digit")
     key_id = secrets.token_hex(6)
     secret = secrets.token_urlsafe(32)
-    store.put_key(KeyRecord(key_id=key_id, workspace_id=workspace_id, secret_sha256=_digest(secret), created_at=now))
-    return f"nm_{key_id}_{secret}"
+    record = KeyRecord(
+        key_id=key_id,
+        workspace_id=workspace_id,
+        secret_sha256=_digest(secret),
+        created_at=now,
+        name=check_name(name if name is not None else workspace_id),
+        role=role,
+    )
+    store.put_key(record)
+    return f"nm_{key_id}_{secret}", record
+
+
+# ``last used`` is kept to this precision: a key's record is written at most once per period and
+# process, so a request does not pay a write (``keys list`` says "last used" to the minute).
+LAST_USED_EVERY = timedelta(minutes=5)
+# What the authorizer's update of a key's last use names (its grant allows these attributes only).
+KEY_TOUCHED_ATTRIBUTES = ("key_id", "last_used_at")
+_touched: dict[str, datetime] = {}
+_touched_lock = threading.Lock()
+
+
+def note_use(store: KeyStore, record: KeyRecord, now: datetime) -> None:
+    """Record that ``record``'s key was used at ``now``, unless this process did within
+    ``LAST_USED_EVERY`` (a failure is logged: it never refuses the request)."""
+    with _touched_lock:
+        last = _touched.get(record.key_id) or record.last_used_at
+        if last is not None and now - last < LAST_USED_EVERY:
+            return
+        _touched[record.key_id] = now
+    try:
+        store.touch_key(record.key_id, now)
+    except Exception:
+        logger.warning("could not record the key's last use", extra={"keyId": record.key_id})
 
 
 def authenticate(store: KeyStore, presented: str | None) -> str:
@@ -61,8 +105,19 @@ def identify(store: KeyStore, presented: str | None) -> KeyRecord:
 
 def revoke(store: KeyStore, presented: str, now: datetime) -> bool:
     """Revoke a key (identified by the key itself); False if it is unknown."""
+    return revoked(store, presented, now) is not None
+
+
+def revoked(store: KeyStore, presented: str, now: datetime) -> KeyRecord | None:
+    """Revoke a key (the key itself, or its 12-hex id as ``keys list`` shows it); its record, or
+    None if it is unknown or already revoked."""
     match = _KEY.match(presented)
-    return match is not None and store.revoke_key(match.group(1), now)
+    key_id = match.group(1) if match else presented if re.fullmatch(r"[0-9a-f]{12}", presented) else None
+    if key_id is None or (record := store.find_key(key_id)) is None:
+        return None
+    if match is not None and not hmac.compare_digest(record.secret_sha256, _digest(match.group(2))):
+        return None
+    return record if store.revoke_key(key_id, now) else None
 
 
 def extract_api_key(headers: Mapping[str, str] | None) -> str | None:

@@ -247,8 +247,13 @@ def vectors_due(store: Store, now: datetime, limit: int) -> dict[str, list[str]]
 def purge_expired(store: Store, now: datetime) -> int:
     """Delete every observation (of every workspace) that expired at or before ``now``, with its
     chunks; returns how many. Queries already hide them: this reclaims the space."""
+    return sum(purge_expired_by_workspace(store, now).values())
+
+
+def purge_expired_by_workspace(store: Store, now: datetime) -> dict[str, int]:
+    """``purge_expired``, how many by workspace (each workspace's audit trail counts its own)."""
     expired = Find(expired_at=now)
-    return sum(store.delete(ws, expired) for ws in sorted(store.count(None, expired, by="workspace_id")))
+    return {ws: store.delete(ws, expired) for ws in sorted(store.count(None, expired, by="workspace_id"))}
 
 
 def embed_stored(store: Store, workspace_id: str, items: Sequence[IndexedObservation]) -> list[str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from neural_memory import json_input
+from neural_memory.auth.roles import system
 from neural_memory.errors import NeuralMemoryError, StoreRejected
 from neural_memory.ingest.normalizers import UnsupportedEvent, normalize_eventbridge
 from neural_memory.ingest.prepare import observation_id
@@ -37,6 +38,11 @@ def observations_of(body: str, routes: dict[str, str]) -> tuple[str, list[Observ
     return workspace_id, normalized.observations
 
 
+# Who writes what the bus delivers (webhooks, agents' events): the server itself, as ``createdBy``
+# and in the audit trail.
+EVENTS = system("events")
+
+
 def index_together(service: Service, records: Sequence[dict[str, Any]]) -> set[str]:
     """Index every understood record of the batch in one go per workspace; returns the message ids
     done: the understood ones none of whose observations the store refused, or none at all if a
@@ -54,7 +60,7 @@ def index_together(service: Service, records: Sequence[dict[str, Any]]) -> set[s
     try:
         for workspace_id, observations in by_workspace.items():
             if observations:
-                refused |= {(workspace_id, i) for i in service.index(workspace_id, observations).failed}
+                refused |= {(workspace_id, i) for i in service.index(workspace_id, observations, EVENTS).failed}
     except Exception as exc:  # one record's observation may be the cause: find which
         reason = str(exc) if isinstance(exc, NeuralMemoryError) else f"{type(exc).__name__}: {exc}"
         logger.warning("batch write failed; processing records one by one", extra={"reason": reason})
@@ -72,7 +78,7 @@ def index_one(service: Service, body: str, message_id: str | None = None) -> Non
     try:
         workspace_id, observations = observations_of(body, service.settings.ingest_routes)
         if observations:
-            outcome = service.index(workspace_id, observations)
+            outcome = service.index(workspace_id, observations, EVENTS)
             if outcome.failed:
                 raise StoreRejected.of(outcome.failed, len(outcome.ids))
     except Exception as exc:

@@ -8,6 +8,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from neural_memory.auth.keys import issue_key
+from neural_memory.auth.roles import Caller
 from neural_memory.ingest.files import expand, load_file
 
 if TYPE_CHECKING:
@@ -71,7 +72,8 @@ def ensure_demo(
         for loaded in load_file(path):
             observations.extend(loaded.observations)
     if observations:
-        service.index(DEMO_WORKSPACE, rebase(observations, now))
+        # Written as the demo key (named after its workspace), so it may change and delete them.
+        service.index(DEMO_WORKSPACE, rebase(observations, now), Caller(name=DEMO_WORKSPACE, role="admin"))
     data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     mark.write_text(f"{len(observations)} sample observations from {samples}, loaded {now.isoformat()}\n")
     mark.chmod(0o600)

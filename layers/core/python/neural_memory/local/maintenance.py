@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
+from neural_memory.auth.roles import system
 from neural_memory.clock import utcnow
 from neural_memory.observability import logger
 
@@ -46,7 +47,7 @@ class DailyMaintenance:
         while not self._stopped.wait(delay):
             delay = self._interval_s
             try:
-                done = self._service.maintain(utcnow())
+                done = self._service.maintain(utcnow(), system("maintenance"))
             except Exception:  # the next run tries again; the server keeps serving
                 logger.exception("daily maintenance failed")
                 continue

@@ -13,6 +13,7 @@ import anyio.to_thread
 
 from neural_memory.agent_tools.calling import AsyncMemory
 from neural_memory.agent_tools.workspace import BackendFailure, WorkspaceMemory
+from neural_memory.auth.roles import Caller
 from neural_memory.client import ApiError, AsyncNeuralMemoryClient, TransportFailed
 
 if TYPE_CHECKING:
@@ -47,7 +48,9 @@ class EmbeddedBackend:
     def __init__(self, service: Service, workspace_id: str) -> None:
         self.service = service
         self.workspace_id = workspace_id
-        self._memory = WorkspaceMemory(service, workspace_id)
+        # No key on the embedded store: it writes as the workspace's own name, as a key made before
+        # names would, with the operator's rights (whoever runs it can open the files anyway).
+        self._memory = WorkspaceMemory(service, workspace_id, caller=Caller(name=workspace_id, role="admin"))
 
     async def search(self, body: Mapping[str, Any]) -> SearchResponse:
         return await anyio.to_thread.run_sync(self._memory.search, body)

@@ -7,6 +7,7 @@ parts: their public names are listed here once."""
 from __future__ import annotations
 
 from neural_memory.models.answers import AnswerRequest, AnswerResponse, Citation
+from neural_memory.models.audit import AuditEntryOut, AuditResponse
 from neural_memory.models.errors import ErrorBody, ErrorDetail, ErrorResponse
 from neural_memory.models.facets import FacetCount, Facets, FacetsResponse
 from neural_memory.models.filters import DateRange, ExcludedValues, FilterGroup, SearchFilters
@@ -80,4 +81,6 @@ __all__ = [
     "AnswerRequest",
     "Citation",
     "AnswerResponse",
+    "AuditEntryOut",
+    "AuditResponse",
 ]

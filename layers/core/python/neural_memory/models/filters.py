@@ -67,6 +67,9 @@ class FilterGroup(RequestModel):
     observation_types: SlugList | None = None
     actor_names: ActorList | None = Field(default=None, validation_alias=_ACTORS, description=_ACTORS_DESCRIPTION)
     tiers: TierList | None = None
+    created_by: ActorList | None = Field(
+        default=None, description="Observations written by one of these keys (their names: `createdBy`)"
+    )
     date_range: DateRange | None = None
     excluded: ExcludedValues | None = Field(default=None, alias="not")
     metadata: Annotated[dict[MetadataKey, MetadataValue], Field(min_length=1, max_length=MAX_FILTER_VALUES)] | None = (

@@ -49,6 +49,11 @@ class ObservationIn(RequestModel):
     source_type: Slug | None = None
     observation_type: Slug
     actor_name: ActorName | None = None
+    created_by: Annotated[str, StringConstraints(max_length=200)] | None = Field(
+        default=None,
+        description="Ignored: the server sets `createdBy` from the API key's name (a client cannot say who wrote it).",
+        exclude=True,
+    )
     occurred_at: OccurredAt
     title: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)] | None = Field(
         default=None, description="Optional: when absent, the first words of `content` (a chat turn has no title)."
@@ -154,6 +159,11 @@ class ObservationOut(WireModel):
     source_type: str | None
     observation_type: str
     actor_name: str | None
+    created_by: str | None = Field(
+        default=None,
+        description="Who wrote it: the name of the API key that stored it (`system:<what>` for the server's own "
+        "writers), set by the server; null for an observation stored before attribution.",
+    )
     occurred_at: datetime
     ingested_at: datetime
     expires_at: datetime | None

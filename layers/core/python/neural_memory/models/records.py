@@ -123,6 +123,10 @@ class ObservationRecord(DomainModel):
     # What redaction took out before it was kept (``redaction/observations.py``), ``field:kind``
     # each (``content:github-token``), never the value; None: nothing.
     redactions: list[str] | None = None
+    # Who wrote it: the name of the API key that first stored it (``auth/roles.py``), or
+    # ``system:<what>`` for the server's own writers; set by the server, never by a client. None:
+    # stored before there was such a field (its owner is then the workspace's name).
+    created_by: str | None = None
 
 
 class Hit(DomainModel):

@@ -153,6 +153,11 @@ class SearchResult(WireModel):
     source: str
     observation_type: str
     actor_name: str | None
+    created_by: str | None = Field(
+        default=None,
+        description="Who wrote it: the name of the API key that stored it, set by the server (null: stored before "
+        "attribution).",
+    )
     occurred_at: datetime
     tier: Tier
     metadata: ResultMetadata

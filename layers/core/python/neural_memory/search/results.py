@@ -30,6 +30,7 @@ def search_result(
         source=record.source,
         observation_type=record.observation_type,
         actor_name=record.actor_name,
+        created_by=record.created_by,
         occurred_at=record.occurred_at,
         tier=record.tier,
         superseded_by=record.superseded_by,

@@ -49,7 +49,7 @@ MIRRORED_FIELDS = frozenset({"tier", "expires_at", "archived_at"})
 
 # What the lifecycle operations (promote, cite, archive, embed, supersede) change on a stored record.
 LIFECYCLE_STATE = ("tier", "expires_at", "promoted_at", "promoted_by", "promotion_reason", "citations",
-                   "archived_at", "embedded_at", "superseded_by")  # fmt: skip
+                   "archived_at", "embedded_at", "superseded_by", "created_by")  # fmt: skip
 
 
 def lifecycle_state(record: ObservationRecord | None) -> dict[str, object] | None:

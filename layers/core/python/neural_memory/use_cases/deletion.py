@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from neural_memory.audit.trail import entry
+from neural_memory.auth.roles import OPERATOR, require_owner
 from neural_memory.engineering import staleness
 from neural_memory.errors import NotFound
 from neural_memory.ingest import supersession
@@ -16,6 +18,8 @@ from neural_memory.stores.base import read_one
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from neural_memory.audit.trail import AuditLog
+    from neural_memory.auth.roles import Caller
     from neural_memory.settings import Settings
     from neural_memory.stores.base import Store
     from neural_memory.use_cases.chat_turns import ChatTurns
@@ -29,13 +33,22 @@ def delete_observation(
     workspace_id: str,
     observation_id: str,
     request_id: str,
+    caller: Caller = OPERATOR,
+    audit: AuditLog | None = None,
 ) -> DeleteResponse:
-    """Delete one observation of the workspace with its chunks, or ``NotFound``; what it
-    superseded is current again, its staleness marks are judged again at ``now``, and the turns
-    whose context quoted it are cut again."""
+    """Delete one observation of the workspace with its chunks, or ``NotFound``; ``Forbidden`` for
+    a ``read`` caller, or a ``write`` caller that did not write it. What it superseded is current
+    again, its staleness marks are judged again at ``now``, the turns whose context quoted it are
+    cut again, and the audit trail says who deleted it (before the reply)."""
+    caller.require("write", "deleting an observation")
     record = read_one(store, workspace_id, observation_id)
-    if record is None or not store.delete(workspace_id, observation_id):
+    if record is None:
         raise NotFound(f"observation {observation_id!r} not found")
+    require_owner(caller, workspace_id, [(record.id, record.created_by)], "deleting")
+    if not store.delete(workspace_id, observation_id):
+        raise NotFound(f"observation {observation_id!r} not found")
+    if audit is not None:
+        audit.record(workspace_id, [entry(caller.name, "delete", [observation_id], request_id=request_id)])
     supersession.unmark_deleted(store, workspace_id, record.supersedes or [])
     staleness.remark(store, workspace_id, [], visible_after(now, settings.collaborative_after_window), deleted=record)
     turns.recut_turns_quoting(workspace_id, [record])

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from neural_memory.audit.trail import entry
+from neural_memory.auth.roles import OPERATOR
 from neural_memory.errors import Conflict, NotFound
 from neural_memory.ingest import lifecycle
 from neural_memory.observability import logger
@@ -16,6 +18,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from datetime import datetime
 
+    from neural_memory.audit.trail import AuditLog
+    from neural_memory.auth.roles import Caller
     from neural_memory.models import ObservationOut, ObservationRecord
     from neural_memory.stores.base import Store
 
@@ -28,11 +32,29 @@ class Promotion:
 
     store: Store
     clock: Callable[[], datetime]
+    audit: AuditLog | None = None
 
-    def promote(self, workspace_id: str, observation_id: str, reason: str, by: str, request_id: str) -> ObservationOut:
+    def promote(
+        self,
+        workspace_id: str,
+        observation_id: str,
+        reason: str,
+        by: str,
+        request_id: str,
+        caller: Caller = OPERATOR,
+    ) -> ObservationOut:
         """``POST /v1/observations/{id}/promote``: a C observation of the workspace kept for good
-        (tier A, no expiry), with who (``by``) and why; ``NotFound`` or ``Conflict`` (409)."""
-        return observation_out(self.promoted(workspace_id, observation_id, by, reason), request_id)
+        (tier A, no expiry), with who (``by``) and why; ``NotFound`` or ``Conflict`` (409);
+        ``Forbidden`` for a ``read`` caller."""
+        # Any write key may: a promotion changes no content, only how long it is kept (with who and
+        # why on it, and in the audit trail); what a team keeps is mostly what no key wrote
+        # (webhooks' pull requests and issues, agents' turns).
+        caller.require("write", "promoting an observation")
+        promoted = self.promoted(workspace_id, observation_id, by, reason)
+        if self.audit is not None:
+            done = entry(caller.name, "promote", [observation_id], request_id=request_id)
+            self.audit.record(workspace_id, [done])
+        return observation_out(promoted, request_id)
 
     def promoted(self, workspace_id: str, observation_id: str, by: str, reason: str) -> ObservationRecord:
         """C -> A (``lifecycle.promotion``): ``NotFound`` or ``Conflict``, naming why. The store

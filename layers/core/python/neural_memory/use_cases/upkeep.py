@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from neural_memory.audit.trail import entry
+from neural_memory.auth.roles import OPERATOR
 from neural_memory.ingest import lifecycle, supersession
 from neural_memory.ingest.prepare import chunked
 from neural_memory.stores.base import lifecycle_state
@@ -15,6 +17,8 @@ from neural_memory.stores.base import lifecycle_state
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from neural_memory.audit.trail import AuditLog
+    from neural_memory.auth.roles import Caller
     from neural_memory.settings import Settings
     from neural_memory.stores.base import Store
     from neural_memory.use_cases.chat_turns import ChatTurns
@@ -31,22 +35,28 @@ class Upkeep:
     embedding: Embedding
     turns: ChatTurns
     settings: Settings
+    audit: AuditLog | None = None
 
-    def maintain(self, now: datetime) -> dict[str, int]:
+    def maintain(self, now: datetime, caller: Caller = OPERATOR) -> dict[str, int]:
         """The daily maintenance: archive old E observations; C past their window lose their
         vectors (and are deleted instead under ``collaborative_after_window = "delete"``), archived
         E lose the vectors their recurrence gave them."""
-        purged = self.purge_expired(now) if self.settings.collaborative_after_window == "delete" else 0
+        purged = self.purge_expired(now, caller) if self.settings.collaborative_after_window == "delete" else 0
         archived = self.archive_execution(now)
         return {"purged": purged, "archived": archived, "unembedded": self.unembed_due(now)}
 
-    def purge_expired(self, now: datetime) -> int:
+    def purge_expired(self, now: datetime, caller: Caller = OPERATOR) -> int:
         """Delete every expired observation (all workspaces); what they superseded is current
         again, and the turns whose context quoted a purged chat turn are cut again without it.
+        Each workspace's audit trail counts what went (the purge deletes by condition: no ids).
         Returns how many went."""
         released = supersession.expiring_links(self.store, now)
         turns = self.turns.expiring(now)
-        purged = lifecycle.purge_expired(self.store, now)
+        by_workspace = lifecycle.purge_expired_by_workspace(self.store, now)
+        purged = sum(by_workspace.values())
+        for workspace_id, count in by_workspace.items():
+            if self.audit is not None and count:
+                self.audit.record(workspace_id, [entry(caller.name, "purge", [], count=count)])
         for workspace_id, targets in released.items():
             supersession.unmark_deleted(self.store, workspace_id, sorted(set(targets)))
         for workspace_id, records in turns.items():

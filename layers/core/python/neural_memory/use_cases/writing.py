@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from neural_memory import observability
+from neural_memory.audit.trail import entry
+from neural_memory.auth.roles import OPERATOR, require_owner
 from neural_memory.engineering import staleness
 from neural_memory.errors import NeuralMemoryError, PartiallyApplied, StoreRejected
 from neural_memory.ingest import lifecycle, supersession
@@ -24,6 +26,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from datetime import datetime
 
+    from neural_memory.audit.trail import AuditLog
+    from neural_memory.auth.roles import Caller
     from neural_memory.models import ObservationIn, ObservationRecord
     from neural_memory.settings import Settings
     from neural_memory.stores.base import IndexedObservation, Store
@@ -43,14 +47,22 @@ class Writing:
     turns: ChatTurns
     settings: Settings
     clock: Callable[[], datetime]
+    audit: AuditLog | None = None
 
-    def ingest(self, workspace_id: str, observations: Sequence[ObservationIn], request_id: str) -> ObservationsResponse:
+    def ingest(
+        self,
+        workspace_id: str,
+        observations: Sequence[ObservationIn],
+        request_id: str,
+        caller: Caller = OPERATOR,
+    ) -> ObservationsResponse:
         """``POST /v1/observations``: ids in request order, and how many were created or updated;
         ``StoreRejected`` (422, naming each refused id and why) if the store refused any; an id
         sent twice is a 400 naming the later one (``repeated_ids.repeated``), before anything is written."""
+        caller.require("write", "adding observations")
         if (problem := repeated(observations)) is not None:
             raise problem
-        outcome = self.index(workspace_id, observations)
+        outcome = self.index(workspace_id, observations, caller, request_id)
         if outcome.failed:
             raise StoreRejected.of(outcome.failed, len(outcome.ids))
         return ObservationsResponse(
@@ -61,9 +73,20 @@ class Writing:
             request_id=request_id,
         )
 
-    def index(self, workspace_id: str, observations: Sequence[ObservationIn]) -> UpsertOutcome:
+    def index(
+        self,
+        workspace_id: str,
+        observations: Sequence[ObservationIn],
+        caller: Caller = OPERATOR,
+        request_id: str | None = None,
+    ) -> UpsertOutcome:
         """Prepare, embed (one batch call) and write; the same id updates in place. Observations
         the store refuses for good are in the outcome's ``failed``; the others are stored.
+
+        ``caller`` writes: a new observation's ``createdBy`` is its name (a stored one keeps who
+        wrote it first); a ``write`` caller may change only what it wrote (``Forbidden`` before
+        anything is written), an ``admin`` anything. What was created and changed goes to the
+        audit trail before this returns.
 
         What the lifecycle gave a stored observation is carried over (``lifecycle.carried_over``)
         from a read before the write: the store writes an item only if its lifecycle state is
@@ -93,6 +116,8 @@ class Writing:
                 else [self.prepare(workspace_id, o.observation, now, o.redactions) for o in pending]
             )
             previous = self.store.read(workspace_id, [item.record.id for item in items])
+            require_owner(caller, workspace_id, [(i, p.created_by) for i, p in previous.items()], "changing")
+            items = [_written_by(item, previous.get(item.record.id), caller) for item in items]
             items = [
                 lifecycle.carried_over(
                     item,
@@ -138,9 +163,23 @@ class Writing:
         record_count(observability.METRIC_OBSERVATIONS_UPDATED, len(outcome.updated))
         if outcome.redacted:
             record_count(observability.METRIC_OBSERVATIONS_REDACTED, len(outcome.redacted))
+        self._audit(workspace_id, outcome, caller, request_id, now)
         if recurring:
             self._embed_stored(workspace_id, list(dict.fromkeys(recurring)), now)
         return outcome
+
+    def _audit(
+        self, workspace_id: str, outcome: UpsertOutcome, caller: Caller, request_id: str | None, now: datetime
+    ) -> None:
+        """What this write created and changed, in the audit trail (before it is acknowledged)."""
+        if self.audit is None:
+            return
+        created = [i for i in dict.fromkeys(outcome.created) if i not in outcome.failed]
+        changed = [i for i in dict.fromkeys(outcome.updated) if i not in outcome.failed and i not in created]
+        entries = [entry(caller.name, "write", created, request_id=request_id)] if created else []
+        if changed:
+            entries.append(entry(caller.name, "change", changed, request_id=request_id))
+        self.audit.record(workspace_id, entries)
 
     def prepare(
         self, workspace_id: str, observation: ObservationIn, now: datetime, redactions: Sequence[str] = ()
@@ -219,3 +258,9 @@ class Writing:
         if len(embedded) < len(items):
             skipped = sorted({item.record.id for item in items} - set(embedded))
             logger.info("recurring observations changed meanwhile; not embedded", extra={"ids": skipped})
+
+
+def _written_by(item: IndexedObservation, previous: ObservationRecord | None, caller: Caller) -> IndexedObservation:
+    """``item`` attributed: to whoever wrote ``previous`` first (kept as stored, even none), else to ``caller``."""
+    created_by = previous.created_by if previous is not None else caller.name
+    return item.model_copy(update={"record": item.record.model_copy(update={"created_by": created_by})})

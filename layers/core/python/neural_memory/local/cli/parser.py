@@ -6,8 +6,11 @@ import argparse
 import os
 from datetime import UTC, datetime
 
+from neural_memory.audit.actions import ACTIONS as AUDIT_ACTIONS
+from neural_memory.auth.roles import ROLES
 from neural_memory.local.cli.commands.agents import cmd_agents_install, cmd_agents_status, cmd_agents_uninstall
 from neural_memory.local.cli.commands.answers import cmd_ask, cmd_who
+from neural_memory.local.cli.commands.audit import cmd_audit
 from neural_memory.local.cli.commands.backup import cmd_backup
 from neural_memory.local.cli.commands.check import cmd_check
 from neural_memory.local.cli.commands.dlq import cmd_dlq_replay
@@ -16,7 +19,7 @@ from neural_memory.local.cli.commands.eval_questions import cmd_eval_questions
 from neural_memory.local.cli.commands.evaluate import cmd_eval
 from neural_memory.local.cli.commands.history import cmd_import_git, cmd_import_github, cmd_import_vercel
 from neural_memory.local.cli.commands.ingest import cmd_ingest, cmd_replay
-from neural_memory.local.cli.commands.keys import cmd_keys_create, cmd_keys_revoke
+from neural_memory.local.cli.commands.keys import cmd_keys_create, cmd_keys_list, cmd_keys_revoke
 from neural_memory.local.cli.commands.mcp import cmd_mcp
 from neural_memory.local.cli.commands.models import cmd_models_list, cmd_models_pull
 from neural_memory.local.cli.commands.openapi import cmd_openapi
@@ -97,12 +100,29 @@ def build_parser() -> argparse.ArgumentParser:
     keys = commands.add_parser("keys", help="manage API keys").add_subparsers(dest="keys_command", required=True)
     create = keys.add_parser("create", help="create a key for a workspace")
     create.add_argument("--workspace", required=True, help="the workspace the key reads and writes")
+    create.add_argument("--name", help="who acts with it (createdBy, the audit trail); default: the workspace")
+    create.add_argument("--role", default="write", choices=ROLES, help="read, write (default) or admin")
     data_dir(create)
     create.set_defaults(func=cmd_keys_create)
+    listed = keys.add_parser("list", help="every key: name, role, workspace, created, last used (never the key)")
+    listed.add_argument("--workspace", help="only this workspace's keys")
+    data_dir(listed)
+    listed.set_defaults(func=cmd_keys_list)
     revoke = keys.add_parser("revoke", help="revoke a key (it stops working at once locally)")
-    revoke.add_argument("key", help="the key, or - to read it from standard input")
+    revoke.add_argument("key", help="the key, its id (keys list), or - to read it from standard input")
     data_dir(revoke)
     revoke.set_defaults(func=cmd_keys_revoke)
+
+    audit = commands.add_parser("audit", help="the audit trail of a workspace, newest first")
+    audit.add_argument("--workspace", required=True, help="the workspace")
+    audit.add_argument("--key", help="only this key's entries (its name)")
+    audit.add_argument("--action", choices=AUDIT_ACTIONS, help="only this action")
+    audit.add_argument("--since", help="at or after (ISO-8601: 2026-12-01 or 2026-12-01T09:00:00Z)")
+    audit.add_argument("--until", help="at or before (ISO-8601)")
+    audit.add_argument("--limit", type=int, default=50, help="entries at most (default 50)")
+    audit.add_argument("--json", action="store_true", help="one JSON object an entry")
+    data_dir(audit)
+    audit.set_defaults(func=cmd_audit)
 
     routes = commands.add_parser("routes", help="which workspace each repository or Vercel team feeds")
     routes_commands = routes.add_subparsers(dest="routes_command", required=True)

@@ -49,6 +49,10 @@ class Filter:
     exclude_after: datetime | None = None
     # Metadata keys that must hold exactly these values (type included: True is not 1).
     metadata: tuple[tuple[str, MetadataScalar], ...] = ()
+    # Written by one of these keys (``createdBy``: the key's name, set by the server). Apart from
+    # the list fields: no facet counts it, and the embedded store reads it from its rows
+    # (``RowLookup.created_by``), not from the in-memory mirror.
+    created_by: tuple[str, ...] = ()
     # At least one of these must match too (``anyOf``); a group uses only the conditions above
     # from ``sources`` to ``metadata`` (no TTL, session or groups of its own).
     any_of: tuple[Filter, ...] = ()
@@ -143,6 +147,7 @@ def _conditions(base: Filter, group: FilterGroup) -> Filter:
         not_actor_names=_unique(excluded.actor_names) if excluded else (),
         not_tiers=_unique(excluded.tiers) if excluded else (),
         metadata=tuple((group.metadata or {}).items()),
+        created_by=_unique(group.created_by),
     )
 
 

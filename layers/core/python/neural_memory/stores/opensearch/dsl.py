@@ -70,6 +70,8 @@ def _live(moment: datetime) -> dict[str, Any]:
 def _condition_clauses(flt: Filter) -> list[dict[str, Any]]:
     """The clauses of one group's conditions: terms, exclusions, the date range and metadata."""
     clauses: list[dict[str, Any]] = [{"terms": {field: list(values)}} for field, values in flt.terms()]
+    if flt.created_by:
+        clauses.append({"terms": {"created_by": list(flt.created_by)}})
     clauses.extend({"bool": {"must_not": [{"terms": {field: list(values)}}]}} for field, values in flt.excluded_terms())
     bounds: dict[str, str] = {}
     if flt.occurred_from is not None:

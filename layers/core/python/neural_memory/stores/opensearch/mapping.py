@@ -37,6 +37,8 @@ ADDED_IN_PLACE = (
     "archived_at",
     # what redaction took out (redaction/observations.py)
     "redactions",
+    # who wrote it: the key's name (auth/roles.py)
+    "created_by",
 )
 HNSW_M = 16  # graph degree: recall vs memory
 HNSW_EF_CONSTRUCTION = 128  # build-time beam: recall vs indexing speed

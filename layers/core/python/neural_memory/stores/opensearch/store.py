@@ -104,6 +104,21 @@ class OpenSearchStore:
         self._bulk = Bulk(client, self._call, refresh, max_retries, bulk_max_bytes)
         self._purge_slice = purge_slice
 
+    @property
+    def client(self) -> Any:
+        """The OpenSearch client (the audit trail writes beside the workspace indices with it)."""
+        return self._client
+
+    @property
+    def prefix(self) -> str:
+        """The workspace indices' prefix (``Settings.opensearch_index``)."""
+        return self._index
+
+    @property
+    def refresh(self) -> str:
+        """The ``refresh`` of its writes."""
+        return self._refresh
+
     def _index_of(self, workspace_id: str) -> str:
         """The index (an alias) holding ``workspace_id``'s documents."""
         return self._index if self._single else workspace_alias(self._index, workspace_id)

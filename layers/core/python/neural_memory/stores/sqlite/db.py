@@ -63,7 +63,10 @@ CREATE TABLE IF NOT EXISTS api_keys (
     workspace_id TEXT NOT NULL,
     secret_sha256 TEXT NOT NULL,
     created_at INTEGER NOT NULL,
-    revoked_at INTEGER
+    revoked_at INTEGER,
+    name TEXT,
+    role TEXT,
+    last_used_at INTEGER
 );
 """
 
@@ -82,6 +85,8 @@ CREATE INDEX IF NOT EXISTS observations_unarchived_execution ON observations (oc
     WHERE tier = 'E' AND archived_at IS NULL;
 CREATE INDEX IF NOT EXISTS observations_claims_v1 ON observations (workspace_id, occurred_at)
     WHERE {claims};
+CREATE INDEX IF NOT EXISTS observations_created_by ON observations (workspace_id, created_by)
+    WHERE created_by IS NOT NULL;
 """
 
 # A claim naming code (``stores.base.CLAIM_TYPES``): the rows a push's staleness marks read, by
@@ -119,6 +124,12 @@ def _add_new_columns(conn: sqlite3.Connection) -> None:
             conn.execute(f"ALTER TABLE observations ADD COLUMN {field.name} {column_type(field)}")
     if "lexical" not in {row[1] for row in conn.execute("PRAGMA table_info(chunks)")}:
         conn.execute("ALTER TABLE chunks ADD COLUMN lexical INTEGER NOT NULL DEFAULT 1")
+    # A key's name and role (auth/roles.py): a key made before them has neither, and is a write
+    # key named after its workspace.
+    key_columns = {row[1] for row in conn.execute("PRAGMA table_info(api_keys)")}
+    for column, kind in (("name", "TEXT"), ("role", "TEXT"), ("last_used_at", "INTEGER")):
+        if column not in key_columns:
+            conn.execute(f"ALTER TABLE api_keys ADD COLUMN {column} {kind}")
 
 
 Synchronous = Literal["normal", "full"]

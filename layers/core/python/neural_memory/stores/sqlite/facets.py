@@ -52,6 +52,9 @@ def _facet_conditions(flt: Filter) -> tuple[str, list[object]]:
     for column, values in flt.excluded_terms():
         clauses.append(f"(o.{column} IS NULL OR o.{column} NOT IN ({', '.join('?' * len(values))}))")
         params.extend(values)
+    if flt.created_by:
+        clauses.append(f"o.created_by IN ({', '.join('?' * len(flt.created_by))})")
+        params.extend(flt.created_by)
     if flt.occurred_from is not None:
         clauses.append("o.occurred_at >= ?")
         params.append(to_ms(flt.occurred_from))

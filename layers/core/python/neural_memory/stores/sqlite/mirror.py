@@ -149,6 +149,10 @@ class RowLookup(Protocol):
         """Chunk rowids of the workspace whose observation another one supersedes."""
         ...
 
+    def created_by(self, names: Sequence[str]) -> NDArray[np.int64]:
+        """Chunk rowids of the workspace whose observation one of these keys wrote."""
+        ...
+
     def stale(self) -> NDArray[np.int64]:
         """Chunk rowids of the workspace whose observation is marked possibly stale."""
         ...
@@ -394,6 +398,10 @@ class ChunkMirror:
             if lookup is None:
                 raise ValueError("a metadata filter needs a RowLookup")
             keep &= self._rows_mask(lookup.metadata(flt.metadata))
+        if flt.created_by:
+            if lookup is None:
+                raise ValueError("a createdBy filter needs a RowLookup")
+            keep &= self._rows_mask(lookup.created_by(flt.created_by))
         return keep
 
     def _rows_mask(self, chunk_rowids: NDArray[np.int64]) -> NDArray[np.bool_]:

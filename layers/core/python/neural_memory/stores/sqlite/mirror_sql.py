@@ -129,6 +129,16 @@ class SqlRowLookup:
         ).fetchall()
         return np.fromiter((rowid for (rowid,) in rows), dtype=np.int64, count=len(rows))
 
+    def created_by(self, names: Sequence[str]) -> NDArray[np.int64]:
+        """Chunk rowids whose observation one of these keys wrote (``observations_created_by``)."""
+        rows = self._conn.execute(
+            "SELECT c.rowid FROM observations o INDEXED BY observations_created_by CROSS JOIN chunks c "
+            "ON c.obs_pk = o.pk WHERE o.workspace_id = ? AND o.created_by IS NOT NULL "
+            f"AND o.created_by IN ({', '.join('?' * len(names))})",
+            [self._workspace_id, *names],
+        ).fetchall()
+        return np.fromiter((rowid for (rowid,) in rows), dtype=np.int64, count=len(rows))
+
     def stale(self) -> NDArray[np.int64]:
         """Chunk rowids whose observation is marked possibly stale (a partial index of only those)."""
         rows = self._conn.execute(

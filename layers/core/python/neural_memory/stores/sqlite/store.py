@@ -105,6 +105,7 @@ class SqliteStore:
 
     def __init__(self, path: Path, synchronous: Synchronous = "full") -> None:
         self._path = path
+        self.synchronous: Synchronous = synchronous
         self._write_lock = threading.Lock()
         self._mirror_lock = ReadWriteLock()
         self._db = LazyConnection(lambda: connect(path, synchronous))
@@ -116,6 +117,11 @@ class SqliteStore:
         self._tokenizer_: Tokenizer | None = None
         self._mirror: ChunkMirror | None = None
         self._model = StoreModel(path)
+
+    @property
+    def path(self) -> Path:
+        """The database file (the audit trail is kept in it too: ``audit/sqlite.py``)."""
+        return self._path
 
     @property
     def _conn(self) -> sqlite3.Connection:

@@ -342,7 +342,7 @@ async function follow(event, citation) {
 
 // A record's fields as people name them (the API's name in each label's title), in this order.
 const RECORD_FIELDS = {
-  id: "id", source: "source", observationType: "type", actorName: "by", tier: "tier", occurredAt: "happened",
+  id: "id", source: "source", observationType: "type", actorName: "by", createdBy: "saved by", tier: "tier", occurredAt: "happened",
   ingestedAt: "stored", expiresAt: "expires", url: "link", sessionId: "session", possiblyStale: "possibly stale after commit",
 };
 

@@ -123,7 +123,8 @@ export function readableTime(iso) {
 }
 
 export function badges(result) {
-  const list = [["source", result.source], ["type", result.observationType], ["actor", result.actorName], ["tier", result.tier]];
+  const list = [["source", result.source], ["type", result.observationType], ["actor", result.actorName], ["tier", result.tier],
+    ["created-by", result.createdBy && `saved by ${result.createdBy}`]]; // the key that stored it (the server's word)
   const text = (kind, value) => (kind === "type" ? typeName(value) : value);
   const title = (kind, value) =>
     kind === "tier" ? `tier ${value}: ${TIER_MEANINGS[value] ?? ""}` : kind === "type" ? `type: ${value}` : kind;

@@ -34,10 +34,12 @@ def _save(path: Path, cursor: ScrubCursor) -> None:
 def cmd_scrub(args: argparse.Namespace) -> int:
     """Redact every stored record (all workspaces, or ``--workspace``), write the changed ones again,
     then, on the embedded store, wipe what the old text left in the files (``compaction``)."""
+    from neural_memory.auth.roles import OPERATOR
     from neural_memory.clock import utcnow
     from neural_memory.redaction.scrub import Scrub
     from neural_memory.service import build_service
     from neural_memory.stores.sqlite.db import FolderInUse, exclusively
+    from neural_memory.use_cases.auditing import ScrubTally
 
     settings = cli_settings(args)
     embedded = settings.store == "sqlite"
@@ -58,11 +60,13 @@ def cmd_scrub(args: argparse.Namespace) -> int:
         print(f"resuming the scrub stopped in {cursor.workspace or 'between workspaces'}", file=sys.stderr)
     service = build_service(settings)
     scrub = Scrub(service, utcnow)
+    tally = ScrubTally(service.audit, OPERATOR)  # each workspace's count, for its audit trail
     counts = scrub.workspaces()
     total = counts.get(args.workspace, 0) if args.workspace else sum(counts.values())
     bar = progress_bar(total, "obs", "scrub")
 
     def progress(report: ScrubReport) -> None:
+        tally.progress(report)
         _save(cursor_path, report.cursor)
         bar.update(report.scanned - bar.n)
         bar.set_postfix(redacted=report.redacted)
@@ -71,10 +75,12 @@ def cmd_scrub(args: argparse.Namespace) -> int:
         report = scrub.run(cursor, progress=progress, only=args.workspace)
     except KeyboardInterrupt:
         bar.close()
+        tally.record(list(tally.redacted))
         service.close()
         print(f"stopped; run `neural-memory scrub` again to resume (cursor: {cursor_path})", file=sys.stderr)
         return 130
     bar.close()
+    tally.record(list(tally.redacted))
     cursor_path.unlink(missing_ok=True)
     service.close()
     print(f"scanned {report.scanned} observations; {report.redacted} had a secret redacted and were written again")
