@@ -58,7 +58,7 @@ def test_search_shows_results_with_badges_scores_latency_and_the_gate(watched: W
     # highlighted words and the four score bars, LLM as a percentage or "—" (the gate did not run)
     first = page.locator("li.result").first
     expect(first.get_by_role("heading")).to_have_text("Why the console's production deploy failed")
-    expect(first.locator(".badge")).to_have_text(["manual", "note", "octocat", "A"])
+    expect(first.locator(".badge")).to_have_text(["manual", "note", "octocat", "A", "saved by demo"])
     assert first.locator("time").get_attribute("title") and first.locator("time").get_attribute("datetime")
     assert "deploy" in [m.lower() for m in first.locator(".snippet mark").all_inner_texts()]
     expect(first.locator(".score-label")).to_have_text([re.compile(r"^Vector: 0\.\d\d$"), re.compile(r"^Lexical: "),
