@@ -4,6 +4,7 @@ on an idle server, in one run (issue 58; issue 48 measured writes only).
     python -m bench.noisy_tenants [--runs 3] [--rounds 2] [--seconds 15] [--batch 100]
     python -m bench.noisy_tenants --same-workspace [--batch 50]
     python -m bench.noisy_tenants --import-git PATH
+    python -m bench.noisy_tenants --base REV   # and REV's server, run by run, alternating
 
 Starts ``neural-memory serve`` (the local model, as ``make serve``) on a new data folder per run.
 
@@ -33,11 +34,13 @@ import signal
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
 from functools import partial
+from io import BytesIO
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +55,7 @@ from bench.synthetic import QUERIES, WORDS, observations
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+ROOT = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "neural_memory.local.cli"]
 PAUSE_S = 0.2  # the quiet client's rhythm: an agent's hook, not a loop
 
@@ -296,6 +300,16 @@ def report(run: Run) -> None:
     print(f"  bulk {run.bulk_obs_s:.1f} observations/s while busy; errors {run.errors}", flush=True)
 
 
+def export(revision: str, into: Path) -> Path:
+    """``revision``'s layer and function handlers (``git archive``) under ``into``; the layer's path."""
+    archive = subprocess.run(
+        ["git", "archive", revision, "layers/core/python", "functions"], cwd=ROOT, check=True, capture_output=True
+    ).stdout
+    with tarfile.open(fileobj=BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    return into / "layers/core/python"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3, help="runs, each on a new server (the median is printed)")
@@ -304,17 +318,29 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=100, help="observations per bulk request")
     parser.add_argument("--same-workspace", action="store_true", help="four searchers and the bulk in one workspace")
     parser.add_argument("--import-git", type=Path, default=None, help="the noise is `import git` of this clone")
+    parser.add_argument("--base", help="also run this revision's server, alternating with this tree's, run by run")
     args = parser.parse_args()
-    runs = []
-    for n in range(args.runs):
-        print(f"run {n + 1}:", flush=True)
-        runs.append(one_run(args))
-        report(runs[-1])
-    if len(runs) > 1:
-        keys = runs[0].ratios().keys()
-        medians = {k: statistics.median(r.ratios()[k] for r in runs) for k in keys}
-        print("median of the runs: " + ", ".join(f"{k} x{v:.2f}" for k, v in medians.items()), end="")
-        print(f"; bulk {statistics.median(r.bulk_obs_s for r in runs):.1f} observations/s")
+    with tempfile.TemporaryDirectory(prefix="nm-noisy-base-") as tmp:
+        sides: list[tuple[str, Path | None]] = [("head", None)]
+        if args.base:
+            sides.append((f"base {args.base}", export(args.base, Path(tmp))))
+        runs: dict[str, list[Run]] = {name: [] for name, _ in sides}
+        for n in range(args.runs):
+            for name, layer in sides if n % 2 == 0 else sides[::-1]:  # who goes first alternates
+                os.environ.pop("PYTHONPATH", None)
+                if layer is not None:  # the server and the CLI import the base's package first
+                    os.environ["PYTHONPATH"] = f"{layer}{os.pathsep}{ROOT}"
+                print(f"run {n + 1} ({name}):", flush=True)
+                runs[name].append(one_run(args))
+                report(runs[name][-1])
+    for name, done in runs.items():
+        if len(done) > 1:
+            keys = done[0].ratios().keys()
+            medians = {k: statistics.median(r.ratios()[k] for r in done) for k in keys}
+            print(
+                f"{name}, median of {len(done)} runs: " + ", ".join(f"{k} x{v:.2f}" for k, v in medians.items()), end=""
+            )
+            print(f"; bulk {statistics.median(r.bulk_obs_s for r in done):.1f} observations/s")
 
 
 if __name__ == "__main__":
