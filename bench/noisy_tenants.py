@@ -150,6 +150,12 @@ def quiet_loop(client: Client, name: str, seconds: float, write: bool, seed: int
         time.sleep(PAUSE_S)
 
 
+def nothing_for(seconds: float) -> Quiet:
+    """No quiet side: the bulk clients alone for ``seconds``."""
+    time.sleep(seconds)
+    return Quiet()
+
+
 @dataclass
 class Noise:
     """The bulk side of a busy phase: observations acknowledged, over how long, and errors."""
@@ -198,7 +204,6 @@ def busy(
         measured = quiet()
     finally:
         stop.set()
-        noise.seconds = time.monotonic() - began
         if importer is not None:
             importer.send_signal(signal.SIGINT)  # resumable: stopped as Ctrl-C stops it
             try:
@@ -208,6 +213,7 @@ def busy(
                 importer.wait()
         for thread in clients:
             thread.join(timeout=300)
+        noise.seconds = time.monotonic() - began  # every batch counted was posted and answered within it
     return measured, noise
 
 
@@ -220,6 +226,7 @@ class Run:
     idle: Quiet
     noisy: Quiet
     bulk_obs_s: float
+    alone_obs_s: float
     errors: int
 
     def ratios(self) -> dict[str, float]:
@@ -262,8 +269,11 @@ def one_run(args: argparse.Namespace) -> Run:
                     thread.join()
                 return into
 
-            idle, noisy, bulk_obs, bulk_s = Quiet(), Quiet(), 0, 0.0
+            idle, noisy, bulk_obs, bulk_s, alone_obs, alone_s = Quiet(), Quiet(), 0, 0.0, 0, 0.0
             for round_no in range(args.rounds):
+                if args.import_git is None:  # the bulk clients alone: their throughput without the quiet side
+                    _, solo = busy(port, noisy_key, data_dir, args, 100 + round_no, partial(nothing_for, args.seconds))
+                    alone_obs, alone_s = alone_obs + sum(solo.added), alone_s + solo.seconds
                 got = phase(f"idle{round_no}", 100 * round_no)
                 held, noise = busy(
                     port, noisy_key, data_dir, args, round_no, partial(phase, f"busy{round_no}", 50 + round_no)
@@ -283,7 +293,7 @@ def one_run(args: argparse.Namespace) -> Run:
             if errors:
                 log = [line[:400] for line in (Path(tmp) / "serve.log").read_text().splitlines() if "rror" in line]
                 print("  the server's log, last error lines:", *log[-5:], sep="\n    ")
-    return Run(idle, noisy, bulk_obs / bulk_s if bulk_s else 0.0, errors)
+    return Run(idle, noisy, bulk_obs / bulk_s if bulk_s else 0.0, alone_obs / alone_s if alone_s else 0.0, errors)
 
 
 def report(run: Run) -> None:
@@ -297,7 +307,11 @@ def report(run: Run) -> None:
             f"p95 x{p(noisy, 95) / p(idle, 95):.2f}  ({len(idle)} / {len(noisy)} samples)",
             flush=True,
         )
-    print(f"  bulk {run.bulk_obs_s:.1f} observations/s while busy; errors {run.errors}", flush=True)
+    print(
+        f"  bulk {run.bulk_obs_s:.1f} observations/s beside the quiet side, {run.alone_obs_s:.1f} alone; "
+        f"errors {run.errors}",
+        flush=True,
+    )
 
 
 def export(revision: str, into: Path) -> Path:
@@ -340,7 +354,10 @@ def main() -> None:
             print(
                 f"{name}, median of {len(done)} runs: " + ", ".join(f"{k} x{v:.2f}" for k, v in medians.items()), end=""
             )
-            print(f"; bulk {statistics.median(r.bulk_obs_s for r in done):.1f} observations/s")
+            print(
+                f"; bulk {statistics.median(r.bulk_obs_s for r in done):.1f} observations/s beside the quiet side, "
+                f"{statistics.median(r.alone_obs_s for r in done):.1f} alone"
+            )
 
 
 if __name__ == "__main__":
