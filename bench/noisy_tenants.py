@@ -243,7 +243,7 @@ def one_run(args: argparse.Namespace) -> Run:
     with tempfile.TemporaryDirectory(prefix="nm-noisy-") as tmp:
         data_dir, port = Path(tmp) / "data", _free_port()
         server = start_serve(data_dir, port, Path(tmp) / "serve.log")
-        errors = 0
+        errors, failures = 0, []
         try:
             quiet_key = api_key(data_dir, "quiet")
             noisy_key = quiet_key if args.same_workspace else api_key(data_dir, "noisy")
@@ -282,15 +282,18 @@ def one_run(args: argparse.Namespace) -> Run:
                     into.writes += part.writes
                     into.searches += part.searches
                     errors += len(part.errors)
+                    failures += part.errors
                 bulk_obs += sum(noise.added)
                 bulk_s += noise.seconds
                 errors += len(noise.errors)
+                failures += noise.errors
                 if noise.errors:
                     print(f"  bulk errors: {noise.errors[:3]}", flush=True)
         finally:
             server.send_signal(signal.SIGINT)
             server.wait(timeout=120)
             if errors:
+                print(f"  errors: {failures[:5]}")
                 log = [line[:400] for line in (Path(tmp) / "serve.log").read_text().splitlines() if "rror" in line]
                 print("  the server's log, last error lines:", *log[-5:], sep="\n    ")
     return Run(idle, noisy, bulk_obs / bulk_s if bulk_s else 0.0, alone_obs / alone_s if alone_s else 0.0, errors)
