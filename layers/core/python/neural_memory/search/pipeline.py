@@ -170,9 +170,7 @@ class SearchPipeline:
         ``degraded``."""
         wide = self._run(workspace_id, request, now, question, _words(question, request, None))
         status = narrow.auto_filters
-        inferred = status is not None and status.applied_filters is not None
-        if inferred:
-            assert status is not None
+        if status is not None and status.applied_filters is not None:  # the inferred filters fell back
             within = repr(status.phrases[0]) if status.phrases else "the inferred filters"
             found = f"{len(narrow.results)} of {request.top_k} results"
             wide.degraded.append(f"autoFilters:fallback ({found} within {within})")
