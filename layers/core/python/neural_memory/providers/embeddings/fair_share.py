@@ -12,8 +12,9 @@ person or an agent waits for, ``write_priority``) never queues: it is embedded a
 request's own thread, at normal priority, as a search's query is, while the document threads run
 at a lower one (``onnx_local.DocumentWorkers``), so it waits behind no slice of any workspace,
 its own bulk work included. Turned in slices, a quiet workspace's write still waited for the
-slice under way and then for CPU at the threads' low priority: p95 ×6.4 of idle beside two bulk
-clients (``bench.noisy_tenants``). **Bulk** work (batches, imports, reindexing) takes turns here.
+slice under way and then for CPU at the threads' low priority: p95 ×5.0 of idle beside two bulk
+clients, ×1.2 now (``bench.noisy_tenants``, docs/benchmarks.md). **Bulk** work (batches,
+imports, reindexing) takes turns here.
 
 We chose turns over refusing (429 with ``Retry-After`` per request or per workspace) because turns
 need no limit tuned to the machine, never refuse a legitimate large import, and bound every
