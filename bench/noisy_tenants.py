@@ -1,20 +1,26 @@
-"""A tenant's single writes while another tenant ingests in bulk, against the same writes on an idle
-server, in one run (issue 48).
+"""A quiet workspace's writes and searches while bulk clients load the server, against the same
+on an idle server, in one run (issue 58; issue 48 measured writes only).
 
-    python -m bench.noisy_tenants [--writes 40] [--rounds 2] [--batch 100] [--repo PATH]
+    python -m bench.noisy_tenants [--runs 3] [--rounds 2] [--seconds 15] [--batch 100]
+    python -m bench.noisy_tenants --same-workspace [--batch 50]
+    python -m bench.noisy_tenants --import-git PATH
+    python -m bench.noisy_tenants --base REV   # and REV's server, run by run, alternating
 
-Starts ``neural-memory serve`` (the local model, as ``make serve``) on a new data folder with two
-workspaces: ``noisy`` and ``quiet``. Each round has two phases, idle first:
+Starts ``neural-memory serve`` (the local model, as ``make serve``) on a new data folder per run.
 
-1. idle: the quiet tenant's client posts ``--writes`` single observations, one after another
-   (each embedded by the server), timing each;
-2. noisy: the same, while two clients of the noisy tenant post ``--batch``-observation batches
-   back to back and ``neural-memory import git`` brings a repository's history (``--repo``, by
-   default this one) into the noisy workspace from its own process, on the same data folder.
+- Default (the issue's shape): the quiet workspace's client writes one observation and runs one
+  hybrid search every 0.2 s; idle first, then while two clients of another workspace post
+  ``--batch``-observation batches back to back, the phases alternating ``--rounds`` times. Every
+  bulk observation is new text (a unique sentence in each), so the embedding cache cannot hide
+  the load.
+- ``--same-workspace``: four clients of one workspace search every 0.2 s, idle and while two
+  clients of the same workspace post ``--batch``-observation batches.
+- ``--import-git PATH``: the noise is ``neural-memory import git PATH`` into another workspace,
+  from its own process on the same data folder, instead of the bulk clients.
 
-It prints the quiet tenant's write p50/p95 in each phase (pooled over the rounds), the ratios
-noisy/idle, how many observations the noisy tenant got in meanwhile, and the errors (non-2xx
-replies). Phases alternate in one run, so a machine busy with other work weighs on both.
+Each run prints the quiet side's p50/p95 idle and busy and their ratios, and the bulk
+throughput (observations acknowledged a second while busy); with ``--runs`` > 1, the median of
+the runs' ratios. Phases alternate in one run, so a machine busy with other work weighs on both.
 """
 
 from __future__ import annotations
@@ -23,14 +29,20 @@ import argparse
 import http.client
 import json
 import os
+import random
 import signal
+import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import threading
 import time
+from dataclasses import dataclass, field
+from functools import partial
+from io import BytesIO
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
 
@@ -38,14 +50,18 @@ import numpy as np
 from neural_memory.clock import utcnow
 
 from bench.concurrency import _free_port
-from bench.synthetic import observations
+from bench.synthetic import QUERIES, WORDS, observations
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "neural_memory.local.cli"]
+PAUSE_S = 0.2  # the quiet client's rhythm: an agent's hook, not a loop
 
 
 class Client:
-    """One keep-alive connection of one tenant."""
+    """One keep-alive connection of one workspace."""
 
     def __init__(self, port: int, key: str) -> None:
         self._port = port
@@ -53,15 +69,20 @@ class Client:
         self._conn = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
 
     def post(self, path: str, body: object) -> int:
-        try:
-            self._conn.request("POST", path, json.dumps(body), self._headers)
-            response = self._conn.getresponse()
-            response.read()
-            return int(response.status)
-        except (OSError, http.client.HTTPException):
-            self._conn.close()
-            self._conn = http.client.HTTPConnection("127.0.0.1", self._port, timeout=300)
-            return 0
+        """The reply's status (0: no reply). A keep-alive connection the server closed while it
+        sat idle (the bulk clients' phase alone) is opened again once, as an SDK does."""
+        for attempt in range(2):
+            try:
+                self._conn.request("POST", path, json.dumps(body), self._headers)
+                response = self._conn.getresponse()
+                response.read()
+                return int(response.status)
+            except (OSError, http.client.HTTPException):
+                self._conn.close()
+                self._conn = http.client.HTTPConnection("127.0.0.1", self._port, timeout=300)
+                if attempt:
+                    return 0
+        return 0
 
 
 def start_serve(data_dir: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
@@ -90,120 +111,261 @@ def api_key(data_dir: Path, workspace: str) -> str:
     return subprocess.run(command, check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
 
 
-def _payload(name: str, n: int, size: int) -> list[dict[str, Any]]:
-    batch = observations(size, seed=hash((name, n)) & 0xFFFF, now=utcnow())
+def payload(name: str, n: int, size: int) -> list[dict[str, Any]]:
+    """``size`` observations, each with a sentence no other has (distinct text: no cache hit)."""
+    rng = random.Random(f"{name}-{n}")
+    batch = observations(size, seed=rng.randrange(1 << 30), now=utcnow())
     return [
-        {**o.model_dump(mode="json", by_alias=True, exclude_none=True), "id": f"{name}-{n}-{i}"}
+        {
+            **o.model_dump(mode="json", by_alias=True, exclude_none=True),
+            "id": f"{name}-{n}-{i}",
+            "content": f"{o.content} {name} {n} {i}: " + " ".join(rng.choice(WORDS) for _ in range(12)),
+        }
         for i, o in enumerate(batch)
     ]
 
 
-def quiet_writes(client: Client, round_no: int, phase: str, writes: int, errors: list[str]) -> list[float]:
-    """The quiet tenant's single writes, one after another: each one's latency in ms."""
-    took = []
-    for n in range(writes):
-        body = {"observations": _payload(f"quiet-{round_no}-{phase}", n, 1)}
+@dataclass
+class Quiet:
+    """What the quiet side measured in one phase (ms)."""
+
+    writes: list[float] = field(default_factory=list)
+    searches: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def quiet_loop(client: Client, name: str, seconds: float, write: bool, seed: int, into: Quiet) -> None:
+    """Every ``PAUSE_S``: one single-observation write (when ``write``) and one hybrid search."""
+    rng = random.Random(seed)
+    deadline, n = time.monotonic() + seconds, 0
+    while time.monotonic() < deadline:
+        if write:
+            began = time.perf_counter()
+            status = client.post("/v1/observations", {"observations": payload(name, n, 1)})
+            into.writes.append((time.perf_counter() - began) * 1000)
+            if status != 200:
+                into.errors.append(f"quiet write {status}")
+        body = {"query": rng.choice(QUERIES), "topK": 10, "mode": "hybrid", "llmFilter": False}
         began = time.perf_counter()
-        status = client.post("/v1/observations", body)
-        took.append((time.perf_counter() - began) * 1000)
+        status = client.post("/v1/search", body)
+        into.searches.append((time.perf_counter() - began) * 1000)
         if status != 200:
-            errors.append(f"quiet write {status}")
-        time.sleep(0.1)  # a person or an agent, not a loop
-    return took
+            into.errors.append(f"quiet search {status}")
+        n += 1
+        time.sleep(PAUSE_S)
 
 
-def bulk(client: Client, name: str, size: int, stop: threading.Event, added: list[int], errors: list[str]) -> None:
+def nothing_for(seconds: float) -> Quiet:
+    """No quiet side: the bulk clients alone for ``seconds``."""
+    time.sleep(seconds)
+    return Quiet()
+
+
+@dataclass
+class Noise:
+    """The bulk side of a busy phase: observations acknowledged, over how long, and errors."""
+
+    added: list[int] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def bulk(client: Client, name: str, size: int, stop: threading.Event, noise: Noise) -> None:
+    """``size``-observation batches back to back until ``stop``."""
     n = 0
     while not stop.is_set():
-        status = client.post("/v1/observations", {"observations": _payload(name, n, size)})
+        status = client.post("/v1/observations", {"observations": payload(name, n, size)})
         if status == 200:
-            added.append(size)
+            noise.added.append(size)
         else:
-            errors.append(f"bulk {status}")
+            noise.errors.append(f"bulk {status}")
         n += 1
 
 
-def noisy_phase(
-    port: int, noisy_key: str, data_dir: Path, repo: Path, run: Any, size: int
-) -> tuple[Any, int, list[str]]:
-    """Run ``run()`` while two bulk clients and an import write into the noisy workspace."""
-    stop = threading.Event()
-    added: list[int] = []
-    errors: list[str] = []
-    clients = [
-        threading.Thread(target=bulk, args=(Client(port, noisy_key), f"bulk{i}", size, stop, added, errors))
-        for i in range(2)
-    ]
-    command = [*CLI, "import", "git", str(repo), "--repo", "bench/history", "--workspace", "noisy"]
-    importer = subprocess.Popen(
-        [*command, "--data-dir", str(data_dir)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
+def busy(
+    port: int, key: str, data_dir: Path, args: argparse.Namespace, round_no: int, quiet: Callable[[], Quiet]
+) -> tuple[Quiet, Noise]:
+    """Run ``quiet()`` while the noise runs: two bulk clients, or an ``import git``."""
+    stop, noise = threading.Event(), Noise()
+    clients = []
+    importer = None
+    if args.import_git is not None:
+        command = [*CLI, "import", "git", str(args.import_git), "--repo", f"bench/history{round_no}"]
+        importer = subprocess.Popen(
+            [*command, "--workspace", "noisy", "--data-dir", str(data_dir)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    else:
+        clients = [
+            threading.Thread(target=bulk, args=(Client(port, key), f"bulk{round_no}-{i}", args.batch, stop, noise))
+            for i in range(2)
+        ]
+    began = time.monotonic()
     for thread in clients:
         thread.start()
-    time.sleep(3)  # the bulk clients and the import under way
+    time.sleep(2)  # the noise under way
     try:
-        result = run()
+        measured = quiet()
     finally:
         stop.set()
-        importer.send_signal(signal.SIGINT)  # resumable: stopped as Ctrl-C stops it
-        try:
-            importer.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            importer.kill()
-            importer.wait()
+        if importer is not None:
+            importer.send_signal(signal.SIGINT)  # resumable: stopped as Ctrl-C stops it
+            try:
+                importer.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                importer.kill()
+                importer.wait()
         for thread in clients:
             thread.join(timeout=300)
-    return result, sum(added), errors
+        noise.seconds = time.monotonic() - began  # every batch counted was posted and answered within it
+    return measured, noise
+
+
+def p(values: list[float], q: int) -> float:
+    return float(np.percentile(values, q)) if values else float("nan")
+
+
+@dataclass
+class Run:
+    idle: Quiet
+    noisy: Quiet
+    bulk_obs_s: float
+    alone_obs_s: float
+    errors: int
+
+    def ratios(self) -> dict[str, float]:
+        out = {}
+        for kind in ("writes", "searches"):
+            idle, noisy = getattr(self.idle, kind), getattr(self.noisy, kind)
+            if idle:
+                out[f"{kind} p50"] = p(noisy, 50) / p(idle, 50)
+                out[f"{kind} p95"] = p(noisy, 95) / p(idle, 95)
+        return out
+
+
+def one_run(args: argparse.Namespace) -> Run:
+    with tempfile.TemporaryDirectory(prefix="nm-noisy-") as tmp:
+        data_dir, port = Path(tmp) / "data", _free_port()
+        server = start_serve(data_dir, port, Path(tmp) / "serve.log")
+        errors, failures = 0, []
+        try:
+            quiet_key = api_key(data_dir, "quiet")
+            noisy_key = quiet_key if args.same_workspace else api_key(data_dir, "noisy")
+            quiet = Client(port, quiet_key)
+            quiet.post("/v1/observations", {"observations": payload("seed", 0, 200)})  # something to find
+            searchers = 4 if args.same_workspace else 1
+            clients = [quiet] + [Client(port, quiet_key) for _ in range(searchers - 1)]
+            warm = Quiet()
+            quiet_loop(quiet, "warm", 2, not args.same_workspace, 0, warm)
+
+            def phase(name: str, seed: int) -> Quiet:
+                into = Quiet()
+                threads = [
+                    threading.Thread(
+                        target=quiet_loop,
+                        args=(c, f"{name}-{k}", args.seconds, not args.same_workspace, seed + k, into),
+                    )
+                    for k, c in enumerate(clients)
+                ]
+                for thread in threads:
+                    thread.start()
+                for thread in threads:
+                    thread.join()
+                return into
+
+            idle, noisy, bulk_obs, bulk_s, alone_obs, alone_s = Quiet(), Quiet(), 0, 0.0, 0, 0.0
+            for round_no in range(args.rounds):
+                if args.import_git is None:  # the bulk clients alone: their throughput without the quiet side
+                    _, solo = busy(port, noisy_key, data_dir, args, 100 + round_no, partial(nothing_for, args.seconds))
+                    alone_obs, alone_s = alone_obs + sum(solo.added), alone_s + solo.seconds
+                got = phase(f"idle{round_no}", 100 * round_no)
+                held, noise = busy(
+                    port, noisy_key, data_dir, args, round_no, partial(phase, f"busy{round_no}", 50 + round_no)
+                )
+                for into, part in ((idle, got), (noisy, held)):
+                    into.writes += part.writes
+                    into.searches += part.searches
+                    errors += len(part.errors)
+                    failures += part.errors
+                bulk_obs += sum(noise.added)
+                bulk_s += noise.seconds
+                errors += len(noise.errors)
+                failures += noise.errors
+                if noise.errors:
+                    print(f"  bulk errors: {noise.errors[:3]}", flush=True)
+        finally:
+            server.send_signal(signal.SIGINT)
+            server.wait(timeout=120)
+            if errors:
+                print(f"  errors: {failures[:5]}")
+                log = [line[:400] for line in (Path(tmp) / "serve.log").read_text().splitlines() if "rror" in line]
+                print("  the server's log, last error lines:", *log[-5:], sep="\n    ")
+    return Run(idle, noisy, bulk_obs / bulk_s if bulk_s else 0.0, alone_obs / alone_s if alone_s else 0.0, errors)
+
+
+def report(run: Run) -> None:
+    for kind in ("writes", "searches"):
+        idle, noisy = getattr(run.idle, kind), getattr(run.noisy, kind)
+        if not idle:
+            continue
+        print(
+            f"  {kind:<8} idle p50 {p(idle, 50):6.1f} p95 {p(idle, 95):6.1f} ms | busy p50 {p(noisy, 50):6.1f} "
+            f"p95 {p(noisy, 95):6.1f} ms | ratio p50 x{p(noisy, 50) / p(idle, 50):.2f} "
+            f"p95 x{p(noisy, 95) / p(idle, 95):.2f}  ({len(idle)} / {len(noisy)} samples)",
+            flush=True,
+        )
+    print(
+        f"  bulk {run.bulk_obs_s:.1f} observations/s beside the quiet side, {run.alone_obs_s:.1f} alone; "
+        f"errors {run.errors}",
+        flush=True,
+    )
+
+
+def export(revision: str, into: Path) -> Path:
+    """``revision``'s layer and function handlers (``git archive``) under ``into``; the layer's path."""
+    archive = subprocess.run(
+        ["git", "archive", revision, "layers/core/python", "functions"], cwd=ROOT, check=True, capture_output=True
+    ).stdout
+    with tarfile.open(fileobj=BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    return into / "layers/core/python"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--writes", type=int, default=40, help="single writes of the quiet tenant per phase")
-    parser.add_argument("--rounds", type=int, default=2, help="idle and noisy phases, alternated")
+    parser.add_argument("--runs", type=int, default=3, help="runs, each on a new server (the median is printed)")
+    parser.add_argument("--rounds", type=int, default=2, help="idle and busy phases, alternated, per run")
+    parser.add_argument("--seconds", type=float, default=15, help="seconds of each phase")
     parser.add_argument("--batch", type=int, default=100, help="observations per bulk request")
-    parser.add_argument("--repo", type=Path, default=ROOT, help="a git clone for `import git` (default: this one)")
+    parser.add_argument("--same-workspace", action="store_true", help="four searchers and the bulk in one workspace")
+    parser.add_argument("--import-git", type=Path, default=None, help="the noise is `import git` of this clone")
+    parser.add_argument("--base", help="also run this revision's server, alternating with this tree's, run by run")
     args = parser.parse_args()
-
-    with tempfile.TemporaryDirectory(prefix="nm-noisy-") as tmp:
-        data_dir, port = Path(tmp) / "data", _free_port()
-        server = start_serve(data_dir, port, Path(tmp) / "serve.log")
-        try:
-            quiet_key, noisy_key = api_key(data_dir, "quiet"), api_key(data_dir, "noisy")
-            quiet = Client(port, quiet_key)
-            quiet.post("/v1/observations", {"observations": _payload("warm", 0, 1)})
-            idle: list[float] = []
-            noisy: list[float] = []
-            errors: list[str] = []
-            noisy_added = 0
-            for round_no in range(args.rounds):
-                idle += quiet_writes(quiet, round_no, "idle", args.writes, errors)
-                took, added, bulk_errors = noisy_phase(
-                    port,
-                    noisy_key,
-                    data_dir,
-                    args.repo,
-                    lambda r=round_no: quiet_writes(quiet, r, "noisy", args.writes, errors),
-                    args.batch,
-                )
-                noisy += took
-                noisy_added += added
-                errors.extend(bulk_errors)
-                print(
-                    f"round {round_no + 1}: quiet write p95 idle {np.percentile(idle[-args.writes :], 95):.0f} ms, "
-                    f"noisy {np.percentile(took, 95):.0f} ms ({added} bulk observations meanwhile)",
-                    flush=True,
-                )
-        finally:
-            server.send_signal(signal.SIGINT)
-            server.wait(timeout=120)
-    p50 = (float(np.percentile(idle, 50)), float(np.percentile(noisy, 50)))
-    p95 = (float(np.percentile(idle, 95)), float(np.percentile(noisy, 95)))
-    print(f"quiet tenant's single writes, {len(idle)} idle and {len(noisy)} beside the noisy tenant:")
-    print(f"  idle   p50 {p50[0]:.1f} ms  p95 {p95[0]:.1f} ms")
-    print(f"  noisy  p50 {p50[1]:.1f} ms  p95 {p95[1]:.1f} ms  ({noisy_added} bulk observations and an import)")
-    print(f"  ratio noisy/idle: p50 x{p50[1] / p50[0]:.2f}, p95 x{p95[1] / p95[0]:.2f}; errors: {len(errors)}")
-    if errors:
-        print(f"  first errors: {errors[:5]}")
+    with tempfile.TemporaryDirectory(prefix="nm-noisy-base-") as tmp:
+        sides: list[tuple[str, Path | None]] = [("head", None)]
+        if args.base:
+            sides.append((f"base {args.base}", export(args.base, Path(tmp))))
+        runs: dict[str, list[Run]] = {name: [] for name, _ in sides}
+        for n in range(args.runs):
+            for name, layer in sides if n % 2 == 0 else sides[::-1]:  # who goes first alternates
+                os.environ.pop("PYTHONPATH", None)
+                if layer is not None:  # the server and the CLI import the base's package first
+                    os.environ["PYTHONPATH"] = f"{layer}{os.pathsep}{ROOT}"
+                print(f"run {n + 1} ({name}):", flush=True)
+                runs[name].append(one_run(args))
+                report(runs[name][-1])
+    for name, done in runs.items():
+        if len(done) > 1:
+            keys = done[0].ratios().keys()
+            medians = {k: statistics.median(r.ratios()[k] for r in done) for k in keys}
+            print(
+                f"{name}, median of {len(done)} runs: " + ", ".join(f"{k} x{v:.2f}" for k, v in medians.items()), end=""
+            )
+            print(
+                f"; bulk {statistics.median(r.bulk_obs_s for r in done):.1f} observations/s beside the quiet side, "
+                f"{statistics.median(r.alone_obs_s for r in done):.1f} alone"
+            )
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ a result as the reply shows it (``results.py``).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -128,81 +129,66 @@ class SearchPipeline:
     def run(self, workspace_id: str, request: SearchRequest, now: datetime) -> SearchOutcome:
         """Search ``workspace_id``; raises ``InvalidInput`` or ``BackendUnavailable`` only when no
         answer is possible (e.g. semantic mode with no embedder). A query asked as a question is
-        searched by its subject, for what it asks (``questions.py``); one asking about a year
-        takes that year's results first, then the others'. With ``autoFilters``, first with the
-        filters the query implies; if those leave fewer than ``topK`` results, again as written
-        (named in ``degraded``)."""
+        searched by its subject, for what it asks (``questions.py``); the question is read once.
+
+        At most two retrievals (issue 58: a year and ``autoFilters`` each retried on their own,
+        up to four): first the narrowest search, within the year a question asks about and the
+        filters the query implies (``autoFilters``); when that holds fewer than ``topK``, the query
+        as written. A year restricts what comes first, never what can be found: its results lead,
+        the best of the others follow. Without a year the search as written answers alone, and
+        ``degraded`` names the ``autoFilters`` fallback."""
         question = read_question(request.query) if self._settings.read_questions else None
-        if question is None or question.year is None or (request.filters and request.filters.date_range):
-            outcome = self._searched(workspace_id, request, now, question)
-            outcome.question = question_status(question, within_year=False)
-            return outcome
-        return self._within_year(workspace_id, request, now, question, question.year)
-
-    def _within_year(
-        self, workspace_id: str, request: SearchRequest, now: datetime, question: Question, year: int
-    ) -> SearchOutcome:
-        """The year's results (its dates as the filter's range), then, when it holds fewer than
-        ``topK``, the best of the others after them: a year restricts what comes first, never
-        what can be found."""
-        bounds = {"start": f"{year:04d}-01-01T00:00:00Z", "end": f"{year:04d}-12-31T23:59:59.999999Z"}
-        filters = request.filters.model_dump(by_alias=True, exclude_none=True) if request.filters else {}
-        within = request.model_copy(update={"filters": SearchFilters.model_validate({**filters, "dateRange": bounds})})
-        outcome = self._searched(workspace_id, within, now, question)
-        outcome.question = question_status(question, within_year=True)
-        if len(outcome.results) >= request.top_k:
-            return outcome
-        wide = self._searched(workspace_id, request, now, question)
-        seen = {r.id for r in outcome.results}
-        outcome.results += [r for r in wide.results if r.id not in seen][: request.top_k - len(outcome.results)]
-        outcome.texts |= {r.id: wide.texts[r.id] for r in outcome.results if r.id in wide.texts}
-        outcome.latency = outcome.latency.model_copy(update={"total": outcome.latency.total + wide.latency.total})
-        outcome.degraded += [d for d in wide.degraded if d not in outcome.degraded]
-        outcome.ran |= wide.ran
-        return outcome
-
-    def _searched(
-        self, workspace_id: str, request: SearchRequest, now: datetime, question: Question | None
-    ) -> SearchOutcome:
-        """One search, with ``autoFilters`` when asked."""
-        if not request.auto_filters:
-            return self._run(workspace_id, request, now, question)
+        year = question.year if question is not None and not (request.filters and request.filters.date_range) else None
+        within = _within_year(request, year) if year is not None else request
         notes: list[str] = []
-        implied = self._implied(workspace_id, request, now, notes)
-        outcome = self._narrowed_or_wide(workspace_id, request, now, implied, question)
+        implied = self._implied(workspace_id, within, now, notes) if request.auto_filters else None
+        narrow, status = implied if implied is not None else (within, None)
+        outcome = self._run(workspace_id, narrow, now, question, _words(question, narrow, status))
+        outcome.question = question_status(question, within_year=year is not None)
+        if request.auto_filters:
+            outcome.auto_filters = status or AutoFiltersStatus(
+                applied_filters=None, phrases=[], query=within.query, fell_back=False
+            )
+        if narrow is not request and len(outcome.results) < request.top_k:
+            outcome = self._widened(workspace_id, request, now, question, outcome, within_year=year is not None)
         outcome.degraded[:0] = notes
         return outcome
 
-    def _narrowed_or_wide(
+    def _widened(
         self,
         workspace_id: str,
         request: SearchRequest,
         now: datetime,
-        implied: tuple[SearchRequest, AutoFiltersStatus] | None,
         question: Question | None,
+        narrow: SearchOutcome,
+        *,
+        within_year: bool,
     ) -> SearchOutcome:
-        """The search with the inferred filters, or as written when there are none or they leave
-        fewer than ``topK`` results (the fallback named in ``degraded``)."""
-        if implied is None:
-            outcome = self._run(workspace_id, request, now, question)
-            outcome.auto_filters = AutoFiltersStatus(
-                applied_filters=None, phrases=[], query=request.query, fell_back=False
-            )
-            return outcome
-        narrow_request, status = implied
-        outcome = self._run(workspace_id, narrow_request, now, question)
+        """The second and last retrieval: the query as written, after a narrow search that found
+        fewer than ``topK``. Within a year, its results first and the best of the others after
+        them; otherwise the wide search's results. The ``autoFilters`` fallback is named in
+        ``degraded``."""
+        wide = self._run(workspace_id, request, now, question, _words(question, request, None))
+        status = narrow.auto_filters
+        if status is not None and status.applied_filters is not None:  # the inferred filters fell back
+            within = repr(status.phrases[0]) if status.phrases else "the inferred filters"
+            found = f"{len(narrow.results)} of {request.top_k} results"
+            wide.degraded.append(f"autoFilters:fallback ({found} within {within})")
+            status = status.model_copy(update={"query": request.query, "fell_back": True})
+        if within_year:
+            seen = {r.id for r in narrow.results}
+            narrow.results += [r for r in wide.results if r.id not in seen][: request.top_k - len(narrow.results)]
+            narrow.texts |= {r.id: wide.texts[r.id] for r in narrow.results if r.id in wide.texts}
+            narrow.degraded += [d for d in wide.degraded if d not in narrow.degraded]
+            outcome = narrow
+        else:
+            outcome = wide
+            outcome.question = narrow.question
+            outcome.counts = {**{f"narrow.{k}": v for k, v in narrow.counts.items()}, **wide.counts}
         outcome.auto_filters = status
-        if len(outcome.results) >= request.top_k:
-            return outcome
-        wide = self._run(workspace_id, request, now, question)
-        within = repr(status.phrases[0]) if status.phrases else "the inferred filters"
-        found = f"{len(outcome.results)} of {request.top_k} results"
-        wide.degraded.append(f"autoFilters:fallback ({found} within {within})")
-        wide.auto_filters = status.model_copy(update={"query": request.query, "fell_back": True})
-        wide.latency = wide.latency.model_copy(update={"total": wide.latency.total + outcome.latency.total})
-        wide.ran |= outcome.ran
-        wide.counts = {**{f"narrow.{k}": v for k, v in outcome.counts.items()}, **wide.counts}
-        return wide
+        outcome.latency = outcome.latency.model_copy(update={"total": narrow.latency.total + wide.latency.total})
+        outcome.ran = narrow.ran | wide.ran
+        return outcome
 
     def _implied(
         self, workspace_id: str, request: SearchRequest, now: datetime, notes: list[str]
@@ -230,13 +216,10 @@ class SearchPipeline:
         return narrowed(request, now)
 
     def _run(
-        self, workspace_id: str, request: SearchRequest, now: datetime, question: Question | None = None
+        self, workspace_id: str, request: SearchRequest, now: datetime, question: Question | None, text: str
     ) -> SearchOutcome:
+        """One retrieval and what follows it, the lexical side matching ``text`` (``_words``)."""
         config = self._settings
-        # A question's frame is no evidence: its subject is what the words must match (read again
-        # from this request's query: autoFilters may have taken phrases out, or an LLM rewritten it).
-        asked = read_question(request.query) if question is not None else None
-        text = asked.subject if asked is not None else request.query
         timer = StageTimer()
         degraded: list[str] = []
         flt = compile_filter(
@@ -438,6 +421,25 @@ class SearchPipeline:
         record_count(METRIC_GATE_FILTERED, filtered)
         status = LlmStatus(bypassed=False, filtered=filtered, reason=None, scored=len(head), notes=notes)
         return status, sorted(kept, key=_by_final)
+
+
+def _within_year(request: SearchRequest, year: int) -> SearchRequest:
+    """The request restricted to ``year`` (its dates as the filters' range)."""
+    bounds = {"start": f"{year:04d}-01-01T00:00:00Z", "end": f"{year:04d}-12-31T23:59:59.999999Z"}
+    filters = request.filters.model_dump(by_alias=True, exclude_none=True) if request.filters else {}
+    return request.model_copy(update={"filters": SearchFilters.model_validate({**filters, "dateRange": bounds})})
+
+
+def _words(question: Question | None, request: SearchRequest, status: AutoFiltersStatus | None) -> str:
+    """What the lexical side matches. A question's frame is no evidence: its subject (read once,
+    from the query as written), without the time phrases ``autoFilters`` took out of the query;
+    an LLM's rewritten query as it wrote it; otherwise the query."""
+    if question is None or (status is not None and status.by == "llm"):
+        return request.query
+    subject = question.subject
+    for phrase in status.phrases if status is not None else ():
+        subject = re.sub(re.escape(phrase), " ", subject, flags=re.IGNORECASE)
+    return " ".join(subject.split()) or request.query
 
 
 def _bypassed(reason: BypassReason) -> LlmStatus:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from neural_memory.ingest.chunking import Chunking
     from neural_memory.models import Vector
     from neural_memory.providers.embeddings.base import Embedder
+    from neural_memory.providers.embeddings.fair_share import Priority
     from neural_memory.providers.embeddings.vector_cache import VectorCache
     from neural_memory.settings import Settings
     from neural_memory.stores.base import IndexedObservation
@@ -48,13 +49,17 @@ class Embedding:
         return chunking
 
     def embed_chunks(
-        self, workspace_id: str, items: Sequence[IndexedObservation], cache: VectorCache | None = None
+        self,
+        workspace_id: str,
+        items: Sequence[IndexedObservation],
+        cache: VectorCache | None = None,
+        priority: Priority = "bulk",
     ) -> None:
         """Vectors for the embedded chunks (``Chunk.embedded``) of the embedded tiers: from the
         workspace's cache (``cache``, else the service's) when the same text was embedded before
-        by the same model, else in one batch call to the embedder. Each chunk keeps the
-        ``embedding_hash`` of its text, by which the OpenSearch store finds its vector again (a
-        rewrite, a replay, a reindex)."""
+        by the same model, else in one batch call to the embedder, as work of class ``priority``
+        (``fair_share``). Each chunk keeps the ``embedding_hash`` of its text, by which the
+        OpenSearch store finds its vector again (a rewrite, a replay, a reindex)."""
         if self.embedder is None:
             return
         model_id = self.embedder.model_id
@@ -63,14 +68,14 @@ class Embedding:
             (item, chunk) for item in items if embeds(item.record, now) for chunk in item.chunks if chunk.embedded
         ]
         texts = [embedding_text(item.record.title, chunk.text) for item, chunk in targets]
-        vectors = self.embed_documents(workspace_id, texts, cache)
+        vectors = self.embed_documents(workspace_id, texts, cache, priority)
         for (item, chunk), text, vector in zip(targets, texts, vectors, strict=True):
             chunk.vector = vector
             chunk.embedding_hash = embedding_hash(model_id, text)
             item.model_id = model_id
 
     def embed_documents(
-        self, workspace_id: str, texts: Sequence[str], cache: VectorCache | None = None
+        self, workspace_id: str, texts: Sequence[str], cache: VectorCache | None = None, priority: Priority = "bulk"
     ) -> list[Vector]:
         """One document vector per text (``embedding_text``s), from the workspace's cache when the
         same text was embedded before by the same model, else in one batch call to the embedder
@@ -84,7 +89,7 @@ class Embedding:
         cached = {key: vector for key, vector in cached.items() if len(vector) == self.embedder.dimension}
         missing = list(dict.fromkeys(t for t in texts if text_key(t) not in cached))
         if missing:
-            with for_workspace(workspace_id):  # queued as this workspace's (fair_share)
+            with for_workspace(workspace_id, priority):  # this workspace's, of its class (fair_share)
                 fresh = self.embedder.embed(missing, "search_document")
             if cache:
                 cache.put_many(model_id, workspace_id, list(zip(missing, fresh, strict=True)))

@@ -18,6 +18,7 @@ from neural_memory.ingest.repeated_ids import last_of_each, repeated
 from neural_memory.ingest.turn_context import add_turn_context
 from neural_memory.models import ObservationsResponse, UpsertOutcome
 from neural_memory.observability import logger, record_count
+from neural_memory.providers.embeddings.fair_share import write_priority
 from neural_memory.redaction.observations import redact_all
 from neural_memory.search.tiers import embeds, visible_after
 from neural_memory.stores.base import lifecycle_state
@@ -97,6 +98,7 @@ class Writing:
         An id twice in ``observations`` (a redelivered event) is read as the copies sent in turn
         (``repeated_ids.last_of_each``): the last is written, each earlier one counts as updated."""
         now = self.clock()
+        priority = write_priority(len(observations))  # a single write or a hook's turn first (fair_share)
         observations, replaced = last_of_each(observations)
         # Secrets out first: nothing below (store, embedder, cache, logs) sees them.
         redacted = redact_all(observations, self.settings.secrets_policy_of(workspace_id))
@@ -132,7 +134,7 @@ class Writing:
             if self.embedding.embedder is not None and self.settings.turn_context:
                 add_turn_context(items, self.turns.earlier_turn(workspace_id), self.settings.turn_context)
             before |= supersession.previous_links(previous)
-            self.embedding.embed_chunks(workspace_id, items)
+            self.embedding.embed_chunks(workspace_id, items, priority=priority)
             expected = {item.record.id: lifecycle_state(previous.get(item.record.id)) for item in items}
             result = self.store.write(workspace_id, items, expected)
             outcome.created += result.created

