@@ -438,6 +438,7 @@ def test_types_read_as_words_times_without_microseconds_tiers_with_their_legend_
     expect(page.locator("#llm-note")).to_have_text("(no LLM is configured)")
     # When a result is opened, Then its record names its fields in words and its times as above
     page.locator("li.result").first.get_by_role("button", name="Open").click()
+    expect(page.locator("#record dt").first).to_be_visible()  # (all_inner_texts does not wait for the record)
     labels = page.locator("#record dt").all_inner_texts()
     assert "happened" in labels and "stored" in labels and "occurredAt" not in labels, labels
     happened = page.locator("#record dd").nth(labels.index("happened")).inner_text()

@@ -394,6 +394,8 @@ def _facets(svc: Service, workspace: str, filters: dict[str, Any] | None = None,
     chosen = SearchFilters.model_validate(filters) if filters else None
     reply = svc.facets(workspace, chosen, limit, "r").model_dump(by_alias=True)
     counted = {name: [[c["value"], c["count"]] for c in pairs] for name, pairs in reply["facets"].items()}
+    # (the counts under the filters' names, and under their first names for a release: the same)
+    assert counted.pop("sources") == counted["sourceTypes"] and counted.pop("actors") == counted["actorNames"]
     return {"total": reply["total"], **counted}
 
 

@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-import math
 import re
-from collections import Counter
 from typing import TYPE_CHECKING
 
 from neural_memory.redaction import values
@@ -50,12 +48,6 @@ _DESCRIBED = re.compile(
 _MAGIC = (b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"RIFF", b"%PDF", b"\x1f\x8b", b"PK\x03\x04", b"wOF", b"<svg", b"<?xml")
 
 
-def entropy(value: str) -> float:
-    """Shannon entropy of ``value``'s characters, in bits a character."""
-    counts = Counter(value)
-    return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
-
-
 def _decodes_to_content(value: str) -> bool:
     """Base64 of a file (its magic bytes) or of text with spaces: content, not a key."""
     try:
@@ -79,7 +71,7 @@ def random_value(value: str) -> bool:
         return False
     if not (any(c.islower() for c in value) and any(c.isupper() for c in value) and any(c.isdigit() for c in value)):
         return False
-    if entropy(value.rstrip("=")) < MIN_ENTROPY or values.placeholder(value) or values.reference(value, True):
+    if values.entropy(value.rstrip("=")) < MIN_ENTROPY or values.placeholder(value) or values.reference(value, True):
         return False
     return not _decodes_to_content(value)
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import math
 import re
+from collections import Counter
 
 PLACEHOLDERS = frozenset(
     {
@@ -124,8 +126,6 @@ def reference(value: str, quoted: bool) -> bool:
 def random_capitals(value: str) -> bool:
     """Upper case (and digits) that no constant's name is: sixteen characters or more, no ``_``,
     and as varied as random letters are (``KX7Q…``; ``AUTHENTICATION`` is a word)."""
-    from neural_memory.redaction.random_values import entropy
-
     return len(value) >= 16 and value.isalnum() and value.isupper() and entropy(value) >= 3.5
 
 
@@ -244,3 +244,9 @@ def glued_token(value: str, quoted: bool = False) -> bool:
     """A provider's token found glued to a word: not a placeholder, and random enough to be one
     (two digits and four letters at least: a name that happens to hold a prefix has no digits)."""
     return sum(c.isdigit() for c in value) >= 2 and sum(c.isalpha() for c in value) >= 4 and not placeholder(value)
+
+
+def entropy(value: str) -> float:
+    """Shannon entropy of ``value``'s characters, in bits a character."""
+    counts = Counter(value)
+    return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
