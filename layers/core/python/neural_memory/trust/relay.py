@@ -1,0 +1,47 @@
+"""What of a memory's text may reach a model: invisible characters stripped, instruction-like
+segments (``instructions``) withheld behind a marker naming the memory (a person reviews it with
+``GET /v1/observations/{id}`` or the console), and nothing that could close the wrapper it is put
+in (Claude Code's ``<system-reminder>``, the hooks' own ``<neural-memory>``, a JSON string).
+
+The stored record is never changed: this is applied where text leaves for a model (the hooks,
+the MCP tools' text, the LLM gate's and the answer's prompts)."""
+
+from __future__ import annotations
+
+import re
+
+from neural_memory.trust.instructions import instruction_segments, strip_invisible
+
+WITHHELD = "[withheld: instruction-like text in memory {id}; a person can review it]"
+# A tag's brackets (``</system-reminder>``, ``<|im_start|>``): shown as look-alikes a model does
+# not read as markup; other ``<`` (``a < b``, ``List<str>``) stay.
+_TAG = re.compile(r"<(/?\s*[A-Za-z|!?][^<>\n]{0,80})>")
+_OPEN_TAG = re.compile(r"<(?=/?\s*[A-Za-z|!?])")
+
+
+def relayed(text: str, memory_id: str) -> str:
+    """``text`` as a model may read it."""
+    visible = strip_invisible(text)
+    segments = instruction_segments(visible)
+    if segments:
+        marker = WITHHELD.format(id=memory_id)
+        parts, at = [], 0
+        for segment in segments:
+            kept = visible[at : segment.start]
+            if not (parts and parts[-1] == marker and not kept.strip()):
+                parts.extend([kept, marker])
+            at = segment.end
+        parts.append(visible[at:])
+        visible = "".join(parts)
+    return unclosable(visible)
+
+
+def unclosable(text: str) -> str:
+    """``text`` with every tag-like ``<…>`` (and a dangling ``<tag``) in look-alike brackets."""
+    text = _TAG.sub(lambda m: f"‹{m.group(1)}›", text)
+    return _OPEN_TAG.sub("‹", text)
+
+
+def withheld(text: str) -> bool:
+    """Whether ``relayed`` withheld something of ``text``."""
+    return "[withheld: instruction-like text in memory " in text
