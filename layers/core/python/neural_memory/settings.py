@@ -16,6 +16,7 @@ from neural_memory.ingest.chunking import Chunking
 from neural_memory.models import MAX_REPLY_BYTES, Tier  # pydantic needs Tier at runtime
 from neural_memory.redaction.observations import SecretsPolicy  # pydantic needs it at runtime
 from neural_memory.search.tiers import DEFAULT_POLICY, AfterWindow  # pydantic needs AfterWindow at runtime
+from neural_memory.trust.team import TeamPolicy  # pydantic needs it at runtime
 
 StoreName = Literal["sqlite", "opensearch"]
 DEFAULT_TIER_BOOSTS: dict[Tier, float] = {"A": 1.5, "C": 1.2, "E": 1.0}
@@ -245,6 +246,15 @@ class IngestSettings(_Base):
     def secrets_policy_of(self, workspace_id: str) -> SecretsPolicy:
         """What a workspace's writes do with a secret."""
         return self.workspace_secrets_policy.get(workspace_id, self.secrets_policy)
+
+    # Who counts as the team (trust/team.py): the provenances (GitHub's author associations,
+    # COMMITTER, DEPLOYMENT, KEY) and people that do; NM_WORKSPACE_TEAM per workspace.
+    team: TeamPolicy = Field(default_factory=TeamPolicy)
+    workspace_team: dict[str, TeamPolicy] = Field(default_factory=dict)
+
+    def team_of(self, workspace_id: str) -> TeamPolicy:
+        """What counts as the team in a workspace."""
+        return self.workspace_team.get(workspace_id, self.team)
 
     # Webhook receivers: each provider's signing secret (plain locally, Secrets Manager in AWS),
     # and the bus verified deliveries go to (unset: ingested at once, as by `make serve`).

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from neural_memory.agents.memory_client import MemoryUnavailable
 from neural_memory.agents.relevance import Background, asks_about_the_past, best_vector, is_steering
+from neural_memory.trust.relay import relayed
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection
@@ -45,6 +46,9 @@ MIN_PROMPT_CHARS = 12  # "yes", "go on", "thanks": nothing to recall for
 DECISION_TYPES = ("decision", "design_note", "adr")
 CLAIM_TYPES = ("note", "decision", "design_note", "adr")  # stores.base.CLAIM_TYPES: what can go stale
 RECENT = timedelta(days=30)
+# What the hooks hand over unasked: the team's own memories (``trust/team.py``); what people outside
+# it wrote is found by an explicit search (search_memory), marked untrusted.
+TEAM_ONLY = ("team",)
 CHANGE_TYPES = ("pull_request_merged", "release")  # the brief's latest changes (pushes when there are none)
 CHANGE_WINDOWS_DAYS = (30, 365, 0)  # the brief's latest changes: the narrowest window holding any (0: ever)
 LATEST_CHANGES = 5
@@ -164,9 +168,11 @@ def _stale_note(result: dict[str, Any]) -> str:
 
 def _said(result: dict[str, Any]) -> str:
     """What a memory says, for the model: its title and the words of its snippet, without the lists
-    a change carries (files, code, commit subjects: the model reads those with get_memory)."""
-    title = str(result.get("title") or "")
-    text = _LISTS.sub("", str(result.get("snippet") or ""))
+    a change carries (files, code, commit subjects: the model reads those with get_memory), and
+    without what it must not relay (``trust.relay``: instruction-like text, invisible characters)."""
+    memory = str(result.get("id"))
+    title = relayed(str(result.get("title") or ""), memory)
+    text = _LISTS.sub("", relayed(str(result.get("snippet") or ""), memory))
     prose, *commits = _COMMITS.split(text, maxsplit=1)
     text = prose if prose.strip(" .:-…") or not commits else commits[0]
     if result.get("observationType") == "push":  # what a push says is its commits' subjects
@@ -221,7 +227,8 @@ def _lineage_lines(reply: dict[str, Any] | MemoryUnavailable, shown: Collection[
             else ", ".join(f"{link.get('kind')} {link.get('key')}" for link in entry.get("links") or [])
         )
         lines.append(
-            f"  {_date(entry.get('occurredAt'))} [{entry.get('id')}] {_short(entry.get('title') or '', 120)} "
+            f"  {_date(entry.get('occurredAt'))} [{entry.get('id')}] "
+            f"{_short(relayed(str(entry.get('title') or ''), str(entry.get('id'))), 120)} "
             f"({entry.get('source')}/{entry.get('observationType')}) <- {how}"
         )
     return ["\n".join(lines)]
@@ -279,6 +286,7 @@ def prompt_recall(
         "llmFilter": False,
         "maxPerSession": 3,
         "excludeSessionId": session_id,  # this session's turns are in the model's context already
+        "filters": {"trust": list(TEAM_ONLY)},
     }
     calls: dict[str, Callable[[], dict[str, Any]]] = {"search": lambda: api.search(search)}
     paths = [path for path in named_paths(prompt) if f"experts:{path}" not in seen]  # shown: not asked again
@@ -358,7 +366,7 @@ def session_brief(
     def about_repository(
         query: str, types: tuple[str, ...], start: str | None, top: int
     ) -> Callable[[], dict[str, Any]]:
-        filters: dict[str, Any] = {"observationTypes": list(types), "metadata": about}
+        filters: dict[str, Any] = {"observationTypes": list(types), "metadata": about, "trust": list(TEAM_ONLY)}
         if start is not None:
             filters["dateRange"] = {"start": start}
         body = {"query": query, "topK": top, "rerank": "fast", "llmFilter": False, "filters": filters}
@@ -372,7 +380,7 @@ def session_brief(
         "topK": 20,
         "rerank": "fast",
         "llmFilter": False,
-        "filters": {"observationTypes": list(CLAIM_TYPES), "metadata": about},
+        "filters": {"observationTypes": list(CLAIM_TYPES), "metadata": about, "trust": list(TEAM_ONLY)},
     }
     calls: dict[str, Callable[[], dict[str, Any]]] = {
         "decisions": decisions(DECISION_WORDS),
@@ -395,7 +403,8 @@ def session_brief(
         said = [r for turn in previous.ids if isinstance(r := replies[f"turn {n} {turn}"], dict)]
         if said and not all(str(t.get("id")) in seen for t in said):
             parts = [
-                f"[{t.get('id')}] {t.get('actorName')}: {_short(t.get('content') or t.get('title') or '', 400)}"
+                f"[{t.get('id')}] {t.get('actorName')}: "
+                f"{_short(relayed(str(t.get('content') or t.get('title') or ''), str(t.get('id'))), 400)}"
                 for t in said
             ]
             threads.append(f"- session {previous.session_id}, {_date(previous.at)}: " + " / ".join(parts))

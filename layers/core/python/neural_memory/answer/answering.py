@@ -26,6 +26,7 @@ from neural_memory.models import Citation
 from neural_memory.providers.llm.base import ToolCallFailed
 from neural_memory.providers.llm.claude_tool import DEFAULT_MODEL, AnthropicProvider
 from neural_memory.search.questions import read_question
+from neural_memory.trust.relay import relayed
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -243,7 +244,12 @@ class LlmAnswerer:
     ) -> tuple[str, list[Citation]]:
         """Raises ``AnswerFailed`` when the call fails or no citation survives validation."""
         sources = [
-            {"id": r.id, "title": r.title, "url": r.url, "text": (texts.get(r.id) or r.snippet)[:MAX_SOURCE_CHARS]}
+            {
+                "id": r.id,
+                "title": relayed(r.title, r.id),
+                "url": r.url,
+                "text": relayed((texts.get(r.id) or r.snippet)[:MAX_SOURCE_CHARS], r.id),
+            }
             for r in results
         ]
         prompt = (

@@ -40,6 +40,7 @@ from neural_memory.history.merged_pulls import MERGE_PR, MergedPullRequest, defa
 from neural_memory.history.renames import PathNames
 from neural_memory.history.repository_name import LOCAL_OWNER, REMOTE_HOPS, clone_folder, github_remote, linked_repo
 from neural_memory.history.side_lines import brought_by, side_lines
+from neural_memory.trust.team import COMMITTER
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -463,6 +464,8 @@ class GitHistory:
                 "merge_commit_sha": commit.sha,
                 "html_url": f"https://github.com/{self.repo}/pull/{pull.number}",
                 "user": {"login": pull.author},
+                # Merged into the default branch: its author has commits there (trust/team.py).
+                "author_association": COMMITTER,
                 "merged_by": {"login": self._who.of(commit)},
                 "base": {"ref": base},
                 "head": {"ref": pull.head},

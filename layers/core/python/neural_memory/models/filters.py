@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import AliasChoices, Field, StrictBool, model_validator
 
@@ -86,4 +86,15 @@ class SearchFilters(FilterGroup):
         default=None,
         description="true: leave out observations marked `possiblyStale` (a later change touched their code); "
         "false: only those (what went stale).",
+    )
+    trust: Annotated[list[Literal["team", "outside"]], Field(min_length=1, max_length=2)] | None = Field(
+        default=None,
+        description="Observations written by the team or from outside it (`trust`: from the provenance its source "
+        "gave, `metadata.authorAssociation`, and the workspace's team policy). One stored before provenance has "
+        "neither.",
+    )
+    flagged: StrictBool | None = Field(
+        default=None,
+        description="true: only observations flagged for review (`flags`: instruction-like or hidden text); "
+        "false: none of them.",
     )

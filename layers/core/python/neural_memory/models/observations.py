@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, JsonValue, StringConstraints, ValidationInfo, field_validator
 
@@ -163,6 +163,16 @@ class ObservationOut(WireModel):
         default=None,
         description="Who wrote it: the name of the API key that stored it (`system:<what>` for the server's own "
         "writers), set by the server; null for an observation stored before attribution.",
+    )
+    trust: Literal["team", "outside"] | None = Field(
+        default=None,
+        description="`team`, or `outside` (untrusted: never handed to an agent automatically), from its source's "
+        "provenance (`metadata.authorAssociation`) under the workspace's team policy; null: stored before provenance.",
+    )
+    flags: list[str] | None = Field(
+        default=None,
+        description="Why a person should review it: `instructions` (instruction-like text, withheld wherever it "
+        "reaches a model; the record itself is kept as written) and `hidden-text` (invisible characters).",
     )
     occurred_at: datetime
     ingested_at: datetime

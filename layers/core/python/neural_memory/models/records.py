@@ -127,6 +127,13 @@ class ObservationRecord(DomainModel):
     # ``system:<what>`` for the server's own writers; set by the server, never by a client. None:
     # stored before there was such a field (its owner is then the workspace's name).
     created_by: str | None = None
+    # Who counts (``trust/team.py``): ``team`` or ``outside``, from the provenance its source gave
+    # (``metadata.authorAssociation``) and the workspace's team policy at the write; None: stored
+    # before provenance (counted as neither).
+    trust: Literal["team", "outside"] | None = None
+    # What a person should review (``trust/instructions.py``): ``instructions`` (instruction-like
+    # text, withheld wherever it reaches a model) and ``hidden-text``; None: nothing.
+    flags: list[str] | None = None
 
 
 class Hit(DomainModel):

@@ -158,6 +158,17 @@ class SearchResult(WireModel):
         description="Who wrote it: the name of the API key that stored it, set by the server (null: stored before "
         "attribution).",
     )
+    trust: Literal["team", "outside"] | None = Field(
+        default=None,
+        description="`team`, or `outside`: written by someone outside the team (its source's provenance, "
+        "`metadata.authorAssociation`, under the workspace's team policy); untrusted text, never handed to an agent "
+        "automatically. Null: stored before provenance.",
+    )
+    flags: list[str] | None = Field(
+        default=None,
+        description="Why a person should review it: `instructions` (instruction-like text, withheld wherever it "
+        "reaches a model) and `hidden-text` (invisible characters). Null: nothing.",
+    )
     occurred_at: datetime
     tier: Tier
     metadata: ResultMetadata
@@ -286,6 +297,7 @@ class SearchResponse(WireModel):
     rerank: RerankStatus
     threshold: ThresholdStatus
     degraded: list[str]
+    flagged: int = Field(default=0, description="How many of the results are flagged for review (`flags`).")
     auto_filters: AutoFiltersStatus | None = Field(default=None, exclude_if=lambda value: value is None)
     question: QuestionStatus | None = Field(default=None, exclude_if=lambda value: value is None)
 

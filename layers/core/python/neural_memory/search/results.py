@@ -31,6 +31,8 @@ def search_result(
         observation_type=record.observation_type,
         actor_name=record.actor_name,
         created_by=record.created_by,
+        trust=record.trust,
+        flags=record.flags,
         occurred_at=record.occurred_at,
         tier=record.tier,
         superseded_by=record.superseded_by,

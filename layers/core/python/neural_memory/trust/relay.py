@@ -25,7 +25,8 @@ def relayed(text: str, memory_id: str) -> str:
     segments = instruction_segments(visible)
     if segments:
         marker = WITHHELD.format(id=memory_id)
-        parts, at = [], 0
+        parts: list[str] = []
+        at = 0
         for segment in segments:
             kept = visible[at : segment.start]
             if not (parts and parts[-1] == marker and not kept.strip()):

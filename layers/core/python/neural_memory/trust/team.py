@@ -18,9 +18,12 @@ policy's ``actors`` name such people (logins, ``actorName``) so they count as th
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 Trust = Literal["team", "outside"]
 ASSOCIATION = "authorAssociation"  # the metadata key
@@ -47,7 +50,7 @@ class TeamPolicy(BaseModel):
         return "team" if (association or KEY).upper() in self.associations else "outside"
 
 
-def association_of(metadata: dict[str, object]) -> str | None:
+def association_of(metadata: Mapping[str, object]) -> str | None:
     """The provenance an observation's metadata names (``authorAssociation``), if any."""
     value = metadata.get(ASSOCIATION)
     return value.upper() if isinstance(value, str) and value.strip() else None

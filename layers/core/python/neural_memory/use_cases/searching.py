@@ -60,6 +60,7 @@ class Searching:
             rerank=outcome.rerank,
             threshold=outcome.threshold,
             degraded=outcome.degraded,
+            flagged=sum(1 for result in outcome.results if result.flags),
             auto_filters=outcome.auto_filters,
             question=outcome.question,
         )

@@ -22,6 +22,7 @@ from neural_memory.providers.embeddings.fair_share import write_priority
 from neural_memory.redaction.observations import redact_all
 from neural_memory.search.tiers import embeds, visible_after
 from neural_memory.stores.base import lifecycle_state
+from neural_memory.trust.vetting import vetted
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -189,7 +190,7 @@ class Writing:
         """One observation (redacted: ``redactions`` says what was taken out) resolved and chunked
         under the service's settings (``prepare``)."""
         config = self.settings
-        return prepare(
+        item = prepare(
             observation,
             now=now,
             policy=config.tiers_of(workspace_id),
@@ -197,6 +198,7 @@ class Writing:
             chunking=self.embedding.chunking,
             redactions=redactions,
         )
+        return item.model_copy(update={"record": vetted(item.record, config.team_of(workspace_id))})
 
     def _recurring(
         self,

@@ -19,6 +19,7 @@ from neural_memory.ingest.normalizers.base import (
     first_line,
 )
 from neural_memory.models import MAX_CODE_PATHS, ObservationIn
+from neural_memory.trust.team import ASSOCIATION, COMMITTER
 
 _ZERO_SHA = "0" * 40
 # What an import adds to a pull request's content (its commits' subjects and changed paths), kept
@@ -62,6 +63,13 @@ def _repo(payload: dict[str, Any]) -> str:
     if not isinstance(repo, str):
         raise MalformedEvent("GitHub payload has no repository.full_name")
     return repo
+
+
+def _association(written: dict[str, Any]) -> str:
+    """Who wrote a pull request, issue or comment, as GitHub says it (``author_association``);
+    ``NONE`` when the payload does not say (``trust/team.py``)."""
+    value = written.get("author_association")
+    return value.upper() if isinstance(value, str) and value.strip() else "NONE"
 
 
 def _actor(payload: dict[str, Any], *path: str) -> tuple[str | None, bool]:
@@ -119,6 +127,7 @@ def _push(payload: dict[str, Any], event_time: str | None) -> Normalized:
                 "commits": len(commits),
                 "forced": forced,
                 "bot": is_bot,
+                ASSOCIATION: COMMITTER,  # commits pushed to the repository itself
                 # What it deleted: the change that removes a file outweighs one that touched it
                 # (engineering/staleness.py names it as what made a note about it stale).
                 **({"removedPaths": removed} if (removed := _removed(commits)) else {}),
@@ -213,6 +222,7 @@ def _pull_request(payload: dict[str, Any], event_time: str | None) -> Normalized
                 "base": dig(pr, "base", "ref"),
                 "head": dig(pr, "head", "ref"),
                 "bot": is_bot,
+                ASSOCIATION: _association(pr),
                 # Only once merged: GitHub also names a test merge commit for an open pull request.
                 **({"commitSha": pr["merge_commit_sha"]} if _merged_with_sha(pr) else {}),
                 **imported,
@@ -330,7 +340,13 @@ def _issue(payload: dict[str, Any], event_time: str | None) -> Normalized:
             "title": f"Issue #{number} {action}: {first_line(issue.get('title'), field='issue.title')}",
             "content": str(issue.get("body") or ""),
             "url": issue.get("html_url"),
-            "metadata": {"repo": repo, "number": number, "state_reason": issue.get("state_reason"), "bot": is_bot},
+            "metadata": {
+                "repo": repo,
+                "number": number,
+                "state_reason": issue.get("state_reason"),
+                "bot": is_bot,
+                ASSOCIATION: _association(issue),
+            },
         }
     )
     return Normalized(observations=[observation])
@@ -357,7 +373,12 @@ def _issue_comment(payload: dict[str, Any], event_time: str | None) -> Normalize
             "title": f"Comment on #{issue.get('number')}: {first_line(issue.get('title'), field='issue.title')}",
             "content": str(comment.get("body") or ""),
             "url": comment.get("html_url"),
-            "metadata": {"repo": repo, "number": issue.get("number"), "pull_request": "pull_request" in issue},
+            "metadata": {
+                "repo": repo,
+                "number": issue.get("number"),
+                "pull_request": "pull_request" in issue,
+                ASSOCIATION: _association(comment),
+            },
         }
     )
     return Normalized(observations=[observation])
@@ -382,7 +403,12 @@ def _release(payload: dict[str, Any], event_time: str | None) -> Normalized:
             "title": f"Release {tag}: {first_line(release.get('name'), field='release.name') or tag}",
             "content": str(release.get("body") or ""),
             "url": release.get("html_url"),
-            "metadata": {"repo": repo, "tag": tag, "prerelease": bool(release.get("prerelease"))},
+            "metadata": {
+                "repo": repo,
+                "tag": tag,
+                "prerelease": bool(release.get("prerelease")),
+                ASSOCIATION: COMMITTER,  # only people with push access publish a release
+            },
         }
     )
     return Normalized(observations=[observation])

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from neural_memory.ingest.ids import source_id
 from neural_memory.ingest.normalizers.base import MalformedEvent, Normalized, UnsupportedEvent, dig, first_line
 from neural_memory.models import ObservationIn
+from neural_memory.trust.team import ASSOCIATION, DEPLOYMENT
 
 _TYPES = {
     "deployment.created": ("deployment_created", "Deployment started"),
@@ -55,6 +56,7 @@ def normalize(detail_type: str, body: dict[str, Any], event_time: str | None) ->
                 "content": "\n".join(lines),
                 "url": dig(payload, "links", "deployment"),
                 "metadata": {
+                    ASSOCIATION: DEPLOYMENT,  # a deployment of the team's own project
                     "project": name,
                     "target": target,
                     "deploymentId": deployment.get("id"),

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from neural_memory.providers.llm.base import ToolCallFailed
 from neural_memory.providers.llm.claude_tool import DEFAULT_MODEL, AnthropicProvider
+from neural_memory.trust.relay import relayed
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -168,7 +169,7 @@ def _prompt(query: str, candidates: Sequence[Candidate]) -> tuple[str, dict[str,
     """The user message, and the short id each candidate goes under → its observation id."""
     aliases = {f"c{n}": c.observation.id for n, c in enumerate(candidates, 1)}
     data = [
-        {"id": alias, "title": c.observation.title, "text": _text(c)}
+        {"id": alias, "title": relayed(c.observation.title, c.observation.id), "text": _text(c)}
         for alias, c in zip(aliases, candidates, strict=True)
     ]
     prompt = (
@@ -180,8 +181,8 @@ def _prompt(query: str, candidates: Sequence[Candidate]) -> tuple[str, dict[str,
 
 
 def _text(candidate: Candidate) -> str:
-    content = candidate.observation.content
-    return content[:MAX_TEXT_CHARS]
+    """What the model reads of a candidate: its content, without what ``trust.relay`` withholds."""
+    return relayed(candidate.observation.content[:MAX_TEXT_CHARS], candidate.observation.id)
 
 
 def _parse(tool_input: Any, aliases: dict[str, str]) -> dict[str, float]:

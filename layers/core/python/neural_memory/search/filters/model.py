@@ -53,6 +53,11 @@ class Filter:
     # the list fields: no facet counts it, and the embedded store reads it from its rows
     # (``RowLookup.created_by``), not from the in-memory mirror.
     created_by: tuple[str, ...] = ()
+    # Written by the team or from outside (the stored ``trust``, ``trust/team.py``): a list field
+    # of the top level only, counted by no facet.
+    trusts: tuple[str, ...] = ()
+    # True (``filters.flagged: true``): only records flagged for review (``flags`` set); False: none.
+    flagged: bool | None = None
     # At least one of these must match too (``anyOf``); a group uses only the conditions above
     # from ``sources`` to ``metadata`` (no TTL, session or groups of its own).
     any_of: tuple[Filter, ...] = ()
@@ -71,7 +76,8 @@ class Filter:
 
         Every store renders these from here, so a new filter field is added in one place.
         """
-        return _set(self.sources, self.observation_types, self.actor_names, self.tiers)
+        listed = _set(self.sources, self.observation_types, self.actor_names, self.tiers)
+        return [*listed, ("trust", self.trusts)] if self.trusts else listed
 
     def excluded_terms(self) -> list[tuple[str, tuple[str, ...]]]:
         """The exclusions (``filters.not``) as (stored field, excluded values), only those set; a
@@ -127,6 +133,8 @@ def compile_filter(
         any_of=groups,
         fresh_only=filters.fresh is True,
         stale_only=filters.fresh is False,
+        trusts=_unique(filters.trust),
+        flagged=filters.flagged,
     )
 
 

@@ -40,6 +40,10 @@ def render_opensearch(flt: Filter) -> list[dict[str, Any]]:
         clauses.append({"exists": {"field": "possibly_stale"}})
     if not flt.include_archived:
         clauses.append({"bool": {"must_not": [{"exists": {"field": "archived_at"}}]}})
+    if flt.flagged is True:
+        clauses.append({"exists": {"field": "flags"}})
+    elif flt.flagged is False:
+        clauses.append({"bool": {"must_not": [{"exists": {"field": "flags"}}]}})
     if flt.any_of:
         groups = [{"bool": {"filter": _condition_clauses(group)}} for group in flt.any_of]
         clauses.append({"bool": {"should": groups, "minimum_should_match": 1}})

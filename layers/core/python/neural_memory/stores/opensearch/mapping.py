@@ -39,6 +39,9 @@ ADDED_IN_PLACE = (
     "redactions",
     # who wrote it: the key's name (auth/roles.py)
     "created_by",
+    # how far its writer is trusted, and what a person should review (trust/)
+    "trust",
+    "flags",
 )
 HNSW_M = 16  # graph degree: recall vs memory
 HNSW_EF_CONSTRUCTION = 128  # build-time beam: recall vs indexing speed

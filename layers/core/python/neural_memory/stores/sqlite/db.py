@@ -87,6 +87,7 @@ CREATE INDEX IF NOT EXISTS observations_claims_v1 ON observations (workspace_id,
     WHERE {claims};
 CREATE INDEX IF NOT EXISTS observations_created_by ON observations (workspace_id, created_by)
     WHERE created_by IS NOT NULL;
+CREATE INDEX IF NOT EXISTS observations_flagged ON observations (workspace_id) WHERE flags IS NOT NULL;
 """
 
 # A claim naming code (``stores.base.CLAIM_TYPES``): the rows a push's staleness marks read, by
@@ -122,6 +123,14 @@ def _add_new_columns(conn: sqlite3.Connection) -> None:
     for field in RECORD_FIELDS:
         if field.name not in present:
             conn.execute(f"ALTER TABLE observations ADD COLUMN {field.name} {column_type(field)}")
+    if present and "trust" not in present:
+        # Stored before provenance (trust/team.py): what a key, the operator or the repository
+        # itself wrote was the team's; GitHub's pull requests, issues and comments could be anyone's
+        # (neither, until imported again).
+        conn.execute(
+            "UPDATE observations SET trust = 'team' WHERE NOT (source = 'github' "
+            "AND coalesce(source_type, '') IN ('pull_request', 'issue', 'issue_comment'))"
+        )
     if "lexical" not in {row[1] for row in conn.execute("PRAGMA table_info(chunks)")}:
         conn.execute("ALTER TABLE chunks ADD COLUMN lexical INTEGER NOT NULL DEFAULT 1")
     # A key's name and role (auth/roles.py): a key made before them has neither, and is a write

@@ -46,6 +46,8 @@ def _facet_conditions(flt: Filter) -> tuple[str, list[object]]:
         clauses.append("o.superseded_by IS NULL")
     if not flt.include_archived:
         clauses.append("o.archived_at IS NULL")
+    if flt.flagged is not None:
+        clauses.append("o.flags IS NOT NULL" if flt.flagged else "o.flags IS NULL")
     for column, values in flt.terms():
         clauses.append(f"o.{column} IN ({', '.join('?' * len(values))})")
         params.extend(values)

@@ -56,6 +56,7 @@ class ChunkRow:
     length: int = 0
     lexical: bool = True
     archived: bool = False
+    trust: str | None = None
 
 
 class _Dictionary:
@@ -121,7 +122,7 @@ class Postings:
         return cached[1]
 
 
-COLUMNS = ("workspace", "source", "observation_type", "actor_name", "tier", "session_id")
+COLUMNS = ("workspace", "source", "observation_type", "actor_name", "tier", "session_id", "trust")
 ROW_ARRAYS = ("has_vector", "rowids", "alive", "lexical", "length", "occurred", "expires", "archived")
 
 
@@ -155,6 +156,10 @@ class RowLookup(Protocol):
 
     def stale(self) -> NDArray[np.int64]:
         """Chunk rowids of the workspace whose observation is marked possibly stale."""
+        ...
+
+    def flagged(self) -> NDArray[np.int64]:
+        """Chunk rowids of the workspace whose observation is flagged for review."""
         ...
 
 
@@ -236,7 +241,9 @@ class ChunkMirror:
             self._occurred[at] = row.occurred_ms
             self._expires[at] = NO_EXPIRY if row.expires_ms is None else row.expires_ms
             self._archived[at] = row.archived
-            values = (row.workspace_id, row.source, row.observation_type, row.actor_name, row.tier, row.session_id)
+            values = (
+                row.workspace_id, row.source, row.observation_type, row.actor_name, row.tier, row.session_id, row.trust
+            )  # fmt: skip
             for column, value in zip(COLUMNS, values, strict=True):
                 self._codes[column][at] = self._dicts[column].encode(value)
             for term, frequency in row.terms.items():
@@ -372,6 +379,9 @@ class ChunkMirror:
             keep &= self._rows_mask(lookup.stale()) if lookup is not None else np.zeros(n, dtype=bool)
         if not flt.include_archived:
             keep &= ~self._archived[:n]
+        if flt.flagged is not None:  # without a lookup no row is known to be flagged
+            flagged = self._rows_mask(lookup.flagged()) if lookup is not None else np.zeros(n, dtype=bool)
+            keep &= flagged if flt.flagged else ~flagged
         if flt.exclude_session_id is not None:
             session = self._dicts["session_id"].get(flt.exclude_session_id)
             if session is not None:

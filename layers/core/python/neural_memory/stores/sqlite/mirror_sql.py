@@ -53,6 +53,7 @@ def chunk_rows(
                 length=length,
                 lexical=chunk.lexical,
                 archived=rec.archived_at is not None,
+                trust=rec.trust,
             )
         )
     return rows
@@ -148,6 +149,15 @@ class SqlRowLookup:
         ).fetchall()
         return np.fromiter((rowid for (rowid,) in rows), dtype=np.int64, count=len(rows))
 
+    def flagged(self) -> NDArray[np.int64]:
+        """Chunk rowids whose observation is flagged for review (a partial index of only those)."""
+        rows = self._conn.execute(
+            "SELECT c.rowid FROM observations o INDEXED BY observations_flagged CROSS JOIN chunks c "
+            "ON c.obs_pk = o.pk WHERE o.workspace_id = ? AND o.flags IS NOT NULL",
+            [self._workspace_id],
+        ).fetchall()
+        return np.fromiter((rowid for (rowid,) in rows), dtype=np.int64, count=len(rows))
+
     def superseded(self) -> NDArray[np.int64]:
         """Chunk rowids whose observation another one supersedes (read from a partial index of
         only those, so a search pays nothing for a workspace without supersession)."""
@@ -181,7 +191,7 @@ def load_mirror(
     cursor = conn.execute(
         "SELECT c.rowid, o.workspace_id, o.source, o.observation_type, o.actor_name, o.tier, o.session_id, "
         "o.occurred_at, o.expires_at, CASE WHEN c.model_id = ? AND (NOT ? OR c.rowid % ? = 0) THEN c.embedding END, "
-        "c.lexical, o.archived_at IS NOT NULL FROM chunks c JOIN observations o ON o.pk = c.obs_pk",
+        "c.lexical, o.archived_at IS NOT NULL, o.trust FROM chunks c JOIN observations o ON o.pk = c.obs_pk",
         (model_id, partitioned, every),
     )
     while batch := cursor.fetchmany(4096):
@@ -202,6 +212,7 @@ def load_mirror(
                     vector=None if r[9] is None or partitioned else np.frombuffer(r[9], dtype=np.float32),
                     lexical=bool(r[10]),
                     archived=bool(r[11]),
+                    trust=r[12],
                 )
                 for r in batch
             ]

@@ -18,7 +18,7 @@ from neural_memory.stores.sqlite.partitions import PartitionedVectors
 if TYPE_CHECKING:
     from pathlib import Path
 
-SNAPSHOT_FORMAT = 5  # 5: the archived column
+SNAPSHOT_FORMAT = 6  # 5: the archived column; 6: the trust column
 
 
 def save_snapshot(mirror: ChunkMirror, path: Path) -> None:
