@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from neural_memory.auth.keys import issue_key
 from neural_memory.auth.sqlite import SqliteKeyStore
@@ -44,10 +44,13 @@ class RunningApi:
 
 
 @contextmanager
-def running_local_api(data_dir: Path, embedder: OnnxLocalEmbedder, samples: Path | None) -> Iterator[RunningApi]:
+def running_local_api(
+    data_dir: Path, embedder: OnnxLocalEmbedder, samples: Path | None, **settings: Any
+) -> Iterator[RunningApi]:
     """The server over a store in ``data_dir`` with the ``demo`` workspace (and ``samples`` in
-    it), installed as the process's service, until the block ends."""
-    config = Settings(data_dir=data_dir)
+    it), installed as the process's service, until the block ends; ``settings``: others than the
+    defaults (webhook secrets and routes)."""
+    config = Settings(data_dir=data_dir, **settings)
     store = SqliteStore(config.sqlite_path)
     service = Service(store, embedder, config, clock=lambda: NOW)
     set_service(service)

@@ -48,7 +48,7 @@ def test_a_webhook_pull_request_has_no_imported_facts_and_an_imported_one_keeps_
     event = load_event("eventbridge/github_pull_request")
     (webhook,) = normalize_eventbridge(event).observations
     # Then it has exactly the metadata it always had, and no code refs
-    assert set(webhook.metadata) == {"repo", "number", "base", "head", "bot", "commitSha"}
+    assert set(webhook.metadata) == {"repo", "number", "base", "head", "bot", "commitSha", "authorAssociation"}
     assert webhook.code_refs is None
     # When the same pull request comes from an import, with what the REST API adds
     event["detail"]["import"] = {
