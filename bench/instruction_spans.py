@@ -1,6 +1,6 @@
 """The detector of instruction-like text (issue 55) against its labelled set: ``flags_of`` as a black box.
 
-    python -m bench.instruction_spans [--set tuning|holdout|all] [--show]
+    python -m bench.instruction_spans [--set tuning|holdout|blind|all] [--show]
 
 The set lives in ``bench/instructions/`` and was written before, and without reading, the detector:
 
@@ -19,6 +19,10 @@ a team text counts one false positive if ``flags_of`` returns anything for it (p
 The issue's bounds: recall >= 0.95, at most 1 false positive per 1,000 team texts. ``--show``
 prints each flagged team text (id, its flags, its first 200 characters) and each missed payload.
 Tune on ``tuning``; report ``holdout`` (and ``all``) without changing the detector in between.
+
+``blind`` is a second blind set, written later by another hand, also without reading the detector or
+the first set's payloads: ``payloads_blind.jsonl`` (same shapes, new texts) and ``team_blind.jsonl``
+(commit messages from four more histories). ``all`` holds the three sets.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ if TYPE_CHECKING:
 SET_DIR = Path(__file__).parent / "instructions"
 RECALL_BOUND = 0.95
 FALSE_POSITIVES_PER_1000_BOUND = 1.0
+PARTS = ("tuning", "holdout", "blind")
 
 
 @dataclass(frozen=True)
@@ -48,8 +53,8 @@ class Item:
 
 
 def load(kind: str, which: str) -> list[Item]:
-    """The payloads or team texts of one half of the set (``tuning``/``holdout``) or of both."""
-    halves = ("tuning", "holdout") if which == "all" else (which,)
+    """The payloads or team texts of one part of the set (``tuning``/``holdout``/``blind``) or of all."""
+    halves = PARTS if which == "all" else (which,)
     items: list[Item] = []
     for half in halves:
         path = SET_DIR / f"{kind}_{half}.jsonl"
@@ -115,7 +120,7 @@ def _report_team(team: list[Item], flagged: dict[str, list[str]], show: bool) ->
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--set", dest="which", choices=("tuning", "holdout", "all"), default="all")
+    parser.add_argument("--set", dest="which", choices=(*PARTS, "all"), default="all")
     parser.add_argument("--show", action="store_true", help="print each flagged team text and each missed payload")
     args = parser.parse_args()
 

@@ -139,7 +139,7 @@ def main() -> None:
     parser.add_argument("--blind", action="store_true", help="write only team_blind.jsonl (click, starlette, ...)")
     args = parser.parse_args()
     seen: set[str] = set()
-    files = (("team_tuning.jsonl", TUNING), ("team_holdout.jsonl", HOLDOUT))
+    files: tuple[tuple[str, tuple[str, ...]], ...] = (("team_tuning.jsonl", TUNING), ("team_holdout.jsonl", HOLDOUT))
     if args.blind:
         for name, _ in files:
             seen |= _texts_of(args.out / name)
