@@ -66,14 +66,17 @@ def load(kind: str, which: str) -> list[Item]:
     return items
 
 
-def _run(detect: Callable[[str], list[str]], items: list[Item]) -> tuple[dict[str, list[str]], float]:
-    """Each item's flags (only the flagged ones) and the mean time of one call, in microseconds."""
-    flagged: dict[str, list[str]] = {}
+def _run(detect: Callable[[str], list[str]], items: list[Item]) -> tuple[dict[Item, list[str]], float]:
+    """Each item's flags (only the flagged ones) and the mean time of one call, in microseconds.
+
+    Keyed by the item, not its id: the parts were written by different hands, so ids may repeat across files.
+    """
+    flagged: dict[Item, list[str]] = {}
     began = time.perf_counter()
     for item in items:
         flags = detect(item.text)
         if flags:
-            flagged[item.id] = list(flags)
+            flagged[item] = list(flags)
     elapsed = time.perf_counter() - began
     return flagged, elapsed / max(1, len(items)) * 1e6
 
@@ -82,9 +85,9 @@ def _preview(text: str, limit: int = 200) -> str:
     return repr(text[:limit] + ("…" if len(text) > limit else ""))
 
 
-def _report_payloads(payloads: list[Item], flagged: dict[str, list[str]], show: bool) -> float:
+def _report_payloads(payloads: list[Item], flagged: dict[Item, list[str]], show: bool) -> float:
     total = Counter(p.group for p in payloads)
-    caught = Counter(p.group for p in payloads if p.id in flagged)
+    caught = Counter(p.group for p in payloads if p in flagged)
     print(f"{'payload shape':<28} {'caught':>7} {'of':>4} {'recall':>7}")
     for shape in sorted(total):
         print(f"{shape:<28} {caught[shape]:>7} {total[shape]:>4} {caught[shape] / total[shape]:>7.3f}")
@@ -93,16 +96,16 @@ def _report_payloads(payloads: list[Item], flagged: dict[str, list[str]], show: 
     line = f"{'all payloads':<28} {sum(caught.values()):>7} {len(payloads):>4} {recall:>7.3f}"
     print(f"{line}  (bound >= {RECALL_BOUND}: {verdict})")
     if show:
-        missed = [p for p in payloads if p.id not in flagged]
+        missed = [p for p in payloads if p not in flagged]
         print(f"\nmissed payloads ({len(missed)}):")
         for p in missed:
             print(f"  {p.id} [{p.group}] {p.text!r}")
     return recall
 
 
-def _report_team(team: list[Item], flagged: dict[str, list[str]], show: bool) -> float:
+def _report_team(team: list[Item], flagged: dict[Item, list[str]], show: bool) -> float:
     total = Counter(t.group for t in team)
-    hits = Counter(t.group for t in team if t.id in flagged)
+    hits = Counter(t.group for t in team if t in flagged)
     print(f"\n{'team texts (repository)':<28} {'flagged':>7} {'of':>5} {'per 1,000':>9}")
     for repo in sorted(total):
         print(f"{repo:<28} {hits[repo]:>7} {total[repo]:>5} {1000 * hits[repo] / total[repo]:>9.2f}")
@@ -113,8 +116,8 @@ def _report_team(team: list[Item], flagged: dict[str, list[str]], show: bool) ->
     if show:
         print(f"\nflagged team texts ({sum(hits.values())}):")
         for t in team:
-            if t.id in flagged:
-                print(f"  {t.id} {flagged[t.id]}: {_preview(t.text)}")
+            if t in flagged:
+                print(f"  {t.id} {flagged[t]}: {_preview(t.text)}")
     return rate
 
 
