@@ -1,6 +1,6 @@
 """The detector of instruction-like text (issue 55) against its labelled set: ``flags_of`` as a black box.
 
-    python -m bench.instruction_spans [--set tuning|holdout|all] [--show]
+    python -m bench.instruction_spans [--set tuning|holdout|blind|all] [--show]
 
 The set lives in ``bench/instructions/`` and was written before, and without reading, the detector:
 
@@ -19,6 +19,10 @@ a team text counts one false positive if ``flags_of`` returns anything for it (p
 The issue's bounds: recall >= 0.95, at most 1 false positive per 1,000 team texts. ``--show``
 prints each flagged team text (id, its flags, its first 200 characters) and each missed payload.
 Tune on ``tuning``; report ``holdout`` (and ``all``) without changing the detector in between.
+
+``blind`` is a second blind set, written later by another hand, also without reading the detector or
+the first set's payloads: ``payloads_blind.jsonl`` (same shapes, new texts) and ``team_blind.jsonl``
+(commit messages from four more histories). ``all`` holds the three sets.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ if TYPE_CHECKING:
 SET_DIR = Path(__file__).parent / "instructions"
 RECALL_BOUND = 0.95
 FALSE_POSITIVES_PER_1000_BOUND = 1.0
+PARTS = ("tuning", "holdout", "blind")
 
 
 @dataclass(frozen=True)
@@ -48,8 +53,8 @@ class Item:
 
 
 def load(kind: str, which: str) -> list[Item]:
-    """The payloads or team texts of one half of the set (``tuning``/``holdout``) or of both."""
-    halves = ("tuning", "holdout") if which == "all" else (which,)
+    """The payloads or team texts of one part of the set (``tuning``/``holdout``/``blind``) or of all."""
+    halves = PARTS if which == "all" else (which,)
     items: list[Item] = []
     for half in halves:
         path = SET_DIR / f"{kind}_{half}.jsonl"
@@ -61,14 +66,17 @@ def load(kind: str, which: str) -> list[Item]:
     return items
 
 
-def _run(detect: Callable[[str], list[str]], items: list[Item]) -> tuple[dict[str, list[str]], float]:
-    """Each item's flags (only the flagged ones) and the mean time of one call, in microseconds."""
-    flagged: dict[str, list[str]] = {}
+def _run(detect: Callable[[str], list[str]], items: list[Item]) -> tuple[dict[Item, list[str]], float]:
+    """Each item's flags (only the flagged ones) and the mean time of one call, in microseconds.
+
+    Keyed by the item, not its id: the parts were written by different hands, so ids may repeat across files.
+    """
+    flagged: dict[Item, list[str]] = {}
     began = time.perf_counter()
     for item in items:
         flags = detect(item.text)
         if flags:
-            flagged[item.id] = list(flags)
+            flagged[item] = list(flags)
     elapsed = time.perf_counter() - began
     return flagged, elapsed / max(1, len(items)) * 1e6
 
@@ -77,9 +85,9 @@ def _preview(text: str, limit: int = 200) -> str:
     return repr(text[:limit] + ("…" if len(text) > limit else ""))
 
 
-def _report_payloads(payloads: list[Item], flagged: dict[str, list[str]], show: bool) -> float:
+def _report_payloads(payloads: list[Item], flagged: dict[Item, list[str]], show: bool) -> float:
     total = Counter(p.group for p in payloads)
-    caught = Counter(p.group for p in payloads if p.id in flagged)
+    caught = Counter(p.group for p in payloads if p in flagged)
     print(f"{'payload shape':<28} {'caught':>7} {'of':>4} {'recall':>7}")
     for shape in sorted(total):
         print(f"{shape:<28} {caught[shape]:>7} {total[shape]:>4} {caught[shape] / total[shape]:>7.3f}")
@@ -88,16 +96,16 @@ def _report_payloads(payloads: list[Item], flagged: dict[str, list[str]], show: 
     line = f"{'all payloads':<28} {sum(caught.values()):>7} {len(payloads):>4} {recall:>7.3f}"
     print(f"{line}  (bound >= {RECALL_BOUND}: {verdict})")
     if show:
-        missed = [p for p in payloads if p.id not in flagged]
+        missed = [p for p in payloads if p not in flagged]
         print(f"\nmissed payloads ({len(missed)}):")
         for p in missed:
             print(f"  {p.id} [{p.group}] {p.text!r}")
     return recall
 
 
-def _report_team(team: list[Item], flagged: dict[str, list[str]], show: bool) -> float:
+def _report_team(team: list[Item], flagged: dict[Item, list[str]], show: bool) -> float:
     total = Counter(t.group for t in team)
-    hits = Counter(t.group for t in team if t.id in flagged)
+    hits = Counter(t.group for t in team if t in flagged)
     print(f"\n{'team texts (repository)':<28} {'flagged':>7} {'of':>5} {'per 1,000':>9}")
     for repo in sorted(total):
         print(f"{repo:<28} {hits[repo]:>7} {total[repo]:>5} {1000 * hits[repo] / total[repo]:>9.2f}")
@@ -108,14 +116,14 @@ def _report_team(team: list[Item], flagged: dict[str, list[str]], show: bool) ->
     if show:
         print(f"\nflagged team texts ({sum(hits.values())}):")
         for t in team:
-            if t.id in flagged:
-                print(f"  {t.id} {flagged[t.id]}: {_preview(t.text)}")
+            if t in flagged:
+                print(f"  {t.id} {flagged[t]}: {_preview(t.text)}")
     return rate
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--set", dest="which", choices=("tuning", "holdout", "all"), default="all")
+    parser.add_argument("--set", dest="which", choices=(*PARTS, "all"), default="all")
     parser.add_argument("--show", action="store_true", help="print each flagged team text and each missed payload")
     args = parser.parse_args()
 

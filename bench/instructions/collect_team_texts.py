@@ -1,7 +1,7 @@
 """The team-written half of the instruction set (issue 55): commit messages from real public
 histories, the look-alikes a detector of instruction-like text must leave alone.
 
-    python -m bench.instructions.collect_team_texts [--repos /work/repos] [--out bench/instructions]
+    python -m bench.instructions.collect_team_texts [--repos /work/repos] [--out bench/instructions] [--blind]
 
 Reads each clone's ``git log --format=%B`` on its checked-out HEAD and writes
 ``team_tuning.jsonl`` and ``team_holdout.jsonl`` (one ``{"id": "<repo>@<sha12>", "repo": ..., "text": ...}``
@@ -12,6 +12,10 @@ shorter one that shows a command, code or an imperative to the reader (backticks
 fixes and merges of one branch into another are dropped, dependabot's bumps are kept but capped
 at ``BOT_SHARE`` of a file, and exact duplicate texts are kept once (the holdout drops any text the
 tuning file already holds). Rebuilding from the same clones at the same HEADs gives the same files.
+
+``--blind`` writes only ``team_blind.jsonl``, the second blind set's team texts, from four more
+histories no other file uses (click, starlette, attrs, pluggy) with the same rules; it leaves the
+two other files as they are and drops any text they already hold.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ BOT_SHARE = 0.10
 
 TUNING = ("tox", "typer", "gitleaks", "detect-secrets", "httpx", "werkzeug", "jinja", "rich")
 HOLDOUT = ("anyio", "yarl", "packaging", "pip-tools", "marshmallow", "django-debug-toolbar")
+BLIND = ("click", "starlette", "attrs", "pluggy")
 HELD_OUT_ELSEWHERE = ("requests", "flask", "black", "uvicorn", "pip")  # never read, whatever --repos holds
 
 _LOOKS_LIKE_AN_INSTRUCTION = re.compile(
@@ -122,13 +127,24 @@ def _write(path: Path, commits: list[Commit]) -> None:
             f.write(json.dumps({"id": c.id, "repo": c.repo, "text": c.text}, ensure_ascii=False) + "\n")
 
 
+def _texts_of(path: Path) -> set[str]:
+    with path.open(encoding="utf-8") as f:
+        return {str(json.loads(line)["text"]) for line in f}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repos", type=Path, default=Path("/work/repos"), help="the directory holding the clones")
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent, help="where the two files go")
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent, help="where the files go")
+    parser.add_argument("--blind", action="store_true", help="write only team_blind.jsonl (click, starlette, ...)")
     args = parser.parse_args()
     seen: set[str] = set()
-    for name, repos in (("team_tuning.jsonl", TUNING), ("team_holdout.jsonl", HOLDOUT)):
+    files: tuple[tuple[str, tuple[str, ...]], ...] = (("team_tuning.jsonl", TUNING), ("team_holdout.jsonl", HOLDOUT))
+    if args.blind:
+        for name, _ in files:
+            seen |= _texts_of(args.out / name)
+        files = (("team_blind.jsonl", BLIND),)
+    for name, repos in files:
         commits = _file(args.repos, repos, seen)
         _write(args.out / name, commits)
         per_repo = {repo: sum(c.repo == repo for c in commits) for repo in repos}
