@@ -105,12 +105,18 @@ def _spelled_instructions(text: str) -> bool:
 
 
 def instruction_segments(text: str) -> list[Segment]:
-    """The segments of ``text`` (invisible characters already stripped) to withhold, in order."""
-    judged = [_judge(text, start, end, carrier) for start, end, carrier in _segments(text)]
-    attack = any(strong for _, strong, _ in judged)
-    return [
-        Segment(segment.start, segment.end, kinds) for segment, strong, kinds in judged if kinds and (strong or attack)
-    ]
+    """The segments of ``text`` (invisible characters already stripped) to withhold, in order: of
+    a line found, the sentences that say something themselves (the line whole when none does)."""
+    judged = [(carrier, *_judge(text, start, end, carrier)) for start, end, carrier in _segments(text)]
+    attack = any(strong for _, _, strong, _ in judged)
+    withheld = []
+    for carrier, segment, strong, kinds in judged:
+        if not kinds or not (strong or attack):
+            continue
+        parts = [_judge(text, a, b, carrier)[0] for a, b in _sentences(text, segment.start, segment.end)]
+        said = [part for part in parts if part.kinds] if carrier == "text" and len(parts) > 1 else []
+        withheld.extend(said or [segment])
+    return withheld
 
 
 def _judge(text: str, start: int, end: int, carrier: str) -> tuple[Segment, bool, tuple[str, ...]]:
@@ -162,15 +168,19 @@ def _segments(text: str) -> list[tuple[int, int, str]]:
 
 
 def _lines(text: str, start: int, end: int) -> list[tuple[int, int, str]]:
-    found = []
+    found: list[tuple[int, int, str]] = []
     for line in re.finditer(r"[^\n]+", text[start:end]):
         a, b = start + line.start(), start + line.end()
-        if b - a <= LONG_LINE:
-            found.append((a, b, "text"))
-            continue
-        cut = a
-        for boundary in _SENTENCE.finditer(text, a, b):
-            found.append((cut, boundary.start(), "text"))
-            cut = boundary.end()
-        found.append((cut, b, "text"))
+        pieces = [(a, b)] if b - a <= LONG_LINE else _sentences(text, a, b)
+        found.extend((x, y, "text") for x, y in pieces)
+    return found
+
+
+def _sentences(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """(start, end) of each sentence of ``text[start:end]``."""
+    found, cut = [], start
+    for boundary in _SENTENCE.finditer(text, start, end):
+        found.append((cut, boundary.start()))
+        cut = boundary.end()
+    found.append((cut, end))
     return found
