@@ -94,6 +94,9 @@ ANSWERING = ("answer", "mcp")
 # What a write does with a secret (-c secrets_policy=refuse, -c workspace_secrets_policy='{"acme":
 # "refuse"}'; NM_SECRETS_POLICY, NM_WORKSPACE_SECRETS_POLICY): told to the functions that write.
 SECRETS_POLICIES = ("redact", "refuse")
+# Who counts as the team (-c team='{"actors": ["ana"]}', -c workspace_team='{"acme": {...}}';
+# NM_TEAM, NM_WORKSPACE_TEAM: trust/team.py): told to the functions that write, which set trust.
+TEAM_FIELDS = {"associations", "actors"}
 
 
 class ServiceStack(Stack):
@@ -122,7 +125,7 @@ class ServiceStack(Stack):
         if not promote.isdigit():
             raise ValueError(f"{PROMOTION_CONTEXT} must be a whole number of citations (0: off), not {promote!r}")
         self._promote_after = int(promote)
-        self._secrets_env = self._secrets_policy()
+        self._secrets_env = self._secrets_policy() | self._team_policy()
         self._routes = json.dumps(dict(sorted((ingest_routes or {}).items())))
         if len(self._routes) > MAX_ROUTES_BYTES:  # fail the synth, not the deploy, with the reason
             raise ValueError(
@@ -256,6 +259,22 @@ class ServiceStack(Stack):
             env["NM_WORKSPACE_SECRETS_POLICY"] = json.dumps(dict(sorted(table.items())))
         return env
 
+    def _team_policy(self) -> dict[str, str]:
+        """The writers' environment for ``-c team`` and ``-c workspace_team`` (nothing when neither
+        is given: the default team), checked at synth."""
+        env: dict[str, str] = {}
+        for context, variable in (("team", "NM_TEAM"), ("workspace_team", "NM_WORKSPACE_TEAM")):
+            given = self.node.try_get_context(context)
+            if given is None:
+                continue
+            value = json.loads(given) if isinstance(given, str) else given
+            policies = value.values() if context == "workspace_team" and isinstance(value, dict) else [value]
+            if not isinstance(value, dict) or not all(_team_shaped(policy) for policy in policies):
+                raise ValueError(f"{context} must be {{'associations': [...], 'actors': [...]}} (per workspace for "
+                                 f"workspace_team): {given}")  # fmt: skip
+            env[variable] = json.dumps(value, sort_keys=True)
+        return env
+
     def _function(
         self, scope: Construct, name: str, environment: dict[str, str], reserved_concurrency: int | None = None
     ) -> lambda_.Function:
@@ -307,3 +326,12 @@ class ServiceStack(Stack):
             grant(function.role, self.search.arn, INDEX_NAME, access)
         self.functions[name] = function
         return function
+
+
+def _team_shaped(policy: object) -> bool:
+    """Whether ``policy`` is a team policy: lists of strings under ``associations`` and ``actors``."""
+    return (
+        isinstance(policy, dict)
+        and set(policy) <= TEAM_FIELDS
+        and all(isinstance(v, list) and all(isinstance(x, str) for x in v) for v in policy.values())
+    )

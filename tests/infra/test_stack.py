@@ -297,6 +297,24 @@ def test_the_secrets_policy_is_stack_configuration_told_to_the_functions_that_wr
         synth("dev", {"secrets_policy": "ignore"})
 
 
+def test_who_counts_as_the_team_is_stack_configuration_told_to_the_functions_that_write(
+    synth: Callable[[str, dict[str, str]], Template], dev: Template
+) -> None:
+    # By default (GitHub's owners, members and collaborators, committers, deployments, keys) nothing is told
+    assert not [n for n, f in functions(dev).items() if "NM_TEAM" in f["Properties"]["Environment"]["Variables"]]
+    # -c team=... -c workspace_team=...: the writers are told (they set each observation's trust)
+    team, per = '{"actors": ["ana"]}', '{"lab": {"associations": ["OWNER", "MEMBER"]}}'
+    template = synth("dev", {"team": team, "workspace_team": per})
+    told = {
+        name: (env.get("NM_TEAM"), env.get("NM_WORKSPACE_TEAM"))
+        for name, f in functions(template).items()
+        if (env := f["Properties"]["Environment"]["Variables"]).get("NM_TEAM")
+    }
+    assert told == dict.fromkeys(("observations", "ingest", "maintenance", "mcp"), (team, per))
+    with pytest.raises(ValueError, match="team"):
+        synth("dev", {"team": '{"members": ["ana"]}'})
+
+
 def _bootstrap(template: Template) -> tuple[str, dict]:  # type: ignore[type-arg]
     ((logical_id, resource),) = template.find_resources("Custom::NeuralMemoryIndex").items()
     return logical_id, resource["Properties"]

@@ -106,7 +106,8 @@ def _spelled_instructions(text: str) -> bool:
 
 def instruction_segments(text: str) -> list[Segment]:
     """The segments of ``text`` (invisible characters already stripped) to withhold, in order: of
-    a line found, the sentences that say something themselves (the line whole when none does)."""
+    a line found, from its first sentence that says something itself to its end (the line whole
+    when no sentence does alone)."""
     judged = [(carrier, *_judge(text, start, end, carrier)) for start, end, carrier in _segments(text)]
     attack = any(strong for _, _, strong, _ in judged)
     withheld = []
@@ -114,8 +115,11 @@ def instruction_segments(text: str) -> list[Segment]:
         if not kinds or not (strong or attack):
             continue
         parts = [_judge(text, a, b, carrier)[0] for a, b in _sentences(text, segment.start, segment.end)]
-        said = [part for part in parts if part.kinds] if carrier == "text" and len(parts) > 1 else []
-        withheld.extend(said or [segment])
+        first = next((n for n, part in enumerate(parts) if part.kinds), None) if carrier == "text" else None
+        if first is None:  # what the line says spans its sentences: all of it
+            withheld.append(segment)
+        else:  # what leads up to the instruction stays; from it on, nothing
+            withheld.append(Segment(parts[first].start, segment.end, tuple(k for p in parts for k in p.kinds)))
     return withheld
 
 

@@ -132,8 +132,17 @@ export function badges(result) {
     ? el("span", { className: "badge stale", title: `The change most likely to have made it stale: commit ${result.possiblyStale}, a later push to the code it names` },
       `possibly stale (${result.possiblyStale.slice(0, 7)})`)
     : null;
+  // Who may be trusted and what a person should review (issue 55): a stranger's text, instruction-like text
+  const untrusted = result.trust === "outside"
+    ? el("span", { className: "badge untrusted", title: "Written outside the team: never handed to an agent unasked" }, "untrusted")
+    : null;
+  const flagged = result.flags?.length
+    ? el("span", { className: "badge flagged", title: "Withheld wherever it reaches a model; the record is kept as written for review" },
+      `flagged: ${result.flags.join(", ")}`)
+    : null;
   return el("span", { className: "badges" },
-    ...list.filter(([, v]) => v).map(([kind, value]) => el("span", { className: `badge ${kind}`, title: title(kind, value) }, text(kind, value))), stale);
+    ...list.filter(([, v]) => v).map(([kind, value]) => el("span", { className: `badge ${kind}`, title: title(kind, value) }, text(kind, value))),
+    stale, untrusted, flagged);
 }
 
 export function safeUrl(url) {
