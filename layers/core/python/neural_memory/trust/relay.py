@@ -13,10 +13,17 @@ import re
 from neural_memory.trust.instructions import instruction_segments, strip_invisible
 
 WITHHELD = "[withheld: instruction-like text in memory {id}; a person can review it]"
-# A tag's brackets (``</system-reminder>``, ``<|im_start|>``): shown as look-alikes a model does
-# not read as markup; other ``<`` (``a < b``, ``List<str>``) stay.
-_TAG = re.compile(r"<(/?\s*[A-Za-z|!?][^<>\n]{0,80})>")
-_OPEN_TAG = re.compile(r"<(?=/?\s*[A-Za-z|!?])")
+# What could close or open the wrapper recalled text is put in, shown in look-alike brackets a
+# model does not read as markup: any closing tag (``</system-reminder>``), a chat template's token
+# (``<|im_start|>``), an opening tag of a role or a wrapper (``<system>``). Code keeps its ``<``
+# (``a < b``, ``List<str>``).
+_CLOSING = re.compile(r"<(\s*/\s*[A-Za-z][^<>\n]{0,80})>?")
+_TOKEN = re.compile(r"<(\|[^<>\n]{0,80}\|)>")
+_ROLE = re.compile(
+    r"<(\s*(?:system|user|assistant|human|developer|instructions?|prompt|tool|function|im_start|im_end|context"
+    r"|neural-memory|memory|document|data)\b[^<>\n]{0,80})>?",
+    re.IGNORECASE,
+)
 
 
 def relayed(text: str, memory_id: str) -> str:
@@ -38,9 +45,10 @@ def relayed(text: str, memory_id: str) -> str:
 
 
 def unclosable(text: str) -> str:
-    """``text`` with every tag-like ``<…>`` (and a dangling ``<tag``) in look-alike brackets."""
-    text = _TAG.sub(lambda m: f"‹{m.group(1)}›", text)
-    return _OPEN_TAG.sub("‹", text)
+    """``text`` with every closing tag, template token and role or wrapper tag in look-alike brackets."""
+    for pattern in (_CLOSING, _TOKEN, _ROLE):
+        text = pattern.sub(lambda m: f"‹{m.group(1)}›", text)
+    return text
 
 
 def withheld(text: str) -> bool:
