@@ -339,7 +339,7 @@ def _every_field_set() -> ObservationRecord:
             values[field.name] = NOW + timedelta(days=n, milliseconds=n)
         else:
             values[field.name] = f"{field.name}-value" if field.kind == "keyword" else samples[field.kind]
-    return ObservationRecord(**{**values, "id": "roundtrip", "tier": "A"})
+    return ObservationRecord(**{**values, "id": "roundtrip", "tier": "A", "trust": "outside"})
 
 
 def test_every_record_field_round_trips(svc: Service) -> None:
