@@ -11,7 +11,8 @@ from __future__ import annotations
 _AI = (  # words that can only mean an AI agent
     r"(?:a\.?i\.?|llms?|large language models?|language models?|chat ?bots?|chat ?gpt|gpt-?\d\w*|claude(?: code)?"
     r"|copilot|codex|gemini|devin|windsurf|aider|cline|cursor (?:ai|agent|ide)|(?:(?:ai|llm|coding|code|autonomous"
-    r"|automated|software)[ -]){1,2}(?:agents?|assistants?|tools?|systems?|bots?|models?|readers?|reviewers?|crawlers?)"
+    r"|automated|software)[ -]){1,2}(?:agents?|assistants?|tools?|systems?|bots?|models?|readers?|reviewers?|crawlers?"
+    r"|helpers?)|reviewer bots?|review bots?|(?:assistente|agente)s? de ia|(?:ai|ＡＩ) ?(?:エージェント|アシスタント)"
     r"|ki(?:-| )?(?:agent|assistent)(?:en)?|(?:agente|asistente)s? de (?:ia|ai)|(?:agent|assistant)s? (?:ia|d'ia)"
     r"|人工智能|ai ?助手|ai ?代理)"
 )
@@ -24,12 +25,14 @@ _SECRETISH = (  # what no memory should ask to be disclosed
     r"|\.aws\S*|\.netrc|\.npmrc|\.pypirc|\.git-credentials|\.docker/config\.json|\.env\b|secrets\.(?:ya?ml|json|toml)"
     r"|passwords?|credentials|api keys?|private keys?|secret keys?|ssh keys?|tokens?|`?(?:env|printenv)`? output"
     r"|(?:output|contents?|values?) of `?(?:env|printenv|set)\b`?|\.git/config|gh auth token|credential\.helper"
-    r"|--get-regexp credential|secrets\.\w+)"
+    r"|--get-regexp credential|secrets\.\w+|cookies? (?:database|jar|file)|browser (?:profile|cookies|passwords)"
+    r"|~/\.config/gh\S*|hosts\.yml|\.docker/config\.json|\.gitconfig)"
 )
 _VENUE = (  # where a disclosed secret would be read by someone else
     r"(?:(?:(?:your|the|this|a|an|my) )?(?:reply|answer|response|summary|output|commit messages?|pr(?: description"
     r"| body| comment)?|pull request(?: description| body)?|description|issue|comment|review(?: comment)?|gist"
-    r"|pastebin|thread|conversation|chat|discussion|logs?|code block|webhook)(?![\w-])|https?://|[\w.+-]+@[\w-]+\.[\w.]+)"
+    r"|pastebin|thread|conversation|chat|discussion|logs?|code block|webhook|(?:our |an? )?\w+ webhook|next commit|message of (?:your|the)"
+    r"(?: next)? commit)(?![\w-])|https?://|[\w.+-]+@[\w-]+\.[\w.]+)"
 )
 _QUALIFIER = (
     r"(?:previous|prior|above|earlier|preceding|former|original|initial|existing|current|all|any|every|your"
@@ -39,8 +42,8 @@ _ORDERS = r"(?:instructions?|prompts?|directives?|guidelines|guardrails|system (
 _OBJECTS = (  # what no memory should send anywhere
     r"(?:env(?:ironment)? var(?:iable)?s?|environment|\.env(?: files?)?|~?/?\.ssh\S*|ssh keys?"
     r"|id_(?:rsa|ed25519|ecdsa)\S*|private keys?|\.aws\S*|aws (?:credentials|keys|secrets?)|aws_secret_access_key"
-    r"|aws_access_key_id|\.netrc|\.npmrc|\.pypirc|\.git-credentials|keychain|(?:bash|zsh|shell) history"
-    r"|\.bash_history|/etc/(?:passwd|shadow)|(?:all|every|any) (?:the |of the )?(?:secrets?|tokens?|credentials?"
+    r"|aws_access_key_id|\.netrc|\.npmrc|\.pypirc|\.git-credentials|\.gitconfig|keychain|(?:bash|zsh|shell) history"
+    r"|cookies?(?: database| jar)?|browser (?:profile|cookies|passwords)|~/library/\S+|\.bash_history|/etc/(?:passwd|shadow)|(?:all|every|any) (?:the |of the )?(?:secrets?|tokens?|credentials?"
     r"|(?:api )?keys|passwords?)|(?:your|the user'?s?|the developer'?s?|their|the repo(?:sitory)?'?s?|the ci'?s?)"
     r" (?:secrets?|tokens?|credentials?|api keys?|passwords?|ssh keys?|cookies|session tokens?)"
     r"|(?:github|gh|npm|pypi|openai|anthropic|slack)_(?:token|key|api_key))"
@@ -48,7 +51,7 @@ _OBJECTS = (  # what no memory should send anywhere
 _SECRETS = r"(?:secrets?|credentials|tokens|api keys|passwords)"  # only when sent to a named host
 _URL = r"(?:https?|ftp)://[\w.-]+\.[a-z]{2,}|\b[\w-]+\.(?:xyz|ru|cn|tk|top|site|example)\b|\b\d+\.\d+\.\d+\.\d+\b"
 _SOMEWHERE = (
-    rf"(?:{_URL}|(?:an?|this|my|our|the following|that) (?:\w+ )?(?:url|endpoint|server|webhook|gist|pastebin|paste"
+    rf"(?:{_URL}|[\w.+-]+@[\w-]+\.[\w.]+|(?:an?|this|my|our|the following|that) (?:\w+ )?(?:url|endpoint|server|webhook|gist|pastebin|paste"
     rf"|host|address|bucket|channel|discord|telegram|email|inbox|form))"
 )
 _SHELL = (
@@ -162,7 +165,7 @@ STRONG: tuple[tuple[str, str], ...] = (
      rf"\b[^\n]{{0,40}}?\b(?:to|into|at)\W{{0,3}}(?:{_URL})"),
     ("exfiltrate", rf"\b(?:attach|include|paste|post|put|add|write|print|echo|share|reveal|leak|upload|copy|send|dump"
      rf"|output|list|read|cat|open|collect|gather|insert|email|mail|forward|upload)\b[^\n]{{0,80}}?(?<![\w.~$/-]){_SECRETISH}"
-     rf"[^\n]{{0,80}}?\b(?:in|into|to|as"
+     rf"[^\n]{{0,120}}?\b(?:in|into|to|as"
      rf"|with|inside|within|on)\b\W{{0,3}}{_VENUE}"),
     ("exfiltrate", rf"\b(?:reply|respond|answer)\b[^.\n]{{0,30}}\bwith\b[^.\n]{{0,40}}{_SECRETISH}"),
     ("exfiltrate", r"\b(?:urlopen|requests\.(?:get|post)|httpx\.(?:get|post)|fetch|https?\.get|axios\.\w+)\([^\n]{0,120}"
@@ -217,7 +220,7 @@ STRONG: tuple[tuple[str, str], ...] = (
      r"|should not|shouldn'?t|mustn'?t|doesn'?t need to|does not need to|don'?t need to|need not|won'?t|will not)\s"
      r"(?:be told|know|notice|see|find out|learn)\b|\bso (?:that )?(?:reviewers|the reviewers?|the user|users|nobody"
      r"|no one|(?:the )?maintainers|humans)\s(?:don'?t|doesn'?t|won'?t|will not|do not|cannot|can'?t)\s(?:notice|see|know"
-     r"|find out|spot)\b|\bleave out (?:that|the fact)\b|\bkeep\w*\b[^.\n]{0,40}\bout of (?:the |their |your )?(?:commit"
+     r"|find out|spot)\b|\bleave out (?:that|the fact)\b|\bk(?:eep|ept)\w*\b[^.\n]{0,40}\bout of (?:the |their |your )?(?:commit"
      r" messages?|pr|changelog|summar(?:y|ies)|logs?|description|reports?|reviews?)\b|\b(?:do (?:this|it)|run it|push"
      r" it)\W{0,3}(?:silently|quietly|secretly)\b"
      r"|\b(?:never|do not|don'?t|must not|mustn'?t|should not|shouldn'?t)\s(?:mention|reveal|disclose)\s(?:this|it|that"
@@ -232,8 +235,8 @@ STRONG: tuple[tuple[str, str], ...] = (
      r"|\b(?:sende|schicke|lade|poste)\b[^.\n]{0,30}(?:umgebungsvariablen|\.env|passw\w*|token|schlüssel)"),
     ("conceal", r"不要(?:在[^。\n]{0,6})?(?:提及|提到|告诉|说明)|\bnicht (?:dem|den) (?:benutzer|nutzer)n? (?:mitteilen|sagen|erzählen)"),
     ("override", r"\breset (?:the |your )?(?:context|conversation|memory|instructions|prompt)\b|\beverything (?:before|above"
-     r"|prior to) this (?:sentence|line|message|point|note|comment) (?:is|was|should be)\b|\b(?:rules|constraints"
-     r"|restrictions|limits|guardrails|safeguards|policies)\b[^.\n]{0,10}\b(?:are|have been|were) (?:now )?(?:lifted|removed"
+     r"|prior to) this (?:sentence|line|message|point|note|comment) (?:is|was|should be)\b|\b(?:constraints"
+     r"|restrictions|limits|guardrails|safeguards)\b[^.\n]{0,10}\b(?:are|have been|were) (?:now )?(?:lifted|removed"
      r"|disabled|suspended|void|waived)\b|\boverrides? your (?:configuration|settings|instructions|rules|guidelines"
      r"|system|defaults)\b|\bowner says\s*:"),
     ("remote-run", rf"\$\(\s*{_FETCH}|\beval\b[^\n]{{0,60}}https?://|\beval\s+get\(|\b(?:pip3?|python[\d.]* -m pip|uv pip"
@@ -243,6 +246,44 @@ STRONG: tuple[tuple[str, str], ...] = (
      r":\s*true\b|\b(?:disable|turn off|remove|comment out|bypass|skip|delete)\b[^.\n]{0,25}\b(?:branch protection"
      r"|signature (?:check|verification)|csrf|certificate verification|tls verification|ssl verification|2fa|mfa"
      r"|security tests?|security[- ]scan|bandit|codeql)\b"),
+    ("addressed", rf"{_ANY_AGENT}\W{{1,3}}(?:that |who |which )?"
+     rf"(?:reads?|reading|sees|seeing|processes|processing|summari[sz]es|summari[sz]ing)\s(?:this|these|it)\b"
+     rf"|\bdear (?:agents?|assistants?|bots?|models?|ai|llm)\b|\b(?:note|message|instructions?|memo|notice|request)"
+     rf" (?:to|for) (?:the|any|all|every) (?:models?|agents?|assistants?|bots?|ai)\b|\b(?:for|to) an? (?:ai )?(?:agent"
+     rf"|assistant|llm)\b(?![- ]based)|\b{_AI}\s(?:helping|working|assisting|contributing|operating)\s(?:on|in|with)"
+     rf"\s(?:this|the)\b|\b(?:as|being|you are|you're) the (?:ai|llm|model|agent|assistant)\b(?: in the loop)?"),
+    ("addressed", r"(?:^|\n|[.!?]\s|<!-+\s*|\[)[>#*_\s\-]*(?:(?:an|à|a|para|pour|to|for)\s)?(?:(?:(?:any|all|every|the)\s)?(?:claude(?: code)?|copilot"
+     r"|cursor|chat ?gpt|gemini|codex|devin|windsurf|ai|llm|agents?|assistants?|bots?|reviewer bots?|(?:ai|llm) (?:agents?"
+     r"|assistants?))(?:\s*[/,&]\s*|\s+"
+     r"(?:or|and|und|y|et|e|ou|o)\s+)?){1,4}\s*[,:]\s*\S|\b(?:claude|copilot|cursor|codex|agent|ai|llm|assistant|model)"
+     r"[-_ ](?:instructions?|directives?|rules|note|task)\s*[:\]]|\[\s*(?:ai|agent|llm|assistant|bot)[-_ ](?:directive"
+     r"|instructions?|note|task|rules?)\s*\]"),
+    ("override", r"\b(?:disregard|discard|ignore|forget|drop|abandon|set aside)\b[^.\n]{0,10}\b(?:all )?(?:the )?(?:earlier"
+     r"|previous|prior|above)\s(?:constraints|restrictions|guardrails|safeguards|limits)\b|\btakes? precedence over (?:the"
+     r" user'?s?|your) (?:request|instructions|wishes|task|prompt)\b|\b(?:new|updated) instructions? (?:start|begin"
+     r"|follow|below|here)\b|\bcancel (?:the )?(?:old|previous|prior|earlier) (?:ones|instructions|rules)\b|\bover (?:any"
+     r"|all|the) (?:local|previous|other|user'?s?) instructions\b|\bdesconsider\w* (?:as )?instruções (?:anteriores"
+     r"|prévias)|(?:指示|命令)[^。\n]{0,8}無視"),
+    ("exfiltrate", r"\b(?:gist|paste|pastebin)\b[^.\n]{0,40}(?:\.env\b|secrets?|credentials|tokens?|keys)|(?:\.env\b"
+     r"|secrets?|credentials|tokens?)[^.\n]{0,40}\b(?:gist|pastebin)\b|!\[[^\]]*\]\(https?://[^)\s]*[?&]\w+=[^)]*"
+     r"(?:value|secret|token|key|password|database_url|env)|\bgit remote add \w+ https?://\S+[^\n]*git push \w+ --(?:all"
+     r"|mirror)|\b(?:paste|share|reveal|print|show|post)\b[^.\n]{0,40}\b(?:values?|contents?) (?:from|of|in) \.env\b"
+     r"|(?:\.env|id_rsa|\.ssh|トークン|秘密鍵)[^。\n]{0,30}(?:送信|アップロード|貼り付け)"),
+    ("conceal", r"\b(?:don'?t|do not|never)\s(?:mention|disclose|reveal)\b[^.\n]{0,40}\b(?:in|to) (?:your|the) (?:reply"
+     r"|answer|summary|pr description|pull request|commit message|changelog|review|report)\b|\bno need to (?:surface"
+     r"|mention|bring (?:it|this) up|tell|report|flag)\b|\bhistory -c\b|\brm\b[^\n]{0,20}\.(?:bash|zsh)_history|\b(?:wipe"
+     r"|clear|erase|delete)\b (?:the )?(?:shell |bash |command |terminal )?history\b|\b(?:hide|conceal)\b[^.\n]{0,40}"
+     r"\bfrom (?:the )?(?:review|reviewers?|maintainers?|security team|audit|auditors)\b|\b(?:don'?t|do not|never)"
+     r" (?:point (?:it|this) out|flag (?:it|this)|bring (?:it|this) up)\b|\btell (?:no one|nobody)\b|(?:ユーザー|利用者)に"
+     r"[^。\n]{0,4}(?:伝え|言わ|知らせ)ない|\bnão comentem?\b"),
+    ("tamper", r"\b(?:remove|delete|drop|comment out|strip)\b[^.\n]{0,20}@?(?:login_required|requires?_auth|permission_required"
+     r"|csrf_protect|auth_required|authenticated)\b|(?:csrf|cookie_secure|audit|require_login|login_required"
+     r"|auth_required|require_auth)\w*\s*=\s*false\b|\"action\"\s*:\s*\"\*\"|\bgh pr merge\b[^\n]*--admin\b|\badmin"
+     r" override\b|\b(?:create|creates|seed|seeds)\b[^.\n]{0,20}\b(?:superuser|admin)\b[^.\n]{0,40}\bpassword\b"
+     r"|\b(?:comment out|remove|delete|disable|skip|bypass)\b[^.\n]{0,40}\b\w*signature\w*\(\)|\b(?:delete|remove"
+     r"|drop)\b[^.\n]{0,20}\bcodeowners\b|\b(?:add|append|put|install)\b[^\n]{0,60}\bssh-(?:rsa|ed25519|dss|ecdsa)\s+aaaa"),
+    ("tamper", r"\bcoverage\b[^.\n]{0,20}\b(?:threshold|fail[_-]under|minimum)\b[^.\n]{0,10}\bto 0\b|\bfail[_-]under\s*=\s*0\b"
+     r"|\binstead of the (?:official|upstream) (?:ones|hooks|repo(?:sitory)?|index|package|registry|release|image)\b"),
     ("conceal", r"\bno (?:le )?(?:digas|informes|menciones|cuentes) (?:nada )?(?:esto )?(?:al|a los|a la) usuari[oa]s?"
      r"|\b(?:sag|erzähl|verrate)e? (?:es |das )?(?:dem|den) (?:benutzer|nutzer)n? (?:nichts|nicht)"
      r"|\bne (?:le |lui )?(?:dis|dites|mentionne[sz]?) (?:rien |pas )(?:à|a) l'utilisateur|不要(?:告诉|通知|提及)(?:用户|开发者)"),

@@ -65,12 +65,15 @@ _FLAGS = re.IGNORECASE | re.MULTILINE
 _STRONG_RE = [(kind, re.compile(pattern, _FLAGS)) for kind, pattern in STRONG]
 _REMOTE_RUN_RE = re.compile("|".join(REMOTE_RUN), _FLAGS)
 _WEAK_RE = [(kind, re.compile(pattern, _FLAGS)) for kind, pattern in WEAK]
+_EVERY = [pattern for _, pattern in _STRONG_RE] + [_REMOTE_RUN_RE] + [pattern for _, pattern in _WEAK_RE]
 
 _FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)")
 LONG_LINE = 300  # a line longer than this is judged sentence by sentence
 _SPACED = re.compile(r"\b(?:[^\W\d_][ .\-_*]){2,}[^\W\d_]\b")
+_LEETSPEAK = re.compile(r"[a-z][0134578@$!]+[a-z]|\b[0134578][a-z]{2,}")  # "1gn0re", "pr3v10us"
+_BACKWARDS = re.compile(r"\b(?:eht|dna|uoy|siht|lla|snoitcurtsni|erongi|lruc)\b")  # common words reversed
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i"})
 _HOMOGLYPH = str.maketrans(
     {"а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "у": "y", "х": "x", "і": "i", "ѕ": "s", "ј": "j", "ԁ": "d"}
@@ -108,7 +111,13 @@ def instruction_segments(text: str) -> list[Segment]:
     """The segments of ``text`` (invisible characters already stripped) to withhold, in order: of
     a line found, from its first sentence that says something itself to its end (the line whole
     when no sentence does alone)."""
+    if not _says_anything(text):  # nearly every text: one pass of each pattern, no segments
+        return []
     judged = [(carrier, *_judge(text, start, end, carrier)) for start, end, carrier in _segments(text)]
+    if "-\n" in text:  # words hyphenated across lines ("ig-\nnore all pre-\nvious"): read joined, withheld whole
+        whole = _judge(text.replace("-\n", ""), 0, len(text) - text.count("-\n") * 2, "text")
+        if whole[1]:
+            return [Segment(0, len(text), whole[2])]
     attack = any(strong for _, _, strong, _ in judged)
     withheld = []
     for carrier, segment, strong, kinds in judged:
@@ -121,6 +130,13 @@ def instruction_segments(text: str) -> list[Segment]:
         else:  # what leads up to the instruction stays; from it on, nothing
             withheld.append(Segment(parts[first].start, segment.end, tuple(k for p in parts for k in p.kinds)))
     return withheld
+
+
+def _says_anything(text: str) -> bool:
+    """Whether any pattern, strong or weak, matches anywhere in ``text`` read as segments are (each
+    sentence begins a line): a segment can match only if this does."""
+    readings = _normalised(_SENTENCE.sub("\n", text.replace("-\n", "")))
+    return any(pattern.search(reading) for pattern in _EVERY for reading in readings)
 
 
 def _judge(text: str, start: int, end: int, carrier: str) -> tuple[Segment, bool, tuple[str, ...]]:
@@ -138,7 +154,8 @@ def _judge(text: str, start: int, end: int, carrier: str) -> tuple[Segment, bool
 
 def _normalised(segment: str) -> list[str]:
     """The readings of a segment matched: as written (NFKC, case folded, quotes straightened,
-    look-alike letters folded), with spaced-out letters joined, and with digits read as letters."""
+    look-alike letters folded), and, only when the text shows such a spelling (so most texts are
+    read once), with spaced-out letters joined, digits read as letters, backwards, and squashed."""
     plain = unicodedata.normalize("NFKC", segment).translate(_QUOTES).translate(_HOMOGLYPH).translate(_SMALL_CAPS)
     plain = plain.casefold()
     joined = re.sub(r"[ \t]+", " ", _SPACED.sub(lambda m: re.sub(r"[ .\-_*]", "", m.group(0)), plain))
@@ -146,9 +163,12 @@ def _normalised(segment: str) -> list[str]:
     readings = [plain]
     if joined != plain:
         readings.append(joined)
-    leet = joined.translate(_LEET)
-    if leet != joined:
-        readings.append(leet)
+    if _LEETSPEAK.search(joined):
+        readings.append(joined.translate(_LEET))
+    if _BACKWARDS.search(plain):  # written backwards ("snoitcurtsni suoiverp erongi")
+        readings.append(plain[::-1])
+    if _SPACED.search(plain):  # spaced out, punctuation and all ("c u r l  h t t p : / /"): read squashed
+        readings.append(re.sub(r"\s+", "", plain))
     return readings
 
 
