@@ -9,7 +9,7 @@ tampering), tuned on ``bench/instructions/*_tuning.jsonl`` and the first held-ou
 from __future__ import annotations
 
 _AI = (  # words that can only mean an AI agent
-    r"(?:a\.?i\.?|llms?|large language models?|language models?|chat ?bots?|chat ?gpt|gpt-?\d\w*|claude(?: code)?"
+    r"(?:ai|a\.i\.|llms?|large language models?|language models?|chat ?bots?|chat ?gpt|gpt-?\d\w*|claude(?: code)?"
     r"|copilot|codex|gemini|devin|windsurf|aider|cline|cursor (?:ai|agent|ide)|(?:(?:ai|llm|coding|code|autonomous"
     r"|automated|software)[ -]){1,2}(?:agents?|assistants?|tools?|systems?|bots?|models?|readers?|reviewers?|crawlers?"
     r"|helpers?)|reviewer bots?|review bots?|(?:assistente|agente)s? de ia|(?:ai|ＡＩ) ?(?:エージェント|アシスタント)"
@@ -297,7 +297,7 @@ REMOTE_RUN = (
     r"\bbase64\s+(?:-d|--decode|-D)\b[^\n]*\|\s*(?:sh|bash|zsh|python[\d.]*|perl)\b",
     r"\becho\s+[\"']?[a-z0-9+/=]{24,}[\"']?\s*\|\s*base64\b",
     r"\bpython[\d.]*\s+-c\s+[\"'][^\n]*(?:urllib|urlopen|requests\.get|socket\.|exec\(|os\.system|subprocess|__import__)",
-    r"\bnc\s+(?:-\w+\s+)*-[ec]\s|\bmkfifo\b[^\n]*\bnc\b",
+    r"\bnc (?:-\w+ )*-[ec] |\bmkfifo\b[^\n]*\bnc\b",
     r"\bnpx\s+(?:-y\s+|--yes\s+)?(?:https?://|github:|gist:)",
     r"\b(?:powershell|pwsh)(?:\.exe)?\s+(?:-\w+\s+)*-(?:enc|encodedcommand|e)\s+[a-z0-9+/=]{16,}",
 )

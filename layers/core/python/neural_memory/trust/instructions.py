@@ -31,6 +31,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from neural_memory.trust.instruction_patterns import REMOTE_RUN, STRONG, WEAK
+from neural_memory.trust.literal_rule import LiteralRule, vocabulary, words_in
 
 INSTRUCTIONS = "instructions"
 HIDDEN_TEXT = "hidden-text"
@@ -62,10 +63,11 @@ def spelled_by_tags(text: str) -> str:
 
 
 _FLAGS = re.IGNORECASE | re.MULTILINE
-_STRONG_RE = [(kind, re.compile(pattern, _FLAGS)) for kind, pattern in STRONG]
-_REMOTE_RUN_RE = re.compile("|".join(REMOTE_RUN), _FLAGS)
-_WEAK_RE = [(kind, re.compile(pattern, _FLAGS)) for kind, pattern in WEAK]
+_STRONG_RE = [(kind, LiteralRule.of(pattern, _FLAGS)) for kind, pattern in STRONG]
+_REMOTE_RUN_RE = LiteralRule.of("|".join(REMOTE_RUN), _FLAGS)
+_WEAK_RE = [(kind, LiteralRule.of(pattern, _FLAGS)) for kind, pattern in WEAK]
 _EVERY = [pattern for _, pattern in _STRONG_RE] + [_REMOTE_RUN_RE] + [pattern for _, pattern in _WEAK_RE]
+_VOCABULARY = vocabulary(_EVERY)
 
 _FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
@@ -136,16 +138,20 @@ def _says_anything(text: str) -> bool:
     """Whether any pattern, strong or weak, matches anywhere in ``text`` read as segments are (each
     sentence begins a line): a segment can match only if this does."""
     readings = _normalised(_SENTENCE.sub("\n", text.replace("-\n", "")))
-    return any(pattern.search(reading) for pattern in _EVERY for reading in readings)
+    for reading in readings:
+        present = words_in(reading, _VOCABULARY)
+        if any(rule.search(reading, present) for rule in _EVERY):
+            return True
+    return False
 
 
 def _judge(text: str, start: int, end: int, carrier: str) -> tuple[Segment, bool, tuple[str, ...]]:
     """A segment, whether it is strong, and the kinds found (strong and weak)."""
-    normal = _normalised(text[start:end])
-    strong = [kind for kind, pattern in _STRONG_RE if any(pattern.search(v) for v in normal)]
-    if carrier != "code" and any(_REMOTE_RUN_RE.search(v) for v in normal):
+    normal = [(reading, words_in(reading, _VOCABULARY)) for reading in _normalised(text[start:end])]
+    strong = [kind for kind, rule in _STRONG_RE if any(rule.search(*v) for v in normal)]
+    if carrier != "code" and any(_REMOTE_RUN_RE.search(*v) for v in normal):
         strong.append("remote-run")
-    weak = [kind for kind, pattern in _WEAK_RE if any(pattern.search(v) for v in normal)]
+    weak = [kind for kind, rule in _WEAK_RE if any(rule.search(*v) for v in normal)]
     if carrier == "comment" and weak:  # hidden from whoever reads the rendered text
         strong.extend(weak)
     kinds = tuple(dict.fromkeys([*strong, *weak]))
