@@ -49,8 +49,8 @@ def test_sample_search_event_answers_with_results_and_every_latency_key(
     assert body["rerank"] == {"mode": "fast", "provider": None} and body["degraded"] == []  # the event asks for fast
     first = body["results"][0]
     assert set(first) == {
-        "id", "title", "url", "snippet", "score", "source", "observationType", "actorName", "createdBy", "trust", "flags",
-        "occurredAt", "tier", "metadata", "scores", "duplicates",
+        "id", "title", "url", "snippet", "score", "source", "observationType", "actorName", "createdBy", "trust",
+        "flags", "occurredAt", "tier", "metadata", "scores", "duplicates",
     }  # fmt: skip
     assert first["metadata"]["vectorScore"] == first["scores"]["vector"] == first["metadata"]["relevanceScore"]
 

@@ -120,3 +120,18 @@ def test_the_team_is_github_s_owners_members_collaborators_committers_deployment
 
 def test_a_stripped_text_reads_as_written_without_its_invisible_characters() -> None:
     assert strip_invisible("a\u200bb\u2066c\U000e0041d\ufeff") == "abcd"
+
+
+def test_the_table_of_words_is_the_patterns_own_and_each_word_is_needed() -> None:
+    # The file made ahead is what the patterns say now (else: python -m neural_memory.trust.word_table)
+    from neural_memory.trust.instruction_words import WORDS
+    from neural_memory.trust.word_table import table
+
+    assert table() == WORDS
+    # And a word set is a necessary condition: a pattern's match always holds one word of each
+    from neural_memory.trust.literal_rule import required_words
+
+    assert required_words(r"\b(?:ignore|disregard) (?:all )?previous") == (
+        (frozenset({"previous"}), frozenset({"disregard", "ignore"}), frozenset({" "})),
+    )
+    assert required_words(r"curl|x*") == ()  # an alternative that needs no word: always scanned

@@ -31,6 +31,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from neural_memory.trust.instruction_patterns import REMOTE_RUN, STRONG, WEAK
+from neural_memory.trust.instruction_words import WORDS
 from neural_memory.trust.literal_rule import LiteralRule, vocabulary, words_in
 
 INSTRUCTIONS = "instructions"
@@ -62,10 +63,11 @@ def spelled_by_tags(text: str) -> str:
     return " ".join("".join(chr(ord(c) - 0xE0000) for c in run) for run in _TAGS.findall(text))
 
 
-_FLAGS = re.IGNORECASE | re.MULTILINE
-_STRONG_RE = [(kind, LiteralRule.of(pattern, _FLAGS)) for kind, pattern in STRONG]
-_REMOTE_RUN_RE = LiteralRule.of("|".join(REMOTE_RUN), _FLAGS)
-_WEAK_RE = [(kind, LiteralRule.of(pattern, _FLAGS)) for kind, pattern in WEAK]
+FLAGS = re.IGNORECASE | re.MULTILINE
+SOURCES = (*(pattern for _, pattern in STRONG), "|".join(REMOTE_RUN), *(pattern for _, pattern in WEAK))
+_STRONG_RE = [(kind, LiteralRule.of(pattern, FLAGS, WORDS)) for kind, pattern in STRONG]
+_REMOTE_RUN_RE = LiteralRule.of("|".join(REMOTE_RUN), FLAGS, WORDS)
+_WEAK_RE = [(kind, LiteralRule.of(pattern, FLAGS, WORDS)) for kind, pattern in WEAK]
 _EVERY = [pattern for _, pattern in _STRONG_RE] + [_REMOTE_RUN_RE] + [pattern for _, pattern in _WEAK_RE]
 _VOCABULARY = vocabulary(_EVERY)
 

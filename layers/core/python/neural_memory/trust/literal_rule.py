@@ -8,26 +8,40 @@ match, never a guess; a pattern with none is always scanned."""
 
 from __future__ import annotations
 
+import hashlib
 import re
-from dataclasses import dataclass
 from re import _constants as sre  # type: ignore[attr-defined]  # the parser's opcodes (stdlib, 3.11+)
 from re import _parser  # type: ignore[attr-defined]
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 _REPEATS = (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT)
 
 
-@dataclass(frozen=True, slots=True)
 class LiteralRule:
-    """``pattern`` and, for each of its top-level alternatives, the lower-case words a text that
-    alternative matches holds: one of each set (no alternatives: always scanned)."""
+    """A pattern (compiled on first need) and, for each of its top-level alternatives, the
+    lower-case words a text that alternative matches holds: one of each set (none: always scanned)."""
 
-    pattern: re.Pattern[str]
-    words: tuple[tuple[frozenset[str], ...], ...]
+    __slots__ = ("_compiled", "flags", "source", "words")
+
+    def __init__(self, source: str, flags: int, words: tuple[tuple[frozenset[str], ...], ...]) -> None:
+        self.source, self.flags, self.words = source, flags, words
+        self._compiled: re.Pattern[str] | None = None
 
     @classmethod
-    def of(cls, source: str, flags: int) -> LiteralRule:
-        return cls(re.compile(source, flags), required_words(source, flags))
+    def of(cls, source: str, flags: int, table: Mapping[str, Words] | None = None) -> LiteralRule:
+        """The rule, its words from ``table`` (``instruction_words``, made ahead) when it has them."""
+        listed = (table or {}).get(key_of(source))
+        words = required_words(source, flags) if listed is None else _frozen(listed)
+        return cls(source, flags, words)
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        if self._compiled is None:  # most rules are never scanned in a process: their words never occur
+            self._compiled = re.compile(self.source, self.flags)
+        return self._compiled
 
     def search(self, text: str, present: frozenset[str]) -> bool:
         """Whether the pattern matches in ``text`` (case folded, as the words are), whose words of
@@ -35,6 +49,23 @@ class LiteralRule:
         if self.words and not any(all(not words.isdisjoint(present) for words in alt) for alt in self.words):
             return False
         return self.pattern.search(text) is not None
+
+
+Words = list[list[list[str]]]  # a rule's words as the table lists them
+
+
+def key_of(source: str) -> str:
+    """A pattern's key in the table of words (its text's digest: an edited pattern has another)."""
+    return hashlib.sha256(source.encode()).hexdigest()[:16]
+
+
+def listed(words: tuple[tuple[frozenset[str], ...], ...]) -> Words:
+    """A rule's words as the table lists them (sorted: the file does not change run to run)."""
+    return [[sorted(w) for w in alt] for alt in words]
+
+
+def _frozen(words: Words) -> tuple[tuple[frozenset[str], ...], ...]:
+    return tuple(tuple(frozenset(w) for w in alt) for alt in words)
 
 
 def vocabulary(rules: list[LiteralRule]) -> tuple[str, ...]:
