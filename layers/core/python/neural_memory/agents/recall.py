@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from neural_memory.agents.memory_client import MemoryUnavailable
 from neural_memory.agents.relevance import Background, asks_about_the_past, best_vector, is_steering
-from neural_memory.trust.relay import relayed
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection
@@ -164,6 +163,14 @@ def _short(text: str, limit: int = ITEM_CHARS) -> str:
 def _stale_note(result: dict[str, Any]) -> str:
     commit = result.get("possiblyStale")
     return f" [possibly stale: a later push, {str(commit)[:7]}, touched the code it is about]" if commit else ""
+
+
+def relayed(text: str, memory_id: str) -> str:
+    """``trust.relay.relayed``, imported when a prompt's recall hands something over (most hand
+    over nothing, and a hook is a process per event)."""
+    from neural_memory.trust.relay import relayed as relay
+
+    return relay(text, memory_id)
 
 
 def _said(result: dict[str, Any]) -> str:
