@@ -129,7 +129,7 @@ def main() -> None:
 
     # Imported here, not at the top: --help works before the detector exists (and the ignore keeps
     # mypy quiet until then; it is unused, and harmless, once the module is there).
-    from neural_memory.trust.instructions import flags_of  # type: ignore[import-not-found, unused-ignore]
+    from neural_memory.trust.instructions import flags_of
 
     payloads = load("payloads", args.which)
     team = load("team", args.which)
