@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from re import _constants as sre  # type: ignore[attr-defined]  # the parser's opcodes (stdlib, 3.11+)
-from re import _parser  # type: ignore[attr-defined]
+from re import _constants as sre  # the parser's opcodes (stdlib, 3.11+)
+from re import _parser
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
