@@ -135,3 +135,24 @@ def test_the_table_of_words_is_the_patterns_own_and_each_word_is_needed() -> Non
         (frozenset({"previous"}), frozenset({"disregard", "ignore"}), frozenset({" "})),
     )
     assert required_words(r"curl|x*") == ()  # an alternative that needs no word: always scanned
+
+
+def test_an_extractive_answer_over_a_poisoned_memory_reaches_the_model_without_its_instruction() -> None:
+    from neural_memory.agent_tools.summaries import answer_summary
+    from neural_memory.models import AnswerResponse
+
+    said = "We retry with backoff. " + ISSUE_EXAMPLE
+    reply = AnswerResponse.model_validate(
+        {
+            "requestId": "r",
+            "answer": said,
+            "method": "extractive",
+            "citations": [{"id": "pr-41", "title": "Retries", "url": None, "quote": said}],
+            "latency": {"total": 1, "embed": 0, "retrieval": 1, "llmFilter": 0, "rerank": 0},
+            "llm": {"bypassed": True, "filtered": 0, "reason": "disabled", "scored": 0, "notes": []},
+            "degraded": [],
+        }
+    )
+    text = answer_summary(reply)
+    assert "We retry with backoff." in text and "attacker.example" not in text and "ignore all previous" not in text
+    assert "[withheld: instruction-like text in memory pr-41; a person can review it]" in text

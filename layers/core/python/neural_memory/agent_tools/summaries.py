@@ -88,8 +88,9 @@ def _steady_state(entry: str) -> bool:
 
 
 def answer_summary(reply: AnswerResponse) -> str:
-    """The answer, then each citation: id, title and the quoted words."""
-    lines = [reply.answer]
+    """The answer, then each citation: id, title and the quoted words. An extractive answer is the
+    memories' own sentences: relayed as they are (``trust.relay``), under the ids it cites."""
+    lines = [relayed(reply.answer, ", ".join(c.id for c in reply.citations) or "the answer")]
     if reply.citations:
         lines.append("Sources:")
         lines.extend(f'- [{c.id}] {_line(c.title, c.id)}: "{_line(c.quote, c.id)}"' for c in reply.citations)
