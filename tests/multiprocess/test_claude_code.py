@@ -42,6 +42,18 @@ def script(body: dict[str, Any]) -> list[Block]:
     return [Text(ANSWER_1)]
 
 
+def console_repository(folder: Path) -> None:
+    """A git project at ``folder``: branch main, its origin acme/console on GitHub."""
+    subprocess.run(["git", "init", "-q", "-b", "main", str(folder)], check=True)
+    subprocess.run(["git", "-C", str(folder), "remote", "add", "origin", "git@github.com:acme/console.git"], check=True)
+
+
+def result_text(result: dict[str, Any]) -> str:
+    """A tool result's text as the model received it (a string, or text parts)."""
+    content = result["content"]
+    return content if isinstance(content, str) else "".join(part.get("text", "") for part in content)
+
+
 def wait_for_log(log: Path, session_id: str, outcome: str, timeout: float = 180) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -71,10 +83,7 @@ def test_claude_code_remembers_a_session_recalls_it_in_the_next_and_reads_search
     project, home, data = tmp_path / "console", tmp_path / "home", tmp_path / "memory"
     project.mkdir()
     home.mkdir()
-    subprocess.run(["git", "init", "-q", "-b", "main", str(project)], check=True)
-    subprocess.run(
-        ["git", "-C", str(project), "remote", "add", "origin", "git@github.com:acme/console.git"], check=True
-    )
+    console_repository(project)
     installed = cli(
         "agents", "install", "claude-code", "--project", str(project), "--data-dir", str(data), "--workspace", "agent"
     )
@@ -120,8 +129,7 @@ def test_claude_code_remembers_a_session_recalls_it_in_the_next_and_reads_search
             # And the search the model asked for comes back to it as the compact text, not the API's JSON
             results = [r for body in session_2 for r in tool_results(body)]
             assert len(results) == 1, results
-            content = results[0]["content"]
-            text = content if isinstance(content, str) else "".join(part.get("text", "") for part in content)
+            text = result_text(results[0])
             assert (
                 text.startswith("3 memories for 'payments SDK version pin'") or " memories for " in text.splitlines()[0]
             )
@@ -178,8 +186,7 @@ def test_claude_code_with_the_http_mcp_server_of_the_local_server_reads_search_r
     claude_cli()
     lead, project, home = tmp_path / "lead", tmp_path / "console", tmp_path / "home"
     home.mkdir()
-    subprocess.run(["git", "init", "-q", "-b", "main", str(lead)], check=True)
-    subprocess.run(["git", "-C", str(lead), "remote", "add", "origin", "git@github.com:acme/console.git"], check=True)
+    console_repository(lead)
     # Given the local server (make serve) holding a decision in the demo workspace, and a second key
     with serve(tmp_path / "memory", samples=False) as served:
         assert call(served.url, served.key, "POST", "/v1/observations", {"observations": [NOTE]})[0] == 200
@@ -230,8 +237,7 @@ def test_claude_code_with_the_http_mcp_server_of_the_local_server_reads_search_r
             # And the model's search went to the server's /mcp, and its result reached the model as text
             results = [r for body in api.messages() for r in tool_results(body)]
             assert len(results) == 1, (run.result, results)
-            content = results[0]["content"]
-            text = content if isinstance(content, str) else "".join(part.get("text", "") for part in content)
+            text = result_text(results[0])
             assert not results[0].get("is_error"), text
             best = "1. [payments-sdk-pin] We pin the payments SDK at 4.2 (manual/decision"
             assert text.startswith(f"1 memories for 'payments SDK version pin', best first:\n{best}"), text
@@ -311,10 +317,7 @@ def test_a_poisoned_memory_never_reaches_the_model_as_text_to_follow(tmp_path: P
     claude_cli()
     project, home = tmp_path / "console", tmp_path / "home"
     home.mkdir()
-    subprocess.run(["git", "init", "-q", "-b", "main", str(project)], check=True)
-    subprocess.run(
-        ["git", "-C", str(project), "remote", "add", "origin", "git@github.com:acme/console.git"], check=True
-    )
+    console_repository(project)
     # Given the team's memory holding a decision with an instruction in it and a stranger's pull request
     with serve(tmp_path / "memory", samples=False) as served:
         assert call(served.url, served.key, "POST", "/v1/observations", {"observations": POISONED})[0] == 200
@@ -341,8 +344,7 @@ def test_a_poisoned_memory_never_reaches_the_model_as_text_to_follow(tmp_path: P
             # And the explicit search found the stranger's pull request, marked untrusted, its instruction withheld
             results = [r for body in requests for r in tool_results(body)]
             assert len(results) == 1, results
-            content = results[0]["content"]
-            text = content if isinstance(content, str) else "".join(part.get("text", "") for part in content)
+            text = result_text(results[0])
             assert "[drive-by-retries]" in text and "UNTRUSTED" in text, text
             # And in no request the model was sent is any of the instruction, as text to follow
             for recorded in api.requests:

@@ -49,8 +49,3 @@ def unclosable(text: str) -> str:
     for pattern in (_CLOSING, _TOKEN, _ROLE):
         text = pattern.sub(lambda m: f"‹{m.group(1)}›", text)
     return text
-
-
-def withheld(text: str) -> bool:
-    """Whether ``relayed`` withheld something of ``text``."""
-    return "[withheld: instruction-like text in memory " in text

@@ -43,11 +43,11 @@ class TeamPolicy(BaseModel):
     actors: tuple[str, ...] = Field(default=(), description="People (actorName, a GitHub login) who always count")
 
     def trust(self, association: str | None, actor: str | None) -> Trust:
-        """An observation's trust from its association (None: ``KEY``, its writer's own word) and
-        the person it names."""
+        """An observation's trust from its association (upper case, ``association_of``; None:
+        ``KEY``, its writer's own word) and the person it names."""
         if actor is not None and actor.casefold() in {a.casefold() for a in self.actors}:
             return "team"
-        return "team" if (association or KEY).upper() in self.associations else "outside"
+        return "team" if (association or KEY) in self.associations else "outside"
 
 
 def association_of(metadata: Mapping[str, object]) -> str | None:
