@@ -14,6 +14,11 @@ if TYPE_CHECKING:
 
     from neural_memory.local.demo import Demo
 
+# How long a thread that holds the GIL keeps it from one that waits (Python's default: 5 ms). A
+# search takes the GIL back after each SQLite read and model run; beside a bulk write's redaction
+# and vetting (pure Python, ~130 ms a 50-observation batch) each take waited up to 5 ms.
+GIL_SWITCH_S = 0.0005
+
 
 def address_problem(host: str, port: int) -> str | None:
     """Why the server could not listen on ``host:port`` (in use, not an address of this machine),
@@ -81,6 +86,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         faulthandler.register(signal.SIGUSR1, all_threads=True)
     # `docker stop`, systemd and supervisors stop with SIGTERM: stop as on Ctrl-C, saving the index.
     signal.signal(signal.SIGTERM, interrupt)
+    sys.setswitchinterval(GIL_SWITCH_S)
     settings = cli_settings(args)
     service = build_service(settings)
     set_service(service)
