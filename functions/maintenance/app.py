@@ -12,11 +12,11 @@ from neural_memory.api.custom_resource import physical_id, send_response
 from neural_memory.auth.roles import system
 from neural_memory.clock import utcnow
 from neural_memory.observability import logger, metrics
-from neural_memory.redaction.scrub import Scrub, ScrubCursor
 from neural_memory.service import get_service
 from neural_memory.stores.opensearch.reindex import RESUME_EVENT
 from neural_memory.stores.opensearch.reindex import bootstrap as bootstrap_index
 from neural_memory.use_cases.auditing import ScrubTally
+from neural_memory.use_cases.scrubbing import ScrubCursor
 
 # Stop a reindex this long before the function's own timeout: its progress is saved, CloudFormation
 # is answered, and the reindex schedule resumes it.
@@ -35,7 +35,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         return bootstrap(event, context)
     if event.get("action") == "scrub":
         tally = ScrubTally(get_service().audit, MAINTENANCE)  # each workspace's count, for its audit trail
-        report = Scrub(get_service(), utcnow).run(
+        report = get_service().scrub(
             ScrubCursor.from_json(event.get("cursor") or {}), deadline=_deadline(context), progress=tally.progress
         )
         tally.record(list(tally.redacted))

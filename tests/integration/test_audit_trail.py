@@ -123,10 +123,10 @@ def test_a_scrub_by_the_command_and_by_the_maintenance_function_is_in_the_trail(
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from neural_memory.local.gateway import LocalLambdaContext
-    from neural_memory.redaction import scrub as scrub_module
     from neural_memory.service import set_service
     from neural_memory.stores.sqlite.db import release
     from neural_memory.stores.sqlite.store import SqliteStore
+    from neural_memory.use_cases import scrubbing as scrub_module
 
     from functions.maintenance import app as maintenance_app
     from tests.helpers.fakes import HashEmbedder

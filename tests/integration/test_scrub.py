@@ -14,13 +14,12 @@ import pytest
 from neural_memory.ingest.prepare import prepare
 from neural_memory.ingest.turn_context import add_turn_context
 from neural_memory.models import ObservationIn
-from neural_memory.redaction import scrub as scrub_module
-from neural_memory.redaction.scrub import Scrub
 from neural_memory.service import Service
 from neural_memory.settings import Settings
 from neural_memory.stores.opensearch.store import OpenSearchStore
 from neural_memory.stores.sqlite.db import release
 from neural_memory.stores.sqlite.store import SqliteStore
+from neural_memory.use_cases import scrubbing as scrub_module
 from opensearchpy import OpenSearch
 
 from tests.helpers.pipeline import NOW
@@ -88,12 +87,11 @@ def test_a_scrub_redacts_what_was_stored_recuts_quoting_turns_resumes_and_is_ide
     _write_unredacted(svc)
     assert GHP in _kept(svc, osmem)  # stored verbatim, as before redaction
     monkeypatch.setattr(scrub_module, "PAGE", 2)  # several pages, one ending inside an instant
-    scrub = Scrub(svc, lambda: NOW)
     # A run stopped after its first page…
-    first = scrub.run(deadline=0.0)
+    first = svc.scrub(deadline=0.0)
     assert not first.finished and first.scanned >= 2
     # …resumes from its cursor and finishes
-    rest = scrub.run(first.cursor)
+    rest = svc.scrub(first.cursor)
     assert rest.finished
     assert first.scanned + rest.scanned == 6
     assert first.redacted + rest.redacted == 3  # the note, the push, the first turn
@@ -109,7 +107,7 @@ def test_a_scrub_redacts_what_was_stored_recuts_quoting_turns_resumes_and_is_ide
     # The turns after the first: their context chunk quoted it; cut again, they quote the placeholder
     assert "[redacted:github-token]" in kept
     # A second run finds nothing more
-    again = Scrub(svc, lambda: NOW).run()
+    again = svc.scrub()
     assert (again.finished, again.redacted, again.scanned) == (True, 0, 6)
 
 

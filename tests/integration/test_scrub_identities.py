@@ -15,7 +15,6 @@ import pytest
 from neural_memory.ingest.prepare import prepare
 from neural_memory.models import ObservationIn
 from neural_memory.redaction.identifiers import stored_id
-from neural_memory.redaction.scrub import Scrub
 from neural_memory.service import Service
 from neural_memory.settings import Settings
 from neural_memory.stores.find import Find
@@ -95,7 +94,7 @@ def test_one_scrub_takes_every_secret_out_of_every_field_and_rekeys_an_id_that_h
     _write_unredacted(svc, "acme")
     before = _kept(svc, osmem)
     assert [s for s in SECRETS if s in before] == list(SECRETS)  # stored verbatim, as before this change
-    report = Scrub(svc, lambda: NOW).run()
+    report = svc.scrub()
     assert (report.finished, report.scanned, report.redacted) == (True, 2, 1)
     kept = _kept(svc, osmem)
     assert [s for s in SECRETS if s in kept] == []
@@ -106,7 +105,7 @@ def test_one_scrub_takes_every_secret_out_of_every_field_and_rekeys_an_id_that_h
     fields = {r.field for r in note.redactions or []}
     assert fields >= {"id", "actorName", "sessionId", "parentId", "content", "metadata.branch", "codeRefs"}
     assert sorted(r.id for r in svc.store.find("acme", Find())) == sorted(["older", stored_id(OLD_ID)])
-    again = Scrub(svc, lambda: NOW).run()
+    again = svc.scrub()
     assert (again.finished, again.redacted, again.scanned) == (True, 0, 2)
 
 

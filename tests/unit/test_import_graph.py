@@ -63,3 +63,32 @@ def test_no_import_cycle_even_through_function_level_imports() -> None:
     # Stricter: the factories' and singletons' imports inside functions count too, so a port
     # never imports its backends' factory back (the old keys <-> stores <-> *_keys loop).
     assert _cycles(_graph(module_level_only=False)) == []
+
+
+# The folders by role below ``use_cases/``: they are given what they need, never the facade.
+BELOW_USE_CASES = (
+    "answer", "audit", "auth", "engineering", "history", "ingest", "models", "providers", "redaction",
+    "search", "stores", "trust",
+)  # fmt: skip
+# Use cases still filed below (issue 59 moves them into use_cases/): none may be added, and one moved
+# leaves this list.
+STILL_TAKING_SERVICE = {
+    "history/sink.py",
+    "ingest/queue.py",
+    "ingest/runner.py",
+    "stores/opensearch/reindex.py",
+}
+
+
+def test_nothing_below_use_cases_imports_the_service() -> None:
+    """Type-only imports count too: a module that names ``Service`` is written against the facade."""
+    root = module_file("neural_memory.service")
+    assert root is not None
+    package = root.parent
+    taking = {
+        str(path.relative_to(package))
+        for folder in BELOW_USE_CASES
+        for path in sorted((package / folder).rglob("*.py"))
+        if "neural_memory.service" in path.read_text()
+    }
+    assert taking == STILL_TAKING_SERVICE

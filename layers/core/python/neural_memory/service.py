@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from neural_memory.search.filters.inference import FilterProposer
     from neural_memory.settings import Settings
     from neural_memory.stores.base import IndexedObservation, Store
+    from neural_memory.use_cases.scrubbing import Scrub, ScrubCursor, ScrubReport
 
 
 class Service:
@@ -195,7 +196,7 @@ class Service:
             self.store, self.settings, self._clock(), workspace_id, stored_id(observation_id), limit, request_id
         )
 
-    # Upkeep (use_cases/upkeep.py)
+    # Upkeep (use_cases/upkeep.py, scrubbing.py)
     def maintain(self, now: datetime, caller: Caller = OPERATOR) -> dict[str, int]:
         return self._upkeep.maintain(now, caller)
 
@@ -207,6 +208,24 @@ class Service:
 
     def unembed_due(self, now: datetime) -> int:
         return self._upkeep.unembed_due(now)
+
+    def scrub(
+        self,
+        cursor: ScrubCursor | None = None,
+        *,
+        deadline: float | None = None,
+        progress: Callable[[ScrubReport], None] | None = None,
+        only: str | None = None,
+    ) -> ScrubReport:
+        return self._scrub().run(cursor, deadline=deadline, progress=progress, only=only)
+
+    def scrub_workspaces(self) -> dict[str, int]:
+        return self._scrub().workspaces()
+
+    def _scrub(self) -> Scrub:
+        from neural_memory.use_cases.scrubbing import Scrub  # the maintenance function's and the CLI's only
+
+        return Scrub(self.store, self._embedding, self._turns, self.settings, self._clock)
 
     def visible_after(self, now: datetime) -> datetime:
         """What a read at ``now`` passes as ``live_at`` (``tiers.visible_after``)."""

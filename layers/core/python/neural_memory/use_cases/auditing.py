@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
     from neural_memory.audit.trail import AuditLog, AuditQuery
     from neural_memory.auth.roles import Caller
-    from neural_memory.redaction.scrub import ScrubReport
+    from neural_memory.use_cases.scrubbing import ScrubReport
 
 
 def audit_trail(

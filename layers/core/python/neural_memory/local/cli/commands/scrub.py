@@ -1,4 +1,4 @@
-"""``neural-memory scrub``: secrets out of what was stored before redaction (``redaction/scrub.py``),
+"""``neural-memory scrub``: secrets out of what was stored before redaction (``use_cases/scrubbing.py``),
 on the embedded store or, with ``NM_STORE=opensearch``, the deployed index; with progress,
 resumable from where a stopped run left off (its cursor is kept in the data folder)."""
 
@@ -14,13 +14,13 @@ if TYPE_CHECKING:
     import argparse
     from pathlib import Path
 
-    from neural_memory.redaction.scrub import ScrubCursor, ScrubReport
+    from neural_memory.use_cases.scrubbing import ScrubCursor, ScrubReport
 
 CURSOR_FILE = "scrub-cursor.json"
 
 
 def _load(path: Path) -> ScrubCursor | None:
-    from neural_memory.redaction.scrub import ScrubCursor
+    from neural_memory.use_cases.scrubbing import ScrubCursor
 
     return ScrubCursor.from_json(json.loads(path.read_text())) if path.exists() else None
 
@@ -35,8 +35,6 @@ def cmd_scrub(args: argparse.Namespace) -> int:
     """Redact every stored record (all workspaces, or ``--workspace``), write the changed ones again,
     then, on the embedded store, wipe what the old text left in the files (``compaction``)."""
     from neural_memory.auth.roles import OPERATOR
-    from neural_memory.clock import utcnow
-    from neural_memory.redaction.scrub import Scrub
     from neural_memory.service import build_service
     from neural_memory.stores.sqlite.db import FolderInUse, exclusively
     from neural_memory.use_cases.auditing import ScrubTally
@@ -59,9 +57,8 @@ def cmd_scrub(args: argparse.Namespace) -> int:
     if cursor is not None:
         print(f"resuming the scrub stopped in {cursor.workspace or 'between workspaces'}", file=sys.stderr)
     service = build_service(settings)
-    scrub = Scrub(service, utcnow)
     tally = ScrubTally(service.audit, OPERATOR)  # each workspace's count, for its audit trail
-    counts = scrub.workspaces()
+    counts = service.scrub_workspaces()
     total = counts.get(args.workspace, 0) if args.workspace else sum(counts.values())
     bar = progress_bar(total, "obs", "scrub")
 
@@ -72,7 +69,7 @@ def cmd_scrub(args: argparse.Namespace) -> int:
         bar.set_postfix(redacted=report.redacted)
 
     try:
-        report = scrub.run(cursor, progress=progress, only=args.workspace)
+        report = service.scrub(cursor, progress=progress, only=args.workspace)
     except KeyboardInterrupt:
         bar.close()
         tally.record(list(tally.redacted))

@@ -5,10 +5,9 @@ cut again and re-embedded (the embedding cache serves the unchanged passages), t
 context chunk quotes it cut again too, each write conditional on the record being unchanged since
 read (a record written meanwhile went through redaction already).
 
-Identifiers are reached too (``id``, ``parentId``, ``supersedes``, ``supersededBy``, ``sessionId``,
-``actorName``, ``source``, ``sourceType``, ``observationType``, ``promotedBy``), as a write derives
-them (``redaction.identifiers``): a record whose id held a secret is written under its derived id
-and the original deleted, so ``GET`` of the original id finds it as it would after a write.
+Identifiers are reached too (``redaction/records.py``): a record whose id held a secret is written
+under its derived id and the original deleted, so ``GET`` of the original id finds it as it would
+after a write.
 
 Over the store port, so one use case for both stores. Idempotent (a placeholder is never a secret)
 and resumable: the ``ScrubCursor`` says where it stopped (a workspace and a time), and a run from
@@ -22,11 +21,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from neural_memory.ingest.ids import recurrence_key
-from neural_memory.ingest.prepare import chunked, indexed_hash
+from neural_memory.ingest.prepare import chunked
 from neural_memory.ingest.turn_context import add_stored_turn_context
-from neural_memory.redaction.identifiers import redact_identifier
-from neural_memory.redaction.observations import FREE_TEXT_IDENTIFIERS, redact_metadata, redact_text
+from neural_memory.redaction.records import redact_record
 from neural_memory.stores.base import lifecycle_state
 from neural_memory.stores.find import Find
 
@@ -34,7 +31,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from neural_memory.models import ObservationRecord
-    from neural_memory.service import Service
+    from neural_memory.settings import Settings
+    from neural_memory.stores.base import Store
+    from neural_memory.use_cases.chat_turns import ChatTurns
+    from neural_memory.use_cases.embedding import Embedding
 
 PAGE = 200  # records read (and at most written) at a time
 # Times are kept to the millisecond by both stores: the records of one instant are those after it
@@ -72,79 +72,20 @@ class ScrubReport:
     cursor: ScrubCursor = field(default_factory=ScrubCursor)
 
 
-# A record's identifiers: by field, the name a redaction records (the wire's).
-_IDENTIFIERS = {
-    "id": "id", "parent_id": "parentId", "superseded_by": "supersededBy", "session_id": "sessionId",
-    "actor_name": "actorName", "source": "source", "source_type": "sourceType",
-    "observation_type": "observationType", "promoted_by": "promotedBy",
-}  # fmt: skip
-
-
-def _redact_identifiers(record: ObservationRecord, update: dict[str, object], found: list[str]) -> None:
-    for name, wire in _IDENTIFIERS.items():
-        value = getattr(record, name)
-        if value:
-            text, kinds = redact_identifier(value, slug=name not in {*FREE_TEXT_IDENTIFIERS, "promoted_by"})
-            if kinds:
-                update[name] = text
-                found += [f"{wire}:{kind}" for kind in kinds]
-    if record.supersedes:
-        ids = [redact_identifier(value)[0] for value in record.supersedes]
-        if ids != record.supersedes:
-            update["supersedes"] = ids
-            found.append("supersedes:identifier")
-
-
-def redact_record(record: ObservationRecord) -> ObservationRecord | None:
-    """The record with its stored text and identifiers redacted (title, content, URL, metadata,
-    code refs, the promotion's reason, ``_IDENTIFIERS``), its hashes recomputed and ``redactions``
-    added to; None if it held nothing."""
-    found: list[str] = []
-    update: dict[str, object] = {}
-    _redact_identifiers(record, update, found)
-    for name in ("title", "content", "url", "promotion_reason"):
-        value = getattr(record, name)
-        if value:
-            text, kinds = redact_text(value)
-            if kinds:
-                update[name] = text
-                found += [f"{name}:{kind}" for kind in kinds]
-    if record.metadata:
-        metadata, kinds = redact_metadata(record.metadata)
-        if kinds:
-            update["metadata"] = metadata
-            found += kinds
-    if record.code_refs:
-        refs = []
-        for ref in record.code_refs:
-            text, kinds = redact_text(ref)
-            refs.append(text)
-            found += [f"codeRefs:{kind}" for kind in kinds]
-        if refs != record.code_refs:
-            update["code_refs"] = refs
-    if not found:
-        return None
-    redacted = record.model_copy(update=update)
-    title, content, url = redacted.title, redacted.content, redacted.url
-    stamps: dict[str, object] = {
-        "content_hash": indexed_hash(title, content, url, redacted.tier, redacted.metadata),
-        "redactions": list(dict.fromkeys([*(record.redactions or []), *found])),
-    }
-    if record.recurrence_key is not None:
-        stamps["recurrence_key"] = recurrence_key(title, content)
-    return redacted.model_copy(update=stamps)
-
-
+@dataclass(frozen=True)
 class Scrub:
-    """One scrub over a service's store (``run``), from a cursor, until done or a deadline."""
+    """Scrubs over one store (``run``), from a cursor, until done or a deadline: changed records cut
+    and embedded as ``embedding`` says, the turns quoting them cut again (``turns``)."""
 
-    def __init__(self, service: Service, clock: Callable[[], datetime]) -> None:
-        self._service = service
-        self._clock = clock
+    store: Store
+    embedding: Embedding
+    turns: ChatTurns
+    settings: Settings
+    clock: Callable[[], datetime]
 
     def workspaces(self) -> dict[str, int]:
         """Every workspace and how many records it holds."""
-        return self._service.store.count(None, by="workspace_id")
+        return self.store.count(None, by="workspace_id")
 
     def run(
         self,
@@ -178,7 +119,7 @@ class Scrub:
     def _page(self, workspace_id: str, after: datetime | None) -> list[ObservationRecord] | None:
         """The next records in time order, ending at a whole instant: a page that ends inside one
         takes the rest of that instant too, so a cursor of times never skips a record."""
-        store = self._service.store
+        store = self.store
         page = store.find(workspace_id, Find(occurred_after=after, limit=PAGE))
         if not page:
             return None
@@ -190,28 +131,26 @@ class Scrub:
         return page
 
     def _scrub(self, workspace_id: str, page: list[ObservationRecord], report: ScrubReport) -> None:
-        service = self._service
         report.scanned += len(page)
         pairs = [(record, changed) for record in page if (changed := redact_record(record)) is not None]
         if not pairs:
             return
-        now = self._clock()
-        items = [chunked(changed, service.chunking, now) for _, changed in pairs]
-        turns_before = service.settings.turn_context
-        if turns_before and service.embedder is not None:
-            earlier = service.earlier_turn(workspace_id)
-            add_stored_turn_context(items, earlier, turns_before)
-        service.embed_chunks(workspace_id, items)
+        now = self.clock()
+        items = [chunked(changed, self.embedding.chunking, now) for _, changed in pairs]
+        turns_before = self.settings.turn_context
+        if turns_before and self.embedding.embedder is not None:
+            add_stored_turn_context(items, self.turns.earlier_turn(workspace_id), turns_before)
+        self.embedding.embed_chunks(workspace_id, items)
         # Re-keyed (an id that held a secret): the derived id must be absent, the original is deleted after.
         expected = {
             changed.id: lifecycle_state(record if changed.id == record.id else None) for record, changed in pairs
         }
-        outcome = service.store.write(workspace_id, items, expected)
+        outcome = self.store.write(workspace_id, items, expected)
         missed = set(outcome.stale) | set(outcome.failed)
         written = [changed for _, changed in pairs if changed.id not in missed]
         for record, changed in pairs:
             if changed.id != record.id and changed.id not in missed:
-                service.store.delete(workspace_id, record.id)
+                self.store.delete(workspace_id, record.id)
         report.redacted += len(written)
         report.raced += len(missed)
-        service.recut_turns_quoting(workspace_id, written)
+        self.turns.recut_turns_quoting(workspace_id, written)
