@@ -6,7 +6,6 @@ from typing import Any
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from neural_memory.ingest.queue import index_one, index_together
 from neural_memory.observability import (
     METRIC_INGEST_FAILED,
     METRIC_INGEST_SUCCEEDED,
@@ -26,7 +25,7 @@ _done: set[str] = set()  # records already indexed by this invocation's combined
 def record_handler(record: SQSRecord) -> None:
     """Nothing to do for a record the combined write indexed; otherwise index it alone (raises on failure)."""
     if record.message_id not in _done:
-        index_one(get_service(), record.body, record.message_id)
+        get_service().index_event(record.body, record.message_id)
 
 
 @logger.inject_lambda_context
@@ -35,7 +34,7 @@ def record_handler(record: SQSRecord) -> None:
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Report ``batchItemFailures`` for exactly the records that failed."""
     _done.clear()
-    _done.update(index_together(get_service(), event.get("Records", [])))
+    _done.update(get_service().index_events(event.get("Records", [])))
     reply: dict[str, Any] = dict(
         process_partial_response(event=event, record_handler=record_handler, processor=processor, context=context)
     )

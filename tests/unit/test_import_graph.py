@@ -74,7 +74,6 @@ BELOW_USE_CASES = (
 # leaves this list.
 STILL_TAKING_SERVICE = {
     "history/sink.py",
-    "ingest/queue.py",
     "ingest/runner.py",
     "stores/opensearch/reindex.py",
 }

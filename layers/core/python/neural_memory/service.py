@@ -9,7 +9,7 @@ call on: what a use case does, and its docstring, live in its module.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from neural_memory.auth.roles import OPERATOR
 from neural_memory.clock import utcnow
@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from neural_memory.search.filters.inference import FilterProposer
     from neural_memory.settings import Settings
     from neural_memory.stores.base import IndexedObservation, Store
+    from neural_memory.use_cases.queued_events import QueuedEvents
     from neural_memory.use_cases.scrubbing import Scrub, ScrubCursor, ScrubReport
 
 
@@ -147,6 +148,18 @@ class Service:
         request_id: str | None = None,
     ) -> UpsertOutcome:
         return self._writing.index(workspace_id, observations, caller, request_id)
+
+    # What the bus delivered (use_cases/queued_events.py; loaded on first use: the ingest function's)
+    def index_events(self, records: Sequence[dict[str, Any]]) -> set[str]:
+        return self._queued_events().index_together(records)
+
+    def index_event(self, body: str, message_id: str | None = None) -> None:
+        self._queued_events().index_one(body, message_id)
+
+    def _queued_events(self) -> QueuedEvents:
+        from neural_memory.use_cases.queued_events import QueuedEvents
+
+        return QueuedEvents(self._writing, self.settings)
 
     def embed_chunks(
         self, workspace_id: str, items: Sequence[IndexedObservation], cache: VectorCache | None = None

@@ -234,10 +234,9 @@ class LocalIngestSink:
 
     def send(self, event: dict[str, Any]) -> str:
         """Index the event now; its failure is the request's (with the reason)."""
-        from neural_memory.ingest.queue import index_one
         from neural_memory.service import get_service
 
-        index_one(get_service(), json.dumps(event))
+        get_service().index_event(json.dumps(event))
         return "local"
 
 
