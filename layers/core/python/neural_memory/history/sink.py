@@ -10,13 +10,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from neural_memory.ingest.files import Loaded, load_document
-from neural_memory.ingest.runner import Failure, IngestReport, failed_document, ingest_loaded, sort_out
+from neural_memory.ingest.runner import Failure, Indexes, IngestReport, failed_document, ingest_loaded, sort_out
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
     from neural_memory.client import NeuralMemoryClient
-    from neural_memory.service import Service
 
 BATCH = 256  # documents written at a time: one embedding call each, long enough to sort out padding
 
@@ -30,9 +29,9 @@ class Sink(Protocol):
 
 
 class EmbeddedSink:
-    """The embedded store, through the service (the same path as ``neural-memory ingest``)."""
+    """The embedded store, through the service's write path (as ``neural-memory ingest``)."""
 
-    def __init__(self, service: Service, workspace_id: str) -> None:
+    def __init__(self, service: Indexes, workspace_id: str) -> None:
         self._service = service
         self._workspace_id = workspace_id
         self.report = IngestReport()

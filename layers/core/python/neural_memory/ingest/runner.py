@@ -9,19 +9,25 @@ from __future__ import annotations
 import contextlib
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from neural_memory.errors import BackendUnavailable, NeuralMemoryError
 from neural_memory.ingest.files import load_document
 from neural_memory.redaction.observations import redact, redacted_document
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Sequence
     from pathlib import Path
 
     from neural_memory.ingest.files import Loaded
-    from neural_memory.models import ObservationIn
-    from neural_memory.service import Service
+    from neural_memory.models import ObservationIn, UpsertOutcome
+
+
+class Indexes(Protocol):
+    """What a run writes through: ``Service.index`` (the whole write path: redaction, vetting, the
+    lifecycle, embedding, the store)."""
+
+    def index(self, workspace_id: str, observations: Sequence[ObservationIn]) -> UpsertOutcome: ...
 
 
 @dataclass
@@ -45,7 +51,7 @@ class IngestReport:
 
 
 def ingest_loaded(
-    service: Service,
+    service: Indexes,
     workspace_id: str,
     loaded: Iterable[Loaded],
     batch_size: int = 64,
@@ -86,7 +92,7 @@ def sort_out(loaded: Iterable[Loaded], report: IngestReport) -> list[tuple[Obser
     return pending
 
 
-def _index(service: Service, workspace_id: str, batch: list[tuple[ObservationIn, str]], report: IngestReport) -> None:
+def _index(service: Indexes, workspace_id: str, batch: list[tuple[ObservationIn, str]], report: IngestReport) -> None:
     outcome = service.index(workspace_id, [observation for observation, _ in batch])
     report.created += len(outcome.created)
     report.updated += len(outcome.updated)
