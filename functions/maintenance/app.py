@@ -14,7 +14,6 @@ from neural_memory.clock import utcnow
 from neural_memory.observability import logger, metrics
 from neural_memory.service import get_service
 from neural_memory.stores.opensearch.reindex import RESUME_EVENT
-from neural_memory.stores.opensearch.reindex import bootstrap as bootstrap_index
 from neural_memory.use_cases.auditing import ScrubTally
 from neural_memory.use_cases.scrubbing import ScrubCursor
 
@@ -43,7 +42,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         logger.info("scrub", extra=done)
         return {**done, "cursor": report.cursor.to_json()}
     if event.get("action") == RESUME_EVENT["action"]:
-        outcome = bootstrap_index(get_service(), deadline=_deadline(context))
+        outcome = get_service().ensure_index(deadline=_deadline(context))
         logger.info("index check", extra={"outcome": outcome})
         return {"outcome": outcome}
     done = get_service().maintain(utcnow(), MAINTENANCE)
@@ -66,7 +65,7 @@ def bootstrap(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         return send_response(event, "SUCCESS", resource_id, {"Outcome": "kept"})
     try:
         service = get_service()
-        outcome = bootstrap_index(service, deadline=_deadline(context))
+        outcome = service.ensure_index(deadline=_deadline(context))
         resource_id = f"index:{service.settings.opensearch_index}"
     except Exception as exc:  # CloudFormation must hear about every failure
         logger.exception("index bootstrap failed")

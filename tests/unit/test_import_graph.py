@@ -70,11 +70,6 @@ BELOW_USE_CASES = (
     "answer", "audit", "auth", "engineering", "history", "ingest", "models", "providers", "redaction",
     "search", "stores", "trust",
 )  # fmt: skip
-# Use cases still filed below (issue 59 moves them into use_cases/): none may be added, and one moved
-# leaves this list.
-STILL_TAKING_SERVICE = {
-    "stores/opensearch/reindex.py",
-}
 
 
 def test_nothing_below_use_cases_imports_the_service() -> None:
@@ -88,4 +83,4 @@ def test_nothing_below_use_cases_imports_the_service() -> None:
         for path in sorted((package / folder).rglob("*.py"))
         if "neural_memory.service" in path.read_text()
     }
-    assert taking == STILL_TAKING_SERVICE
+    assert taking == set()

@@ -222,6 +222,12 @@ class Service:
     def unembed_due(self, now: datetime) -> int:
         return self._upkeep.unembed_due(now)
 
+    def ensure_index(self, *, deadline: float | None = None) -> str:
+        """The deploy's and the reindex schedule's index step (``stores/opensearch/reindex.bootstrap``)."""
+        from neural_memory.stores.opensearch.reindex import bootstrap
+
+        return bootstrap(self, deadline=deadline)
+
     def scrub(
         self,
         cursor: ScrubCursor | None = None,

@@ -27,7 +27,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from neural_memory.clock import from_iso, to_iso, to_ms, utcnow
 from neural_memory.engineering.staleness import referencing
@@ -40,10 +40,14 @@ from neural_memory.stores.opensearch.store import OpenSearchStore
 from neural_memory.stores.opensearch.stored_vectors import StoredVectors
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator, Sequence
 
+    from neural_memory.ingest.chunking import Chunking
     from neural_memory.models import ObservationRecord
-    from neural_memory.service import Service
+    from neural_memory.providers.embeddings.base import Embedder
+    from neural_memory.providers.embeddings.vector_cache import VectorCache
+    from neural_memory.settings import Settings
+    from neural_memory.stores.base import IndexedObservation, Store
     from neural_memory.stores.opensearch.index import OpenSearchAdmin, ReindexState
 
 BATCH = 100
@@ -53,6 +57,24 @@ RESUME_EVENT = {"action": "reindex"}
 # ``ingested_at`` is stamped by the writer's clock (another Lambda's, or another machine's): the
 # catch-up looks this much further back than its own clock says, so a skewed clock loses nothing.
 CLOCK_SKEW = timedelta(minutes=5)
+
+
+class Embeds(Protocol):
+    """What a reindex embeds with (``Service`` is one): the embedder and how content is cut, the
+    settings and the store that chat turns' context is read from."""
+
+    @property
+    def embedder(self) -> Embedder | None: ...
+    @property
+    def chunking(self) -> Chunking: ...
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def store(self) -> Store: ...
+    def embed_chunks(
+        self, workspace_id: str, items: Sequence[IndexedObservation], cache: VectorCache | None = None
+    ) -> None: ...
+
 
 Key = tuple[str, str]  # (workspace, observation id)
 Records = list[tuple[str, "ObservationRecord"]]
@@ -97,7 +119,7 @@ class Reindexer:
 
     def __init__(
         self,
-        service: Service,
+        service: Embeds,
         admin: OpenSearchAdmin,
         batch_size: int = BATCH,
         clock: Callable[[], datetime] = utcnow,
@@ -385,7 +407,7 @@ def _by_workspace(keys: Iterable[Key]) -> dict[str, list[str]]:
 BOOTSTRAP_LINES = 5  # reindex summaries a bootstrap reports one by one (CloudFormation keeps 4 KB)
 
 
-def bootstrap(service: Service, *, deadline: float | None = None) -> str:
+def bootstrap(service: Embeds, *, deadline: float | None = None) -> str:
     """The index step of a deploy (and of the maintenance schedule): migrate the single index of
     earlier versions into per-workspace indices (once); put the workspace index template for this
     model; then per workspace, create or verify its index, or, when it was built for another model
