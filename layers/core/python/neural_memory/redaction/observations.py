@@ -161,23 +161,36 @@ def _redact_identifiers(observation: ObservationIn, update: dict[str, object], f
             update["supersedes"] = ids
 
 
-def redact(observation: ObservationIn) -> Redacted:
-    """The observation with every secret of its scanned fields replaced (``redact_text``)."""
-    found: list[str] = []
-    update: dict[str, object] = {}
-    _redact_identifiers(observation, update, found)
-    for name in ("title", "content", "url"):
-        value = getattr(observation, name)
+def redact_fields(
+    texts: Mapping[str, str | None],
+    metadata: Mapping[str, JsonValue] | None,
+    update: dict[str, object],
+    found: list[str],
+) -> None:
+    """Secrets out of ``texts`` (field name → value) and ``metadata``: each changed field into
+    ``update``, what was taken out (``field:kind``) into ``found``. An observation's scanned fields
+    (``redact``) and a stored record's (``records.redact_record``)."""
+    for name, value in texts.items():
         if value:
             text, kinds = redact_text(value)
             if kinds:
                 update[name] = text
                 found += [f"{name}:{kind}" for kind in kinds]
-    if observation.metadata:
-        metadata, kinds = redact_metadata(observation.metadata)
+    if metadata:
+        redacted, kinds = redact_metadata(metadata)
         if kinds:
-            update["metadata"] = metadata
+            update["metadata"] = redacted
             found += kinds
+
+
+def redact(observation: ObservationIn) -> Redacted:
+    """The observation with every secret of its scanned fields replaced (``redact_text``)."""
+    found: list[str] = []
+    update: dict[str, object] = {}
+    _redact_identifiers(observation, update, found)
+    redact_fields(
+        {n: getattr(observation, n) for n in ("title", "content", "url")}, observation.metadata, update, found
+    )
     if observation.code_refs:
         before = len(found)
         refs = _redact_code_refs(observation.code_refs, found)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from neural_memory.ingest.ids import recurrence_key
 from neural_memory.ingest.prepare import indexed_hash
 from neural_memory.redaction.identifiers import redact_identifier
-from neural_memory.redaction.observations import FREE_TEXT_IDENTIFIERS, redact_metadata, redact_text
+from neural_memory.redaction.observations import FREE_TEXT_IDENTIFIERS, redact_fields, redact_text
 
 if TYPE_CHECKING:
     from neural_memory.models import ObservationRecord
@@ -46,18 +46,8 @@ def redact_record(record: ObservationRecord) -> ObservationRecord | None:
     found: list[str] = []
     update: dict[str, object] = {}
     _redact_identifiers(record, update, found)
-    for name in ("title", "content", "url", "promotion_reason"):
-        value = getattr(record, name)
-        if value:
-            text, kinds = redact_text(value)
-            if kinds:
-                update[name] = text
-                found += [f"{name}:{kind}" for kind in kinds]
-    if record.metadata:
-        metadata, kinds = redact_metadata(record.metadata)
-        if kinds:
-            update["metadata"] = metadata
-            found += kinds
+    texts = {n: getattr(record, n) for n in ("title", "content", "url", "promotion_reason")}
+    redact_fields(texts, record.metadata, update, found)
     if record.code_refs:
         refs = []
         for ref in record.code_refs:
