@@ -44,7 +44,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-import neural_memory.agents
+import neural_memory.local.agents
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -224,7 +224,7 @@ def main() -> None:
     parser.add_argument("--installs", type=int, default=10, help="fresh installs whose first SessionStart is timed")
     parser.add_argument("--installs-only", action="store_true", help="only the fresh installs (case 3)")
     args = parser.parse_args()
-    compileall.compile_dir(str(Path(neural_memory.agents.__file__).parent), quiet=1)
+    compileall.compile_dir(str(Path(neural_memory.local.agents.__file__).parent), quiet=1)
     base = Path(args.data_dir or tempfile.mkdtemp(prefix="bench-hooks-"))
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["NM_HOOK_STATE_DIR"] = str(base / "state")
@@ -282,7 +282,7 @@ def main() -> None:
             time.sleep(0.5)
         if served is not None:
             served.kill()
-        from neural_memory.agents.local_server import stop_server
+        from neural_memory.local.agents.local_server import stop_server
 
         stop_server(str(base / "served"))
         if not args.data_dir:

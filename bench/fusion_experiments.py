@@ -28,7 +28,8 @@ os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
 from typing import TYPE_CHECKING
 
 from neural_memory.clock import utcnow
-from neural_memory.local import conversations, evaluation
+from neural_memory.local.evaluation import beir as evaluation
+from neural_memory.local.evaluation import conversations
 from neural_memory.models import Hit
 from neural_memory.search.filters.model import Filter
 from neural_memory.search.fusion import fuse

@@ -38,8 +38,8 @@ if TYPE_CHECKING:
 
 
 def _history(path: str, repo: str | None, limit: int) -> list[ObservationIn]:
-    from neural_memory.history.git import GitHistory
-    from neural_memory.ingest.files import load_document
+    from neural_memory.local.history.git import GitHistory
+    from neural_memory.local.ingest.files import load_document
 
     found: list[ObservationIn] = []
     for origin, document in GitHistory(Path(path), repo=repo).events():

@@ -29,8 +29,8 @@ def _texts(observation: object) -> list[tuple[str, str]]:
 
 
 def main() -> None:
-    from neural_memory.history.git import GitHistory
-    from neural_memory.ingest.files import load_document
+    from neural_memory.local.history.git import GitHistory
+    from neural_memory.local.ingest.files import load_document
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("clones", nargs="+", help="a clone, or clone=owner/name when its origin does not say")

@@ -1,18 +1,16 @@
-"""Which modules of ``neural_memory`` the Lambda layer holds: those the handlers
-(``functions/*/app.py``) import, transitively, and nothing else.
+"""Which modules of ``neural_memory`` the Lambda layer holds: the package minus ``local/`` (what
+only runs on a developer's machine: the CLI, the local server, the MCP server, the Claude Code
+hooks, the importers, the evaluation commands, the Python client) and minus ``LOCAL_ONLY`` (the
+providers settings choose only off Lambda: their dependencies, numpy, onnxruntime and faiss, are not
+in the layer).
 
-The walk is static (the AST of each module): every ``import neural_memory...`` and
-``from neural_memory... import ...``, at module level or inside a function (the factories import
-the provider settings choose on first use), with the packages each one runs on the way
-(``a/__init__.py`` for ``a.b``). Imports under ``if TYPE_CHECKING:`` never run and are left out.
-
-It stops at ``LOCAL_ONLY``: what a factory imports only when settings choose it and what cannot
-run on Lambda, or has no use there (the embedded SQLite store and its mirror, the SQLite key
-store, the local ONNX model and the pulled cross-encoder: numpy, onnxruntime and faiss are not in
-the layer). Everything outside
-the handlers' closure (``client``, ``local/``, ``mcp_server/``, ``ingest/{runner,files,dlq}``) is
-left out simply because no handler reaches it. ``tests/layer/test_layer_contents.py`` holds the
-built layer to this set.
+The handlers' imports are walked statically (the AST of each module): every ``import
+neural_memory...`` and ``from neural_memory... import ...``, at module level or inside a function
+(the factories import the provider settings choose on first use), with the packages each one runs
+on the way (``a/__init__.py`` for ``a.b``). Imports under ``if TYPE_CHECKING:`` never run and are
+left out. ``tests/layer/test_layer_contents.py`` holds the built layer to "the package minus
+``local/`` and ``LOCAL_ONLY``", checks that the handlers' walk stays inside it, and that a
+``LOCAL_ONLY`` module is only ever imported inside a function.
 """
 
 from __future__ import annotations
@@ -25,14 +23,23 @@ SOURCE = ROOT / "layers" / "core" / "python"
 PACKAGE = SOURCE / "neural_memory"
 FUNCTIONS = ROOT / "functions"
 
-# Reached only through a factory's function-level import, and only when settings choose them.
+# Everything only a developer's machine runs: one folder.
+LOCAL = "neural_memory.local"
+# Providers reached only through a factory's function-level import, when settings choose them.
 LOCAL_ONLY = (
-    "neural_memory.stores.sqlite.store",
+    "neural_memory.stores.sqlite",  # the embedded store
     "neural_memory.auth.sqlite",
     "neural_memory.audit.sqlite",  # the embedded store's audit table
+    "neural_memory.providers.embeddings.cache",  # the embedded store's vector cache (a SQLite file)
     "neural_memory.providers.embeddings.onnx_local",
+    "neural_memory.providers.model_download",
     "neural_memory.providers.rerank.cross_encoder",  # `rerank: local`: onnxruntime, a pulled model
 )
+
+
+def ships(module: str) -> bool:
+    """Whether the layer holds ``module``."""
+    return not module.startswith((LOCAL, *LOCAL_ONLY))
 
 
 def module_file(module: str) -> Path | None:
@@ -113,10 +120,15 @@ def all_modules() -> set[str]:
     return names
 
 
+def layer_modules() -> set[str]:
+    """The package minus ``local/`` and ``LOCAL_ONLY``."""
+    return {m for m in all_modules() if ships(m)}
+
+
 def layer_files() -> list[Path]:
-    """The files of the package the layer copies (relative to ``PACKAGE``): the closure's modules,
+    """The files of the package the layer copies (relative to ``PACKAGE``): ``layer_modules``,
     the data files beside them (the console's static/ folder) and ``py.typed``."""
-    closure = handler_closure()
+    closure = layer_modules()
     files = [module_file(m) for m in closure]
     chosen = {p.relative_to(PACKAGE) for p in files if p is not None}
     for module in closure:

@@ -19,7 +19,7 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "NeuralMemoryTest")
 os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "neural-memory-test")
 
-from neural_memory.local.gateway import LocalLambdaContext
+from neural_memory.local.serving.gateway import LocalLambdaContext
 from neural_memory.observability import metrics
 from neural_memory.service import Service, set_service
 from neural_memory.settings import Settings

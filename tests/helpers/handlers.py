@@ -10,7 +10,7 @@ from functions.search import app as search_app
 from tests.helpers.events import api_event
 
 if TYPE_CHECKING:
-    from neural_memory.local.gateway import LocalLambdaContext
+    from neural_memory.local.serving.gateway import LocalLambdaContext
 
 
 def call(handler_module: Any, event: dict[str, Any], context: LocalLambdaContext) -> tuple[int, dict[str, Any]]:

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from neural_memory.auth.keys import issue_key
 from neural_memory.auth.sqlite import SqliteKeyStore
-from neural_memory.local.demo import ensure_demo
-from neural_memory.local.gateway import LocalGateway
-from neural_memory.local.server import LocalApiServer
+from neural_memory.local.serving.demo import ensure_demo
+from neural_memory.local.serving.gateway import LocalGateway
+from neural_memory.local.serving.server import LocalApiServer
 from neural_memory.service import Service, set_service
 from neural_memory.settings import Settings
 from neural_memory.stores.sqlite.store import SqliteStore

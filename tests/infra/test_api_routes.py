@@ -11,8 +11,8 @@ import httpx
 from neural_memory.api.routes import ROUTES
 from neural_memory.auth.keys import API_KEY_HEADER, issue_key, key_problem
 from neural_memory.auth.sqlite import SqliteKeyStore
-from neural_memory.client import RetryPolicy
 from neural_memory.clock import utcnow
+from neural_memory.local.client import RetryPolicy
 from neural_memory.runtime import set_key_store
 
 from functions.authorizer import app as authorizer_app
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from aws_cdk.assertions import Template
     from aws_lambda_powertools.utilities.typing import LambdaContext
-    from neural_memory.local.gateway import LocalLambdaContext
+    from neural_memory.local.serving.gateway import LocalLambdaContext
 
 
 def _path(resources: Mapping[str, Mapping[str, Any]], resource_ref: Any) -> str:

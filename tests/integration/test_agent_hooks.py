@@ -331,7 +331,7 @@ def test_bad_input_or_a_memory_that_fails_exits_0_at_once_injects_nothing_and_sa
 
 
 def test_status_says_what_is_installed_and_whether_the_memory_answers(api: RunningApi, tmp_path: Path) -> None:
-    from neural_memory.agents.claude_code import Target, install, status
+    from neural_memory.local.agents.claude_code import Target, install, status
 
     # Given nothing installed, Then status says so and is not well
     healthy, lines = status(tmp_path, None)

@@ -23,7 +23,7 @@ from tests.helpers.pipeline import NOW, claude_reply
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from neural_memory.local.gateway import LocalLambdaContext
+    from neural_memory.local.serving.gateway import LocalLambdaContext
     from neural_memory.settings import Settings
 
 pytestmark = pytest.mark.integration

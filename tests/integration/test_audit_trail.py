@@ -122,7 +122,7 @@ def test_a_purge_counts_what_it_deleted_in_each_workspace_s_trail(svc: Service) 
 def test_a_scrub_by_the_command_and_by_the_maintenance_function_is_in_the_trail(
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from neural_memory.local.gateway import LocalLambdaContext
+    from neural_memory.local.serving.gateway import LocalLambdaContext
     from neural_memory.service import set_service
     from neural_memory.stores.sqlite.db import release
     from neural_memory.stores.sqlite.store import SqliteStore

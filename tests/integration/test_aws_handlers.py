@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from aws_lambda_powertools.utilities.typing import LambdaContext
-    from neural_memory.local.gateway import LocalLambdaContext
+    from neural_memory.local.serving.gateway import LocalLambdaContext
     from neural_memory.settings import Settings
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]

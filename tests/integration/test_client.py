@@ -1,4 +1,4 @@
-"""The typed client (``neural_memory.client``) against the real local API over HTTP: every method,
+"""The typed client (``neural_memory.local.client``) against the real local API over HTTP: every method,
 sync and async; every error class; tenancy; retries on 429/503 with Retry-After (only those) and
 timeouts, with a real HTTP stand-in for what sits in front of a deployed API."""
 
@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import pytest
-from neural_memory.client import (
+from neural_memory.local.cli import main
+from neural_memory.local.client import (
     ApiError,
     AsyncNeuralMemoryClient,
     ClientConfigurationError,
@@ -28,7 +29,6 @@ from neural_memory.client import (
     Unauthenticated,
     ValidationFailed,
 )
-from neural_memory.local.cli import main
 from neural_memory.models import (
     MAX_CONTENT_CHARS,
     AnswerResponse,

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 import pytest
-from neural_memory.client import AsyncNeuralMemoryClient, NeuralMemoryClient, NotFound, ValidationFailed
+from neural_memory.local.client import AsyncNeuralMemoryClient, NeuralMemoryClient, NotFound, ValidationFailed
 from neural_memory.models import ExpertsResponse, LineageResponse
 
 from tests.helpers.events import EVENTS

@@ -54,7 +54,7 @@ def test_the_client_extra_installs_without_the_providers(tmp_path: Path) -> None
     # The README's import, and a client made: no provider module loads, no functions package exists.
     probe = (
         "import sys, httpx\n"
-        "from neural_memory.client import NeuralMemoryClient, NotFound\n"
+        "from neural_memory.local.client import NeuralMemoryClient, NotFound\n"
         "transport = httpx.MockTransport(lambda request: httpx.Response(200, json={}))\n"
         "NeuralMemoryClient('http://example.test', api_key='nm_x', transport=transport).close()\n"
         "loaded = {m.split('.')[0] for m in sys.modules}\n"

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from neural_memory.local.cli import main
-from neural_memory.local.conversations import load_conversations, session_time
+from neural_memory.local.evaluation.conversations import load_conversations, session_time
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -12,10 +12,17 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from neural_memory.ingest.files import load_document
 from neural_memory.ingest.prepare import observation_id
 from neural_memory.local.cli import main
-from neural_memory.local.engineering_events import TARGETS, hit_at, percentile, r_precision, recall_at, returned
+from neural_memory.local.evaluation.engineering_events import (
+    TARGETS,
+    hit_at,
+    percentile,
+    r_precision,
+    recall_at,
+    returned,
+)
+from neural_memory.local.ingest.files import load_document
 from neural_memory.models import SearchResult
 
 from bench.engineering_events import generate

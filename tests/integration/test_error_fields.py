@@ -13,9 +13,9 @@ import pytest
 from mcp import Client
 from neural_memory.auth.keys import issue_key
 from neural_memory.auth.sqlite import SqliteKeyStore
-from neural_memory.local.gateway import LocalGateway, openapi_document
-from neural_memory.mcp_server.backends import EmbeddedBackend
-from neural_memory.mcp_server.tools import build_server
+from neural_memory.local.mcp_server.backends import EmbeddedBackend
+from neural_memory.local.mcp_server.tools import build_server
+from neural_memory.local.serving.gateway import LocalGateway, openapi_document
 from neural_memory.service import Service, set_service
 from neural_memory.stores.sqlite.store import SqliteStore
 

@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING
 
 import pytest
-from neural_memory.local.eval_service import evaluation_service
+from neural_memory.local.evaluation.temporary_service import evaluation_service
 from neural_memory.models import ObservationIn, SearchRequest
 from neural_memory.settings import Settings
 

@@ -12,7 +12,7 @@ import pytest
 from neural_memory.auth.keys import issue_key
 from neural_memory.auth.sqlite import SqliteKeyStore
 from neural_memory.clock import utcnow
-from neural_memory.local.gateway import LocalGateway
+from neural_memory.local.serving.gateway import LocalGateway
 from neural_memory.models import ExpertsRequest, ExpertsResponse
 from neural_memory.service import Service, set_service
 from neural_memory.stores.sqlite.store import SqliteStore

@@ -13,7 +13,7 @@ from neural_memory.api.routes import ROUTES
 from neural_memory.auth.factory import build_key_store
 from neural_memory.auth.keys import issue_key, revoke
 from neural_memory.clock import utcnow
-from neural_memory.local.gateway import LocalGateway, authorizer_event
+from neural_memory.local.serving.gateway import LocalGateway, authorizer_event
 from neural_memory.observability import logger
 from neural_memory.service import Service, set_service
 from neural_memory.stores.sqlite.store import SqliteStore

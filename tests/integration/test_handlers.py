@@ -16,7 +16,7 @@ from tests.helpers.fakes import FailingEmbedder
 from tests.helpers.handlers import call, ingest, search
 
 if TYPE_CHECKING:
-    from neural_memory.local.gateway import LocalLambdaContext
+    from neural_memory.local.serving.gateway import LocalLambdaContext
     from neural_memory.providers.embeddings.base import Embedder
     from neural_memory.settings import Settings
 

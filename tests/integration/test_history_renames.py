@@ -8,9 +8,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-from neural_memory.history.git import GitHistory
 from neural_memory.local.cli import main
-from neural_memory.local.history_truth import topics
+from neural_memory.local.evaluation.history_truth import topics
+from neural_memory.local.history.git import GitHistory
 from neural_memory.models import ExpertsRequest, ObservationIn
 from neural_memory.providers import embeddings
 from neural_memory.service import Service

@@ -11,8 +11,8 @@ import re
 from typing import TYPE_CHECKING
 
 import pytest
-from neural_memory.history.git import GitHistory
-from neural_memory.history.sink import EmbeddedSink, run_import
+from neural_memory.local.history.git import GitHistory
+from neural_memory.local.history.sink import EmbeddedSink, run_import
 from neural_memory.stores.base import read_one
 
 from tests.helpers.git_repos import BO, commit_file, git, init

@@ -17,9 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from neural_memory.auth.factory import build_key_store
-from neural_memory.ingest.files import load_document
-from neural_memory.ingest.runner import ingest_loaded
-from neural_memory.local.gateway import LocalGateway
+from neural_memory.local.ingest.files import load_document
+from neural_memory.local.ingest.runner import ingest_loaded
+from neural_memory.local.serving.gateway import LocalGateway
 from neural_memory.service import Service, set_service
 from neural_memory.settings import Settings
 from neural_memory.stores.sqlite.store import SqliteStore
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from neural_memory.local.gateway import LocalLambdaContext
+    from neural_memory.local.serving.gateway import LocalLambdaContext
 
 pytestmark = pytest.mark.integration
 SECRETS = {"github": "gh-secret", "vercel": "vercel-secret"}

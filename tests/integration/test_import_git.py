@@ -15,7 +15,7 @@ from neural_memory.auth.keys import issue_key
 from neural_memory.auth.sqlite import SqliteKeyStore
 from neural_memory.ingest.normalizers import normalize_eventbridge
 from neural_memory.local.cli import main
-from neural_memory.local.gateway import LocalGateway
+from neural_memory.local.serving.gateway import LocalGateway
 from neural_memory.models import SearchRequest
 from neural_memory.providers import embeddings
 from neural_memory.service import Service, set_service
@@ -248,7 +248,7 @@ def test_a_clone_whose_diffs_cannot_be_read_imports_without_changed_code_and_say
 def test_the_paths_a_merge_of_the_main_line_brought_count_as_its_changes(repo: dict[str, str]) -> None:
     """The staleness truth of ``eval-history`` reads ``touches``: a merge's paths are what it changed
     against its first parent (git lists none for a merge unless asked)."""
-    from neural_memory.history.git import GitHistory
+    from neural_memory.local.history.git import GitHistory
 
     touches = GitHistory(Path(repo["path"]), repo=REPO).touches()
     assert touches[repo["merge"]] == ["src/app/cookies.py"]
@@ -257,9 +257,9 @@ def test_the_paths_a_merge_of_the_main_line_brought_count_as_its_changes(repo: d
 
 
 def test_eval_history_finds_a_changelog_by_its_usual_names_or_the_one_named(tmp_path: Path) -> None:
-    from neural_memory.history.git import GitHistory, GitHistoryError
-    from neural_memory.local.history_eval import run
-    from neural_memory.local.history_truth import find_changelog
+    from neural_memory.local.evaluation.history import run
+    from neural_memory.local.evaluation.history_truth import find_changelog
+    from neural_memory.local.history.git import GitHistory, GitHistoryError
 
     root = tmp_path / "named"
     root.mkdir()
@@ -283,7 +283,7 @@ BOT = ("pre-commit-ci[bot]", "66853113+pre-commit-ci[bot]@users.noreply.github.c
 
 
 def _pull_requests(path: Path, since: str | None = None) -> dict[int, dict[str, Any]]:
-    from neural_memory.history.git import GitHistory
+    from neural_memory.local.history.git import GitHistory
 
     events = GitHistory(path, repo=REPO, since=since).events()
     return {e["detail"]["pull_request"]["number"]: e["detail"] for _, e in events if e["detail-type"] == "pull_request"}

@@ -18,10 +18,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from neural_memory.history.git import GitHistory
 from neural_memory.ingest.normalizers import normalize_eventbridge
 from neural_memory.local.cli import main
-from neural_memory.local.history_truth import find_changelog
+from neural_memory.local.evaluation.history_truth import find_changelog
+from neural_memory.local.history.git import GitHistory
 from neural_memory.providers import embeddings
 from neural_memory.settings import Settings
 from neural_memory.stores.sqlite.store import SqliteStore
@@ -292,7 +292,7 @@ def test_a_long_import_says_how_far_it_is_in_a_log(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # Given 200 squashed PRs (400 events), and a log written at every batch (standard error is no terminal)
-    from neural_memory.history import progress
+    from neural_memory.local.history import progress
 
     root = tmp_path / "long"
     squashed_history(root, 200, "Change the parser, part {n}")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import pytest
 from neural_memory.auth.factory import build_key_store
 from neural_memory.local.cli import main
-from neural_memory.local.gateway import LocalGateway
+from neural_memory.local.serving.gateway import LocalGateway
 from neural_memory.providers import embeddings
 from neural_memory.service import Service, set_service
 from neural_memory.settings import Settings

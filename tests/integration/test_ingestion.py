@@ -12,10 +12,10 @@ import boto3
 import httpx
 import pytest
 from moto import mock_aws
-from neural_memory.ingest.dlq import redrive
-from neural_memory.ingest.files import Loaded, load_file
 from neural_memory.ingest.normalizers import event_sources
-from neural_memory.ingest.runner import ingest_loaded, read_failures, write_failures
+from neural_memory.local.ingest.dlq import redrive
+from neural_memory.local.ingest.files import Loaded, load_file
+from neural_memory.local.ingest.runner import ingest_loaded, read_failures, write_failures
 from neural_memory.providers.embeddings.cohere import CohereEmbedder
 from neural_memory.service import Service, set_service
 from neural_memory.stores.opensearch.index import OpenSearchAdmin
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from neural_memory.local.gateway import LocalLambdaContext
+    from neural_memory.local.serving.gateway import LocalLambdaContext
     from neural_memory.settings import Settings
 
 pytestmark = [pytest.mark.integration, pytest.mark.aws]

@@ -18,7 +18,7 @@ from neural_memory.auth.sqlite import SqliteKeyStore
 from neural_memory.clock import utcnow
 from neural_memory.errors import Conflict, NotFound
 from neural_memory.ingest import lifecycle
-from neural_memory.local.gateway import LocalGateway
+from neural_memory.local.serving.gateway import LocalGateway
 from neural_memory.models import AnswerRequest, SearchRequest
 from neural_memory.search.expansion import reply_bytes
 from neural_memory.service import Service, set_service
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from neural_memory.local.gateway import LocalLambdaContext
+    from neural_memory.local.serving.gateway import LocalLambdaContext
 
 pytestmark = pytest.mark.integration
 WS = "acme"

@@ -17,8 +17,8 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 from neural_memory.api.routes import ROUTES
 from neural_memory.auth.sqlite import SqliteKeyStore
-from neural_memory.local.gateway import LocalGateway
-from neural_memory.local.server import LocalApiServer
+from neural_memory.local.serving.gateway import LocalGateway
+from neural_memory.local.serving.server import LocalApiServer
 from neural_memory.settings import Settings
 from schemathesis.checks import not_a_server_error
 

@@ -12,9 +12,9 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client
-from neural_memory.client import AsyncNeuralMemoryClient
-from neural_memory.mcp_server.backends import RemoteBackend
-from neural_memory.mcp_server.tools import INSTRUCTIONS, build_server
+from neural_memory.local.client import AsyncNeuralMemoryClient
+from neural_memory.local.mcp_server.backends import RemoteBackend
+from neural_memory.local.mcp_server.tools import INSTRUCTIONS, build_server
 
 pytestmark = pytest.mark.integration
 

@@ -20,9 +20,9 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from neural_memory.agent_tools.definitions import INSTRUCTIONS
 from neural_memory.api.mcp_endpoint import PROTOCOL_VERSIONS
 from neural_memory.auth.keys import key_problem
-from neural_memory.client import AsyncNeuralMemoryClient
-from neural_memory.mcp_server.backends import RemoteBackend
-from neural_memory.mcp_server.tools import build_server
+from neural_memory.local.client import AsyncNeuralMemoryClient
+from neural_memory.local.mcp_server.backends import RemoteBackend
+from neural_memory.local.mcp_server.tools import build_server
 
 from tests.helpers.local_api import RunningApi, running_local_api
 from tests.helpers.mcp_sessions import TOOLS, stdio_server, text_of

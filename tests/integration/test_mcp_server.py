@@ -12,8 +12,8 @@ import anyio
 import pytest
 from mcp import Client
 from neural_memory.local.cli import main
-from neural_memory.mcp_server.backends import EmbeddedBackend
-from neural_memory.mcp_server.tools import build_server
+from neural_memory.local.mcp_server.backends import EmbeddedBackend
+from neural_memory.local.mcp_server.tools import build_server
 from neural_memory.models import (
     AnswerResponse,
     DeleteResponse,

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import pytest
-from neural_memory.history.git import GitHistory
-from neural_memory.history.sink import EmbeddedSink, run_import
+from neural_memory.local.history.git import GitHistory
+from neural_memory.local.history.sink import EmbeddedSink, run_import
 from neural_memory.trust.instructions import instruction_segments, strip_invisible
 
 from tests.helpers.git_repos import BO, commit_file, git, init

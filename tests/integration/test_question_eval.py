@@ -9,9 +9,9 @@ import subprocess
 from typing import TYPE_CHECKING
 
 import pytest
-from neural_memory.history.git import GitHistory
-from neural_memory.local import question_eval
 from neural_memory.local.cli import main as cli_main
+from neural_memory.local.evaluation import questions as question_eval
+from neural_memory.local.history.git import GitHistory
 from neural_memory.observability import logger
 from neural_memory.providers import embeddings
 

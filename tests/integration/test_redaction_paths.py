@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from neural_memory.local.gateway import LocalLambdaContext
+    from neural_memory.local.serving.gateway import LocalLambdaContext
     from neural_memory.providers.embeddings.onnx_local import OnnxLocalEmbedder
 
 pytestmark = pytest.mark.integration
@@ -158,7 +158,7 @@ def _sqs_batch(data_dir: Path, embedder: OnnxLocalEmbedder, context: LocalLambda
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory, embedder: OnnxLocalEmbedder) -> Iterator[dict[str, Any]]:
     """One data folder written through every path; what the server and the MCP server logged."""
-    from neural_memory.local.gateway import LocalLambdaContext
+    from neural_memory.local.serving.gateway import LocalLambdaContext
 
     root = tmp_path_factory.mktemp("redaction")
     data = root / "data"

@@ -20,7 +20,7 @@ from tests.helpers.pipeline import NOW
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from neural_memory.local.gateway import LocalLambdaContext
+    from neural_memory.local.serving.gateway import LocalLambdaContext
     from neural_memory.settings import Settings
 
 pytestmark = pytest.mark.integration

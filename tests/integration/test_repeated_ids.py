@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from neural_memory.auth.keys import issue_key
 from neural_memory.auth.sqlite import SqliteKeyStore
-from neural_memory.ingest.files import load_file
-from neural_memory.ingest.runner import ingest_loaded
-from neural_memory.local.gateway import LocalGateway
+from neural_memory.local.ingest.files import load_file
+from neural_memory.local.ingest.runner import ingest_loaded
+from neural_memory.local.serving.gateway import LocalGateway
 from neural_memory.service import set_service
 from neural_memory.settings import Settings
 from neural_memory.stores.base import read_one
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from neural_memory.local.gateway import LocalLambdaContext
+    from neural_memory.local.serving.gateway import LocalLambdaContext
     from neural_memory.service import Service
 
 pytestmark = pytest.mark.integration

@@ -136,7 +136,7 @@ def test_the_command_leaves_check_clean_and_no_secret_in_any_file(tmp_path: Path
 def test_the_maintenance_function_scrubs_until_its_deadline_and_answers_with_its_cursor(
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from neural_memory.local.gateway import LocalLambdaContext
+    from neural_memory.local.serving.gateway import LocalLambdaContext
     from neural_memory.service import set_service
 
     from functions.maintenance import app as maintenance_app

@@ -11,7 +11,7 @@ from tests.helpers.filter_cases import CASES, DATA, Exclude, embedded, exclusion
 from tests.helpers.handlers import ingest, search
 
 if TYPE_CHECKING:
-    from neural_memory.local.gateway import LocalLambdaContext
+    from neural_memory.local.serving.gateway import LocalLambdaContext
     from neural_memory.service import Service
 
 pytestmark = pytest.mark.integration

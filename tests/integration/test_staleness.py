@@ -20,7 +20,7 @@ from neural_memory.auth.factory import build_key_store
 from neural_memory.engineering.staleness import referencing, set_marks
 from neural_memory.ingest import lifecycle
 from neural_memory.ingest.normalizers import normalize_eventbridge
-from neural_memory.local.gateway import LocalGateway
+from neural_memory.local.serving.gateway import LocalGateway
 from neural_memory.models import SearchRequest
 from neural_memory.service import Service, set_service
 from neural_memory.settings import Settings
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from neural_memory.local.gateway import LocalLambdaContext
+    from neural_memory.local.serving.gateway import LocalLambdaContext
 
 pytestmark = pytest.mark.integration
 

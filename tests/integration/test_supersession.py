@@ -15,7 +15,7 @@ from tests.helpers.pipeline import NOW, note
 from tests.helpers.two_stores import svc  # noqa: F401  (the two-store fixture)
 
 if TYPE_CHECKING:
-    from neural_memory.local.gateway import LocalLambdaContext
+    from neural_memory.local.serving.gateway import LocalLambdaContext
     from neural_memory.service import Service
 
 pytestmark = pytest.mark.integration

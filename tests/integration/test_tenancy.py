@@ -8,7 +8,7 @@ import pytest
 from neural_memory.auth.keys import issue_key
 from neural_memory.auth.sqlite import SqliteKeyStore
 from neural_memory.clock import utcnow
-from neural_memory.local.gateway import LocalGateway
+from neural_memory.local.serving.gateway import LocalGateway
 from neural_memory.providers.embeddings.cache import EmbeddingCache
 from neural_memory.service import Service
 from neural_memory.stores.base import read_one
@@ -21,7 +21,7 @@ from tests.helpers.handlers import call
 from tests.helpers.pipeline import note
 
 if TYPE_CHECKING:
-    from neural_memory.local.gateway import LocalLambdaContext
+    from neural_memory.local.serving.gateway import LocalLambdaContext
     from neural_memory.settings import Settings
 
 pytestmark = pytest.mark.integration

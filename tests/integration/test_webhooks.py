@@ -15,7 +15,7 @@ import pytest
 from neural_memory.auth.factory import build_key_store
 from neural_memory.auth.keys import issue_key
 from neural_memory.clock import utcnow
-from neural_memory.local.gateway import LocalGateway, LocalLambdaContext
+from neural_memory.local.serving.gateway import LocalGateway, LocalLambdaContext
 from neural_memory.service import Service, set_service
 from neural_memory.settings import Settings
 from neural_memory.stores.base import read_one
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from neural_memory.local.gateway import ProxyResponse
+    from neural_memory.local.serving.gateway import ProxyResponse
 
 pytestmark = pytest.mark.integration
 GITHUB_SECRET = "gh-webhook-secret"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from neural_memory.local.gateway import prefers_html
+from neural_memory.local.serving.gateway import prefers_html
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ import subprocess
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from neural_memory.agents.claude_code import HOOK_EVENTS, Target, install, installed_target, uninstall
+from neural_memory.local.agents.claude_code import HOOK_EVENTS, Target, install, installed_target, uninstall
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -226,7 +226,7 @@ def _git_repository(root: Path) -> Path:
 
 
 def test_the_repositorys_own_memory_is_installed_without_a_path_of_this_machine(tmp_path: Path) -> None:
-    from neural_memory.agents.repository_memory import repository_memory
+    from neural_memory.local.agents.repository_memory import repository_memory
 
     project = _git_repository(tmp_path / "console")
     # When the memory is installed with no folder and no URL

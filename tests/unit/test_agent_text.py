@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from neural_memory.agents.capture import turn_text
-from neural_memory.agents.private import strip_private
-from neural_memory.agents.recall import named_paths, relevant
-from neural_memory.agents.repository import Repository, read_repository
+from neural_memory.local.agents.capture import turn_text
+from neural_memory.local.agents.private import strip_private
+from neural_memory.local.agents.recall import named_paths, relevant
+from neural_memory.local.agents.repository import Repository, read_repository
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -73,9 +73,10 @@ def test_the_hook_loads_the_standard_library_only() -> None:
 
     probe = (
         "import sys\n"
-        "import neural_memory.agents.hook, neural_memory.agents.recall, neural_memory.agents.capture\n"
-        "import neural_memory.agents.memory_client, neural_memory.agents.local_server\n"
-        "import neural_memory.agents.repository, neural_memory.agents.hook_state, neural_memory.agents.relevance\n"
+        "import neural_memory.local.agents.hook, neural_memory.local.agents.recall\n"
+        "import neural_memory.local.agents.capture, neural_memory.local.agents.memory_client\n"
+        "import neural_memory.local.agents.local_server, neural_memory.local.agents.repository\n"
+        "import neural_memory.local.agents.hook_state, neural_memory.local.agents.relevance\n"
         "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))\n"
     )
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
@@ -85,7 +86,7 @@ def test_the_hook_loads_the_standard_library_only() -> None:
 
 
 def test_the_hooks_http_reads_a_reply_with_a_length_chunked_or_neither() -> None:
-    from neural_memory.agents.memory_client import HttpError, _parsed, quote
+    from neural_memory.local.agents.memory_client import HttpError, _parsed, quote
 
     assert _parsed(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}trailing") == (200, b"{}")
     chunked = b"HTTP/1.1 500 Internal Server Error\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -107,7 +108,7 @@ def test_what_a_session_was_shown_is_kept_newest_last_per_session_and_forgotten_
     import os
     import time
 
-    from neural_memory.agents.hook_state import SHOWN_DAYS, SHOWN_LIMIT, HookState
+    from neural_memory.local.agents.hook_state import SHOWN_DAYS, SHOWN_LIMIT, HookState
 
     state = HookState(str(tmp_path))
     assert state.shown("s-1") == set()
@@ -131,7 +132,7 @@ def test_what_a_session_was_shown_is_kept_newest_last_per_session_and_forgotten_
 
 
 def test_an_entry_cut_for_the_budget_counts_as_shown_only_for_the_ids_left_in_it() -> None:
-    from neural_memory.agents.recall import Composer
+    from neural_memory.local.agents.recall import Composer
 
     composer = Composer(40, "intro")  # 160 characters in all
     long_thread = "- session s-1: [t1] alice: " + "x" * 110 + " / [t2] claude-code: " + "y" * 200

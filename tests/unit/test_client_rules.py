@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
-from neural_memory.client import NeuralMemoryClient, RetryPolicy, ServerError
+from neural_memory.local.client import NeuralMemoryClient, RetryPolicy, ServerError
 
 SEARCH_REPLY: dict[str, Any] = {
     "requestId": "r1",

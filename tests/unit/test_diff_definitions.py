@@ -4,7 +4,7 @@ source files only, the most edited first."""
 from __future__ import annotations
 
 import pytest
-from neural_memory.history.definitions import MAX_DEFINITIONS, DiffDefinitions, defined_name
+from neural_memory.local.history.definitions import MAX_DEFINITIONS, DiffDefinitions, defined_name
 
 
 @pytest.mark.parametrize(

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from itertools import count
 
-from neural_memory.history.git_log import Commit
-from neural_memory.history.identities import Identities
+from neural_memory.local.history.git_log import Commit
+from neural_memory.local.history.identities import Identities
 
 _shas = count(1)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from neural_memory.api.routes import ROUTES
-from neural_memory.local.gateway import openapi_document
+from neural_memory.local.serving.gateway import openapi_document
 
 from tests.helpers.events import ROOT
 

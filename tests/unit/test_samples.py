@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from neural_memory.ingest.files import expand, load_file
+from neural_memory.local.ingest.files import expand, load_file
 
 from tests.helpers.events import EVENTS
 

@@ -11,7 +11,7 @@ call that fails unexpectedly is a tool error too, its cause logged, never a prot
 5xx. An unknown tool is ``UnknownTool``: a protocol error (JSON-RPC -32602), as MCP says.
 
 ``call`` runs on a synchronous memory (``workspace.WorkspaceMemory``: the Lambda function's
-``/mcp``); ``call_async`` on an asynchronous one (``mcp_server/backends.py``: the SDK's transports)."""
+``/mcp``); ``call_async`` on an asynchronous one (``local/mcp_server/backends.py``: the SDK's transports)."""
 
 from __future__ import annotations
 

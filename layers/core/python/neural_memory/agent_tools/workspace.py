@@ -1,7 +1,7 @@
 """The memory of one workspace served in this process: the service's use cases as the tools call
 them, with the API's request bodies (camelCase JSON, as docs/api.md shows them) and its reply
 models, synchronously. The Lambda function's ``/mcp`` calls it directly; ``neural-memory mcp`` on
-the embedded store calls it on worker threads (``mcp_server/backends.py``).
+the embedded store calls it on worker threads (``local/mcp_server/backends.py``).
 
 A call the service refuses, or a body the API's models refuse, is ``BackendFailure``: the error
 envelope's code and message, as a remote API would give them."""

@@ -1,6 +1,6 @@
 """One memory as an agent writes it (the MCP ``remember`` tool's argument), and the API
 observation it becomes: the one shape of an agent's write, which the evaluation loader writes
-its chat turns through too (``local/conversations.py``)."""
+its chat turns through too (``local/evaluation/conversations.py``)."""
 
 from __future__ import annotations
 

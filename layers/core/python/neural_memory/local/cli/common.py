@@ -51,7 +51,7 @@ def logs_to_file() -> str:
     (``--verbose`` keeps them on standard error). The file's path."""
     import os
 
-    from neural_memory.agents.hook_state import state_dir
+    from neural_memory.local.agents.hook_state import state_dir
     from neural_memory.observability import logger
 
     folder = state_dir()
@@ -70,7 +70,7 @@ def find_memory(args: argparse.Namespace) -> str:
     it has one (made by ``import git`` or ``agents install``), else ``demo``."""
     if getattr(args, "workspace", None):
         return str(args.workspace)
-    from neural_memory.agents.repository_memory import repository_memory
+    from neural_memory.local.agents.repository_memory import repository_memory
 
     memory = repository_memory(Path.cwd(), getattr(args, "data_dir", None))
     if memory is not None and memory.exists():

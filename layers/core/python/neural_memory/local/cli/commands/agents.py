@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import argparse
 
-    from neural_memory.agents.claude_code import Target
+    from neural_memory.local.agents.claude_code import Target
 
 
 def cmd_agents_install(args: argparse.Namespace) -> int:
     """Write the MCP server and hooks into ``--project``: for an API (``--url``, or the one the
     committed files name: a teammate's install), the embedded store given (``--data-dir``), or the
     repository's own memory (no flag); bring the history in when asked, and say where the memory is."""
-    from neural_memory.agents.claude_code import install
+    from neural_memory.local.agents.claude_code import install
 
     project = Path(args.project).resolve()
     if not project.is_dir():
@@ -52,8 +52,8 @@ def _target(args: argparse.Namespace, project: Path) -> Target | str:
     """Where the install points: an API (``--url``, or the one the committed files name: a
     teammate's install, written as it is committed), the folder given, or the repository's own
     memory; a string saying what is wrong with the flags."""
-    from neural_memory.agents.claude_code import Target, installed_target
-    from neural_memory.agents.repository import read_repository, work_tree_root
+    from neural_memory.local.agents.claude_code import Target, installed_target
+    from neural_memory.local.agents.repository import read_repository, work_tree_root
 
     if args.url and args.data_dir:
         return "give either --url (a running API) or --data-dir and --workspace (the embedded store)"
@@ -79,8 +79,8 @@ def _where_and_history(args: argparse.Namespace, project: Path, url: str | None)
     """Say where the memory is; bring the repository's history in (``--import-history``, or asked
     on a terminal when the memory holds none); start the embedded store's background server now,
     so a first session's brief does not wait for it."""
-    from neural_memory.agents.claude_code import embedded_memory, installed_target
-    from neural_memory.agents.repository import work_tree_root
+    from neural_memory.local.agents.claude_code import embedded_memory, installed_target
+    from neural_memory.local.agents.repository import work_tree_root
 
     root = work_tree_root(project)
     if url:
@@ -108,7 +108,7 @@ def _where_and_history(args: argparse.Namespace, project: Path, url: str | None)
 
             code = main(["import", "git", str(root), *history])
     if not url:
-        from neural_memory.agents.local_server import ensure_server
+        from neural_memory.local.agents.local_server import ensure_server
 
         server, why = ensure_server(str(data_dir), time.monotonic() + 120)
         print(f"  background server: {server}" if server else f"  background server: not started ({why})")
@@ -116,7 +116,7 @@ def _where_and_history(args: argparse.Namespace, project: Path, url: str | None)
 
 
 def _imported(project: Path) -> bool:
-    from neural_memory.agents.repository_memory import repository_memory
+    from neural_memory.local.agents.repository_memory import repository_memory
 
     memory = repository_memory(project)
     return memory is not None and memory.imported()
@@ -127,14 +127,14 @@ def _http_mcp(url: str, key: str | None, choice: str) -> bool:
     asked once with the key) rather than a local ``neural-memory mcp`` process."""
     if choice != "auto":
         return choice == "http"
-    from neural_memory.agents.memory_client import serves_mcp
+    from neural_memory.local.agents.memory_client import serves_mcp
 
     return serves_mcp(url, key or os.environ.get("NM_API_KEY"), timeout=10)
 
 
 def cmd_agents_uninstall(args: argparse.Namespace) -> int:
     """Remove exactly what ``agents install`` wrote into ``--project``."""
-    from neural_memory.agents.claude_code import uninstall
+    from neural_memory.local.agents.claude_code import uninstall
 
     project = Path(args.project).resolve()
     try:
@@ -150,7 +150,7 @@ def cmd_agents_uninstall(args: argparse.Namespace) -> int:
 
 def cmd_agents_status(args: argparse.Namespace) -> int:
     """What is installed in ``--project`` and whether the memory answers (exit 1 if not all is well)."""
-    from neural_memory.agents.claude_code import status
+    from neural_memory.local.agents.claude_code import status
 
     healthy, lines = status(Path(args.project).resolve(), os.environ.get("NM_API_KEY"))
     print("\n".join(lines))

@@ -90,7 +90,7 @@ def _call(args: argparse.Namespace, operation: str, body: dict[str, Any], remote
         if args.workspace:
             print("error: --workspace: a remote API's key names the workspace", file=sys.stderr)
             return None
-        from neural_memory.client import ClientError, NeuralMemoryClient
+        from neural_memory.local.client import ClientError, NeuralMemoryClient
 
         try:
             with NeuralMemoryClient(args.url, args.key) as client:

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 def cmd_dlq_replay(args: argparse.Namespace) -> int:
     """Move dead-lettered ingest messages back to the ingest queue (AWS credentials needed)."""
-    from neural_memory.ingest.dlq import redrive
+    from neural_memory.local.ingest.dlq import redrive
 
     with progress_bar(args.limit or 0, "msg", "replaying") as bar:
         moved = redrive(args.dlq_url, args.queue_url, limit=args.limit, progress=bar.update)

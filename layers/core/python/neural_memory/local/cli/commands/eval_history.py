@@ -1,4 +1,4 @@
-"""``neural-memory eval-history``: retrieval on a real repository's history (``local/history_eval.py``)."""
+"""``neural-memory eval-history``: retrieval on a real repository's history (``local/evaluation/history.py``)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ if TYPE_CHECKING:
 def cmd_eval_history(args: argparse.Namespace) -> int:
     """Import a clone's history into a temporary store and score changelog → PR retrieval and what
     old history is still found; the last line is one JSON object."""
-    from neural_memory.history.git import GitHistoryError
-    from neural_memory.local import history_eval
+    from neural_memory.local.evaluation import history as history_eval
+    from neural_memory.local.history.git import GitHistoryError
     from neural_memory.observability import logger
 
     previous = logger.log_level

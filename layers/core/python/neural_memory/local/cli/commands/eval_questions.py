@@ -1,4 +1,5 @@
-"""``neural-memory eval-questions``: questions as people ask them, on a real history (``local/question_eval.py``)."""
+"""``neural-memory eval-questions``: questions as people ask them, on a real history
+(``local/evaluation/questions.py``)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ if TYPE_CHECKING:
 def cmd_eval_questions(args: argparse.Namespace) -> int:
     """Import the clone's history into ``--history-dir`` (once) and score the question set on it; the
     last line is one JSON object."""
-    from neural_memory.history.git import GitHistoryError
-    from neural_memory.local import question_eval
+    from neural_memory.local.evaluation import questions as question_eval
+    from neural_memory.local.history.git import GitHistoryError
 
     try:
         with question_eval.quiet():

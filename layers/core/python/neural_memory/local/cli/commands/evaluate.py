@@ -47,7 +47,7 @@ def _local_reranker_missing(args: argparse.Namespace) -> str | None:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from neural_memory.local import conversations, engineering_events
+    from neural_memory.local.evaluation import conversations, engineering_events
 
     folder = Path(args.dataset)
     if engineering_events.is_engineering_dataset(folder):  # first: its queries.json is also a *.json
@@ -69,7 +69,7 @@ def _evaluate(args: argparse.Namespace) -> int:
                       f"hit@10 {scores['hit@10']:.4f}")  # fmt: skip
         print(json.dumps(result))
         return 0
-    from neural_memory.local.evaluation import run
+    from neural_memory.local.evaluation.beir import run
 
     result = run(folder, args.mode, args.rerank, args.split, cli_settings(args))
     if not args.json:

@@ -21,18 +21,18 @@ if TYPE_CHECKING:
     import argparse
     from collections.abc import Iterable
 
-    from neural_memory.agents.repository_memory import RepositoryMemory
-    from neural_memory.history.cursor import Checkpoint, Cursor
-    from neural_memory.history.sink import Sink
-    from neural_memory.ingest.runner import IngestReport
+    from neural_memory.local.agents.repository_memory import RepositoryMemory
+    from neural_memory.local.history.cursor import Checkpoint, Cursor
+    from neural_memory.local.history.sink import Sink
+    from neural_memory.local.ingest.runner import IngestReport
 
 
 def cmd_import_git(args: argparse.Namespace) -> int:
     """First-parent history of a local clone's default branch: pushes and merged pull requests,
     streamed as they are written; an interrupted import continues after the last commit it wrote
     (its cursor is dropped once an import completes: a re-run reads everything again)."""
-    from neural_memory.history.git import GitHistory, GitHistoryError
-    from neural_memory.history.progress import duration
+    from neural_memory.local.history.git import GitHistory, GitHistoryError
+    from neural_memory.local.history.progress import duration
 
     memory = _repository_memory(args)
     try:
@@ -84,7 +84,7 @@ def _repository_memory(args: argparse.Namespace) -> RepositoryMemory | None:
     """Without ``--workspace`` or ``--api-url``: the memory of the repository imported (``import
     git PATH``'s, or the one the command runs in; its ``.neural-memory`` unless ``--data-dir``/
     ``NM_DATA_DIR`` says another folder; its workspace), which ``agents install`` and the CLI find too."""
-    from neural_memory.agents.repository_memory import repository_memory
+    from neural_memory.local.agents.repository_memory import repository_memory
 
     if args.workspace or args.api_url:
         return None
@@ -98,8 +98,8 @@ def _repository_memory(args: argparse.Namespace) -> RepositoryMemory | None:
 
 def cmd_import_github(args: argparse.Namespace) -> int:
     """A repository's closed pull requests, issues with their comments, and releases, from GitHub's API."""
-    from neural_memory.history.github import GitHubImport, github_source
-    from neural_memory.history.rest import SourceError
+    from neural_memory.local.history.github import GitHubImport, github_source
+    from neural_memory.local.history.rest import SourceError
 
     _repository_memory(args)
     token = os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN")
@@ -122,7 +122,7 @@ def cmd_import_github(args: argparse.Namespace) -> int:
 
 def cmd_import_vercel(args: argparse.Namespace) -> int:
     """A project's deployments with their state and commit, from Vercel's API."""
-    from neural_memory.history.vercel import VercelImport, vercel_source
+    from neural_memory.local.history.vercel import VercelImport, vercel_source
 
     _repository_memory(args)
     token = os.environ.get("VERCEL_TOKEN")
@@ -144,7 +144,7 @@ def cmd_import_vercel(args: argparse.Namespace) -> int:
 
 def _cursor(args: argparse.Namespace, name: str) -> Cursor:
     """The import's cursor in the data folder, for the target it writes to."""
-    from neural_memory.history.cursor import Cursor
+    from neural_memory.local.history.cursor import Cursor
 
     target = f"api {args.api_url}" if args.api_url else f"workspace {args.workspace}"
     return Cursor(folder_of(args), name, target, restart=args.restart)
@@ -155,10 +155,10 @@ def _resuming(cursor: Cursor) -> str:
 
 
 def _sink(args: argparse.Namespace) -> Sink:
-    from neural_memory.history.sink import ApiSink, EmbeddedSink
+    from neural_memory.local.history.sink import ApiSink, EmbeddedSink
 
     if args.api_url:
-        from neural_memory.client import NeuralMemoryClient
+        from neural_memory.local.client import NeuralMemoryClient
 
         return ApiSink(NeuralMemoryClient(args.api_url, args.key))
     from neural_memory.service import build_service
@@ -182,11 +182,11 @@ def _run(
     """Import ``documents`` (with ``cursor``: saving its checkpoints as their documents are
     written; ``done``: what an interrupted run wrote already) with progress a terminal or a log
     reads; an API that cannot be read stops the import with what was written summed up."""
-    from neural_memory.history.cursor import Checkpoint, Checkpointed
-    from neural_memory.history.progress import ImportProgress
-    from neural_memory.history.rest import SourceError
-    from neural_memory.history.sink import run_import
-    from neural_memory.ingest.runner import write_failures
+    from neural_memory.local.history.cursor import Checkpoint, Checkpointed
+    from neural_memory.local.history.progress import ImportProgress
+    from neural_memory.local.history.rest import SourceError
+    from neural_memory.local.history.sink import run_import
+    from neural_memory.local.ingest.runner import write_failures
 
     sink = _sink(args)
     if cursor is not None:

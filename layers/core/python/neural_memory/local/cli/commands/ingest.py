@@ -16,7 +16,7 @@ INGEST_BATCH = 64
 
 def cmd_ingest(args: argparse.Namespace) -> int:
     """Load observations from event or request files into a workspace; failures go to a report."""
-    from neural_memory.ingest.files import expand, load_file
+    from neural_memory.local.ingest.files import expand, load_file
 
     files = expand(Path(p) for p in args.paths)
     loaded = []
@@ -29,14 +29,14 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     """Ingest again the documents of a failure report; what still fails is written back to it."""
-    from neural_memory.ingest.runner import read_failures
+    from neural_memory.local.ingest.runner import read_failures
 
     args.failures = args.failures or args.report
     return _index(args, read_failures(Path(args.report)))
 
 
 def _index(args: argparse.Namespace, loaded: list[Any]) -> int:
-    from neural_memory.ingest.runner import ingest_loaded, write_failures
+    from neural_memory.local.ingest.runner import ingest_loaded, write_failures
     from neural_memory.service import build_service
 
     service = build_service(cli_settings(args))

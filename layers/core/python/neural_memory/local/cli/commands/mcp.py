@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from neural_memory.agents.repository_memory import repository_memory
+from neural_memory.local.agents.repository_memory import repository_memory
 from neural_memory.local.cli.common import cli_settings
 
 if TYPE_CHECKING:
@@ -21,8 +21,8 @@ def session_provenance() -> Provenance:
     """The repository this server runs in (its working folder's origin) and the person (``NM_AGENT_USER``,
     else git's ``user.name``): what a ``remember`` without them is saved with."""
     from neural_memory.agent_tools.provenance import Provenance
-    from neural_memory.agents.claude_code import git_user
-    from neural_memory.agents.repository import read_repository, work_tree_root
+    from neural_memory.local.agents.claude_code import git_user
+    from neural_memory.local.agents.repository import read_repository, work_tree_root
 
     root = work_tree_root(Path.cwd())
     repository = read_repository(root).name if root is not None else None
@@ -34,13 +34,13 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     the embedded store in-process (``--workspace``) or a remote API (``--url/--key``)."""
     import anyio
 
-    from neural_memory.mcp_server.backends import EmbeddedBackend, MemoryBackend, RemoteBackend
-    from neural_memory.mcp_server.stdio import run_stdio
-    from neural_memory.mcp_server.tools import build_server
+    from neural_memory.local.mcp_server.backends import EmbeddedBackend, MemoryBackend, RemoteBackend
+    from neural_memory.local.mcp_server.stdio import run_stdio
+    from neural_memory.local.mcp_server.tools import build_server
 
     backend: MemoryBackend
     if args.url or args.key:
-        from neural_memory.client import AsyncNeuralMemoryClient, ClientConfigurationError
+        from neural_memory.local.client import AsyncNeuralMemoryClient, ClientConfigurationError
 
         if args.workspace:
             print("error: --workspace: a remote API's key names the workspace", file=sys.stderr)
@@ -88,7 +88,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             group.start_soon(stop_on_signal)
             try:
                 if args.http:
-                    from neural_memory.mcp_server.http_guard import guard_settings, serve_http
+                    from neural_memory.local.mcp_server.http_guard import guard_settings, serve_http
 
                     print(f"Neural Memory MCP on http://{args.host}:{args.port}/mcp", file=sys.stderr, flush=True)
                     # the SDK's server, with slow clients bounded as `serve` bounds them

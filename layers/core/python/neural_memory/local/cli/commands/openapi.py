@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
 def cmd_openapi(args: argparse.Namespace) -> int:
     """Print the merged OpenAPI document."""
-    from neural_memory.local.gateway import openapi_document
+    from neural_memory.local.serving.gateway import openapi_document
 
     print(json.dumps(openapi_document(), indent=2, sort_keys=True))
     return 0

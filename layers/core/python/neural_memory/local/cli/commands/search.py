@@ -112,7 +112,7 @@ def _service(args: argparse.Namespace) -> Service:
 
 
 def _facets_remote(args: argparse.Namespace) -> FacetsResponse:
-    from neural_memory.client import NeuralMemoryClient
+    from neural_memory.local.client import NeuralMemoryClient
     from neural_memory.search.facets import MAX_FACET_VALUES
 
     with NeuralMemoryClient(args.url, args.key) as client:
@@ -137,7 +137,7 @@ def _search_embedded(args: argparse.Namespace, body: dict[str, Any]) -> tuple[in
 
 
 def _search_remote(args: argparse.Namespace, body: dict[str, Any]) -> tuple[int, SearchResponse | None]:
-    from neural_memory.client import ApiError, ClientConfigurationError, ClientError, NeuralMemoryClient
+    from neural_memory.local.client import ApiError, ClientConfigurationError, ClientError, NeuralMemoryClient
 
     try:
         with NeuralMemoryClient(args.url, args.key) as client:

@@ -12,7 +12,7 @@ from neural_memory.local.cli.common import cli_settings, interrupt
 if TYPE_CHECKING:
     import argparse
 
-    from neural_memory.local.demo import Demo
+    from neural_memory.local.serving.demo import Demo
 
 # How long a thread that holds the GIL keeps it from one that waits (Python's default: 5 ms). A
 # search takes the GIL back after each SQLite read and model run; beside a bulk write's redaction
@@ -49,7 +49,7 @@ def demo_key_lines(demo: Demo) -> list[str]:
 
 def _print_demo(demo: Demo | None) -> None:
     """What serve says about the demo workspace."""
-    from neural_memory.local.demo import DEMO_WORKSPACE
+    from neural_memory.local.serving.demo import DEMO_WORKSPACE
 
     if demo is None:
         print("  no demo workspace (--no-demo)", flush=True)
@@ -72,10 +72,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from neural_memory.auth.factory import build_key_store
     from neural_memory.clock import utcnow
-    from neural_memory.local.connection_guard import raise_open_file_limit
-    from neural_memory.local.demo import ensure_demo
-    from neural_memory.local.gateway import LocalGateway
-    from neural_memory.local.server import LocalApiServer
+    from neural_memory.local.serving.connection_guard import raise_open_file_limit
+    from neural_memory.local.serving.demo import ensure_demo
+    from neural_memory.local.serving.gateway import LocalGateway
+    from neural_memory.local.serving.server import LocalApiServer
     from neural_memory.service import build_service, set_service
     from neural_memory.stores.factory import ensure_store
 
@@ -121,7 +121,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     )
     maintenance = None
     if settings.maintenance_interval_hours > 0:
-        from neural_memory.local.maintenance import DailyMaintenance
+        from neural_memory.local.serving.maintenance import DailyMaintenance
 
         maintenance = DailyMaintenance(
             service, settings.maintenance_interval_hours * 3600, settings.maintenance_first_run_s

@@ -1,0 +1,172 @@
+"""The API over HTTP, asynchronously (``AsyncNeuralMemoryClient``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Self
+
+import anyio
+import httpx
+
+from neural_memory.models import (
+    AnswerResponse,
+    DeleteResponse,
+    ExpertsResponse,
+    FacetsResponse,
+    LineageResponse,
+    ObservationOut,
+    ObservationsResponse,
+    SearchResponse,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from datetime import datetime
+    from types import TracebackType
+
+    from neural_memory.models import ObservationIn, SearchFilters, SearchMode
+
+from neural_memory.local.client.errors import TransportFailed
+from neural_memory.local.client.requests import (
+    DEFAULT_TIMEOUT_S,
+    MAX_BATCH,
+    NOT_RETRIED,
+    Call,
+    Reply,
+    RetryPolicy,
+    asking,
+    batches,
+    connection,
+    facets_call,
+    lineage_call,
+    merged,
+    observation_call,
+    parsed,
+    promote_call,
+)
+
+__all__ = [
+    "AsyncNeuralMemoryClient",
+]
+
+
+class AsyncNeuralMemoryClient:
+    """The same API as ``NeuralMemoryClient``, with ``async`` methods (one httpx.AsyncClient)."""
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        *,
+        timeout: float | httpx.Timeout = DEFAULT_TIMEOUT_S,
+        retry: RetryPolicy | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        url, headers = connection(base_url, api_key)
+        self.base_url = url
+        self.retry = retry or RetryPolicy()
+        self._http = httpx.AsyncClient(base_url=url, headers=headers, timeout=timeout, transport=transport)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the connection pool."""
+        await self._http.aclose()
+
+    async def search(
+        self,
+        query: str,
+        *,
+        top_k: int | None = None,
+        filters: SearchFilters | Mapping[str, Any] | None = None,
+        mode: SearchMode | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> SearchResponse:
+        """``POST /v1/search`` (see ``NeuralMemoryClient.search``)."""
+        call = asking("v1/search", "query", query, {"topK": top_k, "filters": filters, "mode": mode}, options)
+        return await self._send(call, SearchResponse)
+
+    async def answer(
+        self,
+        question: str,
+        *,
+        top_k: int | None = None,
+        filters: SearchFilters | Mapping[str, Any] | None = None,
+        mode: SearchMode | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> AnswerResponse:
+        """``POST /v1/answer`` (see ``NeuralMemoryClient.answer``)."""
+        call = asking("v1/answer", "question", question, {"topK": top_k, "filters": filters, "mode": mode}, options)
+        return await self._send(call, AnswerResponse)
+
+    async def experts(
+        self,
+        query: str,
+        *,
+        top_k: int | None = None,
+        filters: SearchFilters | Mapping[str, Any] | None = None,
+        mode: SearchMode | None = None,
+        evidence: int | None = None,
+    ) -> ExpertsResponse:
+        """``POST /v1/experts`` (see ``NeuralMemoryClient.experts``)."""
+        fields = {"topK": top_k, "filters": filters, "mode": mode, "evidence": evidence}
+        return await self._send(asking("v1/experts", "query", query, fields, None), ExpertsResponse)
+
+    async def add(
+        self, observations: Sequence[ObservationIn | Mapping[str, Any]], *, batch_size: int = MAX_BATCH
+    ) -> ObservationsResponse:
+        """``POST /v1/observations`` in batches (see ``NeuralMemoryClient.add``)."""
+        return merged([await self._send(call, ObservationsResponse) for call in batches(observations, batch_size)])
+
+    async def get(self, observation_id: str) -> ObservationOut:
+        """``GET /v1/observations/{id}``, or ``NotFound``."""
+        return await self._send(observation_call("GET", observation_id), ObservationOut)
+
+    async def lineage(self, observation_id: str, *, limit: int | None = None) -> LineageResponse:
+        """``GET /v1/observations/{id}/lineage``: why the observation changed, oldest first (its
+        supersession chain and the observations sharing a commit, pull request, issue or
+        deployment with it; at most ``limit`` of those), or ``NotFound``."""
+        return await self._send(lineage_call(observation_id, limit), LineageResponse)
+
+    async def delete(self, observation_id: str) -> DeleteResponse:
+        """``DELETE /v1/observations/{id}``, or ``NotFound``."""
+        return await self._send(observation_call("DELETE", observation_id), DeleteResponse)
+
+    async def promote(self, observation_id: str, reason: str) -> ObservationOut:
+        """``POST /v1/observations/{id}/promote``: a C observation kept for good (tier A, no
+        expiry), with ``reason`` and the key recorded on it; ``NotFound``, or ``Conflict`` when it
+        is not a live C observation."""
+        return await self._send(promote_call(observation_id, reason), ObservationOut)
+
+    async def facets(
+        self,
+        *,
+        source_types: Sequence[str] | None = None,
+        observation_types: Sequence[str] | None = None,
+        actor_names: Sequence[str] | None = None,
+        tiers: Sequence[str] | None = None,
+        start: datetime | str | None = None,
+        end: datetime | str | None = None,
+        limit: int | None = None,
+    ) -> FacetsResponse:
+        """``GET /v1/facets`` (see ``NeuralMemoryClient.facets``)."""
+        call = facets_call(source_types, observation_types, actor_names, tiers, start, end, limit)
+        return await self._send(call, FacetsResponse)
+
+    async def _send(self, call: Call, model: type[Reply]) -> Reply:
+        attempt = 0
+        while True:
+            try:
+                response = await self._http.request(call.method, call.path, json=call.body, params=call.params)
+            except httpx.TransportError as exc:
+                raise TransportFailed(f"{call.method} {self.base_url}{call.path}: {exc!r}") from exc
+            delay = None if call.method in NOT_RETRIED else self.retry.delay(response, attempt)
+            if delay is None:
+                return parsed(response, model)
+            await anyio.sleep(delay)
+            attempt += 1

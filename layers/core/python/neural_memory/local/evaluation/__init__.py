@@ -1,0 +1,1 @@
+"""What only a developer's machine runs: evaluation of retrieval on datasets and real histories."""
