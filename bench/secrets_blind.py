@@ -72,12 +72,18 @@ import zlib
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from random import Random
+from typing import Any
 from urllib.parse import quote
 
 DEFAULT_SEED = 44
 NON_SECRETS_PER_CATEGORY = 75
 SECRETS_PER_KIND = 9
+
+#: The set's longer fixed lists (names, code headers, fixed non-secret texts), kept as data; the code
+#: below draws from them and writes the random values.
+_DATA: dict[str, Any] = json.loads((Path(__file__).parent / "data" / "secrets_blind.json").read_text("utf-8"))
 
 # ---------------------------------------------------------------------------------------------
 # Marking: generators write a secret as \x01kind\x02value\x03; unmark() strips the marks and
@@ -198,43 +204,10 @@ def pick(r: Random, items: list[str] | tuple[str, ...]) -> str:
     return items[r.randrange(len(items))]
 
 
-PEOPLE = [
-    ("Priya Raman", "priya"),
-    ("Tomás Herrera", "tomas"),
-    ("Mei Chen", "mei"),
-    ("Olu Adebayo", "olu"),
-    ("Hannah Weiss", "hannah"),
-    ("Kenji Sato", "kenji"),
-    ("Sara Lindqvist", "sara"),
-    ("Diego Alvarez", "diego"),
-    ("Aisha Khan", "aisha"),
-    ("Luca Romano", "luca"),
-]
+PEOPLE: list[tuple[str, str]] = [(name, login) for name, login in _DATA["people"]]
 ORGS = ["northwind", "globex", "initech", "hooli", "vandelay", "umbrella-labs"]
-SERVICES = [
-    "billing-api",
-    "checkout-web",
-    "ingest-worker",
-    "auth-gateway",
-    "search-indexer",
-    "notifications",
-    "ledger",
-    "media-resizer",
-    "feature-flags",
-    "reporting",
-]
-FILES = [
-    "src/config/settings.py",
-    "app/services/payment_client.rb",
-    "internal/store/postgres.go",
-    "packages/web/src/lib/api.ts",
-    "deploy/helm/values-prod.yaml",
-    "infra/main.tf",
-    "src/main/java/com/acme/billing/StripeConfig.java",
-    "Cargo.toml",
-    "docker-compose.yml",
-    ".github/workflows/release.yml",
-]
+SERVICES: list[str] = list(_DATA["services"])
+FILES: list[str] = list(_DATA["files"])
 WORDS = "amber river falcon copper orbit maple quartz tundra velvet harbor lantern cobalt meadow prism".split()
 
 
@@ -1013,11 +986,7 @@ def c_chat(r: Random, c: Cred) -> str:
         + "\n\nassistant: "
         + pick(
             r,
-            [
-                "Let me check the request headers first.",
-                "The value looks valid; the 401 comes from the scope. I'll look at the token's permissions.",
-                "I'll read the workflow file.",
-            ],
+            _DATA["assistant_replies"],
         )
     )
 
@@ -1156,36 +1125,9 @@ def c_compose(r: Random, c: Cred) -> str:
 
 def c_code(r: Random, c: Cred) -> str:
     lang = pick(r, LANGS)
-    head = {
-        "python": "import requests\n\n",
-        "java": "package com.acme.billing;\n\npublic class ClientConfig {\n",
-        "csharp": "public static class Startup\n{\n    public static void Configure(Options options)\n    {\n",
-        "ruby": "Rails.application.configure do\n",
-        "php": "<?php\n\nreturn [\n",
-        "rust": "use reqwest::Client;\n\n",
-        "go": "package client\n\nfunc New() *Client {\n",
-        "typescript": "export const config = {\n",
-    }[lang]
-    tail = {
-        "python": "\n",
-        "java": "\n}",
-        "csharp": "\n    }\n}",
-        "ruby": "\nend",
-        "php": "\n];",
-        "rust": "\n",
-        "go": "\n\treturn &Client{}\n}",
-        "typescript": "\n};",
-    }[lang]
-    ext = {
-        "python": "py",
-        "java": "java",
-        "csharp": "cs",
-        "ruby": "rb",
-        "php": "php",
-        "rust": "rs",
-        "go": "go",
-        "typescript": "ts",
-    }[lang]
+    head: str = _DATA["code_head"][lang]
+    tail: str = _DATA["code_tail"][lang]
+    ext: str = _DATA["code_ext"][lang]
     comment = "#" if lang in ("python", "ruby") else "//"
     return (
         f"{comment} src/{pick(r, SERVICES).replace('-', '_')}/client.{ext}\n" + head + code_literal(r, c, lang) + tail
@@ -1405,12 +1347,7 @@ def ns_cargo_lock(r: Random) -> str:
     if r.random() < 0.5:
         mod = pick(
             r,
-            [
-                "github.com/aws/aws-sdk-go-v2",
-                "golang.org/x/crypto",
-                "github.com/stretchr/testify",
-                "google.golang.org/grpc",
-            ],
+            _DATA["go_modules"],
         )
         ver = f"v{r.randint(0, 2)}.{r.randint(0, 60)}.{r.randint(0, 9)}"
         return f"{mod} {ver} h1:{b64(r.randbytes(32))}\n{mod} {ver}/go.mod h1:{b64(r.randbytes(32))}"
@@ -1632,11 +1569,7 @@ def ns_gpg(r: Random) -> str:
 def ns_cdn(r: Random) -> str:
     lib = pick(
         r,
-        [
-            "bootstrap@5.3.3/dist/js/bootstrap.bundle.min.js",
-            "alpinejs@3.14.1/dist/cdn.min.js",
-            "htmx.org@2.0.2/dist/htmx.min.js",
-        ],
+        _DATA["cdn_libraries"],
     )
     return pick(
         r,
@@ -1688,13 +1621,7 @@ def ns_password_prose(r: Random) -> str:
 def ns_token_docs(r: Random) -> str:
     return pick(
         r,
-        [
-            "Create a personal access token under Settings → Developer settings → Fine-grained tokens (repository contents: read) and save it as the `GH_TOKEN` repository secret. Tokens start with `github_pat_`.",
-            "Set `OPENAI_API_KEY` in your shell profile (never commit it). Keys look like `sk-proj-` followed by a long random string.",
-            "To publish, run `npm login` once; CI reads the token from `NODE_AUTH_TOKEN`, which the workflow sets from `secrets.NPM_TOKEN`.",
-            "Slack bot tokens begin with `xoxb-`, user tokens with `xoxp-`. Store them in Vault under `secret/data/slack/<workspace>`.",
-            "AWS access key ids start with AKIA (long-lived) or ASIA (temporary); prefer SSO profiles so that no key is written to ~/.aws/credentials.",
-        ],
+        _DATA["token_docs"],
     )
 
 
@@ -1776,15 +1703,7 @@ def ns_masked(r: Random) -> str:
 def ns_handler_code(r: Random) -> str:
     return pick(
         r,
-        [
-            "password = getpass.getpass('Vault password: ')\ntoken = secrets.token_urlsafe(32)\nstore.save(user_id, hash_password(password))",
-            'auth = request.headers.get("Authorization", "")\nscheme, _, token = auth.partition(" ")\nif scheme.lower() != "bearer" or not token:\n    raise Unauthorized()',
-            'token = jwt.encode(claims, settings.SECRET_KEY, algorithm="HS256")\nresponse.set_cookie("session", token, httponly=True, secure=True)',
-            'func (c *Client) rotateKey(ctx context.Context, oldKey, newKey string) error {\n\tif newKey == "" {\n\t\treturn errEmptyKey\n\t}\n\treturn c.store.Swap(ctx, oldKey, newKey)\n}',
-            "public User authenticate(String username, char[] password) {\n    try { return realm.verify(username, password); } finally { Arrays.fill(password, '\\0'); }\n}",
-            'SECRET_KEY = None  # set from the environment in production\nPASSWORD_HASHERS = ["django.contrib.auth.hashers.Argon2PasswordHasher"]',
-            "def test_rejects_expired_token(client, expired_token):\n    resp = client.get('/v1/me', headers={'Authorization': f'Bearer {expired_token}'})\n    assert resp.status_code == 401",
-        ],
+        _DATA["handler_code"],
     )
 
 
@@ -1807,14 +1726,7 @@ def ns_url_no_password(r: Random) -> str:
 def ns_published_examples(r: Random) -> str:
     return pick(
         r,
-        [
-            "[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-            "export AWS_ACCESS_KEY_ID=AKIAI44QH8DHBEXAMPLE\nexport AWS_SECRET_ACCESS_KEY=je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY",
-            "AzureWebJobsStorage=DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;BlobEndpoint=http://127.0.0.1:10000/devstoreaccount1;",
-            "curl https://api.stripe.com/v1/charges -u sk_test_4eC39HqLyjWDarjtT1zdp7dc:",
-            "Authorization: Bearer eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
-            "SLACK_BOT_TOKEN=xoxb-not-a-real-token-this-will-not-work",
-        ],
+        _DATA["published_examples"],
     ) + pick(r, ["", "\n# from the provider's documentation", "\n(example values from the docs; use your own)"])
 
 
@@ -1963,12 +1875,7 @@ def ns_webhook_headers(r: Random) -> str:
 def ns_dev_defaults(r: Random) -> str:
     return pick(
         r,
-        [
-            'services:\n  db:\n    image: postgres:16\n    environment:\n      POSTGRES_USER: postgres\n      POSTGRES_PASSWORD: postgres\n    ports: ["5432:5432"]',
-            "  minio:\n    image: minio/minio\n    environment:\n      MINIO_ROOT_USER: minioadmin\n      MINIO_ROOT_PASSWORD: minioadmin",
-            "# local only\nDATABASE_URL=postgres://postgres:postgres@localhost:5432/app_test",
-            "rabbitmq: amqp://guest:guest@localhost:5672/",
-        ],
+        _DATA["dev_defaults"],
     )
 
 

@@ -77,6 +77,8 @@ import zlib
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from neural_memory.redaction.detectors import Finding, find_secrets
@@ -89,6 +91,15 @@ HEX = "0123456789abcdef"
 BASE32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 SECRETS_PER_KIND = 14
+
+#: The set's fixed texts (placement templates, PEM shapes, URL schemes, the non-secret categories that
+#: are fixed lists), kept as data; the code below draws the random values and puts them in.
+_DATA: dict[str, Any] = json.loads((Path(__file__).parent / "data" / "secrets_holdout.json").read_text("utf-8"))
+
+
+def _pairs(key: str) -> tuple[tuple[str, str], ...]:
+    """The ``(context, template)`` pairs under ``key`` of the set's data."""
+    return tuple((context, template) for context, template in _DATA[key])
 
 
 @dataclass(frozen=True)
@@ -329,65 +340,8 @@ TOKEN_KINDS: tuple[TokenKind, ...] = (
 # Placement templates. {N} a variable name, {n} its lower-case form, {V} the value, {p} the provider.
 # Templates marked "named" say which credential it is; the others only hold the value (fine for shapes
 # that carry their provider's marker, not for contextual kinds).
-NAMED_TEMPLATES: tuple[tuple[str, str], ...] = (
-    ("dotenv", "{N}={V}"),
-    ("dotenv-block", "# .env.production\nNODE_ENV=production\n{N}={V}\nLOG_LEVEL=info\n"),
-    ("dotenv-quoted", '{N}="{V}"\nPORT=8080'),
-    ("export", 'export {N}="{V}"'),
-    ("shell-history", "  501  cd ~/src/api\n  502  export {N}={V}\n  503  ./scripts/deploy.sh staging\n"),
-    ("yaml", "{n}: {V}"),
-    ("yaml-quoted", "provider:\n  name: {p}\n  {n}: '{V}'\n  timeout: 30\n"),
-    ("json", '{"{n}": "{V}", "region": "eu-west-1"}'),
-    ("json-nested", '{\n  "env": {\n    "{N}": "{V}"\n  },\n  "debug": false\n}'),
-    ("toml", '[tool.deploy]\n{n} = "{V}"\nretries = 3\n'),
-    ("ini", "[default]\nregion = us-east-1\n{n} = {V}\n"),
-    ("dockerfile", "FROM python:3.12-slim\nENV {N}={V}\nRUN pip install -r requirements.txt\n"),
-    (
-        "k8s-stringdata",
-        'apiVersion: v1\nkind: Secret\nmetadata:\n  name: api-credentials\ntype: Opaque\nstringData:\n  {n}: "{V}"\n',
-    ),
-    (
-        "compose",
-        "services:\n  api:\n    image: ghcr.io/acme/api:1.4.2\n    environment:\n      - {N}={V}\n      - PORT=8000\n",
-    ),
-    (
-        "gh-actions",
-        "jobs:\n  deploy:\n    runs-on: ubuntu-latest\n    env:\n      {N}: {V}\n"
-        "    steps:\n      - run: make deploy\n",
-    ),
-    (
-        "pr-markdown",
-        "## Repro\n\n```bash\n{N}={V} python scripts/repro.py --verbose\n```\n\nFails with 401 since Monday.",
-    ),
-    ("python-call", 'client = Client(\n    api_key="{V}",  # {p}\n    timeout=10,\n)'),
-    ("python-const", '{N} = "{V}"  # TODO: move to secrets manager'),
-    ("js-const", "const {n} = '{V}';\nexport default {n};"),
-    ("go", 'func token() string {\n\treturn "{V}" // {p} {n}\n}'),
-    ("chat", "my {p} key is {V} can you check why the deploy fails?"),
-    ("chat-colon", "here's the {p} token: {V}"),
-    ("start-of-text", "{V} is the {p} token for staging, rotate it after the demo"),
-    ("commit-message", "fix(ci): unblock release\n\nTemporarily hardcode {N}={V} until the vault is back.\n"),
-    ("traceback", "INFO loading config\nDEBUG {n}={V}\nERROR 401 Unauthorized from {p}"),
-    ("german", "Der {p}-Schlüssel lautet {V}, bitte nicht weitergeben."),
-    ("french", "Voici la clé {p} : «{V}». Merci de la changer demain."),
-    ("spanish", "la clave de {p} es {V}; la cambio mañana"),
-    ("chinese", "我的{p}密钥是{V}，请帮我看看为什么部署失败"),
-    ("japanese", "{p}のトークンは「{V}」です。"),
-)
-BARE_TEMPLATES: tuple[tuple[str, str], ...] = (
-    ("alone", "{V}"),
-    ("end-of-text", "ok it works now with {V}"),
-    ("parenthesis", "(token {V})"),
-    ("quoted-comma", 'tokens = ["{V}",]'),
-    ("trailing-period", "Use {V}."),
-    ("bearer-header", "Authorization: Bearer {V}"),
-    ("curl-header", 'curl -sS -H "Authorization: Bearer {V}" https://api.example.com/v1/me | jq .'),
-    ("x-api-key", "X-API-Key: {V}"),
-    ("query-string", "GET https://api.example.com/v2/export?format=csv&api_key={V}&page=2"),
-    ("log-headers", '2024-05-01T10:00:00Z DEBUG request headers={"Authorization": "Bearer {V}", "Accept": "*/*"}'),
-    ("angle-brackets", "<{V}>"),
-    ("backticks", "the one in the vault is `{V}` afaik"),
-)
+NAMED_TEMPLATES: tuple[tuple[str, str], ...] = _pairs("named_templates")
+BARE_TEMPLATES: tuple[tuple[str, str], ...] = _pairs("bare_templates")
 
 
 def _fill(template: str, kind: TokenKind, name: str, value: str) -> str:
@@ -407,18 +361,7 @@ def token_secrets(g: Gen) -> Iterator[Labelled]:
 
 
 def _slack_webhooks(g: Gen) -> Iterator[Labelled]:
-    templates = (
-        ("dotenv", "SLACK_WEBHOOK_URL={U}"),
-        ("yaml", "alerts:\n  slack_webhook: {U}\n"),
-        ("curl", "curl -X POST -H 'Content-type: application/json' --data '{\"text\":\"deploy ok\"}' {U}"),
-        ("python", 'requests.post("{U}", json={"text": msg})'),
-        ("chat", "use this webhook for #alerts: {U}"),
-        (
-            "gh-actions",
-            "      - uses: slackapi/slack-github-action@v1\n        env:\n          SLACK_WEBHOOK_URL: {U}\n",
-        ),
-        ("end", "webhook={U}"),
-    )
+    templates = _pairs("slack_webhook_templates")
     for i in range(SECRETS_PER_KIND):
         secret = g.s(ALNUM, 24)
         url = f"https://hooks.slack.com/services/T{g.s(UPPER_ALNUM, 8)}/B{g.s(UPPER_ALNUM, 10)}/{secret}"
@@ -427,17 +370,8 @@ def _slack_webhooks(g: Gen) -> Iterator[Labelled]:
 
 
 # PEM: (label, body prefix, body length, line width, extra header lines)
-PEM_FORMS: tuple[tuple[str, str, int, int, str], ...] = (
-    ("RSA PRIVATE KEY", "MIIEowIBAAKCAQEA", 1588, 64, ""),
-    ("RSA PRIVATE KEY", "MIIEpAIBAAKCAQEA", 1592, 64, ""),
-    ("EC PRIVATE KEY", "MHcCAQEEI", 164, 64, ""),
-    ("OPENSSH PRIVATE KEY", "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW", 396, 70, ""),
-    ("PRIVATE KEY", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQ", 1624, 64, ""),
-    ("PRIVATE KEY", "MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg", 184, 64, ""),
-    ("ENCRYPTED PRIVATE KEY", "MIIFHDBOBgkqhkiG9w0BBQ0wQTApBgkqhkiG9w0BBQwwHAQI", 1756, 64, ""),
-    ("RSA PRIVATE KEY", "", 1600, 64, "Proc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,{IV}\n\n"),
-    ("PGP PRIVATE KEY BLOCK", "lQOYBG", 1300, 64, "\n"),
-    ("DSA PRIVATE KEY", "MIIBuwIBAAKBgQ", 588, 64, ""),
+PEM_FORMS: tuple[tuple[str, str, int, int, str], ...] = tuple(
+    (label, prefix, length, width, extra) for label, prefix, length, width, extra in _DATA["pem_forms"]
 )
 
 
@@ -507,24 +441,7 @@ def _password(g: Gen) -> str:
     return g.s(ALNUM + "!#$%^&*()-_=+[]{}<>?~@:", g.between(14, 24))
 
 
-URL_SCHEMES = (
-    "postgres",
-    "postgresql",
-    "postgresql+psycopg",
-    "mysql",
-    "mysql+pymysql",
-    "mariadb",
-    "mongodb",
-    "mongodb+srv",
-    "redis",
-    "rediss",
-    "amqp",
-    "amqps",
-    "mssql",
-    "smtp",
-    "ftp",
-    "https",
-)
+URL_SCHEMES: tuple[str, ...] = tuple(_DATA["url_schemes"])
 
 
 def url_password_secrets(g: Gen) -> Iterator[Labelled]:
@@ -904,29 +821,7 @@ def _env_reference(g: Gen) -> list[str]:
 
 
 def _none_assignments(g: Gen) -> list[str]:
-    return [
-        "SECRET_KEY = None",
-        'password = ""',
-        "api_key: Optional[str] = None",
-        'token = getpass.getpass("Token: ")',
-        "PASSWORD_MIN_LENGTH = 12",
-        "password_hash = bcrypt.hashpw(password.encode(), bcrypt.gensalt())",
-        "secret = secrets.token_urlsafe(32)",
-        "AUTH_PASSWORD_VALIDATORS = [{'NAME': 'django.contrib.auth.password_validation.MinimumLengthValidator'}]",
-        "token: str = Field(..., min_length=20, repr=False)",
-        "SECRET_KEY: SecretStr",
-        "if not api_key:\n    raise ConfigError('api_key is required')",
-        "password = None  # set by the CLI",
-        "aws_secret_access_key =",
-        "STRIPE_SECRET_KEY=",
-        "api_token: ''",
-        "password: null",
-        "DB_PASSWORD=\nDB_USER=app",
-        'secret_key = request.headers.get("X-Api-Key")',
-        "def rotate(token: str, *, grace_period: timedelta) -> Token:",
-        "class PasswordResetTokenGenerator:",
-        "token_type: Literal['bearer'] = 'bearer'",
-    ]
+    return list(_DATA["none_assignment"])
 
 
 def _prose(g: Gen) -> list[str]:
@@ -1121,27 +1016,11 @@ def _css(g: Gen) -> list[str]:
 
 
 def _documented_examples(g: Gen) -> list[str]:
-    return [
-        "aws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-        "export AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE",
-        "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-        "Authorization: Bearer eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6Ikpva"
-        "G4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
-        "stripe.api_key = 'sk_test_4eC39HqLyjWDarjtT1zdp7dc'  # from Stripe's docs",
-        "curl https://api.stripe.com/v1/charges -u sk_test_4eC39HqLyjWDarjtT1zdp7dc:",
-    ]
+    return list(_DATA["documented_example"])
 
 
 def _dev_defaults(g: Gen) -> list[str]:
-    return [
-        "DATABASE_URL=postgres://postgres:postgres@localhost:5432/app_test",
-        "    environment:\n      POSTGRES_PASSWORD: postgres\n      POSTGRES_USER: postgres",
-        "CELERY_BROKER_URL=amqp://guest:guest@localhost:5672//",
-        "REDIS_URL=redis://localhost:6379/0",
-        "MYSQL_ROOT_PASSWORD: root",
-        "mongodb://root:example@mongo:27017/",
-        "postgresql://postgres:password@127.0.0.1:5432/test",
-    ]
+    return list(_DATA["dev_default_credentials"])
 
 
 def _urls_without_password(g: Gen) -> list[str]:
