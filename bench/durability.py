@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Literal
 os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
 
 from neural_memory.clock import utcnow
-from neural_memory.service import Service, build_service
+from neural_memory.runtime import build_service
+from neural_memory.service import Service
 from neural_memory.settings import Settings
 from neural_memory.stores.sqlite.store import SqliteStore
 from tqdm import tqdm

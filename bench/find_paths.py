@@ -36,12 +36,12 @@ from typing import TYPE_CHECKING, Any
 os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")  # EMF lines would flood the terminal
 
 from neural_memory.clock import to_ms
+from neural_memory.domain.filters import metadata_term
 from neural_memory.engineering.lineage import sharing_metadata
 from neural_memory.ingest.lifecycle import recurrences
 from neural_memory.ingest.supersession import superseders
 from neural_memory.ingest.turn_context import previous_in_session
 from neural_memory.models import ObservationIn
-from neural_memory.search.filters.model import metadata_term
 from neural_memory.service import Service
 from neural_memory.settings import Settings
 from neural_memory.stores.sqlite.rows import RECORD_COLUMNS, record_of

@@ -28,17 +28,19 @@ os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
 from typing import TYPE_CHECKING
 
 from neural_memory.clock import utcnow
+from neural_memory.domain.filters import Filter
 from neural_memory.local.evaluation import beir as evaluation
 from neural_memory.local.evaluation import conversations
 from neural_memory.models import Hit
-from neural_memory.search.filters.model import Filter
+from neural_memory.runtime import build_service
 from neural_memory.search.fusion import fuse
-from neural_memory.service import Service, build_service
 from neural_memory.settings import Settings
 from tqdm import tqdm
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from neural_memory.service import Service
 
 Lists = tuple[list[Hit], list[Hit], tuple[bool, bool]]  # lexical, vector (above the floor), cut
 
@@ -79,7 +81,8 @@ def with_turn_context(talks: list[conversations.Conversation], turns: int) -> No
     """Experiment: embed each turn after the ``turns`` turns before it in its session (the lexical
     index is unchanged). Patches what the service embeds for these turns' texts only."""
     import neural_memory.service as service_module
-    from neural_memory.ingest.prepare import embedding_text, resolved_title
+    from neural_memory.domain.chunking import embedding_text
+    from neural_memory.ingest.prepare import resolved_title
 
     context: dict[tuple[str, str], str] = {}
     for talk in talks:
@@ -102,14 +105,14 @@ def lexical_experiment(title_weight: float | None, k1: float | None, b: float | 
     """Experiment: other BM25 parameters in the embedded store (its mirror reads them at indexing
     and at search; OpenSearch would need the same in its index settings and title boost)."""
     from neural_memory.stores.sqlite import fts as sqlite_fts
-    from neural_memory.stores.sqlite import mirror as sqlite_mirror
+    from neural_memory.stores.sqlite import mirror_search as sqlite_mirror_search
 
     if title_weight is not None:
         sqlite_fts.COLUMN_WEIGHTS["title"] = title_weight
     if k1 is not None:
-        sqlite_mirror.BM25_K1 = k1  # type: ignore[attr-defined]
+        sqlite_mirror_search.BM25_K1 = k1  # type: ignore[attr-defined]
     if b is not None:
-        sqlite_mirror.BM25_B = b  # type: ignore[attr-defined]
+        sqlite_mirror_search.BM25_B = b  # type: ignore[attr-defined]
 
 
 def locomo_queries(service: Service, folder: Path, turn_context: int = 0) -> list[Query]:

@@ -35,7 +35,7 @@ os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
 from neural_memory.local.history.git import GitHistory
 from neural_memory.local.history.progress import peak_rss_mb
 from neural_memory.local.history.sink import EmbeddedSink, run_import
-from neural_memory.service import build_service
+from neural_memory.runtime import build_service
 from neural_memory.settings import Settings
 from tqdm import tqdm
 

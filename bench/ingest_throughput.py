@@ -27,9 +27,10 @@ from pathlib import Path
 os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
 
 from neural_memory.clock import utcnow
-from neural_memory.ingest.prepare import embedding_text, prepare
-from neural_memory.search.tiers import DEFAULT_POLICY, is_embedded, tier_for
-from neural_memory.service import build_service
+from neural_memory.domain.chunking import embedding_text
+from neural_memory.domain.tiers import DEFAULT_POLICY, is_embedded, tier_for
+from neural_memory.ingest.prepare import prepare
+from neural_memory.runtime import build_service
 from neural_memory.settings import Settings
 from tqdm import tqdm
 

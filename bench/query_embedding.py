@@ -3,7 +3,7 @@
     NM_LOCAL_MODEL=<name> python -m bench.query_embedding [--repeats 300]
 
 The embedder is the one the settings build (``NM_LOCAL_MODEL`` picks the row of
-``providers/embeddings/onnx_local.MODELS``); it is loaded and warmed first, then one short query
+``providers/embeddings/local_models.MODELS``); it is loaded and warmed first, then one short query
 is embedded ``--repeats`` times on the calling thread, as a search does. Also prints the size of
 the model's installed files (the model, its tokenizer). The last line is one JSON object.
 """

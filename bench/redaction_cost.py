@@ -27,7 +27,7 @@ os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
 
 from neural_memory.clock import utcnow
 from neural_memory.redaction.observations import redact_all
-from neural_memory.service import build_service
+from neural_memory.runtime import build_service
 from neural_memory.settings import Settings
 from neural_memory.trust.instructions import flags_of
 

@@ -31,10 +31,11 @@ os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
 
 import numpy as np
 from neural_memory.clock import from_iso, to_iso, utcnow
-from neural_memory.ingest.prepare import embedding_text, prepare
+from neural_memory.domain.chunking import embedding_text
+from neural_memory.domain.tiers import DEFAULT_POLICY, is_embedded
+from neural_memory.ingest.prepare import prepare
 from neural_memory.models import SearchRequest
 from neural_memory.providers.embeddings.onnx_local import OnnxLocalEmbedder
-from neural_memory.search.tiers import DEFAULT_POLICY, is_embedded
 from neural_memory.service import Service
 from neural_memory.settings import Settings
 from neural_memory.stores.sqlite.store import SqliteStore
@@ -145,7 +146,7 @@ def measure(data_dir: Path, searches: int, now: Any, label: str) -> dict[str, An
 def vector_recall(store: SqliteStore, embedder: OnnxLocalEmbedder, queries: list[str], now: Any) -> dict[str, float]:
     """Recall@40 of the store's vector retriever against exact brute force over every float32
     vector in SQLite, without a filter and with one (``sources=github``), for ``queries``."""
-    from neural_memory.search.filters.model import Filter
+    from neural_memory.domain.filters import Filter
 
     vectors = np.asarray(embedder.embed(queries, "search_query"), dtype=np.float32)
     conn = store._reader().conn

@@ -23,10 +23,11 @@ os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")  # EMF lines would 
 
 import numpy as np
 from neural_memory.clock import utcnow
-from neural_memory.ingest.prepare import embedding_text, prepare
+from neural_memory.domain.chunking import embedding_text
+from neural_memory.domain.tiers import DEFAULT_POLICY, is_embedded
+from neural_memory.ingest.prepare import prepare
 from neural_memory.models import SearchRequest
 from neural_memory.providers.embeddings.onnx_local import OnnxLocalEmbedder
-from neural_memory.search.tiers import DEFAULT_POLICY, is_embedded
 from neural_memory.service import Service
 from neural_memory.settings import Settings
 from neural_memory.stores.sqlite.store import SqliteStore

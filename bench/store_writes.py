@@ -103,7 +103,7 @@ def _prepared(size: int, now_iso: str) -> tuple[list[Any], dict[int, np.ndarray[
     from neural_memory.clock import from_iso
     from neural_memory.ingest.prepare import prepare
 
-    tiers = _module("neural_memory.search.tiers", "neural_memory.ingest.tiers")
+    tiers = _module("neural_memory.domain.tiers", "neural_memory.ingest.tiers")
     from bench.synthetic import observations
 
     now = from_iso(now_iso)

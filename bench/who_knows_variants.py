@@ -40,13 +40,13 @@ os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
 
 from neural_memory.clock import utcnow
 from neural_memory.engineering import experts as ranking
-from neural_memory.local.evaluation import history as history_eval
+from neural_memory.local.evaluation import imported_history as history_eval
 from neural_memory.local.evaluation.history_truth import RECENT, topics
 from neural_memory.local.evaluation.temporary_service import evaluation_service
 from neural_memory.local.history.git import GitHistory
 from neural_memory.models import ExpertsRequest, SearchRequest
 from neural_memory.settings import Settings
-from neural_memory.use_cases.experts import LATELY
+from neural_memory.use_cases.finding_experts import LATELY
 
 from bench.log_sink import discard_log_output
 

@@ -32,6 +32,7 @@ LOCAL_ONLY = (
     "neural_memory.audit.sqlite",  # the embedded store's audit table
     "neural_memory.providers.embeddings.cache",  # the embedded store's vector cache (a SQLite file)
     "neural_memory.providers.embeddings.onnx_local",
+    "neural_memory.providers.embeddings.local_models",  # the table of local models onnx_local runs
     "neural_memory.providers.model_download",
     "neural_memory.providers.rerank.cross_encoder",  # `rerank: local`: onnxruntime, a pulled model
 )

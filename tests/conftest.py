@@ -21,7 +21,8 @@ os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "neural-memory-test")
 
 from neural_memory.local.serving.gateway import LocalLambdaContext
 from neural_memory.observability import metrics
-from neural_memory.service import Service, set_service
+from neural_memory.runtime import set_service
+from neural_memory.service import Service
 from neural_memory.settings import Settings
 from neural_memory.stores.sqlite.store import SqliteStore
 

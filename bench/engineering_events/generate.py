@@ -60,9 +60,9 @@ def _play(timeline: Timeline) -> Timeline:
 
 def check(events: list[dict[str, Any]], labels: dict[str, Any]) -> None:
     """Raise ``ValueError`` naming the first label the normalizers' output contradicts."""
+    from neural_memory.domain.tiers import DEFAULT_POLICY, expiry_for, tier_for
     from neural_memory.ingest.prepare import observation_id
     from neural_memory.local.ingest.files import load_document
-    from neural_memory.search.tiers import DEFAULT_POLICY, expiry_for, tier_for
 
     found: dict[str, tuple[str, Any]] = {}
     superseded: set[str] = set()

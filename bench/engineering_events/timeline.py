@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from neural_memory.ingest.ids import source_id
+from neural_memory.domain.ids import source_id
 
 Tier = Literal["A", "C", "E"]
 ORG = "harborlabs"

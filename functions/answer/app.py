@@ -8,14 +8,16 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from neural_memory.api.resolver import ERROR_RESPONSES, build_resolver, current_request_id, current_workspace_id
 from neural_memory.models import AnswerRequest, AnswerResponse
 from neural_memory.observability import logger, metrics, tracer
-from neural_memory.service import get_service
+from neural_memory.operations import BY_NAME
+from neural_memory.runtime import get_service
 
 app = build_resolver()
+ANSWER = BY_NAME["answer"]
 
 
 @app.post(
-    "/v1/answer",
-    summary="Answer a question from memory",
+    ANSWER.resolver_path,
+    summary=ANSWER.summary,
     description="An answer grounded in the caller's observations; every citation is a retrieved observation.",
     responses={200: {"description": "The answer and its citations"}, **ERROR_RESPONSES},
     tags=["answer"],

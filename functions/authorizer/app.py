@@ -13,11 +13,8 @@ from aws_lambda_powertools.utilities.data_classes.api_gateway_authorizer_event i
     APIGatewayAuthorizerResponse,
 )
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from neural_memory.auth.keys import extract_api_key, identify, key_problem, note_use
-from neural_memory.clock import utcnow
-from neural_memory.errors import Unauthorized
+from neural_memory.api.authorizer import Refused, admit
 from neural_memory.observability import logger
-from neural_memory.runtime import get_key_store
 
 
 @logger.inject_lambda_context
@@ -32,30 +29,26 @@ def lambda_handler(event: APIGatewayAuthorizerRequestEvent, context: LambdaConte
     A request without the header never gets here: API Gateway refuses it itself (no identity source).
     """
     arn = event.parsed_arn
-    try:
-        key = identify(get_key_store(), extract_api_key(event.headers))
-    except Unauthorized:
-        problem = key_problem(event.headers)
-        logger.info("request refused", extra={"problem": problem})
+    verdict = admit(event.headers)
+    if isinstance(verdict, Refused):
+        logger.info("request refused", extra={"problem": verdict.problem})
         denied = APIGatewayAuthorizerResponse(
             principal_id="unauthenticated",
             region=arn.region,
             aws_account_id=arn.aws_account_id,
             api_id=arn.api_id,
             stage=arn.stage,
-            context={"message": problem},
+            context={"message": verdict.problem},
         )
         denied.deny_all_routes()  # cached per header value for the TTL, like an Allow
         return denied.asdict()
-    note_use(get_key_store(), key, utcnow())
-    caller = key.caller
     policy = APIGatewayAuthorizerResponse(
-        principal_id=key.workspace_id,
+        principal_id=verdict.workspace_id,
         region=arn.region,
         aws_account_id=arn.aws_account_id,
         api_id=arn.api_id,
         stage=arn.stage,
-        context={"workspaceId": key.workspace_id, "keyId": key.key_id, "keyName": caller.name, "role": caller.role},
+        context=dict(verdict.context),
     )
     policy.allow_all_routes()
     return policy.asdict()

@@ -14,7 +14,7 @@ from neural_memory.observability import (
     record_count,
     tracer,
 )
-from neural_memory.service import get_service
+from neural_memory.runtime import get_service
 
 # A batch whose every record failed is still reported record by record, not as an invocation error.
 processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)

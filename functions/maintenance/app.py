@@ -1,53 +1,29 @@
 """Maintenance: the index bootstrap at deploy (a CloudFormation custom resource backed directly by
-this function; it reindexes when the model or mapping changed), the daily purge of expired
-observations and archive of old E ones, a frequent schedule that resumes a reindex the deploy
-could not finish, and ``{"action": "scrub"}``: secrets out of what was stored before redaction,
-until its deadline, answering with the cursor to invoke it again with."""
+this function; it reindexes when the model or mapping changed), and the schedules
+(``use_cases/schedules.py``): the daily purge of expired observations and archive of old E ones, a
+frequent one that resumes a reindex the deploy could not finish, and ``{"action": "scrub"}``."""
 
 import time
 from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from neural_memory.api.custom_resource import physical_id, send_response
-from neural_memory.auth.roles import system
-from neural_memory.clock import utcnow
 from neural_memory.observability import logger, metrics
-from neural_memory.service import get_service
-from neural_memory.stores.opensearch.reindex import RESUME_EVENT
-from neural_memory.use_cases.auditing import ScrubTally
-from neural_memory.use_cases.scrubbing import ScrubCursor
+from neural_memory.runtime import get_service
 
 # Stop a reindex this long before the function's own timeout: its progress is saved, CloudFormation
 # is answered, and the reindex schedule resumes it.
 DEADLINE_MARGIN_MS = 60_000
 
 
-MAINTENANCE = system("maintenance")  # who purges and scrubs, in the audit trail
-
-
 @logger.inject_lambda_context
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    """``RequestType`` (custom resource) → ensure the index and answer CloudFormation; the reindex
-    schedule → resume a reindex if one is needed; the daily schedule → purge and archive."""
+    """``RequestType`` (custom resource) → ensure the index and answer CloudFormation; a schedule's
+    event → its work (``Service.run_schedule``)."""
     if "RequestType" in event:
         return bootstrap(event, context)
-    if event.get("action") == "scrub":
-        tally = ScrubTally(get_service().audit, MAINTENANCE)  # each workspace's count, for its audit trail
-        report = get_service().scrub(
-            ScrubCursor.from_json(event.get("cursor") or {}), deadline=_deadline(context), progress=tally.progress
-        )
-        tally.record(list(tally.redacted))
-        done = {"finished": report.finished, "scanned": report.scanned, "redacted": report.redacted}
-        logger.info("scrub", extra=done)
-        return {**done, "cursor": report.cursor.to_json()}
-    if event.get("action") == RESUME_EVENT["action"]:
-        outcome = get_service().ensure_index(deadline=_deadline(context))
-        logger.info("index check", extra={"outcome": outcome})
-        return {"outcome": outcome}
-    done = get_service().maintain(utcnow(), MAINTENANCE)
-    logger.info("purged expired observations, archived old E ones", extra=done)
-    return done
+    return get_service().run_schedule(event, deadline=_deadline(context))
 
 
 def _deadline(context: LambdaContext) -> float:

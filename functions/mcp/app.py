@@ -1,13 +1,12 @@
 """POST /mcp (GET and DELETE: 405) — MCP's streamable HTTP transport, stateless: the JSON-RPC
 message to ``api/mcp_endpoint.py``, the caller's workspace (the authorizer's) to the tools."""
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from neural_memory.agent_tools.workspace import WorkspaceMemory
 from neural_memory.api import mcp_endpoint
 from neural_memory.api.resolver import (
     ERROR_RESPONSES,
@@ -16,10 +15,12 @@ from neural_memory.api.resolver import (
     current_request_id,
     current_workspace_id,
 )
-from neural_memory.clock import utcnow
 from neural_memory.models import ErrorResponse
 from neural_memory.observability import logger, metrics, tracer
-from neural_memory.service import get_service
+from neural_memory.runtime import get_service
+
+if TYPE_CHECKING:
+    from neural_memory.agent_tools.calling import Memory
 
 # The store is built on the first tool call, not for the handshake or the listing.
 app = build_resolver(needs_service=False)
@@ -46,8 +47,10 @@ def _reply(reply: mcp_endpoint.HttpReply) -> Response[str]:
     return Response(status_code=reply.status, body=reply.body, headers=reply.headers)
 
 
-def _memory() -> WorkspaceMemory:
-    return WorkspaceMemory(get_service(), current_workspace_id(app), current_request_id(app), current_caller(app))
+def _memory() -> "Memory":
+    return mcp_endpoint.memory_of(
+        get_service(), current_workspace_id(app), current_request_id(app), current_caller(app)
+    )
 
 
 @app.post(
@@ -64,7 +67,7 @@ def _memory() -> WorkspaceMemory:
 def post() -> Response[str]:
     """One JSON-RPC message from an MCP client."""
     event = app.current_event
-    return _reply(mcp_endpoint.serve_post(event.decoded_body or "", event.headers, _memory, utcnow()))
+    return _reply(mcp_endpoint.serve_post(event.decoded_body or "", event.headers, _memory))
 
 
 @app.route(

@@ -16,7 +16,6 @@ from neural_memory.api.resolver import (
     current_request_id,
     current_workspace_id,
 )
-from neural_memory.audit.trail import DEFAULT_PAGE, MAX_PAGE, Action, AuditQuery
 from neural_memory.models import (
     DEFAULT_LINEAGE,
     MAX_LINEAGE,
@@ -32,10 +31,18 @@ from neural_memory.models import (
     PromoteRequest,
     Timestamp,
 )
+from neural_memory.models.audit import DEFAULT_PAGE, MAX_PAGE, Action, AuditQuery
 from neural_memory.observability import logger, metrics, tracer
-from neural_memory.service import get_service
+from neural_memory.operations import BY_NAME
+from neural_memory.runtime import get_service
 
 app = build_resolver()
+ADD = BY_NAME["add"]
+AUDIT = BY_NAME["audit"]
+DELETE = BY_NAME["delete"]
+GET = BY_NAME["get"]
+LINEAGE = BY_NAME["lineage"]
+PROMOTE = BY_NAME["promote"]
 _NOT_FOUND: dict[int, OpenAPIResponse] = {
     404: {
         "description": "No such observation in the caller's workspace",
@@ -45,8 +52,8 @@ _NOT_FOUND: dict[int, OpenAPIResponse] = {
 
 
 @app.post(
-    "/v1/observations",
-    summary="Ingest observations",
+    ADD.resolver_path,
+    summary=ADD.summary,
     description="Upsert 1..100 observations; the same id (or source event) updates in place. "
     "An id twice in one request is a 400 naming the later one (`observations.N.id`). Needs a `write` key; "
     "changing an observation another key wrote needs `admin`. Each stored observation's `createdBy` is the "
@@ -70,8 +77,8 @@ def ingest(request: Annotated[ObservationsRequest, Body()]) -> ObservationsRespo
 
 
 @app.get(
-    "/v1/observations/<id>",
-    summary="Read an observation",
+    GET.resolver_path,
+    summary=GET.summary,
     responses={200: {"description": "The observation"}, **_NOT_FOUND, **ERROR_RESPONSES},
     tags=["observations"],
 )
@@ -82,8 +89,8 @@ def read(id: Annotated[ObservationId, Path()]) -> ObservationOut:  # the path pa
 
 
 @app.delete(
-    "/v1/observations/<id>",
-    summary="Delete an observation",
+    DELETE.resolver_path,
+    summary=DELETE.summary,
     description="Needs a `write` key for an observation the key wrote, `admin` for any other.",
     responses={200: {"description": "Deleted, with all its chunks"}, **_NOT_FOUND, **ERROR_RESPONSES},
     tags=["observations"],
@@ -95,8 +102,8 @@ def delete(id: Annotated[ObservationId, Path()]) -> DeleteResponse:
 
 
 @app.get(
-    "/v1/observations/<id>/lineage",
-    summary="Why an observation changed",
+    LINEAGE.resolver_path,
+    summary=LINEAGE.summary,
     description="Its supersession chain both ways (the versions it replaced and those that replaced it), and the "
     "observations sharing an engineering key with it in their metadata (a commit sha, a pull request or issue, a "
     "deployment id), oldest first, each with every link that brought it in.",
@@ -115,8 +122,8 @@ def lineage(
 
 
 @app.post(
-    "/v1/observations/<id>/promote",
-    summary="Promote an observation from C to A",
+    PROMOTE.resolver_path,
+    summary=PROMOTE.summary,
     description="Keep a collaborative (C) observation for good: tier A, no expiry; who (the API key) and why "
     "(`reason`) are recorded on it. Needs a `write` key (any observation of the workspace: its content is unchanged).",
     responses={
@@ -139,8 +146,8 @@ def promote(id: Annotated[ObservationId, Path()], request: Annotated[PromoteRequ
 
 
 @app.get(
-    "/v1/audit",
-    summary="The audit trail",
+    AUDIT.resolver_path,
+    summary=AUDIT.summary,
     description="What was done to the workspace's memory, newest first: each write, change, delete, promotion, "
     "scrub, purge, key creation and revocation, with when, the key's name, the ids and counts (never content). "
     "Needs an `admin` key. Filter by `key` (a key's name), `action`, `start` and `end`; pass the reply's "

@@ -25,11 +25,15 @@ from neural_memory.models import (
     Tier,
     Timestamp,
 )
+from neural_memory.models.facets import DEFAULT_FACET_VALUES, MAX_FACET_VALUES, facet_filters
 from neural_memory.observability import logger, metrics, tracer
-from neural_memory.search.facets import DEFAULT_FACET_VALUES, MAX_FACET_VALUES, facet_filters
-from neural_memory.service import get_service
+from neural_memory.operations import BY_NAME
+from neural_memory.runtime import get_service
 
 app = build_resolver()
+EXPERTS = BY_NAME["experts"]
+FACETS = BY_NAME["facets"]
+SEARCH = BY_NAME["search"]
 
 # The filters of GET /v1/facets and GET /v1/experts, declared once (repeat a parameter for several values).
 SourcesParam = Annotated[
@@ -51,8 +55,8 @@ EndParam = Annotated[Timestamp | None, Query(description="occurredAt at or befor
 
 
 @app.post(
-    "/v1/search",
-    summary="Search observations",
+    SEARCH.resolver_path,
+    summary=SEARCH.summary,
     description="Filtered hybrid search over the caller's workspace, with scores and per-stage latency.",
     responses={200: {"description": "Results, best first"}, **ERROR_RESPONSES},
     tags=["search"],
@@ -64,8 +68,8 @@ def search(request: Annotated[SearchRequest, Body()]) -> SearchResponse:
 
 
 @app.get(
-    "/v1/facets",
-    summary="Count observations per filter value",
+    FACETS.resolver_path,
+    summary=FACETS.summary,
     description="For sources, observation types, actors and tiers: how many live observations of the caller's "
     "workspace hold each value, the most frequent first. Each field is counted under every filter given except "
     "its own (a chosen source leaves the other sources their counts); `total` matches all of them. Repeat a "
@@ -111,8 +115,8 @@ _EXPERTS_DESCRIPTION = (
 
 
 @app.post(
-    "/v1/experts",
-    summary="Who knows about a subject",
+    EXPERTS.resolver_path,
+    summary=EXPERTS.summary,
     description=_EXPERTS_DESCRIPTION,
     responses={200: {"description": "Actors, best first"}, **ERROR_RESPONSES},
     tags=["search"],
@@ -124,8 +128,8 @@ def experts(request: Annotated[ExpertsRequest, Body()]) -> ExpertsResponse:
 
 
 @app.get(
-    "/v1/experts",
-    summary="Who knows about a subject",
+    EXPERTS.resolver_path,
+    summary=EXPERTS.summary,
     description=_EXPERTS_DESCRIPTION + " The filters are those of `GET /v1/facets` (repeat one for several values), "
     "and `fresh`.",
     responses={200: {"description": "Actors, best first"}, **ERROR_RESPONSES},

@@ -11,7 +11,7 @@ from neural_memory.api.resolver import ERROR_RESPONSES, build_resolver
 from neural_memory.api.webhooks import EventSink, build_event_sink, receive
 from neural_memory.models import ErrorResponse, WebhookReceipt
 from neural_memory.observability import logger, metrics, tracer
-from neural_memory.service import current_settings
+from neural_memory.runtime import current_settings
 
 app = build_resolver(needs_service=False)  # the receiver reads settings only: no store, no model
 _sinks: dict[str | None, EventSink] = {}  # by bus: built on the first delivery, the client kept

@@ -12,8 +12,8 @@ from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
-from neural_memory.stores.opensearch.reindex import RESUME_EVENT
 from neural_memory.stores.opensearch.workspace_indices import LAYOUT
+from neural_memory.use_cases.schedules import RESUME_EVENT
 
 from infra.constants import SERVICE_NAME
 

@@ -16,7 +16,7 @@ from neural_memory.auth.keys import issue_key
 from neural_memory.auth.sqlite import SqliteKeyStore
 from neural_memory.clock import utcnow
 from neural_memory.local.serving.gateway import LocalGateway
-from neural_memory.service import build_service, set_service
+from neural_memory.runtime import build_service, set_service
 from neural_memory.settings import Settings
 
 

@@ -681,7 +681,8 @@ LONG = " ".join(f"Step {i} of the runbook restarts worker {i} and checks its que
 def _passages(observation: dict[str, Any]) -> list[str]:
     """The texts the functions embed for an observation: its title and each passage, cut with the
     stack's chunking (the settings' defaults)."""
-    from neural_memory.ingest.prepare import embedding_text, prepare
+    from neural_memory.domain.chunking import embedding_text
+    from neural_memory.ingest.prepare import prepare
     from neural_memory.models import ObservationIn
     from neural_memory.settings import Settings
 

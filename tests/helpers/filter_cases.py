@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from neural_memory.search.tiers import DEFAULT_POLICY
+from neural_memory.domain.tiers import DEFAULT_POLICY
 
 from tests.helpers.events import NOW
 

@@ -13,7 +13,8 @@ from neural_memory.auth.sqlite import SqliteKeyStore
 from neural_memory.local.serving.demo import ensure_demo
 from neural_memory.local.serving.gateway import LocalGateway
 from neural_memory.local.serving.server import LocalApiServer
-from neural_memory.service import Service, set_service
+from neural_memory.runtime import set_service
+from neural_memory.service import Service
 from neural_memory.settings import Settings
 from neural_memory.stores.sqlite.store import SqliteStore
 

@@ -11,7 +11,7 @@ from neural_memory.stores.sqlite.fts import COLUMN_WEIGHTS, TOKENIZE, query_word
 if TYPE_CHECKING:
     import sqlite3
 
-    from neural_memory.search.filters.model import Filter
+    from neural_memory.domain.filters import Filter
 
 
 def render_sqlite(flt: Filter, table: str = "o") -> tuple[str, list[object]]:

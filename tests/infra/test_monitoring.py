@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx2
 import pytest
-from neural_memory.service import set_service
+from neural_memory.runtime import set_service
 from neural_memory.settings import SearchSettings
 
 from functions.answer import app as answer_app

@@ -9,9 +9,9 @@ import pytest
 from aws_cdk.assertions import Match
 from neural_memory.stores.opensearch import mapping
 from neural_memory.stores.opensearch.mapping import SCHEMA_VERSION, fingerprint
-from neural_memory.stores.opensearch.reindex import RESUME_EVENT
 from neural_memory.stores.opensearch.workspace_indices import LAYOUT
 from neural_memory.stores.record_fields import RECORD_FIELDS
+from neural_memory.use_cases.schedules import RESUME_EVENT
 
 from infra.constants import MAINTENANCE_TIMEOUT_S
 from infra.stacks.service_stack import AFTER_BOOTSTRAP, WRITERS

@@ -10,7 +10,8 @@ import httpx2
 import pytest
 from neural_memory.answer.answering import AnthropicAnswerer
 from neural_memory.models import AnswerRequest
-from neural_memory.service import Service, set_service
+from neural_memory.runtime import set_service
+from neural_memory.service import Service
 from neural_memory.stores.sqlite.store import SqliteStore
 
 from functions.answer import app as answer_app

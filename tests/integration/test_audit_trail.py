@@ -10,11 +10,11 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 import pytest
-from neural_memory.audit.trail import AuditQuery
 from neural_memory.auth.roles import Caller
 from neural_memory.clock import utcnow
 from neural_memory.errors import Forbidden
 from neural_memory.models import SearchRequest
+from neural_memory.models.audit import AuditQuery
 from neural_memory.service import Service
 from neural_memory.stores.base import read_one
 
@@ -123,8 +123,8 @@ def test_a_scrub_by_the_command_and_by_the_maintenance_function_is_in_the_trail(
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from neural_memory.local.serving.gateway import LocalLambdaContext
-    from neural_memory.service import set_service
-    from neural_memory.stores.sqlite.db import release
+    from neural_memory.runtime import set_service
+    from neural_memory.stores.sqlite.files import release
     from neural_memory.stores.sqlite.store import SqliteStore
     from neural_memory.use_cases import scrubbing as scrub_module
 

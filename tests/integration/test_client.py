@@ -37,7 +37,7 @@ from neural_memory.models import (
     SearchFilters,
     SearchResponse,
 )
-from neural_memory.service import get_service, set_service
+from neural_memory.runtime import get_service, set_service
 from neural_memory.settings import get_settings
 
 from tests.helpers.events import EVENTS

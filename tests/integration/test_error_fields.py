@@ -16,7 +16,8 @@ from neural_memory.auth.sqlite import SqliteKeyStore
 from neural_memory.local.mcp_server.backends import EmbeddedBackend
 from neural_memory.local.mcp_server.tools import build_server
 from neural_memory.local.serving.gateway import LocalGateway, openapi_document
-from neural_memory.service import Service, set_service
+from neural_memory.runtime import set_service
+from neural_memory.service import Service
 from neural_memory.stores.sqlite.store import SqliteStore
 
 from tests.helpers.events import NOW

@@ -28,7 +28,7 @@ def _open_under(folder: Path) -> list[str]:
             target = os.readlink(f"/proc/self/fd/{fd}")
         except OSError:  # closed meanwhile (the listing's own descriptor)
             continue
-        # The holders lock (not SQLite's: stores/sqlite/db.py) is the process's for its life, by design.
+        # The holders lock (not SQLite's: stores/sqlite/files.py) is the process's for its life, by design.
         if target.startswith(str(folder)) and ".holders" not in target:
             held.append(target)
     return held

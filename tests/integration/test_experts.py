@@ -14,7 +14,8 @@ from neural_memory.auth.sqlite import SqliteKeyStore
 from neural_memory.clock import utcnow
 from neural_memory.local.serving.gateway import LocalGateway
 from neural_memory.models import ExpertsRequest, ExpertsResponse
-from neural_memory.service import Service, set_service
+from neural_memory.runtime import set_service
+from neural_memory.service import Service
 from neural_memory.stores.sqlite.store import SqliteStore
 
 from tests.helpers.fakes import HashEmbedder

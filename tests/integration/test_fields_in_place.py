@@ -20,9 +20,9 @@ from neural_memory.service import Service
 from neural_memory.stores.base import read_one
 from neural_memory.stores.opensearch.index import OpenSearchAdmin
 from neural_memory.stores.opensearch.mapping import ADDED_IN_PLACE, SCHEMA_VERSION, index_body
-from neural_memory.stores.opensearch.reindex import bootstrap
 from neural_memory.stores.opensearch.store import OpenSearchStore
 from neural_memory.stores.opensearch.workspace_indices import all_alias, workspace_alias
+from neural_memory.use_cases.index_bootstrap import bootstrap
 from opensearchpy import OpenSearch
 
 from tests.helpers.fakes import HashEmbedder

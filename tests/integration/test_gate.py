@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 import httpx2
 import pytest
+from neural_memory.domain.filters import filter_fields
 from neural_memory.models import SearchFilters
 from neural_memory.providers.llm import claude_tool
-from neural_memory.search.filters.model import filter_fields
 
 from tests.helpers.pipeline import (
     DEPLOY_NOTES,

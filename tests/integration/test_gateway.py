@@ -15,7 +15,8 @@ from neural_memory.auth.keys import issue_key, revoke
 from neural_memory.clock import utcnow
 from neural_memory.local.serving.gateway import LocalGateway, authorizer_event
 from neural_memory.observability import logger
-from neural_memory.service import Service, set_service
+from neural_memory.runtime import set_service
+from neural_memory.service import Service
 from neural_memory.stores.sqlite.store import SqliteStore
 
 from tests.helpers.events import load_event

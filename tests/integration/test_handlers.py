@@ -6,7 +6,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from neural_memory.service import Service, set_service
+from neural_memory.runtime import set_service
+from neural_memory.service import Service
 from neural_memory.stores.sqlite.store import SqliteStore
 
 from functions.observations import app as observations_app

@@ -20,7 +20,8 @@ from neural_memory.auth.factory import build_key_store
 from neural_memory.local.ingest.files import load_document
 from neural_memory.local.ingest.runner import ingest_loaded
 from neural_memory.local.serving.gateway import LocalGateway
-from neural_memory.service import Service, set_service
+from neural_memory.runtime import set_service
+from neural_memory.service import Service
 from neural_memory.settings import Settings
 from neural_memory.stores.sqlite.store import SqliteStore
 

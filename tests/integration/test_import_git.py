@@ -18,7 +18,8 @@ from neural_memory.local.cli import main
 from neural_memory.local.serving.gateway import LocalGateway
 from neural_memory.models import SearchRequest
 from neural_memory.providers import embeddings
-from neural_memory.service import Service, set_service
+from neural_memory.runtime import set_service
+from neural_memory.service import Service
 from neural_memory.settings import Settings
 from neural_memory.stores.sqlite.store import SqliteStore
 

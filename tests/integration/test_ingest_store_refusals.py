@@ -11,7 +11,8 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from neural_memory.service import Service, set_service
+from neural_memory.runtime import set_service
+from neural_memory.service import Service
 from neural_memory.settings import Settings
 from neural_memory.stores.base import read_one
 from neural_memory.stores.opensearch.index import OpenSearchAdmin

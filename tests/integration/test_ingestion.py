@@ -17,7 +17,8 @@ from neural_memory.local.ingest.dlq import redrive
 from neural_memory.local.ingest.files import Loaded, load_file
 from neural_memory.local.ingest.runner import ingest_loaded, read_failures, write_failures
 from neural_memory.providers.embeddings.cohere import CohereEmbedder
-from neural_memory.service import Service, set_service
+from neural_memory.runtime import set_service
+from neural_memory.service import Service
 from neural_memory.stores.opensearch.index import OpenSearchAdmin
 from neural_memory.stores.opensearch.store import OpenSearchStore
 from neural_memory.stores.sqlite.store import SqliteStore

@@ -20,8 +20,9 @@ from neural_memory.errors import Conflict, NotFound
 from neural_memory.ingest import lifecycle
 from neural_memory.local.serving.gateway import LocalGateway
 from neural_memory.models import AnswerRequest, SearchRequest
+from neural_memory.runtime import set_service
 from neural_memory.search.expansion import reply_bytes
-from neural_memory.service import Service, set_service
+from neural_memory.service import Service
 from neural_memory.stores.base import read_one
 from neural_memory.stores.sqlite.store import SqliteStore
 

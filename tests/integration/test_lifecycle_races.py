@@ -14,19 +14,20 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from neural_memory.domain.ids import recurrence_key
+from neural_memory.domain.record_rules import lifecycle_state
 from neural_memory.errors import Conflict
 from neural_memory.ingest import lifecycle
-from neural_memory.ingest.ids import recurrence_key
 from neural_memory.ingest.lifecycle import embedded
 from neural_memory.models import SearchRequest
 from neural_memory.service import Service
 from neural_memory.settings import Settings
-from neural_memory.stores.base import RecordChanged, lifecycle_state, read_one
+from neural_memory.stores.base import RecordChanged, read_one
 from neural_memory.stores.opensearch.documents import doc_id
 from neural_memory.stores.opensearch.index import OpenSearchAdmin
-from neural_memory.stores.opensearch.reindex import Reindexer
 from neural_memory.stores.opensearch.store import OpenSearchStore
 from neural_memory.stores.sqlite.store import SqliteStore
+from neural_memory.use_cases.reindexing import Reindexer
 from opensearchpy import OpenSearch
 
 from tests.helpers.fakes import HashEmbedder

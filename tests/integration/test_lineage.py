@@ -17,7 +17,8 @@ from neural_memory.engineering.lineage import sharing_metadata
 from neural_memory.errors import NotFound
 from neural_memory.local.ingest.files import expand, load_file
 from neural_memory.local.serving.gateway import LocalGateway
-from neural_memory.service import Service, set_service
+from neural_memory.runtime import set_service
+from neural_memory.service import Service
 from neural_memory.stores.base import read_one
 from neural_memory.stores.sqlite.store import SqliteStore
 

@@ -7,17 +7,16 @@ from typing import TYPE_CHECKING
 
 import pytest
 from neural_memory.errors import ConfigurationError
-from neural_memory.providers.embeddings.onnx_local import (
+from neural_memory.providers.embeddings.local_models import (
     DEFAULT_MODEL,
     DIMENSION,
     MAX_TOKENS,
     MODEL_SHA256,
     MODELS,
-    OnnxLocalEmbedder,
     default_model_path,
     default_tokenizer_path,
-    sha256_of,
 )
+from neural_memory.providers.embeddings.onnx_local import OnnxLocalEmbedder, sha256_of
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -116,8 +115,7 @@ def test_documents_embedded_in_the_background_equal_those_embedded_inline_at_low
 
 
 def test_every_passage_of_technical_text_fits_the_models_window_whole() -> None:
-    from neural_memory.ingest.chunking import Chunking, chunk_text
-    from neural_memory.ingest.prepare import embedding_text
+    from neural_memory.domain.chunking import Chunking, chunk_text, embedding_text
     from tokenizers import Tokenizer
 
     # Given a long abstract of rare words (WordPiece splits them: several pieces per word)

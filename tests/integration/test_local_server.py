@@ -450,7 +450,7 @@ def test_waitress_own_refusals_answer_the_envelope(server: Running) -> None:
 
 def test_requests_run_at_once_not_one_after_another(server: Running, monkeypatch: pytest.MonkeyPatch) -> None:
     # Given a search that can finish only when a second search and a GET are running with it
-    from neural_memory.service import get_service
+    from neural_memory.runtime import get_service
 
     service = get_service()
     together = threading.Barrier(3, timeout=10)

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from neural_memory.domain import bm25
+from neural_memory.domain.filters import Filter
 from neural_memory.ingest import lifecycle
-from neural_memory.search import bm25
-from neural_memory.search.filters.model import Filter
 from neural_memory.stores.base import read_one
 from neural_memory.stores.sqlite.store import SqliteStore
 

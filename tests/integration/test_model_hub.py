@@ -18,7 +18,7 @@ from neural_memory.models import ObservationIn, SearchRequest
 from neural_memory.providers import hub_models
 from neural_memory.providers.hub_models import MANIFEST, models_dir
 from neural_memory.providers.model_download import ChecksumMismatch, DownloadFailed, pull
-from neural_memory.service import build_service
+from neural_memory.runtime import build_service
 from neural_memory.settings import Settings
 from neural_memory.stores.sqlite.store import SqliteStore
 

@@ -9,10 +9,10 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from neural_memory.domain.tiers import DEFAULT_POLICY
 from neural_memory.errors import ConfigurationError, StoreRejected
 from neural_memory.ingest import lifecycle
 from neural_memory.ingest.prepare import prepare
-from neural_memory.search.tiers import DEFAULT_POLICY
 from neural_memory.settings import Settings
 from neural_memory.stores.base import read_one
 from neural_memory.stores.opensearch.client import build_client

@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
+from neural_memory.domain.filters import Filter
 from neural_memory.models import Chunk, ObservationRecord
-from neural_memory.search.filters.model import Filter
 from neural_memory.stores.base import IndexedObservation
 from neural_memory.stores.sqlite import store as sqlite_store
+from neural_memory.stores.sqlite import store_writes as sqlite_store_writes
 from neural_memory.stores.sqlite.store import SqliteStore
 
 if TYPE_CHECKING:
@@ -26,6 +27,12 @@ NOW = datetime(2025, 12, 14, tzinfo=UTC)
 MODEL = "test-model"
 DIMENSION = 32
 COUNT = 3000
+
+
+def _partition_from(monkeypatch: pytest.MonkeyPatch, threshold: int) -> None:
+    # The store's reads and its writes each partition the mirror past the threshold.
+    for module in (sqlite_store, sqlite_store_writes):
+        monkeypatch.setattr(module, "PARTITION_FROM", threshold)
 
 
 def _observation(i: int, vector: NDArray[np.float32]) -> IndexedObservation:
@@ -63,7 +70,7 @@ def test_partitioned_search_has_exact_scores_high_recall_and_survives_a_restart(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given a store past the partitioning threshold (lowered for the test)
-    monkeypatch.setattr(sqlite_store, "PARTITION_FROM", 1000)
+    _partition_from(monkeypatch, 1000)
     vectors = _vectors(COUNT, seed=1)
     store = SqliteStore(tmp_path / "memory.db")
     store.write("acme", [_observation(i, v) for i, v in enumerate(vectors)])
@@ -109,7 +116,7 @@ def test_partitioned_search_has_exact_scores_high_recall_and_survives_a_restart(
 
 def test_a_damaged_partitions_file_is_rebuilt_never_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Given a partitioned store whose saved partitions file was damaged while it was stopped
-    monkeypatch.setattr(sqlite_store, "PARTITION_FROM", 1000)
+    _partition_from(monkeypatch, 1000)
     vectors = _vectors(1500, seed=3)
     store = SqliteStore(tmp_path / "memory.db")
     store.write("acme", [_observation(i, v) for i, v in enumerate(vectors)])
@@ -131,7 +138,7 @@ def test_a_store_that_grows_past_the_threshold_moves_its_vectors_into_partitions
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given a store searched while small (its mirror holds float32 vectors)
-    monkeypatch.setattr(sqlite_store, "PARTITION_FROM", 1000)
+    _partition_from(monkeypatch, 1000)
     vectors = _vectors(1600, seed=4)
     store = SqliteStore(tmp_path / "memory.db")
     store.write("acme", [_observation(i, v) for i, v in enumerate(vectors[:800])])

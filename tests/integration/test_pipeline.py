@@ -7,7 +7,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 import pytest
-from neural_memory.search.filters.model import Filter
+from neural_memory.domain.filters import Filter
 from neural_memory.stores.base import read_one
 from neural_memory.stores.sqlite.store import SqliteStore
 

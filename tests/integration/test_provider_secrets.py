@@ -11,7 +11,7 @@ from moto import mock_aws
 from neural_memory.errors import ConfigurationError, SecretUnavailable
 from neural_memory.models import AnswerRequest
 from neural_memory.providers.secrets import forget_secrets
-from neural_memory.service import build_service
+from neural_memory.runtime import build_service
 from neural_memory.settings import Settings
 
 from tests.helpers.pipeline import DEPLOY_NOTES, request

@@ -21,7 +21,8 @@ import subprocess
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from neural_memory.service import Service, set_service
+from neural_memory.runtime import set_service
+from neural_memory.service import Service
 from neural_memory.settings import Settings
 from neural_memory.stores.sqlite.store import SqliteStore
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from neural_memory.service import Service, set_service
+from neural_memory.runtime import set_service
+from neural_memory.service import Service
 from neural_memory.stores.opensearch.store import OpenSearchStore
 from neural_memory.stores.sqlite.store import SqliteStore
 from opensearchpy import OpenSearch

@@ -13,9 +13,10 @@ from neural_memory.models import SearchRequest
 from neural_memory.service import Service
 from neural_memory.stores.base import read_one
 from neural_memory.stores.opensearch.index import OpenSearchAdmin, ReindexBusy
-from neural_memory.stores.opensearch.reindex import Reindexer, bootstrap
 from neural_memory.stores.opensearch.store import OpenSearchStore
 from neural_memory.stores.opensearch.workspace_indices import workspace_alias
+from neural_memory.use_cases.index_bootstrap import bootstrap
+from neural_memory.use_cases.reindexing import Reindexer
 from opensearchpy import OpenSearch
 
 from tests.helpers.fakes import HashEmbedder

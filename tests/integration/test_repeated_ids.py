@@ -14,7 +14,7 @@ from neural_memory.auth.sqlite import SqliteKeyStore
 from neural_memory.local.ingest.files import load_file
 from neural_memory.local.ingest.runner import ingest_loaded
 from neural_memory.local.serving.gateway import LocalGateway
-from neural_memory.service import set_service
+from neural_memory.runtime import set_service
 from neural_memory.settings import Settings
 from neural_memory.stores.base import read_one
 

@@ -17,7 +17,7 @@ from neural_memory.models import ObservationIn
 from neural_memory.service import Service
 from neural_memory.settings import Settings
 from neural_memory.stores.opensearch.store import OpenSearchStore
-from neural_memory.stores.sqlite.db import release
+from neural_memory.stores.sqlite.files import release
 from neural_memory.stores.sqlite.store import SqliteStore
 from neural_memory.use_cases import scrubbing as scrub_module
 from opensearchpy import OpenSearch
@@ -137,7 +137,7 @@ def test_the_maintenance_function_scrubs_until_its_deadline_and_answers_with_its
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from neural_memory.local.serving.gateway import LocalLambdaContext
-    from neural_memory.service import set_service
+    from neural_memory.runtime import set_service
 
     from functions.maintenance import app as maintenance_app
     from tests.helpers.fakes import HashEmbedder

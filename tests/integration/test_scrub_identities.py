@@ -19,7 +19,7 @@ from neural_memory.service import Service
 from neural_memory.settings import Settings
 from neural_memory.stores.find import Find
 from neural_memory.stores.opensearch.store import OpenSearchStore
-from neural_memory.stores.sqlite.db import release
+from neural_memory.stores.sqlite.files import release
 from neural_memory.stores.sqlite.store import SqliteStore
 from opensearchpy import OpenSearch
 

@@ -8,8 +8,8 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 import pytest
+from neural_memory.domain.ids import text_key
 from neural_memory.providers.embeddings.cache import EmbeddingCache
-from neural_memory.providers.embeddings.vector_cache import text_key
 from neural_memory.stores.base import read_one
 from neural_memory.stores.sqlite.store import SqliteStore
 from neural_memory.use_cases.chat_turns import ChatTurns

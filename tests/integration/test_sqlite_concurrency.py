@@ -8,8 +8,8 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from neural_memory.domain.filters import Filter
 from neural_memory.models import SearchRequest
-from neural_memory.search.filters.model import Filter
 from neural_memory.service import Service
 from neural_memory.settings import Settings
 from neural_memory.stores.sqlite.store import SqliteStore

@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import pytest
+from neural_memory.domain import bm25
+from neural_memory.domain.filters import Filter
 from neural_memory.models import ObservationIn
-from neural_memory.search import bm25
-from neural_memory.search.filters.model import Filter
 from neural_memory.service import Service
 from neural_memory.stores.sqlite.store import SqliteStore
 
@@ -86,7 +86,7 @@ def test_lexical_ranking_and_scores_equal_bm25_with_the_stores_k1_and_b(settings
     store = _two_workspaces(settings)
     # When the mirror retrieves lexically for acme
     hits = store.retrieve("acme", text=query, vector=None, model_id=None, flt=Filter(live_at=NOW), limit=50).lexical
-    # Then it returns the BM25 (k1 and b of neural_memory.search.bm25) of every acme chunk holding a query
+    # Then it returns the BM25 (k1 and b of neural_memory.domain.bm25) of every acme chunk holding a query
     # word, best first, relative to the best
     conn = store._reader().conn
     acme = dict(

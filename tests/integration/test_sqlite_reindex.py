@@ -12,11 +12,11 @@ import time
 from typing import TYPE_CHECKING
 
 import pytest
+from neural_memory.domain.chunking import embedding_text
+from neural_memory.domain.filters import Filter
 from neural_memory.errors import StoreModelMismatch
-from neural_memory.ingest.prepare import embedding_text
 from neural_memory.models import SearchRequest
 from neural_memory.providers.embeddings.cache import EmbeddingCache
-from neural_memory.search.filters.model import Filter
 from neural_memory.service import Service
 from neural_memory.stores.base import read_one
 from neural_memory.stores.factory import ensure_store

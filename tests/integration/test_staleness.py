@@ -17,14 +17,16 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from neural_memory.auth.factory import build_key_store
+from neural_memory.domain.record_rules import CLAIM_TYPES
 from neural_memory.engineering.staleness import referencing, set_marks
 from neural_memory.ingest import lifecycle
 from neural_memory.ingest.normalizers import normalize_eventbridge
 from neural_memory.local.serving.gateway import LocalGateway
 from neural_memory.models import SearchRequest
-from neural_memory.service import Service, set_service
+from neural_memory.runtime import set_service
 from neural_memory.settings import Settings
-from neural_memory.stores.base import CLAIM_TYPES, read_one
+from neural_memory.stores.base import read_one
+from neural_memory.stores.opensearch import patches as opensearch_patches
 from neural_memory.stores.opensearch import store as opensearch_store
 from neural_memory.stores.opensearch.index import OpenSearchAdmin
 from opensearchpy import OpenSearch
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from neural_memory.local.serving.gateway import LocalLambdaContext
+    from neural_memory.service import Service
 
 pytestmark = pytest.mark.integration
 
@@ -208,7 +211,9 @@ def test_a_push_written_while_opensearch_reindexes_marks_the_note_in_the_new_ind
 
 
 def test_every_observation_naming_a_path_is_found_however_many(svc: Service, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(opensearch_store, "MARK_PAGE", 2)  # OpenSearch reads them page by page
+    # OpenSearch reads them page by page, and marks them page by page
+    monkeypatch.setattr(opensearch_store, "MARK_PAGE", 2)
+    monkeypatch.setattr(opensearch_patches, "MARK_PAGE", 2)
     svc.index("acme", [_noted(f"n{i}", BEFORE + timedelta(minutes=i)) for i in range(5)])
     svc.index("acme", _normalized(_push()))
     found = referencing(svc.store, "acme", ["acme/console:docs/auth.md"], NOW)

@@ -16,12 +16,12 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from neural_memory.domain import bm25
+from neural_memory.domain.filters import Filter
 from neural_memory.errors import ConfigurationError, StoreModelMismatch
 from neural_memory.ingest import lifecycle
 from neural_memory.ingest.turn_context import previous_in_session
 from neural_memory.models import Chunk, ObservationIn, ObservationRecord, SearchFilters
-from neural_memory.search import bm25
-from neural_memory.search.filters.model import Filter
 from neural_memory.service import Service
 from neural_memory.stores.base import IndexedObservation, read_one
 from neural_memory.stores.find import Find
@@ -232,7 +232,7 @@ def _similarity(client: OpenSearch, index: str) -> dict[str, str]:
 
 def test_opensearch_scores_bm25_with_the_embedded_stores_k1_and_b(osmem_url: str, settings: Settings) -> None:
     from neural_memory.stores.opensearch.mapping import SCHEMA_VERSION
-    from neural_memory.stores.opensearch.reindex import Reindexer
+    from neural_memory.use_cases.reindexing import Reindexer
 
     client = OpenSearch(hosts=[osmem_url])
     # A new index is created with the k1 and b the embedded store's BM25 uses

@@ -9,15 +9,16 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from neural_memory.ingest.prepare import embedding_text, prepare
+from neural_memory.domain.chunking import embedding_text
+from neural_memory.domain.ids import embedding_hash
+from neural_memory.ingest.prepare import prepare
 from neural_memory.observability import METRIC_EMBEDDING_CACHE_HITS, metrics
-from neural_memory.providers.embeddings.vector_cache import embedding_hash
 from neural_memory.service import Service
 from neural_memory.stores.opensearch.index import OpenSearchAdmin
 from neural_memory.stores.opensearch.mapping import SCHEMA_VERSION, index_body
-from neural_memory.stores.opensearch.reindex import Reindexer
 from neural_memory.stores.opensearch.store import OpenSearchStore
 from neural_memory.stores.opensearch.stored_vectors import StoredVectors
+from neural_memory.use_cases.reindexing import Reindexer
 from opensearchpy import OpenSearch
 
 from tests.helpers.fakes import HashEmbedder

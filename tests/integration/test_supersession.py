@@ -173,11 +173,13 @@ def test_every_chunk_of_a_long_replaced_observation_drops_out(
     svc: Service,  # noqa: F811
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    from neural_memory.stores.opensearch import patches as opensearch_patches
     from neural_memory.stores.opensearch import store as opensearch
 
     # Given OpenSearch reading the chunks to mark a few at a time, and a long decision (passages
     # and lexical windows: far more chunks than one page)
     monkeypatch.setattr(opensearch, "MARK_PAGE", 3)
+    monkeypatch.setattr(opensearch_patches, "MARK_PAGE", 3)
     body = " ".join(f"Clause {i}: the billing decision holds for region {i}." for i in range(120))
     svc.index(WS, [note("long", "billing decision long", body, occurred_at=NOW - timedelta(hours=2))])
     # When a newer decision replaces it, Then no chunk of it is found by either retriever

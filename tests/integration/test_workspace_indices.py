@@ -10,16 +10,16 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 import pytest
+from neural_memory.domain.filters import Filter
 from neural_memory.errors import ConfigurationError
 from neural_memory.ingest import lifecycle
-from neural_memory.search.filters.model import Filter
 from neural_memory.service import Service
 from neural_memory.stores.base import read_one
 from neural_memory.stores.opensearch.index import OpenSearchAdmin
 from neural_memory.stores.opensearch.migration import legacy_notice, migrate
-from neural_memory.stores.opensearch.reindex import Reindexer
 from neural_memory.stores.opensearch.store import OpenSearchStore
 from neural_memory.stores.opensearch.workspace_indices import WorkspaceIndices, all_alias, workspace_alias
+from neural_memory.use_cases.reindexing import Reindexer
 from opensearchpy import OpenSearch
 
 from tests.helpers.fakes import HashEmbedder

@@ -23,6 +23,7 @@ LOCAL_CODE = (
     "neural_memory.stores.sqlite.lock",
     "neural_memory.auth.sqlite",
     "neural_memory.providers.embeddings.onnx_local",
+    "neural_memory.providers.embeddings.local_models",
     "neural_memory.providers.rerank.cross_encoder",
     "neural_memory.providers.model_download",
 )

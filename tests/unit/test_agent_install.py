@@ -9,7 +9,8 @@ import subprocess
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from neural_memory.local.agents.claude_code import HOOK_EVENTS, Target, install, installed_target, uninstall
+from neural_memory.local.agents.claude_code import Target, install, installed_target, uninstall
+from neural_memory.local.agents.hook_settings import HOOK_EVENTS
 
 if TYPE_CHECKING:
     from pathlib import Path

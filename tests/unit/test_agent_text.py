@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from neural_memory.local.agents.capture import turn_text
-from neural_memory.local.agents.private import strip_private
+from neural_memory.local.agents.private_spans import strip_private
 from neural_memory.local.agents.recall import named_paths, relevant
 from neural_memory.local.agents.repository import Repository, read_repository
 
@@ -77,6 +77,10 @@ def test_the_hook_loads_the_standard_library_only() -> None:
         "import neural_memory.local.agents.capture, neural_memory.local.agents.memory_client\n"
         "import neural_memory.local.agents.local_server, neural_memory.local.agents.repository\n"
         "import neural_memory.local.agents.hook_state, neural_memory.local.agents.relevance\n"
+        "import neural_memory.local.agents.hook_settings, neural_memory.local.agents.memory_lines\n"
+        "import neural_memory.local.agents.text_budget, neural_memory.local.agents.hook_flags\n"
+        "import neural_memory.local.agents.transcript, neural_memory.local.agents.outbox_redaction\n"
+        "import neural_memory.local.agents.child_process\n"
         "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))\n"
     )
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
@@ -86,7 +90,8 @@ def test_the_hook_loads_the_standard_library_only() -> None:
 
 
 def test_the_hooks_http_reads_a_reply_with_a_length_chunked_or_neither() -> None:
-    from neural_memory.local.agents.memory_client import HttpError, _parsed, quote
+    from neural_memory.local.agents.memory_client import HttpError, _parsed
+    from neural_memory.operations import quote
 
     assert _parsed(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}trailing") == (200, b"{}")
     chunked = b"HTTP/1.1 500 Internal Server Error\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -132,7 +137,7 @@ def test_what_a_session_was_shown_is_kept_newest_last_per_session_and_forgotten_
 
 
 def test_an_entry_cut_for_the_budget_counts_as_shown_only_for_the_ids_left_in_it() -> None:
-    from neural_memory.local.agents.recall import Composer
+    from neural_memory.local.agents.text_budget import Composer
 
     composer = Composer(40, "intro")  # 160 characters in all
     long_thread = "- session s-1: [t1] alice: " + "x" * 110 + " / [t2] claude-code: " + "y" * 200

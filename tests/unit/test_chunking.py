@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from neural_memory.ingest.chunking import DEFAULT_CHUNKING, Chunking, chunk_text
+from neural_memory.domain.chunking import DEFAULT_CHUNKING, Chunking, chunk_text
+from neural_memory.domain.tiers import DEFAULT_POLICY
 from neural_memory.ingest.prepare import prepare
 from neural_memory.models import Chunk, ObservationIn
-from neural_memory.search.tiers import DEFAULT_POLICY
 
 TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 

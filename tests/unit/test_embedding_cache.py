@@ -6,8 +6,9 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING
 
-from neural_memory.providers.embeddings.cache import EmbeddingCache, text_key
-from neural_memory.stores.sqlite.db import holders_path
+from neural_memory.domain.ids import text_key
+from neural_memory.providers.embeddings.cache import EmbeddingCache
+from neural_memory.stores.sqlite.files import holders_path
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from neural_memory.domain.filters import Filter, compile_filter, metadata_term, metadata_terms
 from neural_memory.models import SearchFilters
-from neural_memory.search.filters.model import Filter, compile_filter, metadata_term, metadata_terms
 
 from tests.helpers.sql_oracle import render_sqlite
 

@@ -3,8 +3,9 @@ requests (the queries of "what changed") and the files a commit message names (t
 
 from __future__ import annotations
 
-from neural_memory.local.evaluation.history import Imported, _cited
+from neural_memory.local.evaluation.history import _cited
 from neural_memory.local.evaluation.history_truth import _most, changelog_entries, named_paths
+from neural_memory.local.evaluation.imported_history import Imported
 
 
 def test_changelog_entries_cite_prs_in_sphinx_myst_and_github_forms_and_keep_only_words() -> None:

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 import pytest
 from neural_memory.errors import ConfigurationError
 from neural_memory.providers.embeddings import build_embedder
-from neural_memory.providers.embeddings.onnx_local import MODELS, OnnxLocalEmbedder, model_spec
+from neural_memory.providers.embeddings.local_models import MODELS, model_spec
+from neural_memory.providers.embeddings.onnx_local import OnnxLocalEmbedder
 from neural_memory.providers.hub_models import DEFAULT_RERANKER, HUB_MODELS, hub_model, pulled_folder
 from neural_memory.settings import Settings
 

@@ -4,7 +4,7 @@ are left out; a package's ``__init__`` that runs before its submodules is not an
 
 from __future__ import annotations
 
-from infra.layer_contents import all_modules, imports_of, module_file
+from infra.layer_contents import FUNCTIONS, ROOT, all_modules, handler_files, imports_of, module_file
 
 
 def _graph(*, module_level_only: bool) -> dict[str, set[str]]:
@@ -67,7 +67,7 @@ def test_no_import_cycle_even_through_function_level_imports() -> None:
 
 # The folders by role below ``use_cases/``: they are given what they need, never the facade.
 BELOW_USE_CASES = (
-    "answer", "audit", "auth", "engineering", "history", "ingest", "models", "providers", "redaction",
+    "answer", "audit", "auth", "domain", "engineering", "ingest", "models", "providers", "redaction",
     "search", "stores", "trust",
 )  # fmt: skip
 
@@ -84,3 +84,92 @@ def test_nothing_below_use_cases_imports_the_service() -> None:
         if "neural_memory.service" in path.read_text()
     }
     assert taking == set()
+
+
+# The package's top-level folders and modules by floor, lowest first (CONTRIBUTING, "The floors"): a
+# module imports from its own floor and the floors below. ``functions/`` and ``infra/`` stand on top.
+FLOORS: tuple[frozenset[str], ...] = (
+    # the models, the domain's rules and the modules everything uses (errors, the clock, the operations)
+    frozenset({"models", "domain", "clock", "errors", "json_input", "bad_input", "observability", "audit_actions",
+               "operations", "__init__"}),
+    frozenset({"trust", "settings", "stores", "providers", "auth", "audit"}),
+    frozenset({"redaction", "ingest", "search", "engineering", "answer"}),
+    frozenset({"use_cases"}),
+    frozenset({"service", "wiring", "runtime"}),
+    frozenset({"api", "agent_tools"}),
+    frozenset({"local", "functions", "infra"}),
+)  # fmt: skip
+
+
+def _part(module: str) -> str:
+    """The top-level folder (or module) of a ``neural_memory`` module: ``stores`` for ``neural_memory.stores.base``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _floor(part: str) -> int:
+    return next(i for i, floor in enumerate(FLOORS) if part in floor)
+
+
+def _edges() -> set[tuple[str, str, str, str]]:
+    """(importing file or module, its part, imported module, its part) over the package, the
+    handlers and infra, function-level imports included (TYPE_CHECKING ones are not imports)."""
+    found = set()
+    for module in all_modules():
+        path = module_file(module)
+        assert path is not None
+        found |= {(module, _part(module), m, _part(m)) for m in imports_of(path) if _part(m) != _part(module)}
+    outside = [*handler_files(), *sorted((ROOT / "infra").rglob("*.py"))]
+    for path in outside:
+        name = str(path.relative_to(ROOT))
+        part = "functions" if path.is_relative_to(FUNCTIONS) else "infra"
+        found |= {(name, part, m, _part(m)) for m in imports_of(path)}
+    return found
+
+
+def test_every_part_of_the_package_is_on_a_floor() -> None:
+    parts = {_part(m) for m in all_modules()}
+    assert parts - set().union(*FLOORS) == set()
+
+
+def test_imports_go_down_the_floors() -> None:
+    upward = sorted(f"{src} -> {dst}" for src, part, dst, other in _edges() if _floor(other) > _floor(part))
+    assert upward == []  # issue 59 allowed 8 (there were 23): none is needed
+
+
+def test_no_two_parts_of_the_package_import_each_other() -> None:
+    pairs = {(part, other) for _, part, _, other in _edges()}
+    assert sorted((a, b) for a, b in pairs if (b, a) in pairs and a < b) == []
+
+
+def test_stores_and_settings_import_no_search_ingest_or_redaction() -> None:
+    # The domain they need is on the ground floor (``domain/``); the flows above them stay above.
+    leaks = sorted(
+        f"{src} -> {dst}"
+        for src, part, dst, other in _edges()
+        if part in {"stores", "settings"} and other in {"search", "ingest", "redaction"}
+    )
+    assert leaks == []
+
+
+# What a handler may import of the package: the facade and its singletons, the models and the
+# operations they serve (the API's contract), the observability and the adapters that shape a reply
+# (api/): the rest is reached through the facade.
+HANDLERS_MAY_IMPORT = frozenset({"service", "runtime", "models", "operations", "observability", "api"})
+
+
+def test_handlers_import_only_the_facade_models_observability_and_the_adapters() -> None:
+    taken = {
+        f"{path.parent.name}: {module}"
+        for path in handler_files()
+        for module in imports_of(path, module_level_only=False)
+        if module != "neural_memory" and _part(module) not in HANDLERS_MAY_IMPORT
+    }
+    assert taken == set()
+
+
+def test_the_rules_see_what_they_check() -> None:
+    # The walk reads the handlers and infra: a rule over an empty graph would pass for nothing.
+    edges = _edges()
+    assert any(part == "functions" for _, part, _, _ in edges)
+    assert any(part == "infra" for _, part, _, _ in edges)

@@ -62,7 +62,7 @@ def test_building_the_service_loads_no_sdk_and_reads_no_secret(tmp_path: Path) -
     # Given both providers configured through secrets, in a fresh interpreter
     probe = (
         "import sys\n"
-        "from neural_memory.service import build_service\n"
+        "from neural_memory.runtime import build_service\n"
         "from neural_memory.settings import Settings\n"
         f"svc = build_service(Settings(data_dir={str(tmp_path)!r}, embedder='none',"
         " openai_secret_arn='arn:o', anthropic_secret_arn='arn:a'))\n"
@@ -96,7 +96,7 @@ def test_each_stage_builds_its_provider_with_its_timeout(
 ) -> None:
     # Given an LLM configured, and the provider factory recording the timeouts it is asked for
     from neural_memory.providers.llm import factory
-    from neural_memory.service import build_service
+    from neural_memory.runtime import build_service
 
     for name, value in env.items():
         monkeypatch.setenv(name, value)

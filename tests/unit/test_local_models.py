@@ -8,13 +8,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from neural_memory.errors import ConfigurationError
 from neural_memory.providers.embeddings import build_embedder
-from neural_memory.providers.embeddings.onnx_local import (
-    DEFAULT_MODEL,
-    MODEL_ID,
-    MODELS,
-    OnnxLocalEmbedder,
-    model_spec,
-)
+from neural_memory.providers.embeddings.local_models import DEFAULT_MODEL, MODEL_ID, MODELS, model_spec
+from neural_memory.providers.embeddings.onnx_local import OnnxLocalEmbedder
 from neural_memory.settings import Settings
 
 if TYPE_CHECKING:

@@ -137,8 +137,8 @@ def test_observation_batch_is_1_to_100(count: int) -> None:
 def test_a_title_is_derived_from_the_content_when_absent() -> None:
     from datetime import UTC, datetime
 
+    from neural_memory.domain.tiers import DEFAULT_POLICY
     from neural_memory.ingest.prepare import prepare
-    from neural_memory.search.tiers import DEFAULT_POLICY
 
     now = datetime(2025, 12, 14, tzinfo=UTC)
     untitled = {key: value for key, value in VALID_OBSERVATION.items() if key != "title"}

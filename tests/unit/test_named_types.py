@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from neural_memory.domain.tiers import DEFAULT_POLICY
 from neural_memory.search.named_types import TYPE_PHRASES, named_types
-from neural_memory.search.tiers import DEFAULT_POLICY
 
 DEPLOYMENTS = {"deployment_created", "deployment_succeeded", "deployment_error", "deployment_canceled"}
 

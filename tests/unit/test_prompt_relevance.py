@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from neural_memory.local.agents.recall import _said, answering, one_per_change
+from neural_memory.local.agents.memory_lines import _said
+from neural_memory.local.agents.recall import answering, one_per_change
 from neural_memory.local.agents.relevance import (
     Background,
     asks_about_the_past,

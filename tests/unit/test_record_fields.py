@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from neural_memory.domain.tiers import DEFAULT_POLICY
 from neural_memory.ingest.prepare import prepare
 from neural_memory.models import ObservationIn, ObservationOut, ObservationRecord
-from neural_memory.search.tiers import DEFAULT_POLICY
 from neural_memory.stores.opensearch.mapping import index_body
 from neural_memory.stores.record_fields import FIELD_NAMES, RECORD_FIELDS, _kind
 from neural_memory.stores.sqlite.db import SCHEMA

@@ -80,7 +80,7 @@ def test_a_private_span_is_never_kept_and_an_unclosed_one_runs_to_the_end() -> N
 
 
 def test_the_server_reads_a_private_span_as_the_hook_does_and_marks_it_alike() -> None:
-    from neural_memory.local.agents.private import strip_private
+    from neural_memory.local.agents.private_spans import strip_private
     from neural_memory.redaction.observations import placeholder
     from neural_memory.redaction.private import PRIVATE_PLACEHOLDER
 

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from hypothesis import given
 from hypothesis import strategies as st
-from neural_memory.stores.opensearch.reindex import _only_in
+from neural_memory.use_cases.reindexing import _only_in
 
 WHEN = datetime(2025, 12, 1, tzinfo=UTC)
 keys = st.sets(st.tuples(st.sampled_from(["acme", "globex", "ünï"]), st.text(min_size=1, max_size=6)), max_size=40)

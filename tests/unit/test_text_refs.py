@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from neural_memory.engineering.text_refs import paths_in_text, suffixes, text_refs
+from neural_memory.domain.text_refs import paths_in_text, suffixes, text_refs
 
 
 @pytest.mark.parametrize(

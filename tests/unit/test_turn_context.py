@@ -6,11 +6,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from neural_memory.domain.tiers import DEFAULT_POLICY
 from neural_memory.ingest.prepare import prepare
 from neural_memory.ingest.turn_context import add_turn_context
 from neural_memory.models import ObservationIn, ObservationRecord
 from neural_memory.models.chat_turns import CHAT_TURN_TYPES
-from neural_memory.search.tiers import DEFAULT_POLICY
 
 NOW = datetime(2026, 1, 15, 12, tzinfo=UTC)
 

@@ -1,11 +1,7 @@
-"""The composition root: ``Service`` wires a store and providers to the use cases and hands each
-call to the module that owns it (``use_cases/``: searching, answering, writing, promotion,
-reading, deletion, the engineering views, upkeep; CONTRIBUTING "Where each use case lives").
-
-Handlers, the local server, the CLI and tests all go through ``Service``; ``build_service``
-chooses the providers from settings, and tests may pass their own. A method here only hands the
-call on: what a use case does, and its docstring, live in its module.
-"""
+"""The facade: ``Service`` wires a store and providers to the use cases (``use_cases/``, one module
+each; CONTRIBUTING "Where each use case lives") and hands each call to the one that owns it.
+Handlers, the local server, the CLI and tests all go through it (``runtime.get_service``). A
+method here only hands the call on: what a use case does, and its docstring, live in its module."""
 
 from __future__ import annotations
 
@@ -15,27 +11,27 @@ from neural_memory.auth.roles import OPERATOR
 from neural_memory.clock import utcnow
 from neural_memory.redaction.identifiers import stored_id
 from neural_memory.search.pipeline import SearchPipeline
-from neural_memory.search.tiers import visible_after
-from neural_memory.use_cases import auditing, lineage
 from neural_memory.use_cases.answers import Answers
+from neural_memory.use_cases.auditing import AuditTrail
 from neural_memory.use_cases.chat_turns import ChatTurns
-from neural_memory.use_cases.deletion import delete_observation
+from neural_memory.use_cases.deletion import Deletion
 from neural_memory.use_cases.embedding import Embedding
-from neural_memory.use_cases.experts import find_experts
+from neural_memory.use_cases.finding_experts import FindingExperts
 from neural_memory.use_cases.promotion import Promotion
-from neural_memory.use_cases.reading import read_observation
+from neural_memory.use_cases.reading import Reading
 from neural_memory.use_cases.searching import Searching
+from neural_memory.use_cases.tracing_lineage import TracingLineage
 from neural_memory.use_cases.upkeep import Upkeep
 from neural_memory.use_cases.writing import Writing
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from datetime import datetime
 
     from neural_memory.answer.answering import LlmAnswerer
-    from neural_memory.audit.trail import AuditLog, AuditQuery
+    from neural_memory.audit.trail import AuditLog
     from neural_memory.auth.roles import Caller
-    from neural_memory.ingest.chunking import Chunking
+    from neural_memory.domain.chunking import Chunking
     from neural_memory.models import (
         AnswerRequest,
         AnswerResponse,
@@ -55,6 +51,7 @@ if TYPE_CHECKING:
         UpsertOutcome,
         Vector,
     )
+    from neural_memory.models.audit import AuditQuery
     from neural_memory.providers.embeddings.base import Embedder
     from neural_memory.providers.embeddings.vector_cache import VectorCache
     from neural_memory.providers.llm.gating import RelevanceScorer
@@ -101,6 +98,10 @@ class Service:
         self._answers = Answers(self._pipeline, store, answerer, self._promotion, settings, clock)
         self._writing = Writing(store, self._embedding, self._turns, settings, clock, self.audit)
         self._upkeep = Upkeep(store, self._embedding, self._turns, settings, self.audit)
+        self._reading, self._audit_trail = Reading(store), AuditTrail(self.audit)
+        self._deletion = Deletion(store, self._turns, settings, clock, self.audit)
+        self._experts = FindingExperts(self._pipeline, store, settings, clock)
+        self._lineage = TracingLineage(store, settings, clock)
 
     @property
     def embedder(self) -> Embedder | None:
@@ -174,40 +175,33 @@ class Service:
     def earlier_turn(self, workspace_id: str) -> Callable[[str, datetime], ObservationRecord | None]:
         return self._turns.earlier_turn(workspace_id)
 
-    def recut_turns_quoting(self, workspace_id: str, deleted: Sequence[ObservationRecord]) -> None:
-        self._turns.recut_turns_quoting(workspace_id, deleted)
-
     def promote(
         self, workspace_id: str, observation_id: str, reason: str, by: str, request_id: str, caller: Caller = OPERATOR
     ) -> ObservationOut:
         return self._promotion.promote(workspace_id, stored_id(observation_id), reason, by, request_id, caller)
 
     def get(self, workspace_id: str, observation_id: str, request_id: str) -> ObservationOut:
-        return read_observation(self.store, workspace_id, stored_id(observation_id), request_id)
+        return self._reading.read(workspace_id=workspace_id, observation_id=observation_id, request_id=request_id)
 
     def delete(
         self, workspace_id: str, observation_id: str, request_id: str, caller: Caller = OPERATOR
     ) -> DeleteResponse:
-        now = self._clock()
-        observation_id = stored_id(observation_id)  # an id sent with a secret in it is stored under its derived id
-        return delete_observation(
-            self.store, self._turns, self.settings, now, workspace_id, observation_id, request_id, caller, self.audit
-        )
+        delete = self._deletion.delete
+        return delete(workspace_id=workspace_id, observation_id=observation_id, request_id=request_id, caller=caller)
 
     # The audit trail (use_cases/auditing.py)
     def audit_trail(
         self, workspace_id: str, query: AuditQuery, request_id: str, caller: Caller = OPERATOR
     ) -> AuditResponse:
-        return auditing.audit_trail(self.audit, workspace_id, query, request_id, caller)
+        return self._audit_trail.page(workspace_id=workspace_id, query=query, request_id=request_id, caller=caller)
 
-    # The engineering views (use_cases/experts.py, lineage.py)
+    # The engineering views (use_cases/finding_experts.py, tracing_lineage.py)
     def experts(self, workspace_id: str, request: ExpertsRequest, request_id: str) -> ExpertsResponse:
-        return find_experts(self._pipeline, self.store, self.settings, self._clock(), workspace_id, request, request_id)
+        return self._experts.find(workspace_id=workspace_id, request=request, request_id=request_id)
 
     def lineage(self, workspace_id: str, observation_id: str, limit: int, request_id: str) -> LineageResponse:
-        return lineage.lineage(
-            self.store, self.settings, self._clock(), workspace_id, stored_id(observation_id), limit, request_id
-        )
+        trace = self._lineage.trace
+        return trace(workspace_id=workspace_id, observation_id=observation_id, limit=limit, request_id=request_id)
 
     # Upkeep (use_cases/upkeep.py, scrubbing.py)
     def maintain(self, now: datetime, caller: Caller = OPERATOR) -> dict[str, int]:
@@ -219,12 +213,9 @@ class Service:
     def archive_execution(self, now: datetime) -> int:
         return self._upkeep.archive_execution(now)
 
-    def unembed_due(self, now: datetime) -> int:
-        return self._upkeep.unembed_due(now)
-
     def ensure_index(self, *, deadline: float | None = None) -> str:
-        """The deploy's and the reindex schedule's index step (``stores/opensearch/reindex.bootstrap``)."""
-        from neural_memory.stores.opensearch.reindex import bootstrap
+        """The deploy's and the reindex schedule's index step (``use_cases/index_bootstrap.py``)."""
+        from neural_memory.use_cases.index_bootstrap import bootstrap
 
         return bootstrap(self, deadline=deadline)
 
@@ -238,6 +229,11 @@ class Service:
     ) -> ScrubReport:
         return self._scrub().run(cursor, deadline=deadline, progress=progress, only=only)
 
+    def run_schedule(self, event: Mapping[str, Any], *, deadline: float) -> dict[str, Any]:
+        from neural_memory.use_cases.schedules import run_schedule  # the maintenance function's only
+
+        return run_schedule(self, event, deadline=deadline, now=self._clock())
+
     def scrub_workspaces(self) -> dict[str, int]:
         return self._scrub().workspaces()
 
@@ -246,52 +242,9 @@ class Service:
 
         return Scrub(self.store, self._embedding, self._turns, self.settings, self._clock)
 
-    def visible_after(self, now: datetime) -> datetime:
-        """What a read at ``now`` passes as ``live_at`` (``tiers.visible_after``)."""
-        return visible_after(now, self.settings.collaborative_after_window)
-
     def close(self) -> None:
         """Close the store's and the embedding cache's connections (the embedded store saves its
         in-memory index; the last process out checkpoints the WAL). Before its files go away."""
         for part in (self.store, self.embedding_cache, self.audit):
             if (close := getattr(part, "close", None)) is not None:
                 close()
-
-
-def build_service(settings: Settings, clock: Callable[[], datetime] = utcnow) -> Service:
-    """A service with the store and providers that ``settings`` name (``wiring.chosen_providers``:
-    nothing loads until first use); ``clock`` is its time (an evaluation over dated data sets it to
-    the data's own "now")."""
-    from neural_memory.wiring import chosen_providers
-
-    p = chosen_providers(settings)
-    return Service(p.store, p.embedder, settings, clock, p.cache, p.scorer, p.reranker, p.answerer, p.proposer)
-
-
-_service: Service | None = None
-
-
-def get_service() -> Service:
-    """The process-wide service, built from ``get_settings()`` on first call."""
-    global _service  # noqa: PLW0603 - one service per process, like Powertools' singletons
-    if _service is None:
-        from neural_memory.settings import get_settings
-
-        _service = build_service(get_settings())
-    return _service
-
-
-def current_settings() -> Settings:
-    """The installed service's settings, else ``get_settings()``: for handlers that need no store
-    (the webhook receivers), so they never build one."""
-    if _service is not None:
-        return _service.settings
-    from neural_memory.settings import get_settings
-
-    return get_settings()
-
-
-def set_service(service: Service | None) -> None:
-    """Install the service the handlers use (the local server and tests build their own)."""
-    global _service  # noqa: PLW0603
-    _service = service

@@ -12,10 +12,9 @@ from typing import Literal
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from neural_memory.ingest.chunking import Chunking
-from neural_memory.models import MAX_REPLY_BYTES, Tier  # pydantic needs Tier at runtime
-from neural_memory.redaction.observations import SecretsPolicy  # pydantic needs it at runtime
-from neural_memory.search.tiers import DEFAULT_POLICY, AfterWindow  # pydantic needs AfterWindow at runtime
+from neural_memory.domain.chunking import Chunking
+from neural_memory.domain.tiers import DEFAULT_POLICY, AfterWindow  # pydantic needs AfterWindow at runtime
+from neural_memory.models import MAX_REPLY_BYTES, SecretsPolicy, Tier  # pydantic needs Tier at runtime
 from neural_memory.trust.team import TeamPolicy  # pydantic needs it at runtime
 
 StoreName = Literal["sqlite", "opensearch"]
@@ -76,7 +75,7 @@ class ProviderSettings(_Base):
     """Which embedder (and later reranker and gate) the service uses, and their credentials."""
 
     embedder: EmbedderName = "onnx"
-    # Which local model the onnx embedder runs (a row of providers/embeddings/onnx_local.MODELS;
+    # Which local model the onnx embedder runs (a row of providers/embeddings/local_models.MODELS;
     # None: the default). A different model is a different vector space: reindex.
     local_model: str | None = None
     # `rerank: local`: which cross-encoder pulled into the data folder scores (a rerank row of
@@ -339,7 +338,7 @@ class IngestSettings(_Base):
     # Seconds from start to its first run (then every interval): after the first requests and the
     # samples' load. Injectable, so a test of other processes on the folder can keep it out of the way.
     maintenance_first_run_s: float = Field(default=60.0, ge=0)
-    # C observations are embedded for this many days after they occurred (search/tiers.py); then
+    # C observations are embedded for this many days after they occurred (domain/tiers.py); then
     # "keyword": they lose their vectors and stay, keyword-searchable; "delete": they are deleted.
     collaborative_ttl_days: float = Field(default=7.0, gt=0)
     collaborative_after_window: AfterWindow = "keyword"

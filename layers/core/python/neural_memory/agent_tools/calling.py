@@ -25,57 +25,26 @@ from neural_memory.agent_tools.workspace import BackendFailure
 from neural_memory.observability import logger
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Mapping
     from datetime import datetime
 
     from pydantic import BaseModel
 
     from neural_memory.agent_tools.provenance import Provenance
-    from neural_memory.models import (
-        AnswerResponse,
-        DeleteResponse,
-        ExpertsResponse,
-        LineageResponse,
-        ObservationOut,
-        ObservationsResponse,
-        SearchResponse,
-    )
 
 
 class Memory(Protocol):
-    """The memory's use cases for one workspace, as the tools call them (``definitions.Operation``)."""
+    """A workspace's memory as the tools call it: ``operation`` (``operations.OPERATIONS``, by name)
+    with ``request`` (its body as the API takes it, or the observation id a path names); the reply
+    is the operation's reply model."""
 
-    def search(self, body: Mapping[str, Any]) -> SearchResponse: ...
-
-    def answer(self, body: Mapping[str, Any]) -> AnswerResponse: ...
-
-    def add(self, observations: Sequence[Mapping[str, Any]]) -> ObservationsResponse: ...
-
-    def get(self, observation_id: str) -> ObservationOut: ...
-
-    def lineage(self, observation_id: str) -> LineageResponse: ...
-
-    def experts(self, body: Mapping[str, Any]) -> ExpertsResponse: ...
-
-    def delete(self, observation_id: str) -> DeleteResponse: ...
+    def run(self, operation: str, request: Any) -> BaseModel: ...
 
 
 class AsyncMemory(Protocol):
     """``Memory``, awaited."""
 
-    async def search(self, body: Mapping[str, Any]) -> SearchResponse: ...
-
-    async def answer(self, body: Mapping[str, Any]) -> AnswerResponse: ...
-
-    async def add(self, observations: Sequence[Mapping[str, Any]]) -> ObservationsResponse: ...
-
-    async def get(self, observation_id: str) -> ObservationOut: ...
-
-    async def lineage(self, observation_id: str) -> LineageResponse: ...
-
-    async def experts(self, body: Mapping[str, Any]) -> ExpertsResponse: ...
-
-    async def delete(self, observation_id: str) -> DeleteResponse: ...
+    async def run(self, operation: str, request: Any) -> BaseModel: ...
 
 
 class UnknownTool(Exception):
@@ -119,14 +88,14 @@ def _prepare(
     try:
         validated = tool.arguments.model_validate(dict(arguments or {}))
     except ValidationError as exc:
-        from neural_memory.api.resolver import validation_failure
+        from neural_memory.bad_input import validation_failure
 
         error, _ = validation_failure(exc.errors(), located=False)  # arguments: no location part
         logger.info("tool arguments refused", extra={"tool": name, "field": error.field})
         return ToolReply(f"{error.code}: {error}", is_error=True, code=error.code)
     request = tool.request(validated, now)
     if provenance is not None and tool.operation == "add":  # remember: the session's repository and person
-        request = provenance.apply(request)
+        request = {"observations": provenance.apply(request["observations"])}
     return _Prepared(tool, validated, request)
 
 
@@ -158,7 +127,7 @@ def call(
     if isinstance(prepared, ToolReply):
         return prepared
     try:
-        reply = getattr(memory, prepared.tool.operation)(prepared.request)
+        reply = memory.run(prepared.tool.operation, prepared.request)
     except Exception as exc:  # every failure is the model's to read, never the transport's
         return _failed(name, exc)
     return _finish(prepared, reply, structured)
@@ -178,7 +147,7 @@ async def call_async(
     if isinstance(prepared, ToolReply):
         return prepared
     try:
-        reply = await getattr(memory, prepared.tool.operation)(prepared.request)
+        reply = await memory.run(prepared.tool.operation, prepared.request)
     except Exception as exc:  # every failure is the model's to read, never the transport's
         return _failed(name, exc)
     return _finish(prepared, reply, structured)

@@ -1,7 +1,8 @@
 """The seven tools an agent sees, declared once: name, title, description, arguments (a pydantic
-model: the input schema, and the validation of a call), annotations, the reply model (the output
-schema under ``--structured-content``), which use case of the memory a call runs and the text the
-model reads from its reply (``summaries.py``). Every transport lists and calls these.
+model: the input schema, and the validation of a call), annotations and the text the model reads
+from its reply (``summaries.py``). The operation a tool runs, and so its reply model (the output
+schema under ``--structured-content``), is the API's (``api/routes.OPERATIONS``: its ``tool``).
+Every transport lists and calls these.
 
 Arguments use the API's names (``topK``, ``filters.sources``..., docs/api.md); every field a
 description names is in the tool's schemas (tests/integration/test_mcp_descriptions.py). Each
@@ -26,17 +27,11 @@ from neural_memory.agent_tools.summaries import (
     search_summary,
 )
 from neural_memory.models import (
-    AnswerResponse,
-    DeleteResponse,
-    ExpertsResponse,
-    LineageResponse,
-    ObservationOut,
-    ObservationsResponse,
     SearchFilters,
-    SearchResponse,
 )
 from neural_memory.models.agent_notes import AgentNote
 from neural_memory.models.types import RerankMode
+from neural_memory.operations import BY_TOOL, reply_model
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -220,8 +215,6 @@ class TraceArguments(BaseModel):
     id: Annotated[str, Field(min_length=1, description="The id of the memory to trace.")]
 
 
-# The memory's use cases a tool runs: a method of the same name on each backend (``calling.Memory``).
-Operation = Literal["search", "answer", "add", "get", "experts", "lineage", "delete"]
 READING = {"readOnlyHint": True, "openWorldHint": False}
 
 
@@ -236,12 +229,20 @@ class Tool:
     title: str
     description: str
     arguments: type[BaseModel]
-    reply: type[BaseModel]
-    operation: Operation
     request: Callable[[Any, datetime], Any]
     summary: Callable[[Any, Any], str]
     annotations: Mapping[str, bool]
     taught: Mapping[str, Any]
+
+    @property
+    def operation(self) -> str:
+        """The API operation the tool runs (``api/routes.OPERATIONS``)."""
+        return BY_TOOL[self.name].name
+
+    @property
+    def reply(self) -> type[BaseModel]:
+        """The operation's reply model."""
+        return reply_model(BY_TOOL[self.name])
 
     @property
     def input_schema(self) -> dict[str, Any]:
@@ -286,8 +287,8 @@ def _who_knows(arguments: WhoKnowsArguments, now: datetime) -> dict[str, Any]:
     return _asking("query", arguments.query, arguments.topK, arguments.mode, arguments.filters)
 
 
-def _remember(arguments: RememberArguments, now: datetime) -> list[dict[str, Any]]:
-    return [note.observation(now) for note in arguments.observations]
+def _remember(arguments: RememberArguments, now: datetime) -> dict[str, Any]:
+    return {"observations": [note.observation(now) for note in arguments.observations]}
 
 
 def _by_id(arguments: GetArguments | ForgetArguments | TraceArguments, now: datetime) -> str:
@@ -295,21 +296,21 @@ def _by_id(arguments: GetArguments | ForgetArguments | TraceArguments, now: date
 
 
 TOOLS: tuple[Tool, ...] = (
-    Tool("search_memory", "Search memory", SEARCH_DESCRIPTION, SearchArguments, SearchResponse, "search", _search,
+    Tool("search_memory", "Search memory", SEARCH_DESCRIPTION, SearchArguments, _search,
          lambda arguments, reply: search_summary(arguments.query, reply), READING, TAUGHT_SEARCH),
-    Tool("answer_question", "Answer from memory", ANSWER_DESCRIPTION, AnswerArguments, AnswerResponse, "answer",
-         _answer, lambda arguments, reply: answer_summary(reply), READING, TAUGHT_ANSWER),
-    Tool("remember", "Remember", REMEMBER_DESCRIPTION, RememberArguments, ObservationsResponse, "add", _remember,
+    Tool("answer_question", "Answer from memory", ANSWER_DESCRIPTION, AnswerArguments, _answer,
+         lambda arguments, reply: answer_summary(reply), READING, TAUGHT_ANSWER),
+    Tool("remember", "Remember", REMEMBER_DESCRIPTION, RememberArguments, _remember,
          lambda arguments, reply: remember_summary(reply),
          {"readOnlyHint": False, "destructiveHint": False, "openWorldHint": False}, TAUGHT_REMEMBER),
-    Tool("get_memory", "Read a memory", GET_DESCRIPTION, GetArguments, ObservationOut, "get", _by_id,
+    Tool("get_memory", "Read a memory", GET_DESCRIPTION, GetArguments, _by_id,
          lambda arguments, reply: memory_summary(reply), READING, _an_id("A memory's id.")),
-    Tool("forget", "Forget a memory", FORGET_DESCRIPTION, ForgetArguments, DeleteResponse, "delete", _by_id,
+    Tool("forget", "Forget a memory", FORGET_DESCRIPTION, ForgetArguments, _by_id,
          lambda arguments, reply: forget_summary(reply),
          {"readOnlyHint": False, "destructiveHint": True, "openWorldHint": False}, _an_id("The memory to delete.")),
-    Tool("who_knows", "Who knows", WHO_KNOWS_DESCRIPTION, WhoKnowsArguments, ExpertsResponse, "experts", _who_knows,
+    Tool("who_knows", "Who knows", WHO_KNOWS_DESCRIPTION, WhoKnowsArguments, _who_knows,
          lambda arguments, reply: experts_summary(arguments.query, reply), READING, TAUGHT_WHO_KNOWS),
-    Tool("trace_decision", "Trace why it changed", TRACE_DESCRIPTION, TraceArguments, LineageResponse, "lineage",
-         _by_id, lambda arguments, reply: lineage_summary(reply), READING, _an_id("The memory to trace.")),
+    Tool("trace_decision", "Trace why it changed", TRACE_DESCRIPTION, TraceArguments, _by_id,
+         lambda arguments, reply: lineage_summary(reply), READING, _an_id("The memory to trace.")),
 )  # fmt: skip
 TOOLS_BY_NAME = {tool.name: tool for tool in TOOLS}

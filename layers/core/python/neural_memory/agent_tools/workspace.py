@@ -15,29 +15,18 @@ from pydantic import ValidationError
 
 from neural_memory.auth.roles import OPERATOR
 from neural_memory.errors import NeuralMemoryError
-from neural_memory.models import (
-    DEFAULT_LINEAGE,
-    AnswerRequest,
-    AnswerResponse,
-    DeleteResponse,
-    ExpertsRequest,
-    ExpertsResponse,
-    LineageResponse,
-    ObservationOut,
-    ObservationsRequest,
-    ObservationsResponse,
-    SearchRequest,
-    SearchResponse,
-)
+from neural_memory.models import DEFAULT_LINEAGE
+from neural_memory.operations import BY_NAME, request_model
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Mapping
+
+    from pydantic import BaseModel
 
     from neural_memory.auth.roles import Caller
     from neural_memory.service import Service
 
 Reply = TypeVar("Reply")
-Request = TypeVar("Request", SearchRequest, AnswerRequest, ObservationsRequest, ExpertsRequest)
 
 
 class BackendFailure(Exception):
@@ -71,39 +60,35 @@ class WorkspaceMemory:
         self.request_id = request_id
         self.caller = caller
 
-    def search(self, body: Mapping[str, Any]) -> SearchResponse:
-        request = self._valid(SearchRequest, body)
-        return self._run(lambda request_id: self.service.search(self.workspace_id, request, request_id))
+    def run(self, operation: str, request: Any) -> BaseModel:
+        """``operation`` on the workspace: its body validated by the operation's request model (as
+        the API would), or the observation id a path names; a fresh request id unless one was given."""
+        model = request_model(BY_NAME[operation])
+        argument = request if model is None else self._valid(model, request)
+        return self._run(lambda request_id: self._call(operation, argument, request_id))
 
-    def answer(self, body: Mapping[str, Any]) -> AnswerResponse:
-        request = self._valid(AnswerRequest, body)
-        return self._run(lambda request_id: self.service.answer(self.workspace_id, request, request_id))
-
-    def add(self, observations: Sequence[Mapping[str, Any]]) -> ObservationsResponse:
-        request = self._valid(ObservationsRequest, {"observations": list(observations)})
-        return self._run(
-            lambda request_id: self.service.ingest(self.workspace_id, request.observations, request_id, self.caller)
-        )
-
-    def get(self, observation_id: str) -> ObservationOut:
-        return self._run(lambda request_id: self.service.get(self.workspace_id, observation_id, request_id))
-
-    def experts(self, body: Mapping[str, Any]) -> ExpertsResponse:
-        request = self._valid(ExpertsRequest, body)
-        return self._run(lambda request_id: self.service.experts(self.workspace_id, request, request_id))
-
-    def lineage(self, observation_id: str) -> LineageResponse:
-        return self._run(
-            lambda request_id: self.service.lineage(self.workspace_id, observation_id, DEFAULT_LINEAGE, request_id)
-        )
-
-    def delete(self, observation_id: str) -> DeleteResponse:
-        return self._run(
-            lambda request_id: self.service.delete(self.workspace_id, observation_id, request_id, self.caller)
-        )
+    def _call(self, operation: str, request: Any, request_id: str) -> BaseModel:
+        """The facade's method for the operation (the tools run these)."""
+        service, workspace = self.service, self.workspace_id
+        match operation:
+            case "search":
+                return service.search(workspace, request, request_id)
+            case "answer":
+                return service.answer(workspace, request, request_id)
+            case "experts":
+                return service.experts(workspace, request, request_id)
+            case "add":
+                return service.ingest(workspace, request.observations, request_id, self.caller)
+            case "get":
+                return service.get(workspace, request, request_id)
+            case "lineage":
+                return service.lineage(workspace, request, DEFAULT_LINEAGE, request_id)
+            case "delete":
+                return service.delete(workspace, request, request_id, self.caller)
+        raise BackendFailure("validation_error", f"no tool runs {operation!r}")
 
     @staticmethod
-    def _valid(model: type[Request], body: Mapping[str, Any]) -> Request:
+    def _valid(model: type[BaseModel], body: Mapping[str, Any]) -> BaseModel:
         try:
             return model.model_validate(dict(body))
         except ValidationError as exc:

@@ -32,8 +32,9 @@ from neural_memory import __version__, json_input
 from neural_memory.agent_tools.calling import UnknownTool, call
 from neural_memory.agent_tools.definitions import INSTRUCTIONS, SERVER_NAME, TOOLS
 from neural_memory.agent_tools.provenance import Provenance, from_headers
-from neural_memory.agent_tools.workspace import BackendFailure
+from neural_memory.agent_tools.workspace import BackendFailure, WorkspaceMemory
 from neural_memory.api.resolver import header
+from neural_memory.clock import utcnow
 from neural_memory.errors import NeuralMemoryError
 from neural_memory.observability import (
     METRIC_MCP_TOOL_CALLS,
@@ -48,6 +49,8 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from neural_memory.agent_tools.calling import Memory
+    from neural_memory.auth.roles import Caller
+    from neural_memory.service import Service
 
 # The handshake's revisions, oldest first (the SDK's HANDSHAKE_PROTOCOL_VERSIONS; a test compares).
 PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -132,9 +135,18 @@ def _request_id(document: Any) -> RequestId | None:
     return found if isinstance(found, str | int) and not isinstance(found, bool) else None
 
 
-def serve_post(body: str, headers: Mapping[str, str], memory: Callable[[], Memory], now: datetime) -> HttpReply:
+def memory_of(service: Service, workspace_id: str, request_id: str, caller: Caller) -> Memory:
+    """The caller's workspace as the tools' memory (``agent_tools.workspace``)."""
+    return WorkspaceMemory(service, workspace_id, request_id, caller)
+
+
+def serve_post(
+    body: str, headers: Mapping[str, str], memory: Callable[[], Memory], now: datetime | None = None
+) -> HttpReply:
     """The reply to one POSTed JSON-RPC message; ``memory`` gives the caller's workspace (built
-    only for a tool call: the handshake and the listing need no store)."""
+    only for a tool call: the handshake and the listing need no store); ``now``: a memory's
+    default time (the clock's, unless given)."""
+    now = now or utcnow()
     request_id: RequestId | None = None
     try:
         if not _accepts_json(header(headers, "Accept")):

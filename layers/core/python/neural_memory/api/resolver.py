@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from neural_memory import json_input
 from neural_memory.auth.roles import LEGACY_ROLE, Caller, check_role
+from neural_memory.bad_input import validation_failure
 from neural_memory.errors import (
     ConfigurationError,
     InvalidInput,
@@ -94,38 +95,6 @@ def current_caller(app: APIGatewayRestResolver) -> Caller:
     except ValueError:
         raise Unauthorized("missing or invalid API key") from None
     return Caller(name=name if isinstance(name, str) and name else current_workspace_id(app), role=checked)
-
-
-def _field(loc: Sequence[Any], located: bool) -> str:
-    parts = [str(p) for p in loc]
-    if located and parts and parts[0] in {"body", "path", "query", "header"}:
-        parts = parts[1:]
-    if parts and parts[0].isdigit():  # position of a JSON syntax error, not a field
-        parts = []
-    return ".".join(parts) or "body"
-
-
-def validation_failure(
-    errors: Sequence[Mapping[str, Any]], *, located: bool = True
-) -> tuple[InvalidInput, list[ErrorDetail]]:
-    """Pydantic's errors as the API words them: the first field and its message (with how many
-    more), and every one in ``details``. The one wording of bad input, for HTTP and MCP tools.
-    ``located``: each error's path starts with where the request carried it (HTTP: ``body``,
-    ``query``...), left out of the field's name; an MCP tool's arguments have no such part (an
-    argument may be called ``query``)."""
-    details = [
-        ErrorDetail(
-            field=_field(error.get("loc", ()), located),
-            message=("malformed JSON: " + str(error.get("ctx", {}).get("error", "")))
-            if error.get("type") == "json_invalid"
-            else str(error.get("msg", "invalid value")),
-            type=str(error.get("type", "value_error")),
-        )
-        for error in errors
-    ]
-    first = details[0] if details else ErrorDetail(field="body", message="invalid request", type="value_error")
-    more = f" (and {len(details) - 1} more)" if len(details) > 1 else ""
-    return InvalidInput(first.field, first.message + more), details
 
 
 def error_body(code: str, message: str, request_id: str, details: list[ErrorDetail] | None = None) -> str:
@@ -263,7 +232,7 @@ class NeuralMemoryResolver(APIGatewayRestResolver):
         return built
 
     def resolve(self, event: Mapping[str, Any], context: LambdaContext) -> dict[str, Any]:
-        from neural_memory.service import current_settings, get_service  # built on the first request
+        from neural_memory.runtime import current_settings, get_service
 
         self._request.context = context
 

@@ -1,4 +1,5 @@
 """The one route table: every HTTP route, the function that serves it, and how it is authorized.
+The API's operations (``neural_memory/operations.py``) are its first routes.
 
 The CDK API construct and the local gateway are both built from ``ROUTES``, so a route cannot
 exist in one runtime and not in the other.
@@ -9,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Literal
+
+from neural_memory.operations import OPERATIONS
 
 # api_key: the Lambda authorizer; signature: no authorizer, the function checks the provider's HMAC;
 # none: a static page holding no data (the console; the calls it makes carry the API key).
@@ -33,17 +36,9 @@ class Route:
 
 
 ROUTES: tuple[Route, ...] = (
-    Route("POST", "/v1/search", "search", has_body=True),
-    Route("GET", "/v1/facets", "search"),
+    *(Route(o.method, o.path, o.function, has_body=o.request is not None) for o in OPERATIONS),
+    # GET /v1/experts: the experts operation with its request as query parameters
     Route("GET", "/v1/experts", "search"),
-    Route("POST", "/v1/experts", "search", has_body=True),
-    Route("POST", "/v1/answer", "answer", has_body=True),
-    Route("POST", "/v1/observations", "observations", has_body=True),
-    Route("GET", "/v1/observations/{id}", "observations"),
-    Route("DELETE", "/v1/observations/{id}", "observations"),
-    Route("GET", "/v1/observations/{id}/lineage", "observations"),
-    Route("POST", "/v1/observations/{id}/promote", "observations", has_body=True),
-    Route("GET", "/v1/audit", "observations"),
     # MCP's streamable HTTP transport (stateless: GET and DELETE are answered 405 by the function)
     Route("POST", "/mcp", "mcp"),
     Route("GET", "/mcp", "mcp"),

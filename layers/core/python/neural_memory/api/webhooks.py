@@ -234,7 +234,7 @@ class LocalIngestSink:
 
     def send(self, event: dict[str, Any]) -> str:
         """Index the event now; its failure is the request's (with the reason)."""
-        from neural_memory.service import get_service
+        from neural_memory.runtime import get_service
 
         get_service().index_event(json.dumps(event))
         return "local"

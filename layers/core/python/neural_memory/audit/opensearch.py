@@ -10,13 +10,15 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from neural_memory.audit.trail import AuditEntry, AuditQuery
+from neural_memory.audit.trail import AuditEntry
 from neural_memory.clock import to_iso
 from neural_memory.errors import BackendUnavailable
 from neural_memory.stores.opensearch.workspace_indices import workspace_alias
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    from neural_memory.models.audit import AuditQuery
 
 _KEYWORD = {"type": "keyword"}
 MAPPING = {

@@ -8,14 +8,17 @@ import json
 import threading
 from typing import TYPE_CHECKING, Any
 
-from neural_memory.audit.trail import AuditEntry, AuditQuery
+from neural_memory.audit.trail import AuditEntry
 from neural_memory.clock import from_ms, to_ms
-from neural_memory.stores.sqlite.db import LazyConnection, Synchronous, connect
+from neural_memory.stores.sqlite.db import Synchronous, connect
+from neural_memory.stores.sqlite.files import LazyConnection
 
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Sequence
     from pathlib import Path
+
+    from neural_memory.models.audit import AuditQuery
 
 # Created on the first write (and read), so a file made by an earlier version gains it.
 _TABLE = """

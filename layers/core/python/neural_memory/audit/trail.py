@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import itertools
 import secrets
-from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
-from neural_memory.audit.actions import ACTIONS, Action
+from neural_memory.audit_actions import ACTIONS, Action
 from neural_memory.clock import to_ms, utcnow
 from neural_memory.models import DomainModel
+from neural_memory.models.audit import AuditQuery
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -27,8 +27,6 @@ if TYPE_CHECKING:
 __all__ = ["ACTIONS", "Action", "AuditEntry", "AuditLog", "AuditQuery", "entry"]
 
 MAX_IDS = 1000  # ids kept in one entry (``count`` says how many there were)
-DEFAULT_PAGE = 50
-MAX_PAGE = 500
 
 
 class AuditEntry(DomainModel):
@@ -63,19 +61,6 @@ def entry(
         count=len(unique) if count is None else count,
         request_id=request_id,
     )
-
-
-@dataclass(frozen=True)
-class AuditQuery:
-    """Which entries of a workspace, newest first: by key name, by action, at or after ``start``,
-    at or before ``end``, below ``cursor`` (the last id of the previous page), ``limit`` at most."""
-
-    key: str | None = None
-    action: str | None = None
-    start: datetime | None = None
-    end: datetime | None = None
-    cursor: str | None = None
-    limit: int = DEFAULT_PAGE
 
 
 class AuditLog(Protocol):

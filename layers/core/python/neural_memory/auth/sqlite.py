@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 from neural_memory.auth.base import KeyRecord
 from neural_memory.auth.roles import LEGACY_ROLE, check_role
 from neural_memory.clock import from_ms, to_ms
-from neural_memory.stores.sqlite.db import LazyConnection, Synchronous, connect
+from neural_memory.stores.sqlite.db import Synchronous, connect
+from neural_memory.stores.sqlite.files import LazyConnection
 
 if TYPE_CHECKING:
     import sqlite3

@@ -81,3 +81,8 @@ def chunk_text(text: str, max_tokens: int = 200, overlap: int = 24) -> list[str]
             break
         start = max(end - overlap, start + 1)
     return chunks
+
+
+def embedding_text(title: str, chunk_text: str) -> str:
+    """What the embedder sees for a chunk: the observation's title, then the chunk."""
+    return f"{title}\n{chunk_text}".strip()

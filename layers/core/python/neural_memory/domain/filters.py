@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from neural_memory.engineering.text_refs import suffixes as ref_tails
+from neural_memory.domain.text_refs import suffixes as ref_tails
 from neural_memory.models import MAX_EXACT_INTEGER, MAX_METADATA_VALUE_CHARS
 
 MetadataScalar = bool | int | float | str

@@ -40,3 +40,14 @@ def recurrence_key(title: str, content: str) -> str:
     text = (content.strip() or title).lower()
     masked = " ".join(_VARYING.sub("#", text).split())
     return hashlib.sha256(masked.encode()).hexdigest()[:32]
+
+
+def text_key(text: str) -> str:
+    """The key of a text in ``VectorCache.get_many``'s reply."""
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def embedding_hash(model_id: str, text: str) -> str:
+    """What a stored vector is found by: the embedded text and the model that embedded it
+    (sha256 hex; the unit separator keeps ``model`` + ``text`` pairs apart)."""
+    return hashlib.sha256(f"{model_id}\x1f{text}".encode()).hexdigest()

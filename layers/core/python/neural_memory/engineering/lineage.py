@@ -1,6 +1,6 @@
 """Why an observation changed (``GET /v1/observations/{id}/lineage``): its supersession chain both
 ways (the versions it replaced, and those that replaced it, however far along), the
-observations sharing one of its engineering keys (``keys``: a commit, a pull request or issue, a
+observations sharing one of its engineering keys (``link_keys``: a commit, a pull request or issue, a
 deployment), and for a stale claim the change that made it stale (``staleBy``: the push its mark
 names and the pull request that push landed), oldest first, each with every link that brought it in.
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from neural_memory.engineering.keys import keys_of, shared
+from neural_memory.engineering.link_keys import keys_of, shared
 from neural_memory.ingest.supersession import superseders
 from neural_memory.models import LineageEntry, LineageLink
 from neural_memory.stores.find import Find
@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime
 
+    from neural_memory.domain.filters import MetadataScalar
     from neural_memory.models import LinkKind, ObservationRecord
-    from neural_memory.search.filters.model import MetadataScalar
     from neural_memory.stores.base import Store
 
 MAX_CHAIN = 100  # versions read each way: a chain longer than any real history stops here

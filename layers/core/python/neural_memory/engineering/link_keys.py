@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from neural_memory.domain.filters import MetadataScalar
     from neural_memory.models import LinkKind, ObservationRecord
-    from neural_memory.search.filters.model import MetadataScalar
 
 MAX_KEY_CHARS = 500  # longer metadata strings are not indexed (``filters.metadata_terms``)
 

@@ -31,10 +31,10 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from pydantic import ValidationError
 
-from neural_memory.engineering.text_refs import ANY_REPOSITORY, MAX_PATH_CHARS, code_names, suffixes, words_of
-from neural_memory.ingest.chunking import DEFINITIONS_LINE, without_path_lists
+from neural_memory.domain.chunking import DEFINITIONS_LINE, without_path_lists
+from neural_memory.domain.record_rules import CLAIM_TYPES
+from neural_memory.domain.text_refs import ANY_REPOSITORY, MAX_PATH_CHARS, code_names, suffixes, words_of
 from neural_memory.models import CodeRef
-from neural_memory.stores.base import CLAIM_TYPES
 from neural_memory.stores.find import Find
 
 if TYPE_CHECKING:

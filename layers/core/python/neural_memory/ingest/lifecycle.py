@@ -33,21 +33,22 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from neural_memory.domain.ids import recurrence_key
+from neural_memory.domain.record_rules import LIFECYCLE_FIELDS, lifecycle_state
+from neural_memory.domain.tiers import embeds
 from neural_memory.errors import Conflict
-from neural_memory.ingest.ids import recurrence_key
-from neural_memory.ingest.normalizers.github import IMPORTED_FACTS, IMPORTED_TEXT
+from neural_memory.ingest.normalizers.github_import import IMPORTED_FACTS, IMPORTED_TEXT
 from neural_memory.ingest.prepare import chunked
 from neural_memory.models import DomainModel
 from neural_memory.observability import logger
-from neural_memory.search.tiers import embeds
-from neural_memory.stores.base import LIFECYCLE_FIELDS, IndexedObservation, RecordChanged, lifecycle_state, read_one
+from neural_memory.stores.base import IndexedObservation, RecordChanged, read_one
 from neural_memory.stores.find import Find, Matching
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from datetime import datetime
 
-    from neural_memory.ingest.chunking import Chunking
+    from neural_memory.domain.chunking import Chunking
     from neural_memory.models import ObservationRecord
     from neural_memory.stores.base import Store
 

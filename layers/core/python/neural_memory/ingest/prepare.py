@@ -6,18 +6,19 @@ import json
 import re
 from typing import TYPE_CHECKING
 
-from neural_memory.engineering.text_refs import text_refs
-from neural_memory.ingest.chunking import (
+from neural_memory.domain.chunking import (
     DEFAULT_CHUNKING,
     MAX_EMBEDDED_PASSAGES,
     Chunking,
     chunk_text,
     without_path_lists,
 )
-from neural_memory.ingest.ids import content_hash, derived_id, recurrence_key
+from neural_memory.domain.ids import content_hash, derived_id, recurrence_key
+from neural_memory.domain.record_rules import CLAIM_TYPES
+from neural_memory.domain.text_refs import text_refs
+from neural_memory.domain.tiers import embeds, expiry_for, tier_for
 from neural_memory.models import MAX_CODE_PATHS, Chunk, ObservationIn, ObservationRecord
-from neural_memory.search.tiers import embeds, expiry_for, tier_for
-from neural_memory.stores.base import CLAIM_TYPES, IndexedObservation
+from neural_memory.stores.base import IndexedObservation
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -76,11 +77,6 @@ def observation_id(observation: ObservationIn) -> str:
         observation.occurred_at.isoformat(),
         resolved_title(observation),
     )
-
-
-def embedding_text(title: str, chunk_text: str) -> str:
-    """What the embedder sees for a chunk: the observation's title, then the chunk."""
-    return f"{title}\n{chunk_text}".strip()
 
 
 def prepare(

@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
+from neural_memory.domain.tiers import embeds
 from neural_memory.models import Chunk
 from neural_memory.models.chat_turns import is_chat_turn
-from neural_memory.search.tiers import embeds
 from neural_memory.stores.find import Find
 
 if TYPE_CHECKING:

@@ -1,12 +1,20 @@
-"""The audit trail's contract (``GET /v1/audit``): entries newest first, a page at a time."""
+"""The audit trail's contract (``GET /v1/audit``): entries newest first, a page at a time, and the
+question a reader asks of it (``AuditQuery``)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
 from pydantic import Field
 
+from neural_memory.audit_actions import Action
 from neural_memory.models.wire import WireModel
+
+__all__ = ["DEFAULT_PAGE", "MAX_PAGE", "Action", "AuditEntryOut", "AuditQuery", "AuditResponse"]
+
+DEFAULT_PAGE = 50
+MAX_PAGE = 500
 
 
 class AuditEntryOut(WireModel):
@@ -29,3 +37,16 @@ class AuditResponse(WireModel):
         description="Pass as `cursor` for the next page (older entries); null when this is the last page"
     )
     request_id: str
+
+
+@dataclass(frozen=True)
+class AuditQuery:
+    """Which entries of a workspace, newest first: by key name, by action, at or after ``start``,
+    at or before ``end``, below ``cursor`` (the last id of the previous page), ``limit`` at most."""
+
+    key: str | None = None
+    action: str | None = None
+    start: datetime | None = None
+    end: datetime | None = None
+    cursor: str | None = None
+    limit: int = DEFAULT_PAGE

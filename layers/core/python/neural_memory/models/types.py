@@ -20,6 +20,7 @@ from pydantic import (
 
 __all__ = [
     "Tier",
+    "SecretsPolicy",
     "Expand",
     "SearchMode",
     "RerankMode",
@@ -53,6 +54,8 @@ __all__ = [
 ]
 
 Tier = Literal["A", "C", "E"]
+# What a write carrying a secret gets: the secret replaced by a marker, or the write refused (422).
+SecretsPolicy = Literal["redact", "refuse"]
 # What ``expand`` rebuilds for each search result: the whole observation (a chat turn, a PR, a note).
 Expand = Literal["observation"]
 SearchMode = Literal["hybrid", "semantic", "keyword"]

@@ -3,7 +3,7 @@ the data folder: ``neural-memory models pull NAME`` (``providers/model_download.
 
 Each row names a repository at a pinned revision (a commit) and every file it needs with its
 pinned sha256 and size; nothing is used unless its bytes match. The default stays the bundled model
-(``onnx_local.MODELS``), which needs no network. Pulled embedding models are chosen like bundled ones
+(``local_models.MODELS``), which needs no network. Pulled embedding models are chosen like bundled ones
 (``NM_LOCAL_MODEL=NAME``, then ``neural-memory reindex``); the cross-encoder serves ``rerank: local``.
 
 Where the pins come from (no file could be downloaded here to hash it): the ONNX exports are the

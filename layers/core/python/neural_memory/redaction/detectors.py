@@ -1,14 +1,14 @@
 """What counts as a secret in a text: where each one is, and of what kind (``find_secrets``).
 
-The patterns (``redaction/patterns.py``) are Yelp's ``detect-secrets`` (a maintained library made
-for this: its provider plugins' regular expressions, its keyword plugin's assignments, its
-false-positive filters) and ours for what it lacks; what a found value must look like to count
-is ``redaction/values.py``. No entropy-only guess over all text is made: the library's
-high-entropy plugins would take commit SHAs, UUIDs, content hashes and base64 fixtures, which
-engineering history is full of. A value is a secret by its shape (a provider's prefix, glued to a
-word or not: ``redaction/glued.py``), by what names it, or, assigned to a name that says nothing
-else about it, by being random the way issued keys are (``redaction/random_values.py``).
-Percent-encoded text is read decoded too (``redaction/percent.py``).
+The patterns (``redaction/patterns.py``, ``redaction/contextual_patterns.py``) are Yelp's
+``detect-secrets`` (a maintained library made for this: its provider plugins' regular expressions,
+its keyword plugin's assignments, its false-positive filters) and ours for what it lacks; what a
+found value must look like to count is ``redaction/values.py``. No entropy-only guess over all
+text is made: the library's high-entropy plugins would take commit SHAs, UUIDs, content hashes and
+base64 fixtures, which engineering history is full of. A value is a secret by its shape (a
+provider's prefix, glued to a word or not: ``redaction/glued.py``), by what names it, or, assigned
+to a name that says nothing else about it, by being random the way issued keys are
+(``redaction/random_values.py``). Percent-encoded text is read decoded too (``redaction/percent.py``).
 
 Measured on two labelled sets, one written blind to these patterns (``python -m
 bench.secrets_detection``, ``python -m bench.secrets_holdout``; docs/benchmarks.md).
@@ -22,8 +22,9 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from neural_memory.redaction import percent, values
+from neural_memory.redaction.contextual_patterns import CONTEXTUAL
 from neural_memory.redaction.glued import GLUED
-from neural_memory.redaction.patterns import CONTEXTUAL, PROVIDERS, Pattern, keyword_patterns, library_patterns
+from neural_memory.redaction.patterns import PROVIDERS, Pattern, keyword_patterns, library_patterns
 from neural_memory.redaction.random_values import assigned_random
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ the field and the kind), and nothing of the batch is written.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from neural_memory.errors import InvalidInput
 from neural_memory.redaction.detectors import find_secrets
@@ -34,9 +34,8 @@ if TYPE_CHECKING:
 
     from pydantic import JsonValue
 
-    from neural_memory.models import CodeRef, ObservationIn, Redaction
+    from neural_memory.models import CodeRef, ObservationIn, Redaction, SecretsPolicy
 
-SecretsPolicy = Literal["redact", "refuse"]
 # The identifiers redaction reaches, by their name in the model and on the wire.
 IDENTIFIERS = {
     "id": "id", "parent_id": "parentId", "session_id": "sessionId", "actor_name": "actorName",

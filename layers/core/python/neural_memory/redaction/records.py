@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from neural_memory.ingest.ids import recurrence_key
+from neural_memory.domain.ids import recurrence_key
 from neural_memory.ingest.prepare import indexed_hash
 from neural_memory.redaction.identifiers import redact_identifier
 from neural_memory.redaction.observations import FREE_TEXT_IDENTIFIERS, redact_fields, redact_text

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
+from neural_memory.domain.tiers import embeds
 from neural_memory.models import Candidate
-from neural_memory.search.tiers import embeds
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

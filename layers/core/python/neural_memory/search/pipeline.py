@@ -13,10 +13,10 @@ for a result that has no vector score, e.g. E tier); when a reranker runs, ``fin
 (Cohere's relevance, the local cross-encoder's, or the same blend for the LLM). Every fallback is
 recorded in ``degraded`` or ``llm.reason``, logged and counted; no provider is called twice in one search.
 
-One module (~450 lines) because the stages share one request's state (candidates, timings,
-degraded, the gate's scores the rerank reuses); the providers, fusion and diversity live apart, as
-do the rerank modes (``rerank_modes.py``), the order a question asks for (``asked_order.py``) and
-a result as the reply shows it (``results.py``).
+Each stage is named once, in ``_run``: ``retrieval.retrieve``, ``ranking.rank``, ``llm_gate.gate``,
+the rerank modes (``rerank_modes.py``) and ``_cut`` (the rerank floor, MMR, the order a question
+asks for: ``asked_order.py``, and each result as the reply shows it: ``results.py``). ``run`` holds
+the one fallback: a narrow search first, the query as written when that found too few.
 """
 
 from __future__ import annotations
@@ -27,56 +27,29 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
-from neural_memory.errors import BackendUnavailable, ConfigurationError, InvalidInput
-from neural_memory.models import (
-    AutoFiltersStatus,
-    Latency,
-    LlmStatus,
-    QuestionStatus,
-    RerankStatus,
-    SearchFilters,
-    SearchResult,
-    ThresholdStatus,
-)
-from neural_memory.observability import (
-    METRIC_GATE_BYPASSED,
-    METRIC_GATE_FILTERED,
-    StageTimer,
-    logger,
-    record_count,
-    record_reason,
-)
-from neural_memory.providers.llm.gating import NEUTRAL_SCORE, ScoringFailed, blended
+from neural_memory.models import AutoFiltersStatus, Latency, RerankStatus, SearchFilters
+from neural_memory.observability import StageTimer, logger
 from neural_memory.search.asked_order import as_asked, question_status
-from neural_memory.search.diversity import (
-    DIVERSITY_HEAD,
-    cap_per_session,
-    collapse_duplicates,
-    collapse_near_duplicates,
-    mmr,
-)
+from neural_memory.search.diversity import mmr
 from neural_memory.search.filters.inference import FilterProposer, InferenceFailed, KnownValuesCache
-from neural_memory.search.filters.model import compile_filter
 from neural_memory.search.filters.time_phrases import date_bounds, narrowed, with_inferred
-from neural_memory.search.fusion import fuse
-from neural_memory.search.named_types import named_types
-from neural_memory.search.questions import FAVOURED, Question, one_per_change, read_question
+from neural_memory.search.llm_gate import gate
+from neural_memory.search.questions import Question, read_question
+from neural_memory.search.ranking import rank
 from neural_memory.search.rerank_modes import Reranking
 from neural_memory.search.results import search_result
-from neural_memory.search.tiers import visible_after
+from neural_memory.search.retrieval import retrieve
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
     from datetime import datetime
 
-    from neural_memory.models import BypassReason, Candidate, SearchRequest, Vector
+    from neural_memory.models import Candidate, LlmStatus, QuestionStatus, SearchRequest, SearchResult, ThresholdStatus
     from neural_memory.providers.embeddings.base import Embedder
     from neural_memory.providers.llm.gating import RelevanceScorer
     from neural_memory.providers.rerank.base import Reranker
+    from neural_memory.search.ranking import Vectors
     from neural_memory.settings import Settings
     from neural_memory.stores.base import Store
-
-_UNSCORED_SHOWN = 5  # ids named in the note about candidates the LLM left unscored
 
 
 @dataclass
@@ -94,15 +67,6 @@ class SearchOutcome:
     question: QuestionStatus | None = None
     ran: frozenset[str] = frozenset()  # the stages that ran, by their latency names
     counts: dict[str, int] = field(default_factory=dict)  # candidates after each stage, for the log
-
-
-@dataclass(frozen=True)
-class Vectors:
-    """The head's vectors by (observation id, ``chunk_no``): the passage each was found by, and
-    its opening (chunk 0)."""
-
-    matched: dict[tuple[str, int], Sequence[float]]
-    openings: dict[tuple[str, int], Sequence[float]]
 
 
 class SearchPipeline:
@@ -219,90 +183,21 @@ class SearchPipeline:
         self, workspace_id: str, request: SearchRequest, now: datetime, question: Question | None, text: str
     ) -> SearchOutcome:
         """One retrieval and what follows it, the lexical side matching ``text`` (``_words``)."""
-        config = self._settings
         timer = StageTimer()
         degraded: list[str] = []
-        flt = compile_filter(
-            request.filters,
-            live_at=visible_after(now, config.collaborative_after_window),
-            exclude_session_id=request.exclude_session_id,
-            exclude_after=request.exclude_after,
-            include_superseded=request.include_superseded,
-            include_archived=request.include_archived,
-        )
-        vector = None
-        if request.mode != "keyword":
-            with timer.stage("embed"):
-                # The whole question, frame too: the model reads questions (the subject alone measured
-                # no better on the question sets).
-                vector = self._embed_query(request, degraded)
-        use_lexical = request.mode in ("keyword", "hybrid")
-        model_id = self._embedder.model_id if self._embedder and vector else None
-        limit = request.top_k * config.overfetch_factor
-        with timer.stage("retrieval"):
-            retrieved = self._store.retrieve(
-                workspace_id,
-                text=text if use_lexical else None,
-                vector=vector,
-                model_id=model_id,
-                flt=flt,
-                limit=limit,
-            )
-        degraded.extend(retrieved.degraded)
-        floor = config.min_similarity_for(model_id)
-        vector_hits = [hit for hit in retrieved.vector if hit.score >= floor]
-        threshold = ThresholdStatus(min_similarity=floor, dropped=len(retrieved.vector) - len(vector_hits))
+        found = retrieve(self._store, self._embedder, self._settings, workspace_id, request, text, now, timer, degraded)
         with timer.stage("fusion"):
-            candidates = fuse(
-                retrieved.lexical if use_lexical else None,
-                vector_hits if vector is not None else None,
-                method=config.fusion,
-                alpha=config.fusion_alpha,
-                min_similarity=floor,
-                k=config.rrf_k,
-                cut=(len(retrieved.lexical) >= limit, len(retrieved.vector) >= limit),
-                now=now,
-            )
-            named = named_types(request.query)
-            if question is not None and question.wants_changes:
-                named |= FAVOURED  # it asks for changes: the records of changes come first
-            candidates = sorted((self._time_and_tier(c, now, named) for c in candidates), key=_by_final)
-            if request.collapse_duplicates:
-                candidates = collapse_duplicates(candidates)
-                if question is not None and question.wants_changes:
-                    candidates = one_per_change(candidates)
-            vectors = self._vectors(workspace_id, request, model_id, candidates)  # of the head left
-            if request.collapse_duplicates:
-                candidates = collapse_near_duplicates(candidates, vectors.matched, vectors.openings)
-            if request.max_per_session is not None:
-                candidates = cap_per_session(candidates, request.max_per_session)
-        counts = {
-            "lexical": len(retrieved.lexical),
-            "vector": len(retrieved.vector),
-            "thresholdDropped": threshold.dropped,
-            "fused": len(candidates),
-        }
-        llm, candidates = self._gate(request, candidates, timer)
+            candidates, vectors = rank(self._store, self._settings, workspace_id, request, found, question, now)
+        counts = found.counts | {"fused": len(candidates)}
+        llm, candidates = gate(self._scorer, self._settings, request, candidates, timer)
         counts |= {"llmScored": llm.scored, "llmFiltered": llm.filtered}
         candidates, provider, rerank_floor = self._reranking.rerank(request, candidates, degraded, timer, llm)
-        if rerank_floor is not None:
-            # The floor is on the last reranker's relevance: Cohere's or the cross-encoder's score, or
-            # the LLM's (the gate's cut).
-            def relevance(c: Candidate) -> float:
-                return (c.rerank if provider in ("cohere", "local") else c.llm) or 0.0
-
-            kept_above = [c for c in candidates if relevance(c) >= rerank_floor]
-            threshold = threshold.model_copy(
-                update={"rerank_min_score": rerank_floor, "rerank_dropped": len(candidates) - len(kept_above)}
-            )
-            candidates = kept_above
+        threshold, candidates = _above_floor(found.threshold, candidates, provider, rerank_floor)
         counts |= {"reranked": len(candidates) if provider else 0, "rerankDropped": threshold.rerank_dropped}
-        if request.diversity > 0:
-            candidates = mmr(candidates, vectors.matched, request.diversity, request.top_k)
-        kept = as_asked(candidates[: request.top_k], question)
+        kept = _cut(request, candidates, vectors, question)
         counts["returned"] = len(kept)
         rerank = RerankStatus(mode=request.rerank, provider=provider)
-        results = [search_result(c, request, llm, rerank, text, config.snippet_chars) for c in kept]
+        results = [search_result(c, request, llm, rerank, text, self._settings.snippet_chars) for c in kept]
         latency = Latency(
             total=timer.total_ms(),
             embed=timer.ms("embed"),
@@ -322,105 +217,30 @@ class SearchPipeline:
             counts=counts,
         )
 
-    def _vectors(
-        self, workspace_id: str, request: SearchRequest, model_id: str | None, candidates: list[Candidate]
-    ) -> Vectors:
-        """The candidates' vectors (by observation id and ``chunk_no``), when a vector search ran
-        and near-duplicates or MMR need them: the vector of the passage the vector retriever
-        found, else of the candidate's chunk, else (a lexical window has no vector) of chunk 0,
-        which is always embedded (passages are numbered first); and each one's chunk 0, its
-        opening (``collapse_near_duplicates``)."""
-        if model_id is None or not candidates or not (request.collapse_duplicates or request.diversity > 0):
-            return Vectors({}, {})
-        head = candidates[:DIVERSITY_HEAD]
-        choices = {
-            (c.observation.id, c.chunk_no): [
-                (c.observation.id, n) for n in dict.fromkeys((c.vector_chunk_no, c.chunk_no, 0)) if n is not None
-            ]
-            for c in head
-        }
-        found = self._store.chunk_vectors(workspace_id, model_id, [k for keys in choices.values() for k in keys])
-        matched = {
-            key: vector
-            for key, keys in choices.items()
-            if (vector := next((found[k] for k in keys if k in found), None)) is not None
-        }
-        openings = {key: found[(key[0], 0)] for key in choices if (key[0], 0) in found}
-        return Vectors(matched, openings)
 
-    def _embed_query(self, request: SearchRequest, degraded: list[str]) -> Vector | None:
-        if self._embedder is None:
-            if request.mode == "semantic":
-                raise InvalidInput("mode", "semantic search needs an embedder (NM_EMBEDDER is 'none'); use keyword")
-            degraded.append("vector:skipped (no embedder configured)")
-            return None
-        try:
-            return self._embedder.embed([request.query], "search_query")[0]
-        except (BackendUnavailable, ConfigurationError) as exc:  # an outage, or a key that cannot be read
-            if request.mode == "semantic":
-                raise
-            logger.warning("query embedding failed; answering from lexical only", extra={"reason": str(exc)})
-            why = "embedding failed" if isinstance(exc, BackendUnavailable) else f"embedder not configured: {exc}"
-            degraded.append(f"vector:skipped ({why})")
-            return None
+def _above_floor(
+    threshold: ThresholdStatus, candidates: list[Candidate], provider: str | None, rerank_floor: float | None
+) -> tuple[ThresholdStatus, list[Candidate]]:
+    """The candidates whose relevance to the last reranker is at least its floor (all of them
+    without one): Cohere's or the cross-encoder's score, or the LLM's (the gate's cut)."""
+    if rerank_floor is None:
+        return threshold, candidates
 
-    def _time_and_tier(self, candidate: Candidate, now: datetime, named: frozenset[str]) -> Candidate:
-        """Recency for C tier (soft decay, never a cut-off), then the tier boost, kept in [0, 1]:
-        the largest boost for a candidate of a type the query names (``named_types.py``)."""
-        config = self._settings
-        score = candidate.fused
-        recency = None
-        if candidate.observation.tier == "C":
-            age_days = max(0.0, (now - candidate.observation.occurred_at).total_seconds() / 86400)
-            recency = 0.5 ** (age_days / config.recency_half_life_days)
-            score = (1 - config.recency_weight) * score + config.recency_weight * recency
-        boosts = config.tier_boosts
-        top = max(boosts.values(), default=1.0)
-        boost = top if candidate.observation.observation_type in named else boosts.get(candidate.observation.tier, 1.0)
-        final = score * boost / top
-        return candidate.model_copy(update={"recency": recency, "final": min(1.0, final)})
+    def relevance(c: Candidate) -> float:
+        return (c.rerank if provider in ("cohere", "local") else c.llm) or 0.0
 
-    def _gate(
-        self, request: SearchRequest, candidates: list[Candidate], timer: StageTimer
-    ) -> tuple[LlmStatus, list[Candidate]]:
-        """Score with the LLM what the search could return (the topK, or ``gate_max_candidates`` to
-        refill what it drops), unless that is ``gate_min_candidates`` or fewer; drop what it finds
-        irrelevant. A candidate the reply left out is scored neutral, and named in ``llm.notes``."""
-        config = self._settings
-        reason: BypassReason | None = None
-        if not request.llm_filter:
-            reason = "disabled"
-        elif len(candidates[: request.top_k]) <= config.gate_min_candidates:
-            reason = "small_result_set"
-        elif self._scorer is None:
-            reason = "not_configured"
-        if reason is not None or self._scorer is None:
-            return _bypassed(reason or "not_configured"), candidates
-        head = candidates[: max(request.top_k, config.gate_max_candidates or 0)]
-        with timer.stage("llmFilter"):
-            try:
-                scores = self._scorer.score(request.query, head)
-            except ScoringFailed as exc:
-                logger.warning("LLM gate failed; falling back to vector scores", extra={"reason": exc.detail})
-                return _bypassed(exc.reason), candidates
-        notes = []
-        unscored = [c.observation.id for c in head if c.observation.id not in scores]
-        if unscored:
-            shown = ", ".join(unscored[:_UNSCORED_SHOWN]) + (", ..." if len(unscored) > _UNSCORED_SHOWN else "")
-            notes.append(
-                f"{len(unscored)} of {len(head)} candidates missing from the LLM's reply ({shown}): "
-                f"scored neutral {NEUTRAL_SCORE}"
-            )
-            logger.warning("LLM gate left candidates unscored", extra={"unscored": len(unscored), "sent": len(head)})
-        kept = []
-        for candidate in head:
-            llm = scores.get(candidate.observation.id, NEUTRAL_SCORE)
-            if llm >= config.gate_keep_threshold:
-                kept.append(candidate.model_copy(update={"llm": llm, "final": blended(llm, candidate)}))
-        filtered = len(head) - len(kept)
-        record_count(METRIC_GATE_FILTERED, filtered)
-        status = LlmStatus(bypassed=False, filtered=filtered, reason=None, scored=len(head), notes=notes)
-        return status, sorted(kept, key=_by_final)
+    kept_above = [c for c in candidates if relevance(c) >= rerank_floor]
+    update = {"rerank_min_score": rerank_floor, "rerank_dropped": len(candidates) - len(kept_above)}
+    return threshold.model_copy(update=update), kept_above
+
+
+def _cut(
+    request: SearchRequest, candidates: list[Candidate], vectors: Vectors, question: Question | None
+) -> list[Candidate]:
+    """What is returned: diversified (MMR) when asked, cut to ``topK``, in the order a question asks for."""
+    if request.diversity > 0:
+        candidates = mmr(candidates, vectors.matched, request.diversity, request.top_k)
+    return as_asked(candidates[: request.top_k], question)
 
 
 def _within_year(request: SearchRequest, year: int) -> SearchRequest:
@@ -440,16 +260,3 @@ def _words(question: Question | None, request: SearchRequest, status: AutoFilter
     for phrase in status.phrases if status is not None else ():
         subject = re.sub(re.escape(phrase), " ", subject, flags=re.IGNORECASE)
     return " ".join(subject.split()) or request.query
-
-
-def _bypassed(reason: BypassReason) -> LlmStatus:
-    if reason not in ("disabled", "small_result_set"):
-        record_reason(METRIC_GATE_BYPASSED, reason)
-    return LlmStatus(bypassed=True, filtered=0, reason=reason)
-
-
-def _by_final(candidate: Candidate) -> tuple[float, float, float, str]:
-    # Equal scores: the newer observation first (the outcome of a deployment, whose words are
-    # those of its start), then the id, so the order is deterministic.
-    record = candidate.observation
-    return (-candidate.final, -(candidate.vector or 0.0), -record.occurred_at.timestamp(), record.id)

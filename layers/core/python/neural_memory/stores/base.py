@@ -24,40 +24,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, overload
 
+from neural_memory.domain.record_rules import PATCHED_FIELDS
 from neural_memory.models import Chunk, DomainModel, ObservationRecord
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from neural_memory.domain.filters import Filter
     from neural_memory.models import FacetCounts, Retrieved, UpsertOutcome, Vector
-    from neural_memory.search.filters.model import Filter
     from neural_memory.stores.find import Find, Matching
-
-
-# The tier lifecycle's record fields, set in place (``ingest/lifecycle.restate``): no chunk's text
-# or vector depends on them (a change of those is a new write).
-LIFECYCLE_FIELDS = frozenset(
-    {"tier", "expires_at", "promoted_at", "promoted_by", "promotion_reason", "citations", "archived_at"}
-)
-
-# The record fields ``patch`` sets: the lifecycle's and the marks (supersession, staleness). Of
-# them the embedded store's in-memory mirror holds ``MIRRORED_FIELDS`` (and moves them with the
-# patch); it reads the marks at search time from partial indices.
-PATCHED_FIELDS = LIFECYCLE_FIELDS | {"superseded_by", "possibly_stale", "stale_at"}
-MIRRORED_FIELDS = frozenset({"tier", "expires_at", "archived_at"})
-
-
-# What the lifecycle operations (promote, cite, archive, embed, supersede) change on a stored record.
-LIFECYCLE_STATE = ("tier", "expires_at", "promoted_at", "promoted_by", "promotion_reason", "citations",
-                   "archived_at", "embedded_at", "superseded_by", "created_by")  # fmt: skip
-
-
-def lifecycle_state(record: ObservationRecord | None) -> dict[str, object] | None:
-    """The ``LIFECYCLE_STATE`` of a stored record (None for an absent one): an ingest that carried
-    these over writes only if the store still holds them (``Store.write``'s ``expected``)."""
-    if record is None:
-        return None
-    return {name: getattr(record, name) for name in LIFECYCLE_STATE}
 
 
 def holds(record: ObservationRecord | None, expected: Mapping[str, object] | None) -> bool:
@@ -96,19 +71,6 @@ class IndexedObservation(DomainModel):
     record: ObservationRecord
     chunks: list[Chunk]
     model_id: str | None = None
-
-
-# The observation types that state something about code, and so can go stale (``possibly_stale``)
-# when a later push touches what they name. Events (pushes, deployments, CI runs, merged pull
-# requests) record what happened: they cannot.
-CLAIM_TYPES = ("adr", "decision", "design_note", "note")
-
-
-def touches_code(record: ObservationRecord) -> bool:
-    """Whether the record's code refs are code it changed (an event: written with every tail of
-    each path, ``metadata_terms``'s ``suffixes``) rather than code it names (a claim: matched as
-    named)."""
-    return record.observation_type not in CLAIM_TYPES
 
 
 def read_one(store: Store, workspace_id: str, observation_id: str) -> ObservationRecord | None:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from datetime import datetime
 
-    from neural_memory.search.filters.model import MetadataScalar
+    from neural_memory.domain.filters import MetadataScalar
 
 
 @dataclass(frozen=True, slots=True)

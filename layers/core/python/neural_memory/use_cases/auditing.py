@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from neural_memory.audit.trail import entry
@@ -12,20 +12,28 @@ from neural_memory.models import AuditEntryOut, AuditResponse
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from neural_memory.audit.trail import AuditLog, AuditQuery
+    from neural_memory.audit.trail import AuditEntry, AuditLog
     from neural_memory.auth.roles import Caller
+    from neural_memory.models.audit import AuditQuery
     from neural_memory.use_cases.scrubbing import ScrubReport
 
 
-def audit_trail(
-    audit: AuditLog | None, workspace_id: str, query: AuditQuery, request_id: str, caller: Caller
-) -> AuditResponse:
-    """One page of the workspace's audit trail, newest first; ``Forbidden`` below ``admin``."""
-    caller.require("admin", "reading the audit trail")
-    if audit is None:
-        raise ConfigurationError("this store keeps no audit trail")
-    # One more than the page: whether there is a next page, without a count.
-    found = audit.read(workspace_id, replace(query, limit=query.limit + 1))
+@dataclass(frozen=True)
+class AuditTrail:
+    """The audit trail of one store's workspaces (None: the store keeps none)."""
+
+    audit: AuditLog | None
+
+    def page(self, *, workspace_id: str, query: AuditQuery, request_id: str, caller: Caller) -> AuditResponse:
+        """One page of the workspace's audit trail, newest first; ``Forbidden`` below ``admin``."""
+        caller.require("admin", "reading the audit trail")
+        if self.audit is None:
+            raise ConfigurationError("this store keeps no audit trail")
+        # One more than the page: whether there is a next page, without a count.
+        return _page(self.audit.read(workspace_id, replace(query, limit=query.limit + 1)), query, request_id)
+
+
+def _page(found: list[AuditEntry], query: AuditQuery, request_id: str) -> AuditResponse:
     page = found[: query.limit]
     entries = [
         AuditEntryOut(

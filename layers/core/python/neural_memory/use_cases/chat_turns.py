@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
+from neural_memory.domain.record_rules import lifecycle_state
 from neural_memory.ingest.prepare import chunked
 from neural_memory.ingest.turn_context import add_stored_turn_context, previous_in_session, quoting
 from neural_memory.models.chat_turns import CHAT_TURN_TYPES
-from neural_memory.stores.base import lifecycle_state
 from neural_memory.stores.find import Find
 
 if TYPE_CHECKING:

@@ -7,18 +7,18 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from neural_memory.domain.chunking import embedding_text
+from neural_memory.domain.ids import embedding_hash, text_key
+from neural_memory.domain.tiers import embeds
 from neural_memory.errors import ConfigurationError
-from neural_memory.ingest.prepare import embedding_text
 from neural_memory.observability import METRIC_EMBEDDING_CACHE_HITS, record_count
 from neural_memory.providers.embeddings.fair_share import for_workspace
-from neural_memory.providers.embeddings.vector_cache import embedding_hash, text_key
-from neural_memory.search.tiers import embeds
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from datetime import datetime
 
-    from neural_memory.ingest.chunking import Chunking
+    from neural_memory.domain.chunking import Chunking
     from neural_memory.models import Vector
     from neural_memory.providers.embeddings.base import Embedder
     from neural_memory.providers.embeddings.fair_share import Priority

@@ -3,6 +3,7 @@ filters, aggregated per actor (``engineering/experts.py`` ranks them)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
@@ -13,6 +14,7 @@ from neural_memory.search.filters.time_phrases import find_time_phrase
 from neural_memory.search.questions import read_question
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from datetime import datetime
 
     from neural_memory.models import Expert, ExpertsRequest
@@ -26,7 +28,22 @@ if TYPE_CHECKING:
 LATELY = timedelta(days=365)
 
 
-def find_experts(
+@dataclass(frozen=True)
+class FindingExperts:
+    """Who knows about a subject, in one store, at the clock's now."""
+
+    pipeline: SearchPipeline
+    store: Store
+    settings: Settings
+    clock: Callable[[], datetime]
+
+    def find(self, *, workspace_id: str, request: ExpertsRequest, request_id: str) -> ExpertsResponse:
+        """Who knows about the query: the search's best ``POOL`` candidates under the filters (fused
+        scores; no rerank, no LLM gate), aggregated per actor (``engineering.experts``)."""
+        return _find(self.pipeline, self.store, self.settings, self.clock(), workspace_id, request, request_id)
+
+
+def _find(
     pipeline: SearchPipeline,
     store: Store,
     settings: Settings,
@@ -35,8 +52,6 @@ def find_experts(
     request: ExpertsRequest,
     request_id: str,
 ) -> ExpertsResponse:
-    """Who knows about the query: the search's best ``POOL`` candidates under the filters (fused
-    scores; no rerank, no LLM gate), aggregated per actor (``engineering.experts``)."""
     timer = StageTimer()
     with timer.stage("retrieval"):  # ages count from it, and "lately" ends at it
         clock = min(expert_ranking.newest_observation(store, workspace_id) or now, now)

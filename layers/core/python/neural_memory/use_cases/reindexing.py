@@ -14,10 +14,9 @@ written to the old index since it started is copied again (with what it supersed
 supersedes, and what names a path it names: whose marks it changed), refused observations are
 tried again, and what the old index no longer holds is deleted. The alias does not move while any
 observation is refused (unless forced). After the swap, writes that raced it are caught up once
-more, without comparing clocks:
-an observation the live index holds in a newer version is kept, one deleted from it after the
-swap is not brought back, one deleted from the old index just before the swap is deleted.
-"""
+more, without comparing clocks: an observation the live index holds in a newer version is kept,
+one deleted from it after the swap is not brought back, one deleted from the old index just
+before the swap is deleted. The deploy's index step runs it (``index_bootstrap.py``)."""
 
 from __future__ import annotations
 
@@ -34,7 +33,7 @@ from neural_memory.engineering.staleness import referencing
 from neural_memory.ingest.lifecycle import with_recurrence_key
 from neural_memory.ingest.prepare import chunked
 from neural_memory.ingest.turn_context import add_stored_turn_context, previous_in_session
-from neural_memory.stores.opensearch.index import ReindexBusy, space_of
+from neural_memory.stores.opensearch.index import space_of
 from neural_memory.stores.opensearch.scan import scan, written
 from neural_memory.stores.opensearch.store import OpenSearchStore
 from neural_memory.stores.opensearch.stored_vectors import StoredVectors
@@ -42,7 +41,7 @@ from neural_memory.stores.opensearch.stored_vectors import StoredVectors
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
 
-    from neural_memory.ingest.chunking import Chunking
+    from neural_memory.domain.chunking import Chunking
     from neural_memory.models import ObservationRecord
     from neural_memory.providers.embeddings.base import Embedder
     from neural_memory.providers.embeddings.vector_cache import VectorCache
@@ -52,16 +51,13 @@ if TYPE_CHECKING:
 
 BATCH = 100
 SAVE_EVERY_S = 10.0  # progress (and the claim) written at most this often: each write is a mapping update
-# The event of the maintenance schedule that resumes a reindex a deploy could not finish.
-RESUME_EVENT = {"action": "reindex"}
 # ``ingested_at`` is stamped by the writer's clock (another Lambda's, or another machine's): the
 # catch-up looks this much further back than its own clock says, so a skewed clock loses nothing.
 CLOCK_SKEW = timedelta(minutes=5)
 
 
 class Embeds(Protocol):
-    """What a reindex embeds with (``Service`` is one): the embedder and how content is cut, the
-    settings and the store that chat turns' context is read from."""
+    """What a reindex embeds with (``Service`` is one): the embedder, how content is cut, the settings, the store."""
 
     @property
     def embedder(self) -> Embedder | None: ...
@@ -402,48 +398,3 @@ def _by_workspace(keys: Iterable[Key]) -> dict[str, list[str]]:
     for workspace_id, observation_id in sorted(keys):
         grouped.setdefault(workspace_id, []).append(observation_id)
     return grouped
-
-
-BOOTSTRAP_LINES = 5  # reindex summaries a bootstrap reports one by one (CloudFormation keeps 4 KB)
-
-
-def bootstrap(service: Embeds, *, deadline: float | None = None) -> str:
-    """The index step of a deploy (and of the maintenance schedule): migrate the single index of
-    earlier versions into per-workspace indices (once); put the workspace index template for this
-    model; then per workspace, create or verify its index, or, when it was built for another model
-    or mapping or a reindex is unfinished, reindex it until ``deadline``. Returns what was done."""
-    from neural_memory.stores.factory import build_indices
-    from neural_memory.stores.opensearch.migration import migrate
-
-    indices = build_indices(service.settings)
-    if indices is None:
-        return "ok"
-    space = space_of(service.embedder)
-    done: list[str] = []
-    migrated = migrate(indices, deadline=deadline)
-    if migrated.source is not None and migrated.copied + len(migrated.failed):
-        done.append(migrated.summary())
-    done.append(indices.put_template(*space))
-    checked: dict[str, int] = {}
-    reindexed: list[str] = []
-    for alias in indices.aliases():
-        admin = indices.admin(alias)
-        pending = admin.in_progress()
-        if not (admin.needs_reindex(*space) or (pending and pending.phase == "swapped")):
-            outcome = admin.ensure_index(*space)
-            checked[outcome] = checked.get(outcome, 0) + 1
-            continue
-        # The writers deployed after this bootstrap write the new fields to the live index until
-        # the swap: it takes them first.
-        added = admin.add_fields()
-        try:
-            summary = Reindexer(service, admin).run(deadline=deadline).summary()
-            reindexed.append(f"{summary}; added {', '.join(added)} to the live index first" if added else summary)
-        except ReindexBusy as busy:
-            reindexed.append(f"reindex left to the run that holds it: {busy}")
-    if checked:
-        done.append("workspace indices " + ", ".join(f"{n} {outcome}" for outcome, n in sorted(checked.items())))
-    done += reindexed[:BOOTSTRAP_LINES]
-    if len(reindexed) > BOOTSTRAP_LINES:
-        done.append(f"and {len(reindexed) - BOOTSTRAP_LINES} more reindexed")
-    return "; ".join(done)

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from neural_memory.domain.record_rules import lifecycle_state
 from neural_memory.ingest.prepare import chunked
 from neural_memory.ingest.turn_context import add_stored_turn_context
 from neural_memory.redaction.records import redact_record
-from neural_memory.stores.base import lifecycle_state
 from neural_memory.stores.find import Find
 
 if TYPE_CHECKING:

@@ -6,7 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from neural_memory.domain.filters import compile_filter, filter_fields
+from neural_memory.domain.tiers import visible_after
 from neural_memory.models import Latency, SearchResponse
+from neural_memory.models.facets import facets_reply
 from neural_memory.observability import (
     METRIC_DEGRADED,
     METRIC_RESULTS_RETURNED,
@@ -18,9 +21,6 @@ from neural_memory.observability import (
 )
 from neural_memory.providers.llm.base import collecting_fallbacks
 from neural_memory.search.expansion import expanded
-from neural_memory.search.facets import facets_reply
-from neural_memory.search.filters.model import compile_filter, filter_fields
-from neural_memory.search.tiers import visible_after
 
 if TYPE_CHECKING:
     from collections.abc import Callable

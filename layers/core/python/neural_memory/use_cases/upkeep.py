@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 
 from neural_memory.audit.trail import entry
 from neural_memory.auth.roles import OPERATOR
+from neural_memory.domain.record_rules import lifecycle_state
 from neural_memory.ingest import lifecycle, supersession
 from neural_memory.ingest.prepare import chunked
-from neural_memory.stores.base import lifecycle_state
 
 if TYPE_CHECKING:
     from datetime import datetime

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 from neural_memory import observability
 from neural_memory.audit.trail import entry
 from neural_memory.auth.roles import OPERATOR, require_owner
+from neural_memory.domain.record_rules import lifecycle_state
+from neural_memory.domain.tiers import embeds, visible_after
 from neural_memory.engineering import staleness
 from neural_memory.errors import NeuralMemoryError, PartiallyApplied, StoreRejected
 from neural_memory.ingest import lifecycle, supersession
@@ -20,8 +22,6 @@ from neural_memory.models import ObservationsResponse, UpsertOutcome
 from neural_memory.observability import logger, record_count
 from neural_memory.providers.embeddings.fair_share import write_priority
 from neural_memory.redaction.observations import redact_all
-from neural_memory.search.tiers import embeds, visible_after
-from neural_memory.stores.base import lifecycle_state
 from neural_memory.trust.vetting import vetted
 
 if TYPE_CHECKING:

@@ -3,13 +3,11 @@ name and ``detail`` the webhook payload."""
 
 from __future__ import annotations
 
-import json
-import re
 from typing import Any
 
 from pydantic import ValidationError
 
-from neural_memory.ingest.chunking import DEFINITIONS_LINE, PATHS_LINE
+from neural_memory.domain.chunking import PATHS_LINE
 from neural_memory.ingest.normalizers.base import (
     MalformedEvent,
     Normalized,
@@ -18,24 +16,12 @@ from neural_memory.ingest.normalizers.base import (
     dig,
     first_line,
 )
-from neural_memory.models import MAX_CODE_PATHS, ObservationIn
+from neural_memory.ingest.normalizers.github_import import IMPORTED_TEXT, MAX_IMPORTED_FILES, imported_facts
+from neural_memory.ingest.normalizers.github_paths import later_names, listed_paths, removed_paths, touched_paths
+from neural_memory.models import ObservationIn
 from neural_memory.trust.team import ASSOCIATION, COMMITTER
 
 _ZERO_SHA = "0" * 40
-# What an import adds to a pull request's content (its commits' subjects and changed paths), kept
-# in metadata too so a later webhook delivery, which carries none of it, keeps it
-# (``ingest.lifecycle.carried_over``).
-IMPORTED_TEXT = "importedText"
-IMPORTED_FACTS = ("reviewers", "mergedBy", "commits", IMPORTED_TEXT)
-MAX_IMPORTED_COMMITS = 50
-MAX_IMPORTED_FILES = 100
-MAX_IMPORTED_DEFINITIONS = 30
-# What a function's name can be (an event on the bus can say anything under ``import``).
-_NAME = re.compile(r"[A-Za-z_$][\w$]{0,199}")
-# JSON characters of the imported text: metadata holds it, within ``MAX_METADATA_BYTES`` in all.
-MAX_IMPORTED_TEXT = 12_000
-MAX_COMMIT_BODY = 500  # characters of one commit's body in a pull request's content
-MAX_PATH_CHARS = 500  # a code ref path's limit (``CodeRef.paths``)
 
 
 def normalize(detail_type: str, payload: dict[str, Any], event_time: str | None) -> Normalized:
@@ -99,9 +85,9 @@ def _push(payload: dict[str, Any], event_time: str | None) -> Normalized:
     if lines:
         content += ":\n" + "\n".join(lines)
     login, is_bot = _actor(payload)
-    paths = _touched(commits)
+    paths = touched_paths(commits)
     if paths:  # what it touched is searched with what it says (who knows "cookie handling": cookies.py)
-        content += f"\n{PATHS_LINE}{_listed(paths[:MAX_IMPORTED_FILES], _later_names(payload))}"
+        content += f"\n{PATHS_LINE}{listed_paths(paths[:MAX_IMPORTED_FILES], later_names(payload))}"
     observation = ObservationIn.model_validate(
         {
             "id": f"github-push-{repo.replace('/', '.')}-{after[:12]}",
@@ -130,58 +116,12 @@ def _push(payload: dict[str, Any], event_time: str | None) -> Normalized:
                 ASSOCIATION: COMMITTER,  # commits pushed to the repository itself
                 # What it deleted: the change that removes a file outweighs one that touched it
                 # (engineering/staleness.py names it as what made a note about it stale).
-                **({"removedPaths": removed} if (removed := _removed(commits)) else {}),
+                **({"removedPaths": removed} if (removed := removed_paths(commits)) else {}),
             },
             "codeRefs": [{"repository": repo, "paths": paths}] if paths else None,
         }
     )
     return Normalized(observations=[observation])
-
-
-def _later_names(payload: dict[str, Any]) -> dict[str, str]:
-    """What an import knows beyond a webhook: the name a path took later, when a rename gave the
-    file another (``import.laterNames``), so the event is found by the file's name today."""
-    later = dig(payload, "import", "laterNames")
-    if not isinstance(later, dict):
-        return {}
-    return {
-        old: new
-        for old, new in later.items()
-        if isinstance(old, str) and isinstance(new, str) and 0 < len(new) <= MAX_PATH_CHARS
-    }
-
-
-def _listed(paths: list[str], later: dict[str, str]) -> str:
-    """Paths as content lists them: ``cookies.py (now jar.py)`` for one renamed since."""
-    return ", ".join(f"{p} (now {later[p]})" if p in later else p for p in paths)
-
-
-def _touched(commits: list[dict[str, Any]]) -> list[str]:
-    """The paths the commits added, modified or removed, once each, in order, at most
-    ``MAX_CODE_PATHS`` (GitHub lists up to 3,000 per commit; the rest of a huge push is not tracked)."""
-    paths: dict[str, None] = {}
-    for commit in commits:
-        for kind in ("added", "modified", "removed"):
-            listed = commit.get(kind)
-            if isinstance(listed, list):
-                paths.update((p, None) for p in listed if isinstance(p, str) and 0 < len(p) <= MAX_PATH_CHARS)
-    return list(paths)[:MAX_CODE_PATHS]
-
-
-MAX_REMOVED_PATHS = 100  # of a push's deleted paths kept in its metadata
-
-
-def _removed(commits: list[dict[str, Any]]) -> list[str]:
-    """The paths the push's commits deleted and none of its later commits added back."""
-    gone: dict[str, None] = {}
-    for commit in commits:
-        added = commit.get("added")
-        for path in added if isinstance(added, list) else []:
-            gone.pop(path, None)
-        listed = commit.get("removed")
-        if isinstance(listed, list):
-            gone.update((p, None) for p in listed if isinstance(p, str) and 0 < len(p) <= MAX_PATH_CHARS)
-    return list(gone)[:MAX_REMOVED_PATHS]
 
 
 def _pull_request(payload: dict[str, Any], event_time: str | None) -> Normalized:
@@ -201,7 +141,7 @@ def _pull_request(payload: dict[str, Any], event_time: str | None) -> Normalized
     number = pr.get("number")
     title = first_line(pr.get("title"), field="pull_request.title")
     login, is_bot = _actor(pr, "user")
-    imported, files = _imported_facts(payload)
+    imported, files = imported_facts(payload)
     body = str(pr.get("body") or "")
     if isinstance(imported.get(IMPORTED_TEXT), str):  # what it did, searched beside what it says
         body = f"{body}\n\n{imported[IMPORTED_TEXT]}".strip()
@@ -231,87 +171,6 @@ def _pull_request(payload: dict[str, Any], event_time: str | None) -> Normalized
         }
     )
     return Normalized(observations=[observation])
-
-
-def _imported_facts(payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """What only ``neural-memory import github`` puts in a pull request payload (``import``: the
-    reviewers, the merger, the commit count and the changed files, read from the REST API): extra
-    metadata and code refs. A webhook carries no ``import``, so its observation is unchanged."""
-    facts = payload.get("import")
-    if not isinstance(facts, dict):
-        return {}, []
-    metadata: dict[str, Any] = {}
-    reviewers = facts.get("reviewers")
-    if isinstance(reviewers, list):
-        metadata["reviewers"] = [r for r in reviewers if isinstance(r, str)]
-    if isinstance(facts.get("mergedBy"), str):
-        metadata["mergedBy"] = facts["mergedBy"]
-    if isinstance(facts.get("commits"), int) and not isinstance(facts["commits"], bool):
-        metadata["commits"] = facts["commits"]
-    files = facts.get("files")
-    paths = _touched([{"modified": files}]) if isinstance(files, list) else []
-    messages = facts.get("commitMessages")
-    commits = (
-        [m for m in messages if isinstance(m, str) and m.strip()][:MAX_IMPORTED_COMMITS]
-        if isinstance(messages, list)
-        else []
-    )
-    names = facts.get("definitions")
-    defined = (
-        [n.strip() for n in names if isinstance(n, str) and _NAME.fullmatch(n.strip())][:MAX_IMPORTED_DEFINITIONS]
-        if isinstance(names, list)
-        else []
-    )
-    text = _imported_text(commits, defined, paths[:MAX_IMPORTED_FILES], _later_names(payload))
-    if text:
-        metadata[IMPORTED_TEXT] = text
-    return metadata, paths
-
-
-def _imported_text(commits: list[str], defined: list[str], paths: list[str], later: dict[str, str]) -> str:
-    """What it did, as its content says it: the commits, the code changed and the paths. Metadata
-    holds it too, and has a size limit: when it would not fit, what says least goes first (the
-    commits' bodies, then the names of the code), then lines from the end."""
-    code = f"{DEFINITIONS_LINE}{', '.join(defined)}" if defined else ""
-    where = f"{PATHS_LINE}{_listed(paths, later)}" if paths else ""
-
-    def joined(lines: list[str], code: str) -> str:
-        listed = "Commits:\n" + "\n".join(lines) if lines else ""
-        return "\n".join(part for part in (listed, code, where) if part).strip()
-
-    text = joined([_commit_line(m) for m in commits], code)
-    if _fits(text):
-        return text
-    subjects = [_commit_line(m, body=False) for m in commits]
-    for text in (joined(subjects, code), joined(subjects, "")):
-        if _fits(text):
-            return text
-    kept = text.split("\n")
-    while kept and not _fits("\n".join(kept)):
-        kept.pop()
-    return "\n".join(kept)
-
-
-def _fits(text: str) -> bool:
-    """Whether ``text`` fits the imported text's share of metadata, as JSON."""
-    return len(json.dumps(text)) <= MAX_IMPORTED_TEXT
-
-
-# What a commit message carries beyond its words: sign-offs and co-authors, Subversion's and
-# Mercurial's conversion notes, a cherry-pick's origin.
-_TRAILER = re.compile(
-    r"^(?:[\w-]+-by:|change-id:|git-svn-id:|\(cherry picked from |--hg--$|(?:branch|rename|extra)\s*:)", re.IGNORECASE
-)
-
-
-def _commit_line(message: str, *, body: bool = True) -> str:
-    """A commit as the pull request's content lists it: ``- subject``, then (with ``body``) what
-    its body says (trailers dropped, whitespace collapsed, at most ``MAX_COMMIT_BODY`` characters)."""
-    subject, _, rest = message.strip().partition("\n")
-    said = " ".join(
-        " ".join(line.split()) for line in rest.splitlines() if line.strip() and not _TRAILER.match(line.strip())
-    )
-    return f"- {first_line(subject)}" + (f"\n  {said[:MAX_COMMIT_BODY].rstrip()}" if said and body else "")
 
 
 def _merged_with_sha(pr: dict[str, Any]) -> bool:

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from neural_memory.ingest.ids import source_id
+from neural_memory.domain.ids import source_id
 from neural_memory.ingest.normalizers.base import MalformedEvent, Normalized, UnsupportedEvent, dig, first_line
 from neural_memory.models import ObservationIn
 from neural_memory.trust.team import ASSOCIATION, DEPLOYMENT

@@ -10,7 +10,7 @@ import hashlib
 import re
 from typing import TYPE_CHECKING, Any
 
-from neural_memory.local.agents.private import strip_private
+from neural_memory.local.agents.private_spans import strip_private
 
 if TYPE_CHECKING:
     from neural_memory.local.agents.repository import Repository

@@ -26,19 +26,18 @@ install on the committed files (``--key`` only) reads the shared API's URL from 
 from __future__ import annotations
 
 import os
-import shlex
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from neural_memory.local.agents.hook_settings import HOOK_EVENTS, is_our_hook, with_our_hooks, without_our_hooks
 from neural_memory.local.agents.hook_state import LOG_FILE, state_dir
 from neural_memory.local.agents.json_files import read_object as _read
 from neural_memory.local.agents.json_files import write_object
 from neural_memory.local.agents.repository_memory import exclude_from_git, repository_memory
 
 SERVER_NAME = "neural-memory"
-HOOK_SCRIPT = "neural-memory-hook"
 KEY_VARIABLE = "NM_API_KEY"
 DATA_DIR_VARIABLE = "NM_DATA_DIR"
 WORKSPACE_VARIABLE = "NM_WORKSPACE"
@@ -52,13 +51,6 @@ MCP_PATH = "/mcp"
 # Claude Code expands ${VAR} in .mcp.json from its environment, settings.local.json's env included.
 AUTHORIZATION = f"Bearer ${{{KEY_VARIABLE}}}"
 ACTOR = f"${{{USER_VARIABLE}:-}}"
-# Claude Code's own timeout per hook (seconds) and the hook's deadline within it: a memory that is
-# down or slow costs the agent at most the deadline, never Claude Code's timeout.
-HOOK_EVENTS: dict[str, tuple[int, float | None]] = {
-    "SessionStart": (15, None),  # None: the hook's own (3 s, or 10 s when it starts the embedded server)
-    "UserPromptSubmit": (5, 2.0),
-    "Stop": (10, None),  # returns at once: the capture runs detached
-}
 
 
 @dataclass(frozen=True)
@@ -110,85 +102,6 @@ def _unwrite(path: Path, before: dict[str, Any] | None, after: dict[str, Any], p
     return write_object(path, before, after, private, installing=False)
 
 
-def _is_ours(hook: Any) -> bool:
-    return isinstance(hook, dict) and HOOK_SCRIPT in str(hook.get("command", ""))
-
-
-def _without_our_hooks(settings: dict[str, Any]) -> dict[str, Any]:
-    """``settings`` with every hook entry running ``neural-memory-hook`` taken out (and a group, an
-    event or ``hooks`` left empty by that)."""
-    hooks = settings.get("hooks")
-    if not isinstance(hooks, dict):
-        return settings
-    kept_events: dict[str, Any] = {}
-    for event, groups in hooks.items():
-        if not isinstance(groups, list):
-            kept_events[event] = groups
-            continue
-        kept_groups = []
-        for group in groups:
-            inner = group.get("hooks") if isinstance(group, dict) else None
-            if not isinstance(inner, list) or not any(_is_ours(h) for h in inner):
-                kept_groups.append(group)
-            elif rest := [h for h in inner if not _is_ours(h)]:
-                kept_groups.append({**group, "hooks": rest})
-        if kept_groups:
-            kept_events[event] = kept_groups
-    result = {k: v for k, v in settings.items() if k != "hooks"}
-    if kept_events:
-        result["hooks"] = kept_events
-    return result
-
-
-def hook_command(target: Target, event: str, budget_tokens: int | None) -> str:
-    """The shell command Claude Code runs for ``event``."""
-    words = [HOOK_SCRIPT, *target.hook_args()]
-    if budget_tokens is not None:
-        words += ["--budget-tokens", str(budget_tokens)]
-    if (deadline := HOOK_EVENTS[event][1]) is not None:
-        words += ["--timeout", str(deadline)]
-    return " ".join(shlex.quote(word) for word in words)
-
-
-def _our_commands(settings: dict[str, Any]) -> dict[str, list[str]]:
-    """The commands of our hooks, event by event."""
-    found: dict[str, list[str]] = {}
-    for event, groups in (settings.get("hooks") or {}).items():
-        for group in groups if isinstance(groups, list) else []:
-            for hook in (group.get("hooks") or []) if isinstance(group, dict) else []:
-                if _is_ours(hook):
-                    found.setdefault(event, []).append(str(hook.get("command")))
-    return found
-
-
-def installed_budget(settings: dict[str, Any]) -> int | None:
-    """The ``--budget-tokens`` our installed hooks were given (None: the default)."""
-    for commands in _our_commands(settings).values():
-        words = shlex.split(commands[0])
-        if "--budget-tokens" in words[:-1]:
-            try:
-                return int(words[words.index("--budget-tokens") + 1])
-            except ValueError:
-                return None
-    return None
-
-
-def _with_our_hooks(settings: dict[str, Any], target: Target, budget_tokens: int | None) -> dict[str, Any]:
-    """``settings`` with our hooks; as it is when it holds them already (their place kept: no diff)."""
-    if budget_tokens is None:
-        budget_tokens = installed_budget(settings)
-    wanted = {event: [hook_command(target, event, budget_tokens)] for event in HOOK_EVENTS}
-    if _our_commands(settings) == wanted:
-        return settings
-    result = _without_our_hooks(settings)
-    hooks = dict(result.get("hooks") or {})
-    for event, (timeout, _) in HOOK_EVENTS.items():
-        ours = {"type": "command", "command": wanted[event][0], "timeout": timeout}
-        hooks[event] = [*(hooks.get(event) or []), {"hooks": [ours]}]
-    result["hooks"] = hooks
-    return result
-
-
 EXCLUDE_MARK = "# neural-memory agents install: the hooks' key stays out of git"
 
 
@@ -208,7 +121,7 @@ def install(project: Path, target: Target, key: str | None, budget_tokens: int |
 
     settings_path = project / SETTINGS_FILE
     before = _read(settings_path)
-    changes.files[SETTINGS_FILE] = _write(settings_path, before, _with_our_hooks(before or {}, target, budget_tokens))
+    changes.files[SETTINGS_FILE] = _write(settings_path, before, with_our_hooks(before or {}, target, budget_tokens))
 
     local_path = project / LOCAL_SETTINGS_FILE
     before = _read(local_path)
@@ -328,7 +241,7 @@ def uninstall(project: Path) -> Changes:
     settings_path = project / SETTINGS_FILE
     before = _read(settings_path)
     if before is not None:
-        changes.files[SETTINGS_FILE] = _unwrite(settings_path, before, _without_our_hooks(before))
+        changes.files[SETTINGS_FILE] = _unwrite(settings_path, before, without_our_hooks(before))
 
     local_path = project / LOCAL_SETTINGS_FILE
     before = _read(local_path)
@@ -380,7 +293,7 @@ def status(project: Path, environment_key: str | None) -> tuple[bool, list[str]]
     events = [
         event
         for event, groups in (settings.get("hooks") or {}).items()
-        if any(_is_ours(h) for g in groups or [] if isinstance(g, dict) for h in g.get("hooks") or [])
+        if any(is_our_hook(h) for g in groups or [] if isinstance(g, dict) for h in g.get("hooks") or [])
     ]
     where = ""
     if target is not None and target.url:

@@ -25,6 +25,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+from neural_memory.local.agents.hook_flags import Flags
 from neural_memory.local.agents.hook_state import HookState
 
 if TYPE_CHECKING:
@@ -41,42 +42,6 @@ FIRST_START_S = 2.7  # a brief's deadline when the hook had to start the embedde
 CAPTURE_TIMEOUT_S = 60.0  # the detached capture's deadline (nobody waits for it)
 PREVIOUS_SESSIONS = 2  # sessions whose last turn the brief shows
 BATCH = 100  # observations per POST /v1/observations (the API's limit)
-DEFAULT_BUDGET_TOKENS = 1_500  # recall.DEFAULT_BUDGET_TOKENS
-DEFAULT_FLOOR = 0.35  # recall.DEFAULT_FLOOR
-
-
-class Flags:
-    """The hook's flags (``--name value`` or ``--name=value``; parsed by hand: ``argparse`` costs
-    each prompt more than the whole recall's own code)."""
-
-    def __init__(self, argv: list[str]) -> None:
-        self.url = ""
-        self.data_dir = ""
-        self.workspace = ""
-        self.budget_tokens = DEFAULT_BUDGET_TOKENS
-        self.floor = DEFAULT_FLOOR
-        self.timeout = 0.0
-        self.unknown: list[str] = []
-        words = iter(argv)
-        for word in words:
-            name, equals, value = word.partition("=")
-            attribute = name.removeprefix("--").replace("-", "_")
-            if not name.startswith("--") or attribute not in {
-                "url",
-                "data_dir",
-                "workspace",
-                "budget_tokens",
-                "floor",
-                "timeout",
-            }:
-                self.unknown.append(word)
-                continue
-            value = value if equals else next(words, "")
-            try:
-                current = getattr(self, attribute)
-                setattr(self, attribute, type(current)(value))
-            except ValueError:
-                self.unknown.append(word)
 
 
 class Hook:
@@ -165,7 +130,7 @@ class Hook:
 
     # UserPromptSubmit ----------------------------------------------------------------------
     def user_prompt(self) -> None:
-        from neural_memory.local.agents.private import strip_private
+        from neural_memory.local.agents.private_spans import strip_private
 
         prompt = strip_private(str(self.payload.get("prompt") or ""))
         try:
@@ -225,7 +190,9 @@ class Hook:
         """Learn what prompts unrelated to the workspace score there (``relevance``), in a detached
         process that starts once this event's own deadline (``after``) has passed, so its searches
         never compete with the brief's or the recall's: the event under way uses what is known now."""
-        if not _detached():
+        from neural_memory.local.agents.child_process import detached
+
+        if not detached():
             return
         try:
             time.sleep(max(0.0, after - time.monotonic()))
@@ -279,8 +246,10 @@ class Hook:
     def stop(self) -> None:
         """Fork at once: the agent waits for this process only; the child reads the turn, builds its
         observations and delivers them (where there is no fork, all of it happens here)."""
+        from neural_memory.local.agents.child_process import detached
+
         stashed = self.state.take_prompt(self.session_id) or {}  # before the next prompt can replace it
-        if not _detached():
+        if not detached():
             self.log("capture sent", "the turn is read and delivered in the background")
             return
         try:
@@ -297,15 +266,16 @@ class Hook:
         from pathlib import Path
 
         from neural_memory.local.agents.capture import turn_observations
-        from neural_memory.local.agents.private import strip_private
+        from neural_memory.local.agents.private_spans import strip_private
         from neural_memory.local.agents.repository import read_repository
+        from neural_memory.local.agents.transcript import last_turn
 
         self.began = time.monotonic()
         now = datetime.now(UTC).isoformat()
         prompt, answer = str(stashed.get("prompt") or ""), str(self.payload.get("last_assistant_message") or "")
         missing = ""
         if not prompt or not answer:
-            from_transcript, missing = _from_transcript(self.payload.get("transcript_path"))
+            from_transcript, missing = last_turn(self.payload.get("transcript_path"))
             prompt = prompt or strip_private(from_transcript[0])
             answer = answer or from_transcript[1]
         turn_key = str(self.payload.get("prompt_id") or stashed.get("promptId") or "")
@@ -332,6 +302,7 @@ class Hook:
         import fcntl
 
         from neural_memory.local.agents.memory_client import MemoryUnavailable
+        from neural_memory.local.agents.outbox_redaction import without_secrets
 
         began = time.monotonic()
         with open(self.state.path("outbox.lock"), "a") as lock:
@@ -354,7 +325,7 @@ class Hook:
                         detail = "the key may not write (a read key): prompts are recalled, turns not captured"
                         self.state.log(self.event, self.session_id, "not captured", began, detail)
                         return
-                    held, secrets = _without_secrets(pending[start:])
+                    held, secrets = without_secrets(pending[start:])
                     dropped = self.state.keep(held)
                     detail = f"{exc.reason}; {len(pending) - start} in the outbox" + _dropped(dropped)
                     detail += f"; {secrets} secrets replaced before holding" if secrets else ""
@@ -363,25 +334,6 @@ class Hook:
             self.state.clear_outbox()
         detail = f"{written} observations written" + (f" ({len(waiting)} from the outbox)" if waiting else "")
         self.state.log(self.event, self.session_id, "captured", began, _joined(detail, note))
-
-
-def _without_secrets(observations: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
-    """What the outbox may hold on disk: each turn's content with its secrets replaced by the
-    placeholders the server would write (its own detectors, loaded only here: in the detached
-    capture, never in a prompt's hook), and how many were replaced. Without the detectors (a hook
-    installed without the server's extra), as they are."""
-    try:
-        from neural_memory.redaction.observations import redact_text
-
-        held, replaced = [], 0
-        for observation in observations:
-            content = observation.get("content")
-            text, kinds = redact_text(content) if isinstance(content, str) else (content, [])
-            held.append({**observation, "content": text} if kinds else observation)
-            replaced += len(kinds)
-    except ImportError:
-        return observations, 0
-    return held, replaced
 
 
 def _joined(*parts: str) -> str:
@@ -406,52 +358,6 @@ def _user() -> str:
         return os.environ.get("NM_AGENT_USER") or getpass.getuser() or "user"
     except (KeyError, OSError):
         return "user"
-
-
-def _detached() -> bool:
-    """Fork a child that carries on alone (True in the child); the parent returns at once. Where
-    there is no fork, the caller delivers in-line (still within its own deadline)."""
-    if not hasattr(os, "fork"):
-        return True
-    if os.fork() > 0:
-        return False
-    os.setsid()
-    devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):  # Claude Code reads the hook's stdout and stderr until they close
-        os.dup2(devnull, fd)
-    return True
-
-
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text")
-    return ""
-
-
-def _from_transcript(path: Any) -> tuple[tuple[str, str], str]:
-    """The last prompt the user typed and the agent's last text answer, from the session's
-    transcript (JSON lines); ("", "") and why, when it cannot be read."""
-    if not path:
-        return ("", ""), "no transcript_path"
-    prompt = answer = ""
-    try:
-        with open(str(path), encoding="utf-8", errors="replace") as lines:
-            for line in lines:
-                with contextlib.suppress(ValueError, AttributeError):
-                    entry = json.loads(line)
-                    message = entry.get("message") or {}
-                    content = message.get("content")
-                    if entry.get("type") == "user" and not (
-                        isinstance(content, list) and any(b.get("type") == "tool_result" for b in content)
-                    ):
-                        prompt, answer = _text_of(content) or prompt, ""
-                    elif entry.get("type") == "assistant":
-                        answer = _text_of(content) or answer
-    except OSError as exc:
-        return ("", ""), f"transcript unreadable ({exc.strerror or exc})"
-    return (prompt, answer), ""
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,7 +6,7 @@ was shown (its model has them in context: a later prompt's recall names them rat
 repeating them), the ledger of the turns each project's sessions captured (where a session left
 off, for the next one's brief), and the outbox of turns a capture could not deliver (sent with
 the next capture, so nothing is lost while the memory is down; their secrets already replaced:
-``hook._without_secrets``).
+``outbox_redaction.without_secrets``).
 
 The folder is ``NM_HOOK_STATE_DIR``, else ``$XDG_STATE_HOME/neural-memory``, else
 ``~/.local/state/neural-memory``; it and its files are private to the user (0700 / 0600). Paths

@@ -13,20 +13,14 @@ import socket
 import time
 from typing import TYPE_CHECKING, Any
 
+from neural_memory.operations import BY_NAME
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
 
 class HttpError(Exception):
     """A reply that is not HTTP."""
-
-
-_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~")
-
-
-def quote(value: str) -> str:
-    """``value`` as one path segment (``urllib.parse.quote(value, safe="")``, without importing it)."""
-    return "".join(c if c in _SAFE else "".join(f"%{b:02X}" for b in c.encode()) for c in value)
 
 
 class MemoryUnavailable(Exception):
@@ -69,24 +63,32 @@ class MemoryApi:
         except ValueError:
             raise MemoryUnavailable(f"{method} {path}: the reply is not JSON") from None
 
+    def run(self, operation: str, request: Any = None) -> dict[str, Any]:
+        """An API operation (``neural_memory/operations.py``, by name): ``request`` is its body, or
+        the observation id its path names."""
+        chosen = BY_NAME[operation]
+        if isinstance(request, str):
+            return _object(self.call(chosen.method, "/" + chosen.target(id=request)))
+        return _object(self.call(chosen.method, "/" + chosen.target(), request))
+
     def search(self, body: dict[str, Any]) -> dict[str, Any]:
-        return _object(self.call("POST", "/v1/search", body))
+        return self.run("search", body)
 
     def experts(self, body: dict[str, Any]) -> dict[str, Any]:
-        return _object(self.call("POST", "/v1/experts", body))
+        return self.run("experts", body)
 
     def lineage(self, observation_id: str) -> dict[str, Any]:
-        return _object(self.call("GET", f"/v1/observations/{quote(observation_id)}/lineage"))
+        return self.run("lineage", observation_id)
 
     def get(self, observation_id: str) -> dict[str, Any]:
-        return _object(self.call("GET", f"/v1/observations/{quote(observation_id)}"))
+        return self.run("get", observation_id)
 
     def add(self, observations: list[dict[str, Any]]) -> dict[str, Any]:
-        return _object(self.call("POST", "/v1/observations", {"observations": observations}))
+        return self.run("add", {"observations": observations})
 
     def facets(self) -> dict[str, Any]:
         """The cheapest authenticated call: whether the key works and the store answers."""
-        return _object(self.call("GET", "/v1/facets"))
+        return self.run("facets")
 
     def mcp_handshake(self) -> dict[str, Any]:
         """MCP's ``initialize`` at ``/mcp``: the server's reply (its protocol version, its name)."""

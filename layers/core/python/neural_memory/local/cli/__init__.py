@@ -1,7 +1,8 @@
 """``neural-memory``: run the local API, manage keys, ingest files and search from the terminal.
 
-One file per command in ``commands/`` (``cmd_<name>(args) -> exit code``), the parser that names
-them in ``parser.py``, what they share in ``common.py``; ``main`` here is the console script."""
+One file per command in ``commands/`` (``register`` adds its flags, ``cmd_<name>(args) -> exit
+code`` runs it), the parser that calls each ``register`` in ``parser.py``, the flags several share
+in ``flags.py``, what they share when they run in ``common.py``; ``main`` here is the console script."""
 
 from __future__ import annotations
 

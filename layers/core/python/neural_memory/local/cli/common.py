@@ -127,7 +127,7 @@ def copy_databases(copy: Callable[[Callable[[str, int, int], None]], Sequence[Co
     """Run a backup or restore with a progress bar per database (in pages) on standard error;
     print what was copied after ``done``, or the reason it was refused (exit 1)."""
     from neural_memory.stores.sqlite.backup import BackupError
-    from neural_memory.stores.sqlite.db import FolderInUse
+    from neural_memory.stores.sqlite.files import FolderInUse
 
     bars: dict[str, Any] = {}
 

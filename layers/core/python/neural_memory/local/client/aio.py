@@ -1,4 +1,5 @@
-"""The API over HTTP, asynchronously (``AsyncNeuralMemoryClient``)."""
+"""The API over HTTP, asynchronously (``AsyncNeuralMemoryClient``). Made from ``sync.py`` by
+``make_async.py``: do not edit."""
 
 from __future__ import annotations
 
@@ -37,12 +38,11 @@ from neural_memory.local.client.requests import (
     batches,
     connection,
     facets_call,
-    lineage_call,
     merged,
-    observation_call,
+    operation_call,
     parsed,
-    promote_call,
 )
+from neural_memory.operations import BY_NAME
 
 __all__ = [
     "AsyncNeuralMemoryClient",
@@ -50,7 +50,12 @@ __all__ = [
 
 
 class AsyncNeuralMemoryClient:
-    """The same API as ``NeuralMemoryClient``, with ``async`` methods (one httpx.AsyncClient)."""
+    """The API over HTTP, asynchronously. Use with ``async with`` (or await ``aclose``).
+
+    ``base_url``: the server (``http://127.0.0.1:8080``) or a stack's ``ApiUrl``; default
+    ``NM_API_URL``, else ``make serve``'s. ``api_key``: default ``NM_API_KEY``; the key names the
+    workspace. ``timeout``: seconds per attempt (or an ``httpx.Timeout``).
+    """
 
     def __init__(
         self,
@@ -87,9 +92,11 @@ class AsyncNeuralMemoryClient:
         mode: SearchMode | None = None,
         options: Mapping[str, Any] | None = None,
     ) -> SearchResponse:
-        """``POST /v1/search`` (see ``NeuralMemoryClient.search``)."""
-        call = asking("v1/search", "query", query, {"topK": top_k, "filters": filters, "mode": mode}, options)
-        return await self._send(call, SearchResponse)
+        """``POST /v1/search``: the best observations for ``query``. ``filters`` and ``options``
+        (any other field of the request: ``rerank``, ``explain``, ``excludeSessionId``…) use the
+        API's camelCase names (docs/api.md)."""
+        call = asking("search", "query", query, {"topK": top_k, "filters": filters, "mode": mode}, options)
+        return await self.send(call, SearchResponse)
 
     async def answer(
         self,
@@ -100,9 +107,9 @@ class AsyncNeuralMemoryClient:
         mode: SearchMode | None = None,
         options: Mapping[str, Any] | None = None,
     ) -> AnswerResponse:
-        """``POST /v1/answer`` (see ``NeuralMemoryClient.answer``)."""
-        call = asking("v1/answer", "question", question, {"topK": top_k, "filters": filters, "mode": mode}, options)
-        return await self._send(call, AnswerResponse)
+        """``POST /v1/answer``: an answer grounded in the workspace's observations, with citations."""
+        call = asking("answer", "question", question, {"topK": top_k, "filters": filters, "mode": mode}, options)
+        return await self.send(call, AnswerResponse)
 
     async def experts(
         self,
@@ -112,36 +119,44 @@ class AsyncNeuralMemoryClient:
         filters: SearchFilters | Mapping[str, Any] | None = None,
         mode: SearchMode | None = None,
         evidence: int | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> ExpertsResponse:
-        """``POST /v1/experts`` (see ``NeuralMemoryClient.experts``)."""
+        """``POST /v1/experts``: who knows about ``query``, the actors best first, each with their
+        counts per observation type and best evidence ids (at most ``top_k`` actors, ``evidence``
+        ids each); ``options``: any other field of the request (``includeBots``, ``explain``…)."""
         fields = {"topK": top_k, "filters": filters, "mode": mode, "evidence": evidence}
-        return await self._send(asking("v1/experts", "query", query, fields, None), ExpertsResponse)
+        return await self.send(asking("experts", "query", query, fields, options), ExpertsResponse)
 
     async def add(
         self, observations: Sequence[ObservationIn | Mapping[str, Any]], *, batch_size: int = MAX_BATCH
     ) -> ObservationsResponse:
-        """``POST /v1/observations`` in batches (see ``NeuralMemoryClient.add``)."""
-        return merged([await self._send(call, ObservationsResponse) for call in batches(observations, batch_size)])
+        """``POST /v1/observations`` in batches of ``batch_size``: add or update (idempotent by id,
+        so a retried or repeated call updates in place). One reply for all batches: ids in input
+        order, counts summed, ``requestId`` lists each batch's. A batch's error is raised after
+        the batches before it were stored; sending them all again is harmless."""
+        return merged([await self.send(call, ObservationsResponse) for call in batches(observations, batch_size)])
 
     async def get(self, observation_id: str) -> ObservationOut:
-        """``GET /v1/observations/{id}``, or ``NotFound``."""
-        return await self._send(observation_call("GET", observation_id), ObservationOut)
+        """``GET /v1/observations/{id}``: one observation in full, or ``NotFound``."""
+        return await self.send(operation_call(BY_NAME["get"], observation_id), ObservationOut)
 
     async def lineage(self, observation_id: str, *, limit: int | None = None) -> LineageResponse:
         """``GET /v1/observations/{id}/lineage``: why the observation changed, oldest first (its
         supersession chain and the observations sharing a commit, pull request, issue or
         deployment with it; at most ``limit`` of those), or ``NotFound``."""
-        return await self._send(lineage_call(observation_id, limit), LineageResponse)
+        params = None if limit is None else {"limit": limit}
+        return await self.send(operation_call(BY_NAME["lineage"], observation_id, params), LineageResponse)
 
     async def delete(self, observation_id: str) -> DeleteResponse:
-        """``DELETE /v1/observations/{id}``, or ``NotFound``."""
-        return await self._send(observation_call("DELETE", observation_id), DeleteResponse)
+        """``DELETE /v1/observations/{id}``: the observation and its chunks, or ``NotFound``."""
+        return await self.send(operation_call(BY_NAME["delete"], observation_id), DeleteResponse)
 
     async def promote(self, observation_id: str, reason: str) -> ObservationOut:
         """``POST /v1/observations/{id}/promote``: a C observation kept for good (tier A, no
         expiry), with ``reason`` and the key recorded on it; ``NotFound``, or ``Conflict`` when it
         is not a live C observation."""
-        return await self._send(promote_call(observation_id, reason), ObservationOut)
+        promote = operation_call(BY_NAME["promote"], observation_id)
+        return await self.send(Call(promote.method, promote.path, {"reason": reason}), ObservationOut)
 
     async def facets(
         self,
@@ -154,16 +169,19 @@ class AsyncNeuralMemoryClient:
         end: datetime | str | None = None,
         limit: int | None = None,
     ) -> FacetsResponse:
-        """``GET /v1/facets`` (see ``NeuralMemoryClient.facets``)."""
+        """``GET /v1/facets``: how many observations hold each source, type, actor and tier (each
+        field counted under the other filters given), and how many match them all."""
         call = facets_call(source_types, observation_types, actor_names, tiers, start, end, limit)
-        return await self._send(call, FacetsResponse)
+        return await self.send(call, FacetsResponse)
 
-    async def _send(self, call: Call, model: type[Reply]) -> Reply:
+    async def send(self, call: Call, model: type[Reply]) -> Reply:
+        """Any API call (``requests.operation_call``), its reply parsed into ``model``; retried as
+        every method is."""
         attempt = 0
         while True:
             try:
                 response = await self._http.request(call.method, call.path, json=call.body, params=call.params)
-            except httpx.TransportError as exc:
+            except httpx.TransportError as exc:  # timeouts included
                 raise TransportFailed(f"{call.method} {self.base_url}{call.path}: {exc!r}") from exc
             delay = None if call.method in NOT_RETRIED else self.retry.delay(response, attempt)
             if delay is None:

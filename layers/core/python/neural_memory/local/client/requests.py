@@ -1,5 +1,6 @@
 """What both clients share: the connection settings, the retry policy and the requests each method
-sends (built once here, sent by the sync or the async client)."""
+sends (built once here from the API's operations, ``neural_memory/operations.py``; sent by the sync
+or the async client)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,13 @@ import os
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import quote
 
 from pydantic import BaseModel
 
 from neural_memory.models import (
     ObservationsResponse,
 )
+from neural_memory.operations import BY_NAME, Operation
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
@@ -91,36 +92,29 @@ def wire(value: Any) -> Any:
     return value
 
 
-def asking(path: str, text_field: str, text: str, fields: Mapping[str, Any], options: Mapping[str, Any] | None) -> Call:
-    """A search or an answer: the text, the given fields, and any other request field by its API name."""
-    return Call("POST", path, {**without_none({text_field: text, **fields}), **without_none(options or {})})
+def operation_call(operation: Operation, request: Any = None, params: Mapping[str, Any] | None = None) -> Call:
+    """Any operation: ``request`` is the observation id its path names (a string) or its body."""
+    if isinstance(request, str):
+        if not request:
+            raise ValueError("observation_id must not be empty")
+        return Call(operation.method, operation.target(id=request), params=dict(params) if params else None)
+    body = None if request is None else {name: wire(value) for name, value in dict(request).items()}
+    return Call(operation.method, operation.target(), body, dict(params) if params else None)
+
+
+def asking(name: str, text_field: str, text: str, fields: Mapping[str, Any], options: Mapping[str, Any] | None) -> Call:
+    """A search, an answer or an experts request: the text, the given fields, and any other request
+    field by its API name."""
+    return operation_call(BY_NAME[name], {**without_none({text_field: text, **fields}), **without_none(options or {})})
 
 
 def batches(observations: Sequence[ObservationIn | Mapping[str, Any]], size: int) -> Iterator[Call]:
     if not 1 <= size <= MAX_BATCH:
         raise ValueError(f"batch_size must be 1..{MAX_BATCH}")
     if not observations:  # the server says what is wrong with that (ValidationFailed)
-        yield Call("POST", "v1/observations", {"observations": []})
+        yield operation_call(BY_NAME["add"], {"observations": []})
     for start in range(0, len(observations), size):
-        chunk = [wire(o) for o in observations[start : start + size]]
-        yield Call("POST", "v1/observations", {"observations": chunk})
-
-
-def observation_call(method: str, observation_id: str) -> Call:
-    if not observation_id:
-        raise ValueError("observation_id must not be empty")
-    return Call(method, f"v1/observations/{quote(observation_id, safe='')}")
-
-
-def lineage_call(observation_id: str, limit: int | None) -> Call:
-    """``GET /v1/observations/{id}/lineage``."""
-    call = observation_call("GET", observation_id)
-    return Call("GET", f"{call.path}/lineage", params=None if limit is None else {"limit": limit})
-
-
-def promote_call(observation_id: str, reason: str) -> Call:
-    """``POST /v1/observations/{id}/promote`` with its reason."""
-    return Call("POST", observation_call("POST", observation_id).path + "/promote", {"reason": reason})
+        yield operation_call(BY_NAME["add"], {"observations": observations[start : start + size]})
 
 
 def facets_call(
@@ -142,7 +136,9 @@ def facets_call(
         "end": end.isoformat() if isinstance(end, datetime) else end,
         "limit": limit,
     }
-    return Call("GET", "v1/facets", params={name: value for name, value in params.items() if value is not None})
+    return operation_call(
+        BY_NAME["facets"], params={name: value for name, value in params.items() if value is not None}
+    )
 
 
 def merged(replies: Sequence[ObservationsResponse]) -> ObservationsResponse:

@@ -1,4 +1,5 @@
-"""The API over HTTP, synchronously (``NeuralMemoryClient``)."""
+"""The API over HTTP, synchronously (``NeuralMemoryClient``). ``aio.py`` is made from this file
+(``make_async.py``): edit this one."""
 
 from __future__ import annotations
 
@@ -37,12 +38,11 @@ from neural_memory.local.client.requests import (
     batches,
     connection,
     facets_call,
-    lineage_call,
     merged,
-    observation_call,
+    operation_call,
     parsed,
-    promote_call,
 )
+from neural_memory.operations import BY_NAME
 
 __all__ = [
     "NeuralMemoryClient",
@@ -93,8 +93,8 @@ class NeuralMemoryClient:
         """``POST /v1/search``: the best observations for ``query``. ``filters`` and ``options``
         (any other field of the request: ``rerank``, ``explain``, ``excludeSessionId``…) use the
         API's camelCase names (docs/api.md)."""
-        call = asking("v1/search", "query", query, {"topK": top_k, "filters": filters, "mode": mode}, options)
-        return self._send(call, SearchResponse)
+        call = asking("search", "query", query, {"topK": top_k, "filters": filters, "mode": mode}, options)
+        return self.send(call, SearchResponse)
 
     def answer(
         self,
@@ -106,8 +106,8 @@ class NeuralMemoryClient:
         options: Mapping[str, Any] | None = None,
     ) -> AnswerResponse:
         """``POST /v1/answer``: an answer grounded in the workspace's observations, with citations."""
-        call = asking("v1/answer", "question", question, {"topK": top_k, "filters": filters, "mode": mode}, options)
-        return self._send(call, AnswerResponse)
+        call = asking("answer", "question", question, {"topK": top_k, "filters": filters, "mode": mode}, options)
+        return self.send(call, AnswerResponse)
 
     def experts(
         self,
@@ -117,12 +117,13 @@ class NeuralMemoryClient:
         filters: SearchFilters | Mapping[str, Any] | None = None,
         mode: SearchMode | None = None,
         evidence: int | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> ExpertsResponse:
         """``POST /v1/experts``: who knows about ``query``, the actors best first, each with their
         counts per observation type and best evidence ids (at most ``top_k`` actors, ``evidence``
-        ids each)."""
+        ids each); ``options``: any other field of the request (``includeBots``, ``explain``…)."""
         fields = {"topK": top_k, "filters": filters, "mode": mode, "evidence": evidence}
-        return self._send(asking("v1/experts", "query", query, fields, None), ExpertsResponse)
+        return self.send(asking("experts", "query", query, fields, options), ExpertsResponse)
 
     def add(
         self, observations: Sequence[ObservationIn | Mapping[str, Any]], *, batch_size: int = MAX_BATCH
@@ -131,27 +132,29 @@ class NeuralMemoryClient:
         so a retried or repeated call updates in place). One reply for all batches: ids in input
         order, counts summed, ``requestId`` lists each batch's. A batch's error is raised after
         the batches before it were stored; sending them all again is harmless."""
-        return merged([self._send(call, ObservationsResponse) for call in batches(observations, batch_size)])
+        return merged([self.send(call, ObservationsResponse) for call in batches(observations, batch_size)])
 
     def get(self, observation_id: str) -> ObservationOut:
         """``GET /v1/observations/{id}``: one observation in full, or ``NotFound``."""
-        return self._send(observation_call("GET", observation_id), ObservationOut)
+        return self.send(operation_call(BY_NAME["get"], observation_id), ObservationOut)
 
     def lineage(self, observation_id: str, *, limit: int | None = None) -> LineageResponse:
         """``GET /v1/observations/{id}/lineage``: why the observation changed, oldest first (its
         supersession chain and the observations sharing a commit, pull request, issue or
         deployment with it; at most ``limit`` of those), or ``NotFound``."""
-        return self._send(lineage_call(observation_id, limit), LineageResponse)
+        params = None if limit is None else {"limit": limit}
+        return self.send(operation_call(BY_NAME["lineage"], observation_id, params), LineageResponse)
 
     def delete(self, observation_id: str) -> DeleteResponse:
         """``DELETE /v1/observations/{id}``: the observation and its chunks, or ``NotFound``."""
-        return self._send(observation_call("DELETE", observation_id), DeleteResponse)
+        return self.send(operation_call(BY_NAME["delete"], observation_id), DeleteResponse)
 
     def promote(self, observation_id: str, reason: str) -> ObservationOut:
         """``POST /v1/observations/{id}/promote``: a C observation kept for good (tier A, no
         expiry), with ``reason`` and the key recorded on it; ``NotFound``, or ``Conflict`` when it
         is not a live C observation."""
-        return self._send(promote_call(observation_id, reason), ObservationOut)
+        promote = operation_call(BY_NAME["promote"], observation_id)
+        return self.send(Call(promote.method, promote.path, {"reason": reason}), ObservationOut)
 
     def facets(
         self,
@@ -167,9 +170,11 @@ class NeuralMemoryClient:
         """``GET /v1/facets``: how many observations hold each source, type, actor and tier (each
         field counted under the other filters given), and how many match them all."""
         call = facets_call(source_types, observation_types, actor_names, tiers, start, end, limit)
-        return self._send(call, FacetsResponse)
+        return self.send(call, FacetsResponse)
 
-    def _send(self, call: Call, model: type[Reply]) -> Reply:
+    def send(self, call: Call, model: type[Reply]) -> Reply:
+        """Any API call (``requests.operation_call``), its reply parsed into ``model``; retried as
+        every method is."""
         attempt = 0
         while True:
             try:

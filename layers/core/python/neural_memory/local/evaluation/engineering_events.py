@@ -113,10 +113,10 @@ def ingest(service: Service, dataset: EngineeringSet) -> Ingested:
     ``ValueError`` if one fails (a set that does not load is not evaluated)."""
     from tqdm import tqdm
 
+    from neural_memory.domain.tiers import expiry_for, tier_for
     from neural_memory.ingest.prepare import observation_id
     from neural_memory.local.ingest.files import load_file
     from neural_memory.local.ingest.runner import ingest_loaded
-    from neural_memory.search.tiers import expiry_for, tier_for
 
     loaded = load_file(dataset.events)
     config = service.settings

@@ -16,7 +16,8 @@ merged pull requests for this run). Then:
   marks on the claims commit messages make.
 
 The truth itself (changelog entries, topics and their owners, the paths a message names) is read
-from the clone by ``local/evaluation/history_truth.py``; this module imports the history and scores.
+from the clone by ``local/evaluation/history_truth.py``, the history imported by
+``local/evaluation/imported_history.py``; this module scores.
 """
 
 from __future__ import annotations
@@ -24,85 +25,26 @@ from __future__ import annotations
 import random
 import sys
 from collections import Counter
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from neural_memory.local.evaluation.history_truth import changelog_entries, find_changelog, named_paths, topics
+from neural_memory.local.evaluation.imported_history import WORKSPACE, imported
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from pathlib import Path
 
     from neural_memory.local.evaluation.history_truth import ChangelogEntry, Topic
+    from neural_memory.local.evaluation.imported_history import Imported
     from neural_memory.local.history.git import GitHistory
     from neural_memory.models import Tier
     from neural_memory.service import Service
     from neural_memory.settings import Settings
 
-WORKSPACE = "history"
 TOP_K = 10
 MODES = ("keyword", "semantic", "hybrid")
 OLD_AGE = timedelta(days=730)
 SAMPLE = 20  # old pull requests and old pushes searched for by their own words
-
-
-@dataclass
-class Imported:
-    """What the history yielded: PR number -> observation ids and facts, old pushes' subjects."""
-
-    prs: dict[int, dict[str, Any]] = field(default_factory=dict)
-    pushes: list[dict[str, Any]] = field(default_factory=list)
-    events: int = 0
-
-
-def imported(history: GitHistory, service: Service) -> Imported:
-    """Import the history into ``WORKSPACE`` with progress, as it streams; what the evaluation
-    asks about."""
-    from tqdm import tqdm
-
-    from neural_memory.local.history.sink import EmbeddedSink, run_import
-
-    total = history.prepare()
-    for note in history.notes:
-        print(f"note: {note}", file=sys.stderr)
-    for warning in history.warnings:  # the numbers below are without what it could not read
-        print(f"warning: {warning}", file=sys.stderr)
-    facts = Imported()
-    slug = history.repo.replace("/", ".")
-
-    def noted() -> Iterator[tuple[str, dict[str, Any]]]:
-        for origin, event in history.events():
-            facts.events += 1
-            detail = event["detail"]
-            if event["detail-type"] == "pull_request":
-                pr = detail["pull_request"]
-                facts.prs[int(pr["number"])] = {
-                    "ids": {f"github-pr-{slug}-{pr['number']}-pull_request_merged"},
-                    "title": pr["title"],
-                    "at": pr["merged_at"],
-                    "created": pr.get("created_at"),
-                    "sha": pr["merge_commit_sha"],
-                }
-            else:
-                head = detail["head_commit"]
-                push_id = f"github-push-{slug}-{detail['after'][:12]}"
-                subject = head["message"].split("\n", 1)[0]
-                facts.pushes.append({"id": push_id, "subject": subject, "at": head["timestamp"]})
-            yield origin, event
-
-    sink = EmbeddedSink(service, WORKSPACE)
-    with tqdm(total=total, unit="event", desc="importing", file=sys.stderr) as bar:
-        report = run_import(noted(), sink, progress=bar.update)
-    if report.failures:
-        first = report.failures[0]
-        raise ValueError(f"{len(report.failures)} events failed to import, first {first.origin}: {first.reason}")
-    push_ids = {push["id"] for push in facts.pushes}
-    for pr in facts.prs.values():  # the push of its merge commit answers for it too
-        merge_push = f"github-push-{slug}-{pr['sha'][:12]}"
-        if merge_push in push_ids:
-            pr["ids"].add(merge_push)
-    return facts
 
 
 def _ranked(service: Service, query: str, mode: str) -> list[set[str]]:
@@ -250,7 +192,7 @@ def staleness(service: Service, history: GitHistory, seed: int = 11) -> dict[str
     written as notes at their commit's time (``CLAIMS`` of them). The extractor's precision and
     recall against the plain reading (``named_paths``), and the marks' precision and recall against
     the truth: a later commit of the main line touched a path the claim names. Events marked: 0."""
-    from neural_memory.engineering.text_refs import ANY_REPOSITORY, text_refs
+    from neural_memory.domain.text_refs import ANY_REPOSITORY, text_refs
     from neural_memory.models import ObservationIn
 
     graph = history.graph()

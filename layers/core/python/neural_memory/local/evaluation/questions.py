@@ -108,7 +108,7 @@ def history_service(
     this repository at this head (its marker says so). The embedding cache is the settings' own
     (``--data-dir``), so a second import embeds nothing again."""
     from neural_memory.providers.embeddings.cache import EmbeddingCache
-    from neural_memory.service import build_service
+    from neural_memory.runtime import build_service
 
     head = head_of(history)
     marker = store / MARKER

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 def evaluation_service(settings: Settings, clock: Callable[[], datetime] = utcnow) -> Iterator[Service]:
     """A service over a fresh temporary data folder, closed before the folder is removed (never
     delete SQLite's files under an open connection); ``clock`` is the data's own "now" if dated."""
-    from neural_memory.service import build_service
+    from neural_memory.runtime import build_service
 
     with tempfile.TemporaryDirectory(prefix="nm-eval-") as tmp:
         service = build_service(settings.model_copy(update={"data_dir": Path(tmp)}), clock=clock)

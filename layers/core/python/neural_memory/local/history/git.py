@@ -16,8 +16,9 @@ main-line commit at a time, as the sink writes them: the payloads of a long hist
 at once, and ``Checkpoint`` s between commits let an interrupted import continue.
 
 Beside it: who each author is (``history.identities``), which pull request a commit merged
-(``history.merged_pulls``), what a merge brought in (``history.side_lines``) and which GitHub
-repository the clone is (``history.repository_name``).
+(``history.merged_pulls``), what a merge brought in (``history.side_lines``), which GitHub
+repository the clone is (``history.repository_name``) and the payloads themselves
+(``history.git_payloads``).
 """
 
 from __future__ import annotations
@@ -35,8 +36,9 @@ from neural_memory.local.history.cursor import Checkpoint
 from neural_memory.local.history.definitions import DiffDefinitions, attributes
 from neural_memory.local.history.events import bus_event
 from neural_memory.local.history.git_log import Commit, GitHistoryError, GitLog, text
+from neural_memory.local.history.git_payloads import pull_request, push
 from neural_memory.local.history.identities import Identities
-from neural_memory.local.history.merged_pulls import MERGE_PR, MergedPullRequest, default_title, merged_pull_request
+from neural_memory.local.history.merged_pulls import MergedPullRequest, default_title, merged_pull_request
 from neural_memory.local.history.renames import PathNames
 from neural_memory.local.history.repository_name import (
     LOCAL_OWNER,
@@ -46,7 +48,6 @@ from neural_memory.local.history.repository_name import (
     linked_repo,
 )
 from neural_memory.local.history.side_lines import brought_by, side_lines
-from neural_memory.trust.team import COMMITTER
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -54,13 +55,10 @@ if TYPE_CHECKING:
 __all__ = ["Commit", "GitHistory", "GitHistoryError", "Identities", "MergedPullRequest", "merged_pull_request"]
 
 _RECORD = "\x1e"
-MAX_MERGED_COMMITS = 50  # a merge's push lists at most this many of the commits it brought in
-MAX_MESSAGE_CHARS = 2_000  # of each commit's message in a PR's payload (the normalizer keeps 500 of a body)
 
 
 GRAPH_MESSAGE_CHARS = 8_000  # of each commit's message the whole history's graph holds
 CHANGES_MESSAGE_CHARS = 200  # the same, for the paths every commit changed (eval-history's truth)
-MAX_LATER_NAMES = 100  # later names an event lists for its paths
 DEFAULT_BRANCHES = ("main", "master", "trunk", "develop")
 
 
@@ -356,9 +354,13 @@ class GitHistory:
                 yield Checkpoint({"commit": main[step.index].sha})
 
     def _event(self, step: _Step) -> dict[str, Any]:
+        names = self.names()
         if step.pull is None:
-            return bus_event("github", "push", self._push(step.commit, step.brought, step.index), step.commit.committed)
-        payload = self._pull_request(step.commit, step.pull, step.brought, step.base, step.index)
+            payload = push(self.repo, self.branch, self._who, names, step.commit, step.brought, step.index)
+            return bus_event("github", "push", payload, step.commit.committed)
+        payload = pull_request(
+            self.repo, self._who, names, self._defined, step.commit, step.pull, step.brought, step.base, step.index
+        )
         return bus_event("github", "pull_request", payload, step.commit.committed)
 
     def _merged_by_whom(
@@ -384,97 +386,3 @@ class GitHistory:
             elif head is not None:
                 pull = replace(pull, author=self._who.of(head))
         return pull
-
-    def _later_names(self, paths: list[str], index: int) -> dict[str, str]:
-        """The paths (changed at main-line commit ``index``) that a later rename gave another file
-        name, with their newest: what the path is called now is searched with the old event
-        (``git mv cookies.py jar.py``: who knows "jar" wrote cookies.py). A move that keeps the
-        file's name (into ``src/``) needs none: its words are the same."""
-        names = self.names()
-        if not names:
-            return {}
-        later = {}
-        for path in paths:
-            newest = names.newest(path, index)
-            if newest.rsplit("/", 1)[-1] != path.rsplit("/", 1)[-1]:
-                later[path] = newest
-            if len(later) >= MAX_LATER_NAMES:
-                break
-        return later
-
-    def _author(self, commit: Commit) -> dict[str, str]:
-        """A commit's author as a payload names them; a name git left empty reads as its address."""
-        login = self._who.of(commit)
-        return {"name": commit.author or login, "email": commit.email, "username": login}
-
-    def _push(self, commit: Commit, brought: list[Commit], index: int) -> dict[str, Any]:
-        head = {
-            "id": commit.sha,
-            "message": commit.message.strip(),
-            "timestamp": commit.committed,
-            "url": f"https://github.com/{self.repo}/commit/{commit.sha}",
-            "author": self._author(commit),
-            "added": commit.added,
-            "modified": commit.modified,
-            "removed": commit.removed,
-        }
-        # The commits a merge brought in, as a push of it lists them (their paths are the merge's).
-        listed = brought[:MAX_MERGED_COMMITS]
-        merged = [{"id": c.sha, "message": c.subject, "timestamp": c.committed} for c in reversed(listed)]
-        payload = {
-            "ref": f"refs/heads/{self.branch}",
-            "before": commit.parents[0] if commit.parents else "0" * 40,
-            "after": commit.sha,
-            "repository": {"full_name": self.repo, "default_branch": self.branch},
-            "pusher": {"name": commit.author or self._who.of(commit), "email": commit.email},
-            "sender": {"login": self._who.of(commit)},
-            "compare": f"https://github.com/{self.repo}/commit/{commit.sha}",
-            "head_commit": head,
-            "commits": [*merged, head],
-        }
-        later = self._later_names(commit.paths, index)
-        if later:
-            payload["import"] = {"laterNames": later}
-        return payload
-
-    def _pull_request(
-        self, commit: Commit, pull: MergedPullRequest, brought: list[Commit], base: str | None, index: int
-    ) -> dict[str, Any]:
-        """The ``closed`` + ``merged`` payload, with what the history knows beyond a webhook
-        (``import``: the commits' messages, the paths the merge changed and the definitions its
-        diff changed, for the normalizer)."""
-        files = commit.paths if commit.parents else []
-        listed = reversed(brought[:MAX_MERGED_COMMITS])
-        messages = [c.message.strip()[:MAX_MESSAGE_CHARS] for c in listed if not MERGE_PR.match(c.subject)]
-        facts: dict[str, Any] = {
-            "mergedBy": self._who.of(commit),
-            "commits": max(len(brought), 1),
-            "commitMessages": messages,
-            "files": files,
-            "definitions": self._defined.get(commit.sha, []),
-        }
-        later = self._later_names(files, index)
-        if later:
-            facts["laterNames"] = later
-        return {
-            "action": "closed",
-            "repository": {"full_name": self.repo},
-            "sender": {"login": self._who.of(commit)},
-            "pull_request": {
-                "number": pull.number,
-                "title": pull.title,
-                "body": pull.body,
-                "merged": True,
-                "merged_at": commit.committed,
-                "created_at": commit.authored,
-                "merge_commit_sha": commit.sha,
-                "html_url": f"https://github.com/{self.repo}/pull/{pull.number}",
-                "user": {"login": pull.author},
-                # Merged into the default branch: its author has commits there (trust/team.py).
-                "author_association": COMMITTER,
-                "merged_by": {"login": self._who.of(commit)},
-                "base": {"ref": base},
-                "head": {"ref": pull.head},
-            },
-            "import": facts,
-        }

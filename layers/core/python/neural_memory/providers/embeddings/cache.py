@@ -12,11 +12,11 @@ import threading
 from array import array
 from typing import TYPE_CHECKING
 
+from neural_memory.domain.ids import text_key
 from neural_memory.observability import logger
-from neural_memory.providers.embeddings.vector_cache import text_key
-from neural_memory.stores.sqlite.db import LazyConnection, is_damaged, make_private, set_aside
+from neural_memory.stores.sqlite.files import LazyConnection, is_damaged, make_private, set_aside
 
-__all__ = ["EmbeddingCache", "text_key"]
+__all__ = ["EmbeddingCache"]
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -1,30 +1,18 @@
-"""What the service asks of a cache of document vectors, and the keys texts are found by.
+"""What the service asks of a cache of document vectors, and the keys texts are found by (``domain.ids``).
 
 Two implementations: the embedded store's SQLite file (``providers.embeddings.cache``) and, on
 AWS, the OpenSearch index itself (``stores.opensearch.stored_vectors``), whose chunk documents
-carry the ``embedding_hash`` of the text their vector was made from. Either way a text the
+carry the ``domain.ids.embedding_hash`` of the text their vector was made from. Either way a text the
 workspace already had embedded by the same model is never sent to the embedder again."""
 
 from __future__ import annotations
 
-import hashlib
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from neural_memory.models import Vector
-
-
-def text_key(text: str) -> str:
-    """The key of a text in ``VectorCache.get_many``'s reply."""
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def embedding_hash(model_id: str, text: str) -> str:
-    """What a stored vector is found by: the embedded text and the model that embedded it
-    (sha256 hex; the unit separator keeps ``model`` + ``text`` pairs apart)."""
-    return hashlib.sha256(f"{model_id}\x1f{text}".encode()).hexdigest()
 
 
 class VectorCache(Protocol):

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from neural_memory.domain.filters import Filter
 from neural_memory.models import MAX_FILTER_VALUES, Timestamp
 from neural_memory.providers.llm.base import ToolCallFailed
 from neural_memory.providers.llm.claude_tool import DEFAULT_MODEL, AnthropicProvider
-from neural_memory.search.filters.model import Filter
 
 if TYPE_CHECKING:
     from neural_memory.providers.llm.base import LlmProvider

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from neural_memory.domain.filters import metadata_terms
+from neural_memory.domain.record_rules import touches_code
 from neural_memory.models import ObservationRecord
-from neural_memory.search.filters.model import metadata_terms
-from neural_memory.stores.base import check_patched, touches_code
+from neural_memory.stores.base import check_patched
 from neural_memory.stores.opensearch.mapping import DOC_NAMES
 from neural_memory.stores.record_fields import RECORD_FIELDS
 

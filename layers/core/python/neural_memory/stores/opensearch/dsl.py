@@ -8,16 +8,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from neural_memory.clock import to_iso
+from neural_memory.domain.filters import LIST_FIELDS, code_ref_term, metadata_term, without_field
 from neural_memory.models import FacetCounts
-from neural_memory.search.filters.model import LIST_FIELDS, code_ref_term, metadata_term, without_field
 from neural_memory.stores.find import check_target
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime
 
+    from neural_memory.domain.filters import Filter
     from neural_memory.models import Vector
-    from neural_memory.search.filters.model import Filter
     from neural_memory.stores.find import Find
 
 NO_EMBEDDING = {"excludes": ["embedding"]}

@@ -4,7 +4,7 @@ Every reader and writer names the alias (each workspace's: ``workspace_indices``
 index of earlier versions was ``Settings.opensearch_index`` itself); the documents live in a
 physical index ``<alias>-NNNNNN`` whose mapping ``_meta`` records the schema version, the
 embedding model and its dimension. A new model or mapping means a new physical index, built
-while the old one keeps answering (``neural_memory.stores.opensearch.reindex``) and swapped in behind the alias in
+while the old one keeps answering (``neural_memory.use_cases.reindexing``) and swapped in behind the alias in
 one ``_aliases`` request. A reindex in progress is recorded in the new index's ``_meta``
 (``reindex``: the source index, when it started, the last observation copied), so an
 interrupted one resumes where it stopped. Old indices stay until they are dropped on request.

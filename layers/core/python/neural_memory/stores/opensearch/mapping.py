@@ -7,7 +7,7 @@ import hashlib
 import json
 from typing import Any
 
-from neural_memory.search import bm25
+from neural_memory.domain import bm25
 from neural_memory.stores.record_fields import RECORD_FIELDS
 
 # 2: metadata_terms, supersedes, superseded_by; 3: BM25 k1/b. A new version makes every deploy

@@ -27,9 +27,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from neural_memory.domain.ids import embedding_hash, text_key
 from neural_memory.errors import StoreRejected
 from neural_memory.observability import logger
-from neural_memory.providers.embeddings.vector_cache import embedding_hash, text_key
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -3,7 +3,7 @@
 A backup is a folder like the data folder: the store (observations and key hashes) and the
 embedding cache, each a consistent copy taken from one read snapshot while servers keep writing
 (WAL readers never block writers), and the demo key file. Restoring replaces a folder's files only
-while no process uses it (``sqlite_db.exclusively``), and moves the write generation past both
+while no process uses it (``files.exclusively``), and moves the write generation past both
 the old and the copied one, so no process or saved mirror can take the restored file for the one
 it knew."""
 
@@ -15,7 +15,8 @@ from contextlib import ExitStack, closing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from neural_memory.stores.sqlite.db import connect, connect_read_only, exclusively, integrity, make_private
+from neural_memory.stores.sqlite.db import connect
+from neural_memory.stores.sqlite.files import connect_read_only, exclusively, integrity, make_private
 from neural_memory.stores.sqlite.snapshot import snapshot_path
 
 if TYPE_CHECKING:
@@ -109,7 +110,7 @@ def _generation(conn: sqlite3.Connection) -> int:
 
 def restore(source_dir: Path, data_dir: Path, progress: Callable[[str, int, int], None]) -> list[Copied]:
     """Replace the data folder's databases with the backup in ``source_dir``: refused
-    (``sqlite_db.FolderInUse``) while any process uses the folder; the backup is checked first."""
+    (``files.FolderInUse``) while any process uses the folder; the backup is checked first."""
     if not (source_dir / STORE_FILE).exists():
         raise BackupError(f"no backup in {source_dir} ({STORE_FILE})")
     names = [name for name in (STORE_FILE, CACHE_FILE) if (source_dir / name).exists()]

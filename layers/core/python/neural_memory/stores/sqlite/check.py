@@ -14,14 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from neural_memory.stores.sqlite.backup import CACHE_FILE, KEY_FILE, STORE_FILE
-from neural_memory.stores.sqlite.db import (
-    SCHEMA_VERSION,
-    connect_read_only,
-    holders_path,
-    integrity,
-    is_damaged,
-    read_model,
-)
+from neural_memory.stores.sqlite.db import SCHEMA_VERSION, read_model
+from neural_memory.stores.sqlite.files import connect_read_only, holders_path, integrity, is_damaged
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -107,7 +101,7 @@ def _loose_files(data_dir: Path) -> dict[Path, int]:
 
 def _modes(before: dict[Path, int]) -> Finding:
     """Files found open to others; a database this check opened first was tightened by that open
-    (``sqlite_db.make_private``), the others need the operator."""
+    (``files.make_private``), the others need the operator."""
     if not before:
         return Finding("file modes", True, "the folder (0700) and every file (0600) are private")
     named = []

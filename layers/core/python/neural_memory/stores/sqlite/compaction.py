@@ -11,7 +11,7 @@ import contextlib
 import sqlite3
 from typing import TYPE_CHECKING
 
-from neural_memory.stores.sqlite.db import exclusively, release
+from neural_memory.stores.sqlite.files import exclusively, release
 from neural_memory.stores.sqlite.snapshot import snapshot_path
 
 if TYPE_CHECKING:

@@ -6,13 +6,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from neural_memory.clock import to_ms
+from neural_memory.domain.filters import LIST_FIELDS, without_field
 from neural_memory.models import FacetCounts
-from neural_memory.search.filters.model import LIST_FIELDS, without_field
 
 if TYPE_CHECKING:
     import sqlite3
 
-    from neural_memory.search.filters.model import Filter
+    from neural_memory.domain.filters import Filter
 
 
 def facet_counts(conn: sqlite3.Connection, workspace_id: str, flt: Filter, limit: int) -> FacetCounts:

@@ -7,9 +7,9 @@ import json
 from typing import TYPE_CHECKING, get_args
 
 from neural_memory.clock import to_ms
+from neural_memory.domain.filters import code_ref_term, metadata_term
+from neural_memory.domain.record_rules import CLAIM_TYPES
 from neural_memory.models import Tier
-from neural_memory.search.filters.model import code_ref_term, metadata_term
-from neural_memory.stores.base import CLAIM_TYPES
 from neural_memory.stores.find import check_count
 from neural_memory.stores.sqlite.db import CLAIMS_CONDITION, CLAIMS_INDEX
 

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 TOKENIZE = "porter unicode61 remove_diacritics 2"
-# Our column weights: title hits count twice body hits (BM25's k1 and b: neural_memory.search.bm25).
+# Our column weights: title hits count twice body hits (BM25's k1 and b: neural_memory.domain.bm25).
 COLUMN_WEIGHTS = {"title": 2.0, "text": 1.0}
 MAX_QUERY_TERMS = 64
 

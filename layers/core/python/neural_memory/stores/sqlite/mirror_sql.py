@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from neural_memory.clock import to_ms
-from neural_memory.search.filters.model import metadata_term
+from neural_memory.domain.filters import metadata_term
 from neural_memory.stores.sqlite.fts import COLUMN_WEIGHTS
 from neural_memory.stores.sqlite.mirror import ChunkMirror, ChunkRow
 from neural_memory.stores.sqlite.partitions import TRAINING_SAMPLE, PartitionedVectors, partitions_for
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from numpy.typing import NDArray
 
-    from neural_memory.search.filters.model import MetadataScalar
+    from neural_memory.domain.filters import MetadataScalar
     from neural_memory.stores.base import IndexedObservation
 
 

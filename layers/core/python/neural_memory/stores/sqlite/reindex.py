@@ -48,9 +48,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, get_args
 
-from neural_memory.ingest.prepare import embedding_text
+from neural_memory.domain.chunking import embedding_text
+from neural_memory.domain.tiers import is_embedded
 from neural_memory.models import Tier
-from neural_memory.search.tiers import is_embedded
 from neural_memory.stores.sqlite.db import (
     Model,
     bump_generation,

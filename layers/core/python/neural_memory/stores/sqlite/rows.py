@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from neural_memory.domain.record_rules import touches_code
 from neural_memory.models import ObservationRecord
-from neural_memory.stores.base import touches_code
 from neural_memory.stores.find import check_target
 from neural_memory.stores.record_fields import FIELD_NAMES, RECORD_FIELDS
 from neural_memory.stores.sqlite.db import write_metadata_terms

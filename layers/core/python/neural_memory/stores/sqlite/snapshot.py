@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from neural_memory.stores.sqlite.mirror import COLUMNS, ROW_ARRAYS, ChunkMirror, Postings
+from neural_memory.stores.sqlite.mirror import COLUMNS, ROW_ARRAYS, ChunkMirror
+from neural_memory.stores.sqlite.mirror_search import Postings
 from neural_memory.stores.sqlite.partitions import PartitionedVectors
 
 if TYPE_CHECKING:

@@ -108,7 +108,7 @@ export function latencyBar(latency) {
 /** A type code as words: "pull_request_merged" reads "pull request merged" (the code stays in titles and URLs). */
 export const typeName = (code) => String(code ?? "").replaceAll("_", " ");
 
-// What each tier means (search/tiers.py), for the badges' titles and the legend beside the Tiers filter.
+// What each tier means (domain/tiers.py), for the badges' titles and the legend beside the Tiers filter.
 export const TIER_MEANINGS = {
   A: "found by meaning for good",
   C: "found by meaning for 7 days after it happened, then by its words",

@@ -1,1 +1,2 @@
-"""One module per command of ``neural-memory`` (``cmd_<name>``), each importing what it needs when it runs."""
+"""One module per command of ``neural-memory``: ``register``, its flags (``parser.py`` calls it), and
+``cmd_<name>``, which runs it, importing what it needs when it runs."""

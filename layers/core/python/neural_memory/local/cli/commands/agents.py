@@ -3,6 +3,7 @@ Code configuration (MCP server, hooks, key), ``agents/claude_code.py``."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import sys
@@ -11,9 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    import argparse
-
     from neural_memory.local.agents.claude_code import Target
+    from neural_memory.local.cli.flags import Commands
 
 
 def cmd_agents_install(args: argparse.Namespace) -> int:
@@ -155,3 +155,50 @@ def cmd_agents_status(args: argparse.Namespace) -> int:
     healthy, lines = status(Path(args.project).resolve(), os.environ.get("NM_API_KEY"))
     print("\n".join(lines))
     return 0 if healthy else 1
+
+
+def register(commands: Commands) -> None:
+    """``agents install|uninstall|status claude-code``."""
+    agents = commands.add_parser(
+        "agents", help="coding agents that remember: Claude Code's MCP server and hooks in a project"
+    ).add_subparsers(dest="agents_command", required=True)
+    for name, helped, run in (
+        (
+            "install",
+            "write the MCP server, the hooks and the key into the project (merged, idempotent)",
+            cmd_agents_install,
+        ),
+        ("uninstall", "remove exactly what install wrote", cmd_agents_uninstall),
+        ("status", "what is installed and whether the memory answers (exit 1 if not)", cmd_agents_status),
+    ):
+        command = agents.add_parser(name, help=helped)
+        command.add_argument("agent", choices=["claude-code"], help="the agent (claude-code)")
+        command.add_argument("--project", default=".", help="the project folder (default: here)")
+        if name == "install":
+            command.add_argument(
+                "--url", help="a running API (default: the one the committed files name, else the repository's memory)"
+            )
+            command.add_argument(
+                "--import-history",
+                action=argparse.BooleanOptionalAction,
+                help="bring the repository's git history into the memory now (default: asked on a terminal)",
+            )
+            command.add_argument(
+                "--key",
+                help="its API key, written to .claude/settings.local.json only (default: NM_API_KEY at run time)",
+            )
+            command.add_argument(
+                "--data-dir", help="an embedded store's folder (default: the repository's, .neural-memory at its root)"
+            )
+            command.add_argument("--workspace", help="with --data-dir: the workspace (default: the repository's)")
+            command.add_argument(
+                "--budget-tokens", type=int, help="what a session's brief or a prompt's recall may add (default 1500)"
+            )
+            command.add_argument(
+                "--mcp",
+                choices=["auto", "http", "process"],
+                default="auto",
+                help="with --url: Claude Code's MCP server is the API's own /mcp over HTTP (http) or a local "
+                "`neural-memory mcp` process (process); auto (default): http when the API serves /mcp",
+            )
+        command.set_defaults(func=run)

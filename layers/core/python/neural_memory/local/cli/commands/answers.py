@@ -13,11 +13,13 @@ from pydantic import BaseModel, ValidationError
 
 from neural_memory.agent_tools.summaries import news
 from neural_memory.local.cli.common import cli_settings, find_memory
+from neural_memory.local.cli.flags import data_dir, remote, verbose
 
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable
 
+    from neural_memory.local.cli.flags import Commands
     from neural_memory.models import AnswerResponse, ExpertsResponse
 
 
@@ -100,7 +102,7 @@ def _call(args: argparse.Namespace, operation: str, body: dict[str, Any], remote
             return None
     from neural_memory.errors import NeuralMemoryError
     from neural_memory.models import AnswerRequest, ExpertsRequest
-    from neural_memory.service import build_service
+    from neural_memory.runtime import build_service
 
     workspace = find_memory(args)
     model: type[BaseModel] = AnswerRequest if operation == "answer" else ExpertsRequest
@@ -115,3 +117,21 @@ def _call(args: argparse.Namespace, operation: str, body: dict[str, Any], remote
     except NeuralMemoryError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return None
+
+
+def register(commands: Commands) -> None:
+    """``ask QUESTION`` and ``who SUBJECT``, with a remote API's flags and the store's."""
+    ask = commands.add_parser("ask", help="an answer from the memory, with the sources it cites")
+    ask.add_argument("question", help="the question, as you would ask a teammate")
+    ask.add_argument("--top-k", type=int, default=5, help="memories the answer may cite (default 5)")
+    who = commands.add_parser("who", help="who knows a subject, with the memories that show it")
+    who.add_argument("subject", help="the subject (a path, a feature), or the question as asked")
+    who.add_argument("--top-k", type=int, default=5, help="people at most (default 5)")
+    who.add_argument("--evidence", type=int, default=3, help="memories shown per person (default 3)")
+    for asking, run in ((ask, cmd_ask), (who, cmd_who)):
+        asking.add_argument("--workspace", help="the embedded store's workspace (default: the repository's memory)")
+        asking.add_argument("--json", action="store_true", help="print the API's JSON reply")
+        remote(asking)
+        data_dir(asking)
+        verbose(asking)
+        asking.set_defaults(func=run)

@@ -7,11 +7,15 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
+from neural_memory.audit_actions import ACTIONS as AUDIT_ACTIONS
 from neural_memory.local.cli.common import cli_settings
+from neural_memory.local.cli.flags import data_dir
 
 if TYPE_CHECKING:
     import argparse
     from datetime import datetime
+
+    from neural_memory.local.cli.flags import Commands
 
 
 def _moment(value: str | None, flag: str) -> datetime | None:
@@ -29,7 +33,7 @@ def _moment(value: str | None, flag: str) -> datetime | None:
 def cmd_audit(args: argparse.Namespace) -> int:
     """Print the entries (time, key, action, count, ids), newest first; ``--json`` one object a line."""
     from neural_memory.audit.factory import audit_log_of
-    from neural_memory.audit.trail import MAX_PAGE, AuditQuery
+    from neural_memory.models.audit import MAX_PAGE, AuditQuery
 
     try:
         start, end = _moment(args.since, "--since"), _moment(args.until, "--until")
@@ -50,3 +54,17 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if not entries:
         print(f"no audit entries for {args.workspace!r} under these filters", file=sys.stderr)
     return 0
+
+
+def register(commands: Commands) -> None:
+    """``audit``: its filters, and the store's flags."""
+    audit = commands.add_parser("audit", help="the audit trail of a workspace, newest first")
+    audit.add_argument("--workspace", required=True, help="the workspace")
+    audit.add_argument("--key", help="only this key's entries (its name)")
+    audit.add_argument("--action", choices=AUDIT_ACTIONS, help="only this action")
+    audit.add_argument("--since", help="at or after (ISO-8601: 2026-12-01 or 2026-12-01T09:00:00Z)")
+    audit.add_argument("--until", help="at or before (ISO-8601)")
+    audit.add_argument("--limit", type=int, default=50, help="entries at most (default 50)")
+    audit.add_argument("--json", action="store_true", help="one JSON object an entry")
+    data_dir(audit)
+    audit.set_defaults(func=cmd_audit)

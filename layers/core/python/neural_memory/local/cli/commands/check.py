@@ -5,9 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from neural_memory.local.cli.common import folder_of
+from neural_memory.local.cli.flags import folder
 
 if TYPE_CHECKING:
     import argparse
+
+    from neural_memory.local.cli.flags import Commands
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -18,3 +21,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     for finding in findings:
         print(f"{'ok  ' if finding.ok else 'FAIL'}  {finding.what}: {finding.detail}")
     return 0 if all(f.ok for f in findings) else 1
+
+
+def register(commands: Commands) -> None:
+    """``check``: the data folder only."""
+    check = commands.add_parser("check", help="integrity, schema, saved index and file modes; exit 1 on a problem")
+    folder(check)
+    check.set_defaults(func=cmd_check)

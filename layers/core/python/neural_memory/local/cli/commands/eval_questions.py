@@ -9,9 +9,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from neural_memory.local.cli.common import cli_settings
+from neural_memory.local.cli.flags import data_dir
 
 if TYPE_CHECKING:
     import argparse
+
+    from neural_memory.local.cli.flags import Commands
 
 
 def cmd_eval_questions(args: argparse.Namespace) -> int:
@@ -32,3 +35,21 @@ def cmd_eval_questions(args: argparse.Namespace) -> int:
         print("\n".join(question_eval.summary(result)))
     print(json.dumps(result))
     return 0
+
+
+def register(commands: Commands) -> None:
+    """``eval-questions QUESTIONS CLONE``."""
+    eval_questions = commands.add_parser(
+        "eval-questions",
+        help="questions as people ask them (bench/questions/*.json) on a clone's history, in default search",
+    )
+    eval_questions.add_argument("questions", help="a question set: bench/questions/<repo>.json")
+    eval_questions.add_argument("clone", help="a clone of the repository the set names")
+    eval_questions.add_argument(
+        "--history-dir",
+        required=True,
+        help="a folder the history is imported into once and reused from (one per repository)",
+    )
+    eval_questions.add_argument("--json", action="store_true", help="print only the JSON line")
+    data_dir(eval_questions)
+    eval_questions.set_defaults(func=cmd_eval_questions)

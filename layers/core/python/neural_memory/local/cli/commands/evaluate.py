@@ -11,9 +11,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from neural_memory.local.cli.common import cli_settings
+from neural_memory.local.cli.flags import data_dir
 
 if TYPE_CHECKING:
     import argparse
+
+    from neural_memory.local.cli.flags import Commands
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -79,3 +82,30 @@ def _evaluate(args: argparse.Namespace) -> int:
         )
     print(json.dumps(result))
     return 0
+
+
+def register(commands: Commands) -> None:
+    """``eval DATASET``."""
+    evaluate = commands.add_parser(
+        "eval",
+        help="nDCG@10 and recall@100 on a BEIR dataset; evidence recall@10 and hit@10 on LoCoMo; top-3 accuracy, "
+        "recall, E precision and latency per tier against the design's targets on engineering events",
+    )
+    evaluate.add_argument(
+        "dataset",
+        help="folder with corpus.jsonl[.gz], queries.jsonl, qrels/<split>.tsv (BEIR), a LoCoMo *.json[.gz], or "
+        "events.jsonl + queries.json (engineering events, e.g. bench/engineering_events)",
+    )
+    evaluate.add_argument(
+        "--mode", default="hybrid", choices=["hybrid", "semantic", "keyword"], help="retrieval (default hybrid)"
+    )
+    evaluate.add_argument(
+        "--rerank",
+        default="fast",
+        choices=["fast", "balanced", "thorough", "local"],
+        help="rerank mode (default fast; local: the cross-encoder `models pull` fetched)",
+    )
+    evaluate.add_argument("--split", default="test", help="qrels file to score (tune on train, report test)")
+    evaluate.add_argument("--json", action="store_true", help="print only the JSON line")
+    data_dir(evaluate)
+    evaluate.set_defaults(func=cmd_eval)

@@ -16,12 +16,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from neural_memory.local.cli.common import cli_settings, folder_of, yielding_to_servers
+from neural_memory.local.cli.flags import data_dir, since, verbose
 
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Iterable
 
     from neural_memory.local.agents.repository_memory import RepositoryMemory
+    from neural_memory.local.cli.flags import Commands
     from neural_memory.local.history.cursor import Checkpoint, Cursor
     from neural_memory.local.history.sink import Sink
     from neural_memory.local.ingest.runner import IngestReport
@@ -161,7 +163,7 @@ def _sink(args: argparse.Namespace) -> Sink:
         from neural_memory.local.client import NeuralMemoryClient
 
         return ApiSink(NeuralMemoryClient(args.api_url, args.key))
-    from neural_memory.service import build_service
+    from neural_memory.runtime import build_service
 
     if not args.workspace:
         raise SystemExit("error: give --workspace (the embedded store's workspace) or --api-url and --key")
@@ -227,3 +229,74 @@ def _summary(report: IngestReport) -> None:
 def _reason_kind(reason: str) -> str:
     """A skip reason without what names one event (a branch, a number), to count them by kind."""
     return reason.split(" of ", 1)[0].split(" by ", 1)[0]
+
+
+def _import_target(p: argparse.ArgumentParser) -> None:
+    """Where an importer writes: the embedded store's workspace, or a running API with its key."""
+    p.add_argument("--workspace", help="the embedded store's workspace (default: the repository's, owner.name)")
+    p.add_argument("--api-url", help="write to a running API (a stack's ApiUrl); its key names the workspace")
+    p.add_argument("--key", help="with --api-url: its API key (default NM_API_KEY)")
+    p.add_argument("--failures", default="import-failures.jsonl", help="where to write the failure report")
+    data_dir(p)
+    verbose(p)
+
+
+def _api_source(p: argparse.ArgumentParser, api_base: str, api_help: str, since_help: str) -> None:
+    """What an importer reading a REST API takes: its address, ``--since``, ``--restart``."""
+    p.add_argument("--api-base", default=api_base, help=api_help)
+    p.add_argument("--since", type=since, help=since_help)
+    p.add_argument(
+        "--restart", action="store_true", help="ignore the cursor of an earlier run and read everything again"
+    )
+    _import_target(p)
+
+
+def register(commands: Commands) -> None:
+    """``import git|github|vercel``."""
+    imports = commands.add_parser(
+        "import", help="bring a team's history in: a git clone, GitHub's API, Vercel's deployments"
+    ).add_subparsers(dest="import_command", required=True)
+
+    import_git = imports.add_parser(
+        "git", help="a local clone, offline: first-parent history of the default branch as pushes and merged PRs"
+    )
+    import_git.add_argument("path", help="the clone (a work tree or a bare repository)")
+    import_git.add_argument(
+        "--repo",
+        help="owner/name as GitHub names it (default: a remote's, else the one the project's files link to, "
+        "else local/<folder>)",
+    )
+    import_git.add_argument("--branch", help="the branch to read (default: the clone's default branch)")
+    import_git.add_argument("--since", type=since, help="only commits on or after this ISO-8601 date")
+    import_git.add_argument(
+        "--restart", action="store_true", help="read from the first commit, not after an interrupted run's last"
+    )
+    _import_target(import_git)
+    import_git.set_defaults(func=cmd_import_git)
+
+    import_github = imports.add_parser(
+        "github",
+        help="GitHub's API (token in GITHUB_TOKEN or GH_TOKEN): closed PRs with files, reviewers and merger; "
+        "issues with comments; releases",
+    )
+    import_github.add_argument("repo", help="owner/name")
+    _api_source(
+        import_github,
+        os.environ.get("GITHUB_API_URL", "https://api.github.com"),
+        "the API's address (GitHub Enterprise: https://HOST/api/v3; default GITHUB_API_URL or api.github.com)",
+        "only what was updated on or after this ISO-8601 date",
+    )
+    import_github.set_defaults(func=cmd_import_github)
+
+    import_vercel = imports.add_parser(
+        "vercel", help="Vercel's API (token in VERCEL_TOKEN): a project's deployments with their state and commit"
+    )
+    import_vercel.add_argument("project", help="the project's id or name")
+    import_vercel.add_argument("--team", help="the team's id (teamId), for a team's project")
+    _api_source(
+        import_vercel,
+        os.environ.get("VERCEL_API_URL", "https://api.vercel.com"),
+        "the API's address (default VERCEL_API_URL or api.vercel.com)",
+        "only deployments created on or after this ISO-8601 date",
+    )
+    import_vercel.set_defaults(func=cmd_import_vercel)

@@ -7,9 +7,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from neural_memory.local.cli.common import cli_settings, progress_bar
+from neural_memory.local.cli.flags import data_dir
 
 if TYPE_CHECKING:
     import argparse
+
+    from neural_memory.local.cli.flags import Commands
 
 INGEST_BATCH = 64
 
@@ -37,7 +40,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def _index(args: argparse.Namespace, loaded: list[Any]) -> int:
     from neural_memory.local.ingest.runner import ingest_loaded, write_failures
-    from neural_memory.service import build_service
+    from neural_memory.runtime import build_service
 
     service = build_service(cli_settings(args))
     total = sum(len(item.observations) for item in loaded)
@@ -60,3 +63,23 @@ def _index(args: argparse.Namespace, loaded: list[Any]) -> int:
         f"workspace {args.workspace!r} holds {held} observations"
     )
     return 1 if report.failures else 0
+
+
+def register_ingest(commands: Commands) -> None:
+    """``ingest PATHS``."""
+    ingest = commands.add_parser("ingest", help="load event or request JSON files (or folders, .jsonl)")
+    ingest.add_argument("paths", nargs="+", help="files or folders: EventBridge events, API requests, JSON or JSONL")
+    ingest.add_argument("--workspace", default="demo", help="the workspace to load them into (default demo)")
+    ingest.add_argument("--failures", default="ingest-failures.jsonl", help="where to write the failure report")
+    data_dir(ingest)
+    ingest.set_defaults(func=cmd_ingest)
+
+
+def register_replay(commands: Commands) -> None:
+    """``replay REPORT``."""
+    replay = commands.add_parser("replay", help="ingest again what a failure report lists")
+    replay.add_argument("report", help="a failure report written by ingest or replay")
+    replay.add_argument("--workspace", default="demo", help="the workspace to load them into (default demo)")
+    replay.add_argument("--failures", help="where to write what still fails (default: the report itself)")
+    data_dir(replay)
+    replay.set_defaults(func=cmd_replay)

@@ -7,12 +7,15 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
+from neural_memory.auth.roles import ROLES
 from neural_memory.local.cli.common import cli_settings
+from neural_memory.local.cli.flags import data_dir
 
 if TYPE_CHECKING:
     import argparse
 
     from neural_memory.auth.base import KeyRecord
+    from neural_memory.local.cli.flags import Commands
     from neural_memory.settings import Settings
 
 
@@ -99,3 +102,22 @@ def cmd_keys_revoke(args: argparse.Namespace) -> int:
     _audit(settings, record, "revoke")
     print("revoked")
     return 0
+
+
+def register(commands: Commands) -> None:
+    """``keys create|list|revoke``."""
+    keys = commands.add_parser("keys", help="manage API keys").add_subparsers(dest="keys_command", required=True)
+    create = keys.add_parser("create", help="create a key for a workspace")
+    create.add_argument("--workspace", required=True, help="the workspace the key reads and writes")
+    create.add_argument("--name", help="who acts with it (createdBy, the audit trail); default: the workspace")
+    create.add_argument("--role", default="write", choices=ROLES, help="read, write (default) or admin")
+    data_dir(create)
+    create.set_defaults(func=cmd_keys_create)
+    listed = keys.add_parser("list", help="every key: name, role, workspace, created, last used (never the key)")
+    listed.add_argument("--workspace", help="only this workspace's keys")
+    data_dir(listed)
+    listed.set_defaults(func=cmd_keys_list)
+    revoke = keys.add_parser("revoke", help="revoke a key (it stops working at once locally)")
+    revoke.add_argument("key", help="the key, its id (keys list), or - to read it from standard input")
+    data_dir(revoke)
+    revoke.set_defaults(func=cmd_keys_revoke)

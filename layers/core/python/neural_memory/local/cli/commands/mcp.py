@@ -10,11 +10,13 @@ from typing import TYPE_CHECKING
 
 from neural_memory.local.agents.repository_memory import repository_memory
 from neural_memory.local.cli.common import cli_settings
+from neural_memory.local.cli.flags import data_dir, remote
 
 if TYPE_CHECKING:
     import argparse
 
     from neural_memory.agent_tools.provenance import Provenance
+    from neural_memory.local.cli.flags import Commands
 
 
 def session_provenance() -> Provenance:
@@ -51,7 +53,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             print(f"error: {exc}", file=sys.stderr)
             return 2
     else:
-        from neural_memory.service import build_service
+        from neural_memory.runtime import build_service
         from neural_memory.stores.factory import ensure_store
 
         if not args.workspace:
@@ -103,3 +105,27 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     with contextlib.suppress(KeyboardInterrupt):
         anyio.run(run)
     return 0
+
+
+def register(commands: Commands) -> None:
+    """``mcp``: stdio, or streamable HTTP with ``--http``."""
+    mcp = commands.add_parser("mcp", help="serve the memory to agents over MCP (stdio, or --http)")
+    mcp.add_argument("--workspace", help="the embedded store's workspace the tools read and write")
+    remote(mcp)
+    mcp.add_argument(
+        "--http", action="store_true", help="streamable HTTP on --host/--port (path /mcp) instead of stdio"
+    )
+    mcp.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="with --http: bind address (default loopback only: the endpoint has no authentication of its own)",
+    )
+    mcp.add_argument("--port", type=int, default=8765, help="with --http: port (default 8765)")
+    mcp.add_argument(
+        "--structured-content",
+        action="store_true",
+        help="also return the API's JSON reply as each tool's structured content (for applications; Claude Code "
+        "would show the model that JSON instead of the compact text)",
+    )
+    data_dir(mcp)
+    mcp.set_defaults(func=cmd_mcp)

@@ -11,6 +11,7 @@ from neural_memory.local.cli.common import cli_settings, progress_bar
 if TYPE_CHECKING:
     import argparse
 
+    from neural_memory.local.cli.flags import Commands
     from neural_memory.providers.hub_models import HubFile
 
 
@@ -18,7 +19,8 @@ def cmd_models_list(args: argparse.Namespace) -> int:
     """One line per model: name, role, where from, size, and whether it is here (pulled ones
     checked against their pins) and in use."""
     from neural_memory.errors import ConfigurationError
-    from neural_memory.providers.embeddings.onnx_local import DEFAULT_MODEL, MODELS, sha256_of
+    from neural_memory.providers.embeddings.local_models import DEFAULT_MODEL, MODELS
+    from neural_memory.providers.embeddings.onnx_local import sha256_of
     from neural_memory.providers.hub_models import HUB_MODELS, pulled_folder
 
     settings = cli_settings(args)
@@ -101,3 +103,28 @@ def cmd_models_pull(args: argparse.Namespace) -> int:
         default = " (the default)" if model.name == DEFAULT_RERANKER else ""
         print(f'use it: search with "rerank": "local", NM_LOCAL_RERANKER={model.name}{default}')
     return 0
+
+
+def register(commands: Commands) -> None:
+    """``models list|pull``."""
+    models = commands.add_parser(
+        "models", help="local models: the bundled ones, and stronger ones pulled from the public model hub"
+    ).add_subparsers(dest="models_command", required=True)
+    models_list = models.add_parser("list", help="every local model, where it comes from, pulled or not, in use")
+    models_list.add_argument("--data-dir", help="the data folder (env NM_DATA_DIR, default .neural-memory)")
+    models_list.set_defaults(func=cmd_models_list)
+    models_pull = models.add_parser(
+        "pull", help="download a model from the hub into the data folder, checking each file's pinned sha256"
+    )
+    models_pull.add_argument("name", help="a model `models list` shows as pullable")
+    models_pull.add_argument("--data-dir", help="the data folder (env NM_DATA_DIR, default .neural-memory)")
+    models_pull.add_argument(
+        "--hub-url", help="the hub's address (env NM_MODEL_HUB_URL, default https://huggingface.co): a mirror"
+    )
+    models_pull.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="give up after this long in all (env NM_MODEL_PULL_TIMEOUT_S, default 1800); what was received resumes",
+    )
+    models_pull.set_defaults(func=cmd_models_pull)

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import argparse
 
+    from neural_memory.local.cli.flags import Commands
+
 
 def cmd_openapi(args: argparse.Namespace) -> int:
     """Print the merged OpenAPI document."""
@@ -15,3 +17,9 @@ def cmd_openapi(args: argparse.Namespace) -> int:
 
     print(json.dumps(openapi_document(), indent=2, sort_keys=True))
     return 0
+
+
+def register(commands: Commands) -> None:
+    """``openapi``: no flags."""
+    openapi = commands.add_parser("openapi", help="print the OpenAPI document")
+    openapi.set_defaults(func=cmd_openapi)

@@ -10,10 +10,12 @@ import sys
 from typing import TYPE_CHECKING
 
 from neural_memory.local.cli.common import cli_settings, progress_bar
+from neural_memory.local.cli.flags import data_dir
 
 if TYPE_CHECKING:
     import argparse
 
+    from neural_memory.local.cli.flags import Commands
     from neural_memory.settings import Settings
     from neural_memory.stores.opensearch.index import OpenSearchAdmin
 
@@ -22,10 +24,10 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     """Rebuild the store for the configured model (resumable; the old vectors serve until the swap).
     OpenSearch: each workspace's index in turn; also list the physical indices behind the
     workspaces' aliases, or drop an old one."""
-    from neural_memory.service import build_service
+    from neural_memory.runtime import build_service
     from neural_memory.stores.factory import build_indices
     from neural_memory.stores.opensearch.index import ReindexBusy, space_of
-    from neural_memory.stores.opensearch.reindex import Reindexer
+    from neural_memory.use_cases.reindexing import Reindexer
 
     settings = cli_settings(args)
     indices = build_indices(settings)
@@ -112,7 +114,7 @@ def _reindex_sqlite(settings: Settings, batch: int) -> int:
     """The embedded store: embed every chunk again with the configured model beside the old
     vectors (which serve until the swap), then swap; run again to resume. The mirror is saved
     for the new model afterwards, so the next ``serve`` starts at once."""
-    from neural_memory.service import build_service
+    from neural_memory.runtime import build_service
     from neural_memory.stores.sqlite.reindex import ReindexBusy, SqliteReindexer
     from neural_memory.stores.sqlite.store import SqliteStore
 
@@ -154,3 +156,33 @@ def _reindex_sqlite(settings: Settings, batch: int) -> int:
             store.close()
     print(report.summary())
     return 0
+
+
+def register(commands: Commands) -> None:
+    """``reindex`` and ``migrate-index``."""
+    reindex = commands.add_parser(
+        "reindex",
+        help="rebuild the store for the configured embedding model while the old vectors serve (resumable); "
+        "OpenSearch: also a new mapping, each workspace's index behind its alias",
+    )
+    reindex.add_argument(
+        "--batch", type=int, default=100, help="observations (embedded store: chunks) embedded and written at a time"
+    )
+    reindex.add_argument("--list", action="store_true", help="list the physical indices and which one is live")
+    reindex.add_argument("--drop", metavar="INDEX", help="delete an old physical index (never the live one)")
+    reindex.add_argument(
+        "--force", action="store_true", help="move the alias even though some observations were refused (listed)"
+    )
+    data_dir(reindex)
+    reindex.set_defaults(func=cmd_reindex)
+
+    migrate_index = commands.add_parser(
+        "migrate-index",
+        help="OpenSearch: copy the single index of earlier versions into an index per workspace "
+        "(never overwrites what a workspace index holds; the old index is kept)",
+    )
+    migrate_index.add_argument(
+        "--again", action="store_true", help="copy again an index already migrated (catch up what old writers wrote)"
+    )
+    data_dir(migrate_index)
+    migrate_index.set_defaults(func=cmd_migrate_index)

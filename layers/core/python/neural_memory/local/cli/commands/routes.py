@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import argparse
 
+    from neural_memory.local.cli.flags import Commands
+
 
 def cmd_routes(args: argparse.Namespace) -> int:
     """List, add or remove webhook routes (``github:<owner/repo>`` / ``vercel:<team id>`` → workspace)."""
@@ -32,3 +34,23 @@ def cmd_routes(args: argparse.Namespace) -> int:
     for key, workspace in sorted(routes.items()):
         print(f"{key}\t{workspace}")
     return 0
+
+
+def register(commands: Commands) -> None:
+    """``routes list|add|remove``, each with ``--file``."""
+    from neural_memory.ingest.routing import ROUTES_FILE
+
+    routes = commands.add_parser("routes", help="which workspace each repository or Vercel team feeds")
+    routes_commands = routes.add_subparsers(dest="routes_command", required=True)
+    for name, helped in (
+        ("list", "print the routing table"),
+        ("add", "route github:<owner/repo> or vercel:<team id> to a workspace"),
+        ("remove", "remove a route"),
+    ):
+        command = routes_commands.add_parser(name, help=helped)
+        if name != "list":
+            command.add_argument("key", help="github:<owner/repo>, vercel:<team id> or neural-memory:<workspace>")
+        if name == "add":
+            command.add_argument("workspace", help="the workspace its events go to")
+        command.add_argument("--file", default=str(ROUTES_FILE), help=f"the routing table (default ./{ROUTES_FILE})")
+        command.set_defaults(func=cmd_routes)

@@ -9,11 +9,13 @@ import sys
 from typing import TYPE_CHECKING
 
 from neural_memory.local.cli.common import cli_settings, progress_bar
+from neural_memory.local.cli.flags import data_dir
 
 if TYPE_CHECKING:
     import argparse
     from pathlib import Path
 
+    from neural_memory.local.cli.flags import Commands
     from neural_memory.use_cases.scrubbing import ScrubCursor, ScrubReport
 
 CURSOR_FILE = "scrub-cursor.json"
@@ -35,8 +37,8 @@ def cmd_scrub(args: argparse.Namespace) -> int:
     """Redact every stored record (all workspaces, or ``--workspace``), write the changed ones again,
     then, on the embedded store, wipe what the old text left in the files (``compaction``)."""
     from neural_memory.auth.roles import OPERATOR
-    from neural_memory.service import build_service
-    from neural_memory.stores.sqlite.db import FolderInUse, exclusively
+    from neural_memory.runtime import build_service
+    from neural_memory.stores.sqlite.files import FolderInUse, exclusively
     from neural_memory.use_cases.auditing import ScrubTally
 
     settings = cli_settings(args)
@@ -93,3 +95,15 @@ def cmd_scrub(args: argparse.Namespace) -> int:
             return 1
         print("compacted: the full-text index merged, the file rebuilt, the WAL emptied, the saved index dropped")
     return 0
+
+
+def register(commands: Commands) -> None:
+    """``scrub``: ``--workspace`` and the store's flags."""
+    scrub = commands.add_parser(
+        "scrub",
+        help="redact secrets in what was stored before redaction (re-embedding what changed, resumable); "
+        "embedded store: then compact its files (run while no serve or mcp uses the folder)",
+    )
+    scrub.add_argument("--workspace", help="only this workspace (default: every one)")
+    data_dir(scrub)
+    scrub.set_defaults(func=cmd_scrub)

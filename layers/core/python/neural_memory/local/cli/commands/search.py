@@ -9,11 +9,13 @@ from pydantic import ValidationError
 
 from neural_memory.agent_tools.summaries import news
 from neural_memory.local.cli.common import cli_settings, find_memory
+from neural_memory.local.cli.flags import data_dir, remote, since, verbose
 
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable
 
+    from neural_memory.local.cli.flags import Commands
     from neural_memory.models import FacetsResponse, SearchResponse
     from neural_memory.service import Service
 
@@ -96,14 +98,14 @@ def why_empty(args: argparse.Namespace, counts: Callable[[], FacetsResponse]) ->
 
 
 def _facets_embedded(args: argparse.Namespace) -> FacetsResponse:
-    from neural_memory.search.facets import MAX_FACET_VALUES
+    from neural_memory.models.facets import MAX_FACET_VALUES
 
     return _service(args).facets(args.workspace or "demo", None, MAX_FACET_VALUES, "cli")
 
 
 def _service(args: argparse.Namespace) -> Service:
     """One service per command (the model loads once for the search and its hint)."""
-    from neural_memory.service import build_service
+    from neural_memory.runtime import build_service
 
     if getattr(args, "service", None) is None:
         args.service = build_service(cli_settings(args))
@@ -113,7 +115,7 @@ def _service(args: argparse.Namespace) -> Service:
 
 def _facets_remote(args: argparse.Namespace) -> FacetsResponse:
     from neural_memory.local.client import NeuralMemoryClient
-    from neural_memory.search.facets import MAX_FACET_VALUES
+    from neural_memory.models.facets import MAX_FACET_VALUES
 
     with NeuralMemoryClient(args.url, args.key) as client:
         return client.facets(limit=MAX_FACET_VALUES)
@@ -152,3 +154,24 @@ def _search_remote(args: argparse.Namespace, body: dict[str, Any]) -> tuple[int,
     except ClientError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1, None
+
+
+def register(commands: Commands) -> None:
+    """``search QUERY``: its filters, a remote API's flags and the store's."""
+    search = commands.add_parser("search", help="search a workspace (embedded, or a remote API with --url/--key)")
+    search.add_argument("query", help="what to look for, in words")
+    search.add_argument("--workspace", help="embedded store's workspace (default: the repository's memory, else demo)")
+    search.add_argument("--source", action="append", help="source (repeatable): github, vercel, manual, agent...")
+    search.add_argument("--type", action="append", help="observation type (repeatable)")
+    search.add_argument("--actor", action="append", help="actor name (repeatable)")
+    search.add_argument("--tier", action="append", choices=["A", "C", "E"], help="tier (repeatable)")
+    search.add_argument("--since", type=since, help="only observations on or after this ISO-8601 date")
+    search.add_argument(
+        "--mode", default="hybrid", choices=["hybrid", "semantic", "keyword"], help="retrieval (default hybrid)"
+    )
+    search.add_argument("--top-k", type=int, default=10, help="results at most (default 10)")
+    search.add_argument("--json", action="store_true", help="print the API's JSON reply")
+    remote(search)
+    data_dir(search)
+    verbose(search)
+    search.set_defaults(func=cmd_search)

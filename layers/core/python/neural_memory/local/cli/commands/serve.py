@@ -8,10 +8,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from neural_memory.local.cli.common import cli_settings, interrupt
+from neural_memory.local.cli.flags import data_dir
 
 if TYPE_CHECKING:
     import argparse
 
+    from neural_memory.local.cli.flags import Commands
     from neural_memory.local.serving.demo import Demo
 
 # How long a thread that holds the GIL keeps it from one that waits (Python's default: 5 ms). A
@@ -76,7 +78,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from neural_memory.local.serving.demo import ensure_demo
     from neural_memory.local.serving.gateway import LocalGateway
     from neural_memory.local.serving.server import LocalApiServer
-    from neural_memory.service import build_service, set_service
+    from neural_memory.runtime import build_service, set_service
     from neural_memory.stores.factory import ensure_store
 
     if (problem := address_problem(args.host, args.port)) is not None:
@@ -159,3 +161,34 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if (close := getattr(keys, "close", None)) is not None:
             close()
     return 0
+
+
+def register(commands: Commands) -> None:
+    """``serve``: its flags, and the store's."""
+    from neural_memory.ingest.routing import ROUTES_FILE
+
+    serve = commands.add_parser("serve", help="run the local API")
+    serve.add_argument("--host", default="127.0.0.1", help="bind address (default loopback only)")
+    serve.add_argument("--port", type=int, default=8080, help="port (default 8080)")
+    serve.add_argument(
+        "--samples", default="events", help="sample events loaded into the 'demo' workspace at the first start"
+    )
+    serve.add_argument("--no-samples", action="store_true", help="do not load sample events")
+    serve.add_argument(
+        "--no-demo", action="store_true", help="no demo workspace at all: no key, no samples (agents' hooks use it)"
+    )
+    serve.add_argument(
+        "--reload-samples",
+        action="store_true",
+        help="load the samples into 'demo' again (deleted ones come back, times rebased to now): make demo-reset",
+    )
+    serve.add_argument("--quiet", action="store_true", help="no access log")
+    serve.add_argument("--routes", default=str(ROUTES_FILE), help="webhook routing table, if present")
+    serve.add_argument(
+        "--concurrency",
+        type=int,
+        help="requests handled at once; each function runs up to this many handler instances "
+        "(default 8, or NM_SERVE_CONCURRENCY)",
+    )
+    data_dir(serve)
+    serve.set_defaults(func=cmd_serve)
