@@ -232,7 +232,7 @@ class Service:
     def run_schedule(self, event: Mapping[str, Any], *, deadline: float) -> dict[str, Any]:
         from neural_memory.use_cases.schedules import run_schedule  # the maintenance function's only
 
-        return run_schedule(self, event, deadline=deadline, now=self._clock())
+        return run_schedule(self, event, deadline=deadline, now=utcnow())  # the schedule's time, not a test's clock
 
     def scrub_workspaces(self) -> dict[str, int]:
         return self._scrub().workspaces()
