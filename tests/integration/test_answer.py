@@ -80,6 +80,19 @@ def test_extractive_answer_cites_retrieved_observations(loaded: Any, lambda_cont
     assert body["llm"]["bypassed"] and body["llm"]["reason"] == "small_result_set"
 
 
+def test_an_answer_reranks_as_its_request_asks(loaded: Any, lambda_context: LocalLambdaContext) -> None:
+    # Given the sample observations and no Cohere key (balanced falls back to fast, and says so)
+    loaded()
+    body = json.loads(load_event("api/answer_post")["body"])
+    # When the question asks for no rerank, and then for the default
+    fast = call(answer_app, api_event("api/answer_post", {**body, "rerank": "fast"}), lambda_context)
+    balanced = call(answer_app, api_event("api/answer_post", body), lambda_context)
+    # Then the search behind the first reranked nothing, the default's fell back to fast and said so
+    assert fast[0] == 200 and not any(d.startswith("rerank:") for d in fast[1]["degraded"])
+    assert "rerank:balanced->fast (Cohere not configured)" in balanced[1]["degraded"]
+    assert fast[1]["citations"] == balanced[1]["citations"]  # the same results, unreranked either way
+
+
 def test_llm_answer_keeps_only_citations_grounded_in_retrieved_text(
     loaded: Any, lambda_context: LocalLambdaContext
 ) -> None:
@@ -132,7 +145,14 @@ def test_no_match_answers_plainly_without_citations(loaded: Any) -> None:
     assert reply.citations == [] and reply.answer.startswith("No stored observation")
 
 
-@pytest.mark.parametrize(("body", "field"), [({"question": " "}, "question"), ({"question": "q", "topK": 21}, "topK")])
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"question": " "}, "question"),
+        ({"question": "q", "topK": 21}, "topK"),
+        ({"question": "q", "rerank": "best"}, "rerank"),
+    ],
+)
 def test_bad_answer_input_is_a_400_naming_the_field(
     loaded: Any, lambda_context: LocalLambdaContext, body: dict[str, Any], field: str
 ) -> None:

@@ -9,7 +9,7 @@ from pydantic import Field, StrictInt, ValidationInfo, field_validator
 
 from neural_memory.models.filters import SearchFilters
 from neural_memory.models.search import Latency, LlmStatus, needs_session
-from neural_memory.models.types import QueryText, SearchMode, SessionId, Timestamp
+from neural_memory.models.types import QueryText, RerankMode, SearchMode, SessionId, Timestamp
 from neural_memory.models.wire import RequestModel, WireModel
 
 if TYPE_CHECKING:
@@ -23,6 +23,9 @@ class AnswerRequest(RequestModel):
     filters: SearchFilters | None = None
     top_k: StrictInt = Field(default=5, ge=1, le=20)
     mode: SearchMode = "hybrid"
+    rerank: RerankMode = Field(
+        default="balanced", description="How the search the answer rests on reranks: as a search's `rerank`."
+    )
     exclude_session_id: SessionId | None = None
     exclude_after: Timestamp | None = Field(
         default=None, description="With excludeSessionId: exclude only that session's observations after this moment."

@@ -47,6 +47,7 @@ class Answers:
                 "topK": request.top_k,
                 "filters": request.filters,
                 "mode": request.mode,
+                "rerank": request.rerank,
                 "excludeSessionId": request.exclude_session_id,
                 "excludeAfter": request.exclude_after,
             }
