@@ -4,7 +4,7 @@ relink supersession and remark staleness."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from neural_memory import observability
@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from neural_memory.audit.trail import AuditLog
     from neural_memory.auth.roles import Caller
     from neural_memory.models import ObservationIn, ObservationRecord
+    from neural_memory.providers.embeddings.fair_share import Priority
+    from neural_memory.redaction.observations import Redacted
     from neural_memory.settings import Settings
     from neural_memory.stores.base import IndexedObservation, Store
     from neural_memory.use_cases.chat_turns import ChatTurns
@@ -102,15 +104,12 @@ class Writing:
         priority = write_priority(len(observations))  # a single write or a hook's turn first (fair_share)
         observations, replaced = last_of_each(observations)
         # Secrets out first: nothing below (store, embedder, cache, logs) sees them.
-        redacted = redact_all(observations, self.settings.secrets_policy_of(workspace_id))
-        prepared = [self.prepare(workspace_id, r.observation, now, r.redactions) for r in redacted]
+        pending = redact_all(observations, self.settings.secrets_policy_of(workspace_id))
+        prepared = [self.prepare(workspace_id, r.observation, now, r.redactions) for r in pending]
         supersession.check_no_cycle(self.store, workspace_id, prepared)
         outcome = UpsertOutcome(ids=[item.record.id for item in prepared])
         outcome.redacted = list(dict.fromkeys(item.record.id for item in prepared if item.record.redactions))
-        written: list[IndexedObservation] = []
-        before: dict[str, list[str]] = {}
-        recurring: list[str] = []
-        pending = list(redacted)
+        done = _Written()
         for attempt in range(INGEST_ATTEMPTS):
             # Prepared anew on a retry: the turn context and vectors are written into the items.
             items = (
@@ -118,58 +117,74 @@ class Writing:
                 if attempt == 0
                 else [self.prepare(workspace_id, o.observation, now, o.redactions) for o in pending]
             )
-            previous = self.store.read(workspace_id, [item.record.id for item in items])
-            require_owner(caller, workspace_id, [(i, p.created_by) for i, p in previous.items()], "changing")
-            items = [_written_by(item, previous.get(item.record.id), caller) for item in items]
-            items = [
-                lifecycle.carried_over(
-                    item,
-                    previous.get(item.record.id),
-                    explicit_tier=o.observation.tier is not None,
-                    chunking=self.embedding.chunking,
-                    now=now,
-                )
-                for item, o in zip(items, pending, strict=True)
-            ]
-            recurring += self._recurring(workspace_id, items, previous, now)
-            if self.embedding.embedder is not None and self.settings.turn_context:
-                add_turn_context(items, self.turns.earlier_turn(workspace_id), self.settings.turn_context)
-            before |= supersession.previous_links(previous)
-            self.embedding.embed_chunks(workspace_id, items, priority=priority)
-            expected = {item.record.id: lifecycle_state(previous.get(item.record.id)) for item in items}
-            result = self.store.write(workspace_id, items, expected)
-            outcome.created += result.created
-            outcome.updated += result.updated
-            outcome.failed |= result.failed
-            stale = set(result.stale)
-            written += [item for item in items if item.record.id not in result.failed and item.record.id not in stale]
+            stale = self._write_once(workspace_id, items, pending, caller, now, priority, outcome, done)
             pending = [o for o, item in zip(pending, items, strict=True) if item.record.id in stale]
             if not pending:
                 break
             logger.info("observations changed while being written; writing them again", extra={"ids": sorted(stale)})
-        for item in (
-            self.prepare(workspace_id, o.observation, now) for o in pending
-        ):  # still racing after every attempt
+        for item in (self.prepare(workspace_id, o.observation, now) for o in pending):  # racing after every attempt
             outcome.failed[item.record.id] = "changed by a concurrent promotion, citation or archive; send it again"
         outcome.updated += [i for i in replaced if i not in outcome.failed]
-        try:
-            supersession.relink(
-                self.store, workspace_id, written, {i: links for i, links in before.items() if i not in outcome.failed}
+        self._relink_and_remark(workspace_id, done, outcome, now)
+        _counted(outcome)
+        self._audit(workspace_id, outcome, caller, request_id, now)
+        if done.recurring:
+            self._embed_stored(workspace_id, list(dict.fromkeys(done.recurring)), now)
+        return outcome
+
+    def _write_once(
+        self,
+        workspace_id: str,
+        items: list[IndexedObservation],
+        pending: Sequence[Redacted],
+        caller: Caller,
+        now: datetime,
+        priority: Priority,
+        outcome: UpsertOutcome,
+        done: _Written,
+    ) -> set[str]:
+        """One attempt: read what is stored, check the caller may change it, carry its lifecycle
+        over, embed what recurs, add the turns' context, embed, and write under the state read.
+        What was written goes to ``outcome`` and ``done``; returns the ids the store found changed."""
+        previous = self.store.read(workspace_id, [item.record.id for item in items])
+        require_owner(caller, workspace_id, [(i, p.created_by) for i, p in previous.items()], "changing")
+        items = [_written_by(item, previous.get(item.record.id), caller) for item in items]
+        items = [
+            lifecycle.carried_over(
+                item,
+                previous.get(item.record.id),
+                explicit_tier=o.observation.tier is not None,
+                chunking=self.embedding.chunking,
+                now=now,
             )
+            for item, o in zip(items, pending, strict=True)
+        ]
+        done.recurring += self._recurring(workspace_id, items, previous, now)
+        if self.embedding.embedder is not None and self.settings.turn_context:
+            add_turn_context(items, self.turns.earlier_turn(workspace_id), self.settings.turn_context)
+        done.before |= supersession.previous_links(previous)
+        self.embedding.embed_chunks(workspace_id, items, priority=priority)
+        expected = {item.record.id: lifecycle_state(previous.get(item.record.id)) for item in items}
+        result = self.store.write(workspace_id, items, expected)
+        outcome.created += result.created
+        outcome.updated += result.updated
+        outcome.failed |= result.failed
+        stale = set(result.stale)
+        done.written += [item for item in items if item.record.id not in result.failed and item.record.id not in stale]
+        return stale
+
+    def _relink_and_remark(self, workspace_id: str, done: _Written, outcome: UpsertOutcome, now: datetime) -> None:
+        """After the write: what the written observations supersede (and no longer supersede) is
+        relinked, and the claims naming what they touch are judged again."""
+        links = {i: links for i, links in done.before.items() if i not in outcome.failed}
+        try:
+            supersession.relink(self.store, workspace_id, done.written, links)
             visible = visible_after(now, self.settings.collaborative_after_window)
-            staleness.remark(self.store, workspace_id, [item.record for item in written], visible)
+            staleness.remark(self.store, workspace_id, [item.record for item in done.written], visible)
         except Exception as exc:  # stored already: say exactly what, never a bare 500 for a write that stands
             logger.exception("supersession or staleness marks failed after a stored write")
             stored = list(dict.fromkeys(i for i in outcome.ids if i not in outcome.failed))
             raise PartiallyApplied(stored, "updating their supersession and staleness marks") from exc
-        record_count(observability.METRIC_OBSERVATIONS_CREATED, len(outcome.created))
-        record_count(observability.METRIC_OBSERVATIONS_UPDATED, len(outcome.updated))
-        if outcome.redacted:
-            record_count(observability.METRIC_OBSERVATIONS_REDACTED, len(outcome.redacted))
-        self._audit(workspace_id, outcome, caller, request_id, now)
-        if recurring:
-            self._embed_stored(workspace_id, list(dict.fromkeys(recurring)), now)
-        return outcome
 
     def _audit(
         self, workspace_id: str, outcome: UpsertOutcome, caller: Caller, request_id: str | None, now: datetime
@@ -268,3 +283,20 @@ def _written_by(item: IndexedObservation, previous: ObservationRecord | None, ca
     """``item`` attributed: to whoever wrote ``previous`` first (kept as stored, even none), else to ``caller``."""
     created_by = previous.created_by if previous is not None else caller.name
     return item.model_copy(update={"record": item.record.model_copy(update={"created_by": created_by})})
+
+
+@dataclass
+class _Written:
+    """What the attempts of one write have done: the items written, the supersession links the
+    stored versions had, and the stored occurrences that now recur (embedded after the write)."""
+
+    written: list[IndexedObservation] = field(default_factory=list)
+    before: dict[str, list[str]] = field(default_factory=dict)
+    recurring: list[str] = field(default_factory=list)
+
+
+def _counted(outcome: UpsertOutcome) -> None:
+    record_count(observability.METRIC_OBSERVATIONS_CREATED, len(outcome.created))
+    record_count(observability.METRIC_OBSERVATIONS_UPDATED, len(outcome.updated))
+    if outcome.redacted:
+        record_count(observability.METRIC_OBSERVATIONS_REDACTED, len(outcome.redacted))
