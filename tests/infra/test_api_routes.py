@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any, cast
 import httpx
 from neural_memory.api.routes import ROUTES
 from neural_memory.auth.keys import API_KEY_HEADER, issue_key, key_problem
+from neural_memory.auth.process_keys import set_key_store
 from neural_memory.auth.sqlite import SqliteKeyStore
 from neural_memory.clock import utcnow
 from neural_memory.local.client import RetryPolicy
-from neural_memory.runtime import set_key_store
 
 from functions.authorizer import app as authorizer_app
 from infra.constants import API_INTEGRATION_LIMIT_S

@@ -15,8 +15,9 @@ import pytest
 from moto import mock_aws
 from neural_memory.auth.dynamodb import DynamoKeyStore
 from neural_memory.auth.keys import INVALID_KEY, NOT_BEARER, issue_key, revoke
+from neural_memory.auth.process_keys import set_key_store
 from neural_memory.clock import utcnow
-from neural_memory.runtime import set_key_store, set_service
+from neural_memory.runtime import set_service
 from neural_memory.service import Service
 from neural_memory.settings import get_settings
 from neural_memory.stores.base import read_one

@@ -92,7 +92,7 @@ def test_an_authorizer_that_fails_is_a_500_envelope_not_a_dropped_connection(
 ) -> None:
     # Given a key store the authorizer cannot reach (DynamoDB configured without a table name)
     monkeypatch.setenv("NM_KEY_STORE", "dynamodb")
-    from neural_memory.runtime import set_key_store
+    from neural_memory.auth.process_keys import set_key_store
     from neural_memory.settings import get_settings
 
     gateway = LocalGateway(build_key_store(service.settings))

@@ -1,54 +1,31 @@
-"""The process's singletons: the service (``get_service``, built by ``build_service`` from the
-providers settings name) and the key store the authorizer checks keys against (``get_key_store``).
-
-Each is built on first use from the settings; the local gateway and tests install their own with
-``set_service`` and ``set_key_store``.
+"""The process's service (``get_service``, built by ``build_service`` from the providers settings
+name, on first use); the local server and tests install their own (``set_service``). The service's
+modules load with this one, at import, as every handler that calls it needs them for every request
+(the providers' SDKs still load on first use); the authorizer's key store is ``auth/process_keys.py``.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from neural_memory.clock import utcnow
+from neural_memory.service import Service
+
 if TYPE_CHECKING:
     from collections.abc import Callable
     from datetime import datetime
 
-    from neural_memory.auth.base import KeyStore
-    from neural_memory.service import Service
     from neural_memory.settings import Settings
 
-_key_store: KeyStore | None = None
 
-
-def get_key_store() -> KeyStore:
-    """The process-wide key store (``build_key_store(get_settings())`` on first call)."""
-    global _key_store  # noqa: PLW0603 - one store (and client) per process, like the service
-    if _key_store is None:
-        from neural_memory.auth.factory import build_key_store
-        from neural_memory.settings import get_settings
-
-        _key_store = build_key_store(get_settings())
-    return _key_store
-
-
-def set_key_store(store: KeyStore | None) -> None:
-    """Install the key store the authorizer uses (the local gateway and tests bring their own)."""
-    global _key_store  # noqa: PLW0603
-    _key_store = store
-
-
-def build_service(settings: Settings, clock: Callable[[], datetime] | None = None) -> Service:
+def build_service(settings: Settings, clock: Callable[[], datetime] = utcnow) -> Service:
     """A service with the store and providers that ``settings`` name (``wiring.chosen_providers``:
     nothing loads until first use); ``clock`` is its time (an evaluation over dated data sets it to
     the data's own "now")."""
-    from neural_memory.clock import utcnow
-    from neural_memory.service import Service
     from neural_memory.wiring import chosen_providers
 
     p = chosen_providers(settings)
-    return Service(
-        p.store, p.embedder, settings, clock or utcnow, p.cache, p.scorer, p.reranker, p.answerer, p.proposer
-    )
+    return Service(p.store, p.embedder, settings, clock, p.cache, p.scorer, p.reranker, p.answerer, p.proposer)
 
 
 _service: Service | None = None

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from neural_memory.auth.keys import extract_api_key, identify, key_problem, note_use
+from neural_memory.auth.process_keys import get_key_store
 from neural_memory.clock import utcnow
 from neural_memory.errors import Unauthorized
-from neural_memory.runtime import get_key_store
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

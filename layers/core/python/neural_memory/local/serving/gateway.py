@@ -24,10 +24,10 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from neural_memory.api.resolver import error_reply, header
 from neural_memory.api.routes import ROUTES
 from neural_memory.auth.keys import API_KEY_HEADER, INVALID_KEY, NO_KEY
+from neural_memory.auth.process_keys import set_key_store
 from neural_memory.clock import utcnow
 from neural_memory.errors import InvalidInput, MethodNotAllowed, NeuralMemoryError, NotFound, Unauthorized
 from neural_memory.observability import logger
-from neural_memory.runtime import set_key_store
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
