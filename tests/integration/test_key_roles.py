@@ -16,6 +16,7 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from neural_memory.operations import OPERATIONS
 
 from tests.helpers.local_api import RunningApi, running_local_api
 from tests.helpers.mcp_sessions import text_of
@@ -126,6 +127,32 @@ def test_a_read_key_reads_but_is_refused_every_write_on_rest_and_mcp(api: Runnin
     assert _call(api, reader, "GET", "/v1/observations/r-1").json()["title"] == "Decision r-1"
     # And the read key cannot read the audit trail
     _refused(_call(api, reader, "GET", "/v1/audit"), "admin")
+
+
+# A valid request of each operation (``operations.OPERATIONS``), so what refuses it is the role.
+_PROBES: dict[str, Any] = {
+    "search": {"query": "staging database"},
+    "experts": {"query": "staging database"},
+    "answer": {"question": "when does the staging password rotate?"},
+    "add": {"observations": [_note("role-probe", "A decision written to probe the roles.")]},
+    "promote": {"reason": "kept"},
+}
+_BELOW = {"write": "reader", "admin": "alice"}  # a key one role below
+
+
+def test_every_operation_needs_the_role_its_declaration_names(api: RunningApi, keys: dict[str, str]) -> None:
+    # Given one key of each role, and each operation's declared role (the one table of operations)
+    for operation in OPERATIONS:
+        target = "/" + operation.target(id="role-probe")
+        body = _PROBES.get(operation.name)
+        if operation.role == "read":
+            # When the least key calls an operation any key may call, Then no role refuses it
+            reply = _call(api, keys["reader"], operation.method, target, body)
+            assert reply.status_code != 403, (operation.name, reply.text)
+            continue
+        # When a key one role below the declared one calls it, Then it is refused, naming the role
+        below = _BELOW[operation.role]
+        _refused(_call(api, keys[below], operation.method, target, body), operation.role)
 
 
 def test_created_by_is_the_key_s_name_whatever_the_body_claims(api: RunningApi, keys: dict[str, str]) -> None:
