@@ -155,8 +155,9 @@ class AsyncNeuralMemoryClient:
         """``POST /v1/observations/{id}/promote``: a C observation kept for good (tier A, no
         expiry), with ``reason`` and the key recorded on it; ``NotFound``, or ``Conflict`` when it
         is not a live C observation."""
-        promote = operation_call(BY_NAME["promote"], observation_id)
-        return await self.send(Call(promote.method, promote.path, {"reason": reason}), ObservationOut)
+        return await self.send(
+            operation_call(BY_NAME["promote"], observation_id, body={"reason": reason}), ObservationOut
+        )
 
     async def facets(
         self,

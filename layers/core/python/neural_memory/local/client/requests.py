@@ -80,7 +80,7 @@ class Call:
 
 
 def without_none(fields: Mapping[str, Any]) -> dict[str, Any]:
-    return {name: wire(value) for name, value in fields.items() if value is not None}
+    return {name: value for name, value in fields.items() if value is not None}
 
 
 def wire(value: Any) -> Any:
@@ -92,14 +92,19 @@ def wire(value: Any) -> Any:
     return value
 
 
-def operation_call(operation: Operation, request: Any = None, params: Mapping[str, Any] | None = None) -> Call:
-    """Any operation: ``request`` is the observation id its path names (a string) or its body."""
+def operation_call(
+    operation: Operation, request: Any = None, params: Mapping[str, Any] | None = None, body: Any = None
+) -> Call:
+    """Any operation: ``request`` is the observation id its path names (a string; ``body``, if it
+    takes one besides) or its body."""
     if isinstance(request, str):
         if not request:
             raise ValueError("observation_id must not be empty")
-        return Call(operation.method, operation.target(id=request), params=dict(params) if params else None)
-    body = None if request is None else {name: wire(value) for name, value in dict(request).items()}
-    return Call(operation.method, operation.target(), body, dict(params) if params else None)
+        path = operation.target(id=request)
+    else:
+        path, body = operation.target(), request
+    wired = None if body is None else {name: wire(value) for name, value in dict(body).items()}
+    return Call(operation.method, path, wired, dict(params) if params else None)
 
 
 def asking(name: str, text_field: str, text: str, fields: Mapping[str, Any], options: Mapping[str, Any] | None) -> Call:

@@ -153,8 +153,7 @@ class NeuralMemoryClient:
         """``POST /v1/observations/{id}/promote``: a C observation kept for good (tier A, no
         expiry), with ``reason`` and the key recorded on it; ``NotFound``, or ``Conflict`` when it
         is not a live C observation."""
-        promote = operation_call(BY_NAME["promote"], observation_id)
-        return self.send(Call(promote.method, promote.path, {"reason": reason}), ObservationOut)
+        return self.send(operation_call(BY_NAME["promote"], observation_id, body={"reason": reason}), ObservationOut)
 
     def facets(
         self,
